@@ -1,0 +1,124 @@
+"""Where a Variable's reads and assignments go.
+
+A Variable is a handle; what a read returns and where an assignment lands depend on
+who is running the code. With nothing active, the live value is read and replaced
+(eager TensorFlow behaviour). Inside a transform, a ``Frame`` is pushed and every read
+and assignment of a Variable goes through it instead, so the same imperative code
+becomes a pure function of a State. Frames nest (a transform inside a transform, a tape
+inside a transform); a frame that does not know a Variable asks the frame below it.
+
+The stack is thread-local: two threads never see each other's frames.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+
+class Frame:
+    """Intercepts Variable reads and assignments while it is on the stack."""
+
+    parent: "Frame | None" = None
+
+    def read(self, var) -> Any:
+        return read_below(self, var)
+
+    def assign(self, var, value) -> None:
+        assign_below(self, var, value)
+
+    def __enter__(self):
+        stack = _local.stack
+        self.parent = stack[-1] if stack else None
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = _local.stack
+        # Frames are strictly nested, but an exception may unwind several at once.
+        while stack:
+            if stack.pop() is self:
+                break
+        return False
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.stack: list[Frame] = []
+
+
+_local = _Local()
+
+
+def top() -> Frame | None:
+    stack = _local.stack
+    return stack[-1] if stack else None
+
+
+def read(var) -> Any:
+    """The value a read of ``var`` sees here and now."""
+    stack = _local.stack
+    if stack:
+        return stack[-1].read(var)
+    return var._value
+
+
+def assign(var, value) -> None:
+    """Route an already validated new value of ``var`` to whoever owns it now."""
+    stack = _local.stack
+    if stack:
+        stack[-1].assign(var, value)
+    else:
+        var._value = value
+
+
+def read_below(frame: Frame, var) -> Any:
+    parent = frame.parent
+    return parent.read(var) if parent is not None else var._value
+
+
+def assign_below(frame: Frame, var, value) -> None:
+    parent = frame.parent
+    if parent is not None:
+        parent.assign(var, value)
+    else:
+        var._value = value
+
+
+class Suspend(Frame):
+    """Reads and assignments go straight to the live Variables while this frame is on top.
+
+    Used for work that must not be intercepted, such as creating a Variable's initial value.
+    """
+
+    def read(self, var):
+        return var._value
+
+    def assign(self, var, value):
+        var._value = value
+
+
+# The one extension point the layers above use: a function that applies an array
+# function to arguments that may hold values the core does not know (the tape's lazy
+# tensors). The default simply calls it.
+def _default_apply(fn: Callable, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+_apply: Callable = _default_apply
+
+
+def apply(fn: Callable, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)``, letting a registered layer record it if it wants to."""
+    return _apply(fn, *args, **kwargs)
+
+
+def set_apply(handler: Callable) -> None:
+    global _apply
+    _apply = handler
+
+
+def concrete(x):
+    """Turn a value a layer above may have wrapped (a lazy tensor) into a JAX value."""
+    get = getattr(type(x), "__gradkit_value__", None)
+    return get(x) if get is not None else x

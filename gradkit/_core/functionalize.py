@@ -1,0 +1,123 @@
+"""``functionalize``: an imperative function over Variables as a pure function of a State.
+
+While the function runs, a ``StateFrame`` is on the frame stack: reads of a Variable
+return the frame's (possibly traced) value and assignments update the frame, never the
+live Variable. The frame's contents at the end are the new State.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import jax
+
+from .. import _errors
+from . import frames
+from .state import State
+from .variable import Variable
+
+
+class StateFrame(frames.Frame):
+    """Holds the values of Variables for the duration of one pure call.
+
+    Args:
+      state: the values the call starts from.
+      strict: assignments to Variables outside ``state`` raise (``functionalize``);
+        otherwise they are kept here and returned as part of the new State (transforms).
+      on_unknown_read: called with each Variable read that ``state`` does not hold
+        (``gk.jit`` uses it to learn which Variables a function reads).
+    """
+
+    def __init__(self, state: State, *, strict: bool, on_unknown_read: Callable | None = None):
+        self.values: dict[int, Any] = {id(v): x for v, x in state.items()}
+        self.variables: dict[int, Variable] = {id(v): v for v in state.variables}
+        self.assigned: dict[int, Variable] = {}
+        self.strict = strict
+        self.on_unknown_read = on_unknown_read
+
+    def read(self, var):
+        value = self.values.get(id(var), _MISSING)
+        if value is _MISSING:
+            if self.on_unknown_read is not None:
+                self.on_unknown_read(var)
+            # A Variable outside the state is a constant of this pure function.
+            return frames.read_below(self, var)
+        return value
+
+    def assign(self, var, value):
+        key = id(var)
+        if key not in self.variables:
+            if self.strict:
+                raise _errors.AssignmentError(
+                    _errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name)
+                )
+            self.variables[key] = var
+        self.values[key] = value
+        self.assigned[key] = var
+
+    def state(self) -> State:
+        """Every Variable the frame holds, with its latest value."""
+        variables = tuple(self.variables.values())
+        return State._make(variables, tuple(self.values[id(v)] for v in variables))
+
+    def assigned_state(self) -> State:
+        """Only the Variables assigned during the call, with their final values."""
+        variables = tuple(self.assigned.values())
+        return State._make(variables, tuple(self.values[id(v)] for v in variables))
+
+
+_MISSING = object()
+
+
+def values_of(tree):
+    """``tree`` with every Variable replaced by its current value (outputs are never Variables)."""
+    return jax.tree_util.tree_map(
+        lambda x: x.value if isinstance(x, Variable) else x,
+        tree,
+        is_leaf=lambda x: isinstance(x, Variable),
+    )
+
+
+def functionalize(fn: Callable) -> Callable:
+    """Turn ``fn``, which reads and assigns Variables, into a pure function of a State.
+
+    Args:
+      fn: any Python function; it may read Variables and assign them.
+
+    Returns:
+      ``f(state, *args, **kwargs) -> (out, new_state)``. Inside ``f``, reading a Variable
+      that ``state`` holds returns its value in ``state`` (a tracer under ``jax.jit`` or
+      ``jax.grad``), and assigning it changes only ``new_state``. ``new_state`` holds the
+      same Variables as ``state``. Variables ``fn`` reads that ``state`` does not hold are
+      read as constants; assigning one raises a clear error. No live Variable changes:
+      call ``new_state.commit()`` to write the result back.
+
+    >>> import gradkit as gk, jax, jax.numpy as jnp
+    >>> a, c = gk.Variable(2.0, name="a"), gk.Variable(0.0, name="c")
+    >>> def step(x):
+    ...     c.assign(a * x)
+    ...     return c ** 2
+    >>> f = gk.functionalize(step)
+    >>> state = gk.State.of([a, c])
+    >>> out, new_state = f(state, 3.0)
+    >>> float(out), float(new_state[c]), float(c.value)
+    (36.0, 6.0, 0.0)
+    >>> float(jax.grad(lambda s: f(s, 3.0)[0])(state)[a])   # d(a x)^2/da = 2 a x^2
+    36.0
+    """
+
+    @functools.wraps(fn)
+    def pure(state: State, *args, **kwargs):
+        if not isinstance(state, State):
+            raise _errors.GradkitTypeError(
+                f"a functionalized function takes a gk.State first, but got {type(state).__name__}. "
+                "Call it as f(gk.State.of(variables), *args)."
+            )
+        frame = StateFrame(state, strict=True)
+        with frame:
+            out = fn(*args, **kwargs)
+            out = values_of(out)
+        return out, frame.state()
+
+    return pure

@@ -1,0 +1,94 @@
+"""``gk.jit``: compile an imperative function that reads and assigns Variables.
+
+Like ``tf.function``: the Variables the function reads become arguments of the compiled
+program (so new values never force a recompile and are never baked in), and the
+assignments it makes are written back to the Variables after each call. The Variables a
+function reads are learned while it is traced; one it had not read before (a new Python
+branch) triggers one retrace with the larger set.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import jax
+
+from . import frames
+from .functionalize import StateFrame, values_of
+from .state import State
+
+
+class JitFunction:
+    """A compiled imperative function; call it like the original."""
+
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (), donate_state=False):
+        self._fn = fn
+        self._reads: list = []
+        self._read_ids: set[int] = set()
+        self._discovered: list = []
+        self.trace_count = 0
+        static_argnums = tuple(static_argnums)
+        self._jitted = jax.jit(
+            self._pure,
+            static_argnums=tuple(i + 1 for i in static_argnums),
+            static_argnames=tuple(static_argnames),
+        )
+        functools.update_wrapper(self, fn)
+
+    def _note_read(self, var):
+        if id(var) not in self._read_ids:
+            self._discovered.append(var)
+
+    def _pure(self, state: State, *args, **kwargs):
+        self.trace_count += 1
+        frame = StateFrame(state, strict=False, on_unknown_read=self._note_read)
+        with frame:
+            out = values_of(self._fn(*args, **kwargs))
+        return out, frame.assigned_state()
+
+    def __call__(self, *args, **kwargs):
+        while True:
+            state = State.of(self._reads)
+            self._discovered = []
+            out, new_state = frames.apply(self._jitted, state, *args, **kwargs)
+            if not self._discovered:
+                break
+            # The trace read Variables it was not given: their values were baked in as
+            # constants. Make them arguments and compile again (once per new Variable set).
+            for var in self._discovered:
+                if id(var) not in self._read_ids:
+                    self._read_ids.add(id(var))
+                    self._reads.append(var)
+        new_state.commit()
+        return out
+
+    def lower(self, *args, **kwargs):
+        """Lower for the current Variable set (``jax.jit(...).lower``), e.g. to read the HLO."""
+        return self._jitted.lower(State.of(self._reads), *args, **kwargs)
+
+    def __get__(self, instance, owner=None):
+        # Decorating a method: bind like a function would.
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+
+def jit(fn: Callable | None = None, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
+    """Compile ``fn`` with ``jax.jit``; Variables it reads are inputs, assignments are outputs.
+
+    Usable as ``@gk.jit`` or ``@gk.jit(static_argnums=...)``. A loop of calls with
+    same-shaped arguments compiles once.
+
+    >>> import gradkit as gk
+    >>> counter = gk.Variable(0.0)
+    >>> @gk.jit
+    ... def step(x):
+    ...     counter.assign_add(x)
+    ...     return counter * 2
+    >>> float(step(1.0)), float(step(2.0)), float(counter.value)
+    (2.0, 6.0, 3.0)
+    """
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+    return JitFunction(fn, static_argnums, static_argnames)

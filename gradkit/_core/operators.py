@@ -1,0 +1,121 @@
+"""Python operators for things that stand for an array value (a Variable, a slice of one).
+
+Using such a thing in an expression uses its current value; the result is whatever that
+value's own operator returns (a JAX array, or a recorded tensor under a tape), never a
+Variable.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import frames
+
+
+def _binary(op):
+    def forward(self, other):
+        return op(self._read_value(), other)
+
+    def backward(self, other):
+        return op(other, self._read_value())
+
+    return forward, backward
+
+
+class ValueOperators:
+    """Mixin: subclasses provide ``_read_value()``; everything else reads through it."""
+
+    __slots__ = ()
+    # numpy must hand binary operators to us rather than iterate over our elements.
+    __array_priority__ = 1000
+
+    def _read_value(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    __add__, __radd__ = _binary(operator.add)
+    __sub__, __rsub__ = _binary(operator.sub)
+    __mul__, __rmul__ = _binary(operator.mul)
+    __truediv__, __rtruediv__ = _binary(operator.truediv)
+    __floordiv__, __rfloordiv__ = _binary(operator.floordiv)
+    __mod__, __rmod__ = _binary(operator.mod)
+    __pow__, __rpow__ = _binary(operator.pow)
+    __matmul__, __rmatmul__ = _binary(operator.matmul)
+    __and__, __rand__ = _binary(operator.and_)
+    __or__, __ror__ = _binary(operator.or_)
+    __xor__, __rxor__ = _binary(operator.xor)
+    __lt__, _ = _binary(operator.lt)
+    __le__, _ = _binary(operator.le)
+    __gt__, _ = _binary(operator.gt)
+    __ge__, _ = _binary(operator.ge)
+    __eq__, _ = _binary(operator.eq)
+    __ne__, _ = _binary(operator.ne)
+    del _
+
+    def __neg__(self):
+        return -self._read_value()
+
+    def __pos__(self):
+        return +self._read_value()
+
+    def __abs__(self):
+        return abs(self._read_value())
+
+    def __invert__(self):
+        return ~self._read_value()
+
+    def __bool__(self):
+        return bool(self._read_value())
+
+    def __float__(self):
+        return float(self._read_value())
+
+    def __int__(self):
+        return int(self._read_value())
+
+    def __index__(self):
+        return operator.index(self._read_value())
+
+    def __complex__(self):
+        return complex(self._read_value())
+
+    def __len__(self):
+        return len(self._read_value())
+
+    def __iter__(self):
+        return iter(self._read_value())
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(frames.concrete(self._read_value()), dtype=dtype)
+
+    def __jax_array__(self):
+        return self._read_value()
+
+    def numpy(self) -> np.ndarray:
+        """The current value as a NumPy array (a copy; changing it changes nothing here)."""
+        return np.array(frames.concrete(self._read_value()))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self):
+        return self._read_value().T
+
+    def astype(self, dtype):
+        return self._read_value().astype(dtype)
+
+    def reshape(self, *shape):
+        return self._read_value().reshape(*shape)
+
+    def sum(self, *args, **kwargs):
+        return self._read_value().sum(*args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return self._read_value().mean(*args, **kwargs)

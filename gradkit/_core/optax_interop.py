@@ -1,0 +1,52 @@
+"""Applying optax updates to a State or to live Variables."""
+
+from __future__ import annotations
+
+import jax
+import optax
+
+from .. import _errors
+from .state import State, flatten_variables
+from .variable import coerce_to
+
+
+def apply_updates(params, updates):
+    """Add optax ``updates`` to ``params``.
+
+    Args:
+      params: a :class:`State` (a new State is returned, the old one unchanged), or a
+        Variable / nested structure of Variables (each is assigned ``v + update``, through
+        whatever transform or tape is active, and the structure is returned).
+      updates: the output of an optax ``update``, with the structure of ``params``.
+
+    >>> import gradkit as gk, optax, jax.numpy as jnp
+    >>> w = gk.Variable(jnp.array([1.0, 2.0]))
+    >>> opt = optax.sgd(0.1)
+    >>> opt_state = opt.init(gk.State.of([w]))
+    >>> grads = gk.grad(lambda: jnp.sum(w ** 2), wrt=[w])()
+    >>> updates, opt_state = opt.update(gk.State({w: grads[0]}), opt_state)
+    >>> gk.apply_updates(gk.State.of([w]), updates)[w]
+    Array([0.8, 1.6], dtype=float32)
+    """
+    if isinstance(params, State):
+        return optax.apply_updates(params, updates)
+    variables, treedef = flatten_variables(params)
+    if isinstance(updates, State):
+        update_leaves = [updates[v] for v in variables]
+    else:
+        try:
+            update_leaves = treedef.flatten_up_to(updates)
+        except (ValueError, TypeError) as e:
+            raise _errors.GradkitValueError(
+                f"apply_updates: updates do not have the structure of params ({treedef}): {e}"
+            ) from None
+    new_values = [
+        (v, jax.tree_util.tree_map(lambda p, u: p + u.astype(p.dtype), v.value, u)) for v, u in zip(variables, update_leaves)
+    ]
+    # Check every new value before assigning any, so a bad update changes nothing.
+    from .variable import coerce_to
+
+    checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in new_values]
+    for v, x in checked:
+        v.assign(x)
+    return params

@@ -1,0 +1,305 @@
+"""``State``: an immutable pytree mapping Variables to their values.
+
+A State is data. Every method that "changes" one returns a new State and leaves the
+original as it was, so a State can be passed through ``jax.jit``, ``jax.grad``,
+``jax.vmap``, ``jax.lax.scan`` and optax like any other pytree. It flattens to its
+values only; which Variables it holds is static structure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Mapping
+
+import jax
+import numpy as np
+
+from .. import _errors
+from . import frames
+from .variable import Variable, coerce_to
+
+
+class _Keys:
+    """The Variables a State holds, compared by identity (a Variable's ``==`` is elementwise)."""
+
+    __slots__ = ("vars", "index", "_hash")
+
+    def __init__(self, variables: tuple[Variable, ...]):
+        self.vars = variables
+        self.index = {id(v): i for i, v in enumerate(variables)}
+        self._hash = hash(tuple(self.index))
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, _Keys)
+            and len(self.vars) == len(other.vars)
+            and all(a is b for a, b in zip(self.vars, other.vars))
+        )
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return "(" + ", ".join(v.name for v in self.vars) + ")"
+
+
+def flatten_variables(tree) -> tuple[list[Variable], Any]:
+    """The Variables in a (possibly nested) structure and the structure, or a clear error."""
+    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, Variable))
+    for leaf in leaves:
+        if not isinstance(leaf, Variable):
+            raise _errors.GradkitTypeError(_errors.MSG_NOT_A_VARIABLE.format(what=_describe(leaf)))
+    return leaves, treedef
+
+
+def unique(variables: Iterable[Variable]) -> list[Variable]:
+    seen: set[int] = set()
+    out = []
+    for v in variables:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    return out
+
+
+def _describe(x) -> str:
+    shape = getattr(x, "shape", None)
+    if shape is not None:
+        return f"a {type(x).__name__} of shape {tuple(shape)}"
+    return f"{type(x).__name__} {x!r}"
+
+
+class State:
+    """An immutable mapping from Variables to values.
+
+    Build one from values (``State({a: 1.0, b: 2.0})``) or from the live Variables
+    (``State.of([a, b])``). Read with ``state[a]``. ``assign``, ``assign_add``,
+    ``assign_sub`` and ``state.at[v][idx].set(p)`` return a new State; the original is
+    left unchanged. :meth:`commit` writes the values back into the live Variables.
+
+    >>> import gradkit as gk
+    >>> a = gk.Variable(1.0, name="a")
+    >>> s = gk.State.of([a])
+    >>> s2 = s.assign(a, 5.0)
+    >>> float(s[a]), float(s2[a]), float(a.value)
+    (1.0, 5.0, 1.0)
+    """
+
+    __slots__ = ("_keys", "_values", "_index")
+
+    def __init__(self, mapping: Mapping[Variable, Any] | Iterable[tuple[Variable, Any]] = ()):
+        pairs = mapping.items() if isinstance(mapping, Mapping) else mapping
+        variables, values = [], []
+        index: dict[int, int] = {}
+        for var, value in pairs:
+            if not isinstance(var, Variable):
+                raise _errors.GradkitTypeError(
+                    f"State keys must be Variables, but got {_describe(var)}. "
+                    "Write gk.State({my_variable: value}) or gk.State.of([my_variable])."
+                )
+            value = coerce_to(value, var.shape, var.dtype, var._label())
+            if id(var) in index:
+                values[index[id(var)]] = value
+                continue
+            index[id(var)] = len(variables)
+            variables.append(var)
+            values.append(value)
+        self._init(tuple(variables), tuple(values), index)
+
+    def _init(self, variables, values, index=None):
+        object.__setattr__(self, "_keys", variables if isinstance(variables, _Keys) else _Keys(variables))
+        object.__setattr__(self, "_values", tuple(values))
+        object.__setattr__(self, "_index", self._keys.index if index is None else index)
+
+    @classmethod
+    def _make(cls, keys, values, index=None) -> "State":
+        # No validation: jax unflattens with tracers, None or sentinel objects as values.
+        self = object.__new__(cls)
+        self._init(keys, values, index)
+        return self
+
+    @classmethod
+    def of(cls, variables) -> "State":
+        """The current values of ``variables`` (a Variable or any nested structure of them).
+
+        A Variable that appears twice is one entry.
+        """
+        leaves, _ = flatten_variables(variables)
+        leaves = unique(leaves)
+        return cls._make(tuple(leaves), tuple(frames.read(v) for v in leaves))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("[gradkit] a State is immutable; state.assign(v, x) returns a new State.")
+
+    # -- mapping ---------------------------------------------------------------------------
+    @property
+    def variables(self) -> tuple[Variable, ...]:
+        return self._keys.vars
+
+    def __getitem__(self, var: Variable):
+        i = self._index.get(id(var))
+        if i is None:
+            self._missing(var)
+        return self._values[i]
+
+    def get(self, var: Variable, default=None):
+        i = self._index.get(id(var))
+        return default if i is None else self._values[i]
+
+    def __contains__(self, var) -> bool:
+        return id(var) in self._index and self._keys.vars[self._index[id(var)]] is var
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __iter__(self) -> Iterator[Variable]:
+        return iter(self._keys.vars)
+
+    def keys(self):
+        return self._keys.vars
+
+    def values(self):
+        return self._values
+
+    def items(self):
+        return zip(self._keys.vars, self._values)
+
+    def _missing(self, var):
+        held = ", ".join(v._label() for v in self._keys.vars) or "nothing"
+        name = var._label() if isinstance(var, Variable) else _describe(var)
+        raise _errors.GradkitValueError(_errors.MSG_NOT_IN_STATE.format(name=name, held=held))
+
+    # -- pure updates ----------------------------------------------------------------------
+    def assign(self, var: Variable, value) -> "State":
+        """A new State in which ``var`` holds ``value``; this State is unchanged."""
+        i = self._index.get(id(var))
+        if i is None:
+            self._missing(var)
+        value = coerce_to(value, var.shape, var.dtype, var._label())
+        values = list(self._values)
+        values[i] = value
+        return State._make(self._keys, values, self._index)
+
+    def assign_add(self, var: Variable, delta) -> "State":
+        """A new State in which ``var`` holds ``state[var] + delta``."""
+        return self.assign(var, self[var] + delta)
+
+    def assign_sub(self, var: Variable, delta) -> "State":
+        """A new State in which ``var`` holds ``state[var] - delta``."""
+        return self.assign(var, self[var] - delta)
+
+    @property
+    def at(self) -> "_StateAt":
+        """``state.at[v][idx].set(p)`` (also ``.add``, ``.multiply``, ...): a new State
+        whose ``v`` is ``state[v].at[idx].set(p)``."""
+        return _StateAt(self)
+
+    def replace(self, mapping: Mapping[Variable, Any]) -> "State":
+        """A new State with several entries replaced at once."""
+        out = self
+        for var, value in mapping.items():
+            out = out.assign(var, value)
+        return out
+
+    def __or__(self, other: "State") -> "State":
+        """Merge: the entries of both; where both hold a Variable, ``other``'s value wins."""
+        if not isinstance(other, State):
+            return NotImplemented
+        variables = list(self._keys.vars)
+        values = list(self._values)
+        index = dict(self._index)
+        for var, value in other.items():
+            i = index.get(id(var))
+            if i is None:
+                index[id(var)] = len(variables)
+                variables.append(var)
+                values.append(value)
+            else:
+                values[i] = value
+        return State._make(tuple(variables), values, index)
+
+    def commit(self) -> None:
+        """Write every value back into its live Variable (``v.assign(state[v])`` for each).
+
+        This is the only way a State changes Variables: transforms never do it for you.
+        """
+        # Validate everything first so that a bad value leaves every Variable unchanged.
+        checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in self.items()]
+        for var, value in checked:
+            frames.assign(var, value)
+
+    # -- printing --------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        parts = []
+        for var, value in self.items():
+            try:
+                shown = np.array2string(np.asarray(frames.concrete(value)), precision=6, separator=", ")
+            except Exception:  # traced or placeholder values while jax transforms the State
+                shown = type(value).__name__
+            parts.append(f"{var.name}: {shown}")
+        return "State({" + ", ".join(parts) + "})"
+
+
+class _StateAt:
+    __slots__ = ("_state",)
+
+    def __init__(self, state):
+        self._state = state
+
+    def __getitem__(self, var):
+        return _VarAt(self._state, var)
+
+
+class _VarAt:
+    __slots__ = ("_state", "_var")
+
+    def __init__(self, state, var):
+        self._state = state
+        self._var = var
+
+    def __getitem__(self, index):
+        return _IndexAt(self._state, self._var, index)
+
+
+class _IndexAt:
+    __slots__ = ("_state", "_var", "_index")
+
+    def __init__(self, state, var, index):
+        self._state = state
+        self._var = var
+        self._index = index
+
+    def _apply(self, how, *args, **kwargs):
+        current = self._state[self._var]
+        new = getattr(current.at[self._index], how)(*args, **kwargs)
+        return self._state.assign(self._var, new)
+
+    def set(self, value) -> State:
+        return self._apply("set", value)
+
+    def add(self, value) -> State:
+        return self._apply("add", value)
+
+    def multiply(self, value) -> State:
+        return self._apply("multiply", value)
+
+    def min(self, value) -> State:
+        return self._apply("min", value)
+
+    def max(self, value) -> State:
+        return self._apply("max", value)
+
+    def get(self):
+        return self._state[self._var][self._index]
+
+
+def _flatten_with_keys(state: State):
+    children = [(jax.tree_util.DictKey(v.name), x) for v, x in state.items()]
+    return children, state._keys
+
+
+jax.tree_util.register_pytree_with_keys(
+    State,
+    _flatten_with_keys,
+    lambda keys, values: State._make(keys, values),
+    flatten_func=lambda s: (s._values, s._keys),
+)

@@ -1,0 +1,361 @@
+"""JAX's transforms for imperative functions that read and assign Variables.
+
+Each transform runs the function as a pure function of (the entry values of the ``wrt``
+Variables, the differentiated arguments) and hands that to the matching ``jax``
+transform. Derivatives are with respect to each Variable's value when the transform was
+entered; every later read sees the latest assigned value, and that value carries its
+history, so nothing is cut by an assignment. No transform changes a live Variable: pass
+``return_state=True`` to get the final values of every Variable the function assigned,
+as a State you can ``commit()``.
+
+Result layout: with ``wrt=`` only, results mirror ``wrt``; with ``argnums`` only, they
+are what the ``jax`` transform returns; with both, ``(argument results, wrt results)``.
+With ``return_state=True`` every transform returns ``(result, state)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+
+from .. import _errors
+from . import frames
+from .functionalize import StateFrame, values_of
+from .state import State, flatten_variables, unique
+from .variable import Variable
+
+_DEFAULT = object()
+
+
+class _Plan:
+    """What one call differentiates: which arguments, which Variables, and how results nest."""
+
+    def __init__(self, transform: str, argnums, wrt, args, *, default_argnums=0, needs_float=True):
+        self.transform = transform
+        self.has_wrt = wrt is not None
+        if argnums is _DEFAULT:
+            argnums = () if self.has_wrt else default_argnums
+            self.explicit_argnums = not self.has_wrt
+        else:
+            self.explicit_argnums = True
+        self.argnums_int = isinstance(argnums, int)
+        self.argnums: tuple[int, ...] = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        for i in self.argnums:
+            if not isinstance(i, int) or not -len(args) <= i < len(args):
+                raise _errors.GradkitValueError(
+                    f"{transform}: argnums={argnums!r} does not fit a call with {len(args)} positional "
+                    "argument(s). Pass the arguments to differentiate positionally, or use wrt= for Variables."
+                )
+        self.argnums = tuple(i % len(args) for i in self.argnums)
+        if self.has_wrt:
+            self.wrt_leaves, self.wrt_tree = flatten_variables(wrt)
+            self.variables = unique(self.wrt_leaves)
+            position = {id(v): i for i, v in enumerate(self.variables)}
+            self.wrt_positions = [position[id(v)] for v in self.wrt_leaves]
+            if needs_float:
+                for v in self.variables:
+                    if not jnp.issubdtype(v.dtype, jnp.inexact):
+                        raise _errors.GradkitTypeError(
+                            _errors.MSG_INTEGER_WRT.format(what=f"Variable {v._label()}", dtype=v.dtype)
+                        )
+        else:
+            self.variables = []
+        self.args = args
+
+    def entry_values(self) -> tuple:
+        return tuple(frames.read(v) for v in self.variables)
+
+    def primals(self) -> tuple:
+        return (self.entry_values(), *(self.args[i] for i in self.argnums))
+
+    def pure(self, fn: Callable, kwargs: dict, has_aux: bool, check: Callable | None = None):
+        """``pure(wrt_values, *diff_args) -> (out, (aux, assigned_state))``."""
+        variables = tuple(self.variables)
+        argnums = self.argnums
+        args = self.args
+        transform = self.transform
+
+        def pure(wrt_values, *diff_args):
+            full = list(args)
+            for i, x in zip(argnums, diff_args):
+                full[i] = x
+            frame = StateFrame(State._make(variables, wrt_values), strict=False)
+            with frame:
+                result = values_of(fn(*full, **kwargs))
+            if has_aux:
+                if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                    raise _errors.GradkitTypeError(
+                        f"{transform}(..., has_aux=True) needs the function to return a pair (output, aux), "
+                        f"but it returned {type(result).__name__}."
+                    )
+                out, aux = result
+            else:
+                out, aux = result, None
+            if check is not None:
+                check(out)
+            return out, (aux, frame.assigned_state())
+
+        return pure
+
+    def pack(self, per_input: Sequence[Any]):
+        """Arrange results computed per (wrt values, *diff args) as the caller asked."""
+        wrt_part, arg_part = per_input[0], tuple(per_input[1:])
+        if self.argnums_int:
+            arg_result = arg_part[0]
+        else:
+            arg_result = arg_part
+        if not self.has_wrt:
+            return arg_result
+        wrt_result = jax.tree_util.tree_unflatten(self.wrt_tree, [wrt_part[i] for i in self.wrt_positions])
+        if not self.explicit_argnums:
+            return wrt_result
+        return arg_result, wrt_result
+
+
+def _check_scalar(transform):
+    def check(out):
+        shape = jnp.shape(out)
+        if shape != ():
+            raise _errors.GradkitTypeError(_errors.MSG_NON_SCALAR.format(transform=transform, shape=shape))
+        if not jnp.issubdtype(jnp.result_type(out), jnp.inexact):
+            raise _errors.GradkitTypeError(
+                f"{transform} needs a function with a float output, but it returned dtype "
+                f"{jnp.result_type(out)}. Integer outputs have no gradient; cast the output to a float."
+            )
+
+    return check
+
+
+def _finish(result, state, return_state):
+    return (result, state) if return_state else result
+
+
+def value_and_grad(
+    fn: Callable,
+    argnums: int | Sequence[int] = _DEFAULT,
+    *,
+    wrt=None,
+    has_aux: bool = False,
+    return_state: bool = False,
+) -> Callable:
+    """Like ``jax.value_and_grad``, for functions that read and assign Variables.
+
+    Args:
+      fn: a function returning a scalar float (and an aux value if ``has_aux``).
+      argnums: positional arguments to differentiate (default 0 when ``wrt`` is not given).
+      wrt: a Variable or a nested list/tuple/dict of Variables to differentiate with
+        respect to (their values on entry); the gradients mirror this structure.
+      has_aux: ``fn`` returns ``(output, aux)``; aux is returned beside the value.
+      return_state: also return the State of every Variable ``fn`` assigned.
+
+    Returns:
+      A function returning ``(value, grads)`` (``((value, aux), grads)`` with ``has_aux``).
+
+    >>> import gradkit as gk, jax.numpy as jnp
+    >>> a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
+    >>> def loss():
+    ...     c.assign(a + b)
+    ...     return jnp.mean(c ** 2)
+    >>> value, (da, db) = gk.value_and_grad(loss, wrt=[a, b])()
+    >>> float(value), float(da), float(db)
+    (9.0, 6.0, 6.0)
+    """
+
+    def wrapper(*args, **kwargs):
+        plan = _Plan("gk.grad", argnums, wrt, args)
+        pure = plan.pure(fn, kwargs, has_aux, _check_scalar("gk.grad"))
+        n = 1 + len(plan.argnums)
+        (value, (aux, state)), grads = jax.value_and_grad(pure, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+        head = (value, aux) if has_aux else value
+        return _finish((head, plan.pack(grads)), state, return_state)
+
+    return wrapper
+
+
+def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False) -> Callable:
+    """Like ``jax.grad``, for functions that read and assign Variables.
+
+    Arguments as for :func:`value_and_grad`. Returns the gradients (``(grads, aux)`` with
+    ``has_aux``), mirroring ``wrt`` and/or ``argnums``.
+
+    >>> import gradkit as gk, jax.numpy as jnp
+    >>> a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
+    >>> def pipeline(x):
+    ...     c.assign((1 - x) * a + x * b)
+    ...     return jnp.mean(c ** 2)
+    >>> [float(g) for g in gk.grad(pipeline, wrt=[a, b])(0.5)]   # [2c(1-x), 2cx], c = 1.5
+    [1.5, 1.5]
+    >>> float(gk.grad(pipeline)(0.5))                            # 2c(b - a)
+    3.0
+    """
+    vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True)
+
+    def wrapper(*args, **kwargs):
+        (head, grads), state = vg(*args, **kwargs)
+        result = (grads, head[1]) if has_aux else grads
+        return _finish(result, state, return_state)
+
+    return wrapper
+
+
+def _jacobian(jax_transform, name):
+    def transform(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False):
+        def wrapper(*args, **kwargs):
+            plan = _Plan(name, argnums, wrt, args)
+            pure = plan.pure(fn, kwargs, has_aux)
+            n = 1 + len(plan.argnums)
+            out_tree = []
+
+            def outputs_only(*xs):
+                out, rest = pure(*xs)
+                out_tree.append(jax.tree_util.tree_structure(out))
+                return out, rest
+
+            jac, (aux, state) = jax_transform(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+            per_output = out_tree[0].flatten_up_to(jac)
+            packed = out_tree[0].unflatten([plan.pack(j) for j in per_output])
+            return _finish((packed, aux) if has_aux else packed, state, return_state)
+
+        return wrapper
+
+    return transform
+
+
+jacrev = _jacobian(jax.jacrev, "gk.jacrev")
+jacrev.__name__ = "jacrev"
+jacrev.__doc__ = """Like ``jax.jacrev`` (reverse mode), for functions that read and assign Variables.
+
+    The Jacobian has, for each output leaf, one entry per differentiated input (arranged
+    as for :func:`grad`), each of shape ``output.shape + input.shape``.
+
+    >>> import gradkit as gk, jax.numpy as jnp
+    >>> w = gk.Variable(jnp.array([1.0, 2.0]))
+    >>> gk.jacrev(lambda x: w * x, wrt=w)(3.0)
+    Array([[3., 0.],
+           [0., 3.]], dtype=float32)
+    """
+jacfwd = _jacobian(jax.jacfwd, "gk.jacfwd")
+jacfwd.__name__ = "jacfwd"
+jacfwd.__doc__ = """Like ``jax.jacfwd`` (forward mode), for functions that read and assign Variables.
+
+    Arguments and layout as for :func:`jacrev`.
+    """
+
+
+def hessian(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False) -> Callable:
+    """Like ``jax.hessian`` (forward over reverse), for functions over Variables.
+
+    With ``wrt=[u, v]`` the result is nested ``H[i][j] = d2 f / d wrt[i] d wrt[j]``, each
+    block of shape ``wrt[i].shape + wrt[j].shape``.
+
+    >>> import gradkit as gk
+    >>> x = gk.Variable(2.0)
+    >>> def f():
+    ...     x.assign(x * 2)       # f = (2x)^3 through the assignment
+    ...     return x ** 3
+    >>> float(gk.hessian(f, wrt=x)())   # 48 x
+    96.0
+    """
+    inner = jacrev(fn, argnums, wrt=wrt, has_aux=has_aux)
+    return jacfwd(inner, argnums, wrt=wrt, has_aux=has_aux)
+
+
+def jvp(
+    fn: Callable,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    wrt=None,
+    wrt_tangents=None,
+    has_aux: bool = False,
+    return_state: bool = False,
+):
+    """Like ``jax.jvp``, for functions over Variables: push tangents forward.
+
+    Args:
+      primals, tangents: the positional arguments and their tangents, as for ``jax.jvp``.
+      wrt: Variables whose entry values also get tangents ...
+      wrt_tangents: ... given here, in the same structure as ``wrt``.
+
+    Returns:
+      ``(out, out_tangent)`` (and ``aux`` third with ``has_aux``).
+
+    >>> import gradkit as gk
+    >>> a = gk.Variable(3.0)
+    >>> out, t = gk.jvp(lambda x: a * x ** 2, (2.0,), (1.0,), wrt=a, wrt_tangents=1.0)
+    >>> float(out), float(t)    # d(a x^2) = x^2 da + 2 a x dx
+    (12.0, 16.0)
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    plan = _Plan("gk.jvp", tuple(range(len(primals))), wrt, primals)
+    if wrt is not None:
+        t_leaves = plan.wrt_tree.flatten_up_to(wrt_tangents) if wrt_tangents is not None else None
+        if t_leaves is None:
+            raise _errors.GradkitTypeError("gk.jvp: wrt= needs wrt_tangents= with the same structure.")
+        by_var = {}
+        for v, t in zip(plan.wrt_leaves, t_leaves):
+            by_var[id(v)] = jnp.asarray(t, dtype=v.dtype)
+        var_tangents = tuple(by_var[id(v)] for v in plan.variables)
+    else:
+        var_tangents = ()
+    pure = plan.pure(fn, {}, has_aux)
+
+    def call(wrt_values, *xs):
+        out, rest = pure(wrt_values, *xs)
+        return out, rest
+
+    out, out_t, (aux, state) = jax.jvp(call, plan.primals(), (var_tangents, *tangents), has_aux=True)
+    result = (out, out_t, aux) if has_aux else (out, out_t)
+    return _finish(result, state, return_state)
+
+
+def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: bool = False):
+    """Like ``jax.vjp``, for functions over Variables: pull cotangents back.
+
+    Returns ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``). ``vjp_fn(ct)``
+    returns the cotangents of the primals as a tuple, or ``(that tuple, wrt cotangents)``
+    when ``wrt`` is given.
+
+    >>> import gradkit as gk, jax.numpy as jnp
+    >>> w = gk.Variable(jnp.array([1.0, 2.0]))
+    >>> out, pull = gk.vjp(lambda: w * 3.0, wrt=w)
+    >>> pull(jnp.array([1.0, 1.0]))[1]
+    Array([3., 3.], dtype=float32)
+    """
+    plan = _Plan("gk.vjp", tuple(range(len(primals))), wrt, primals)
+    plan.explicit_argnums = True
+    pure = plan.pure(fn, {}, has_aux)
+    out, pull, (aux, state) = jax.vjp(pure, *plan.primals(), has_aux=True)
+
+    def vjp_fn(cotangent):
+        cts = pull(cotangent)
+        return plan.pack(cts)
+
+    result = (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    return _finish(result, state, return_state)
+
+
+def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None) -> Callable:
+    """Like ``jax.vmap``, for functions that read Variables.
+
+    Variables read inside are the same for every example (they are not batched). A
+    function that assigns a Variable cannot be vectorised this way: use
+    ``jax.vmap(gk.functionalize(fn))`` over a batched State instead.
+    """
+
+    def run(*args):
+        frame = StateFrame(State._make((), ()), strict=False)
+        with frame:
+            out = values_of(fn(*args))
+        if frame.assigned:
+            var = next(iter(frame.assigned.values()))
+            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label()))
+        return out
+
+    return jax.vmap(run, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+
+
+def is_variable(x) -> bool:
+    return isinstance(x, Variable)

@@ -1,0 +1,257 @@
+"""``Variable``: a named handle on an array whose value assignments replace.
+
+A Variable's shape and dtype are fixed at creation. Reads and assignments go through
+:mod:`gradkit._core.frames`, so the same imperative code runs eagerly, inside a
+functional transform (where it is a pure function of a State), or under a tape.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _errors
+from . import frames
+from .operators import ValueOperators
+
+_counter = itertools.count()
+
+
+def _shape_dtype(value) -> tuple[tuple[int, ...], Any]:
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is None or dtype is None:
+        arr = jnp.asarray(frames.concrete(value))
+        return arr.shape, arr.dtype
+    return tuple(shape), np.dtype(dtype)
+
+
+def _astype(x, dtype):
+    return jnp.asarray(x).astype(dtype)
+
+
+def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
+    """``value`` as an array of exactly ``shape`` and ``dtype``, or a clear error.
+
+    Python scalars and nested lists convert as TensorFlow converts them; arrays may be
+    cast only where the cast keeps their kind (int -> float, float64 -> float32).
+    """
+    if isinstance(value, Variable):
+        value = value.value
+    is_python = isinstance(value, (bool, int, float, complex, list, tuple))
+    if is_python:
+        converted = jnp.asarray(value)
+        if not np.can_cast(converted.dtype, dtype, casting="same_kind"):
+            raise _errors.AssignmentError(
+                _errors.MSG_DTYPE_CHANGE.format(got=converted.dtype, name=name, want=np.dtype(dtype))
+            )
+        value = jnp.asarray(value, dtype=dtype)
+    got_shape, got_dtype = _shape_dtype(value)
+    if got_shape != tuple(shape):
+        raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
+    if got_dtype != dtype:
+        if not np.can_cast(got_dtype, dtype, casting="same_kind"):
+            raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
+        value = frames.apply(_astype, value, dtype)
+    return value
+
+
+def _scatter(current, index, update, how):
+    ref = jnp.asarray(current).at[index]
+    return getattr(ref, how)(update)
+
+
+class Variable(ValueOperators):
+    """A named handle on an array, replaced by assignment.
+
+    Args:
+      value: the initial value: anything ``jnp.asarray`` accepts.
+      name: a label for printing and error messages (need not be unique).
+      trainable: whether ``Module.trainable_variables`` includes it.
+      dtype: the dtype to store; by default the value's own (Python floats give float32).
+
+    A Variable used in an expression is its current value, and the result is a plain
+    array. Assignment (:meth:`assign`, :meth:`assign_add`, :meth:`assign_sub`,
+    ``v[idx].assign(p)``) replaces the value; under a gradkit transform or tape it is a
+    pure state-threading step, so gradients flow through it.
+
+    >>> import gradkit as gk
+    >>> v = gk.Variable([1.0, 2.0], name="v")
+    >>> v.assign_add([10.0, 10.0]).numpy()
+    array([11., 12.], dtype=float32)
+    >>> v[0].assign(0.0).numpy()
+    array([ 0., 12.], dtype=float32)
+    """
+
+    __slots__ = ("_value", "_name", "_trainable", "_shape", "_dtype", "_uid", "__weakref__")
+
+    def __init__(self, value, *, name: str | None = None, trainable: bool = True, dtype=None):
+        if isinstance(value, Variable):
+            value = value.value
+        with frames.Suspend():
+            arr = jnp.asarray(frames.concrete(value), dtype=dtype)
+        if isinstance(arr, jax.core.Tracer):
+            raise _errors.GradkitTypeError(
+                "a Variable's initial value must be concrete, but it got a traced value inside a "
+                "jax transform. Create Variables outside jax.jit/grad/vmap, or keep the value in a State."
+            )
+        self._value = arr
+        self._shape = tuple(arr.shape)
+        self._dtype = arr.dtype
+        self._uid = next(_counter)
+        self._name = name if name is not None else "Variable"
+        self._trainable = bool(trainable)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _read_value(self):
+        return frames.read(self)
+
+    @property
+    def value(self):
+        """The current value (a JAX array; a recorded tensor under a tape)."""
+        return frames.read(self)
+
+    def read_value(self):
+        """The current value, as ``tf.Variable.read_value`` gives it."""
+        return frames.read(self)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    # -- assignment ------------------------------------------------------------------------
+    def assign(self, value) -> "Variable":
+        """Replace the value with ``value`` (same shape; a dtype that casts without loss).
+
+        Returns the Variable, so calls chain. On a bad value nothing changes.
+        """
+        frames.assign(self, coerce_to(value, self._shape, self._dtype, self._label()))
+        return self
+
+    def assign_add(self, delta) -> "Variable":
+        """``v.assign(v + delta)``."""
+        return self.assign(self._read_value() + _plain(delta))
+
+    def assign_sub(self, delta) -> "Variable":
+        """``v.assign(v - delta)``."""
+        return self.assign(self._read_value() - _plain(delta))
+
+    def __getitem__(self, index) -> "VariableSlice":
+        return VariableSlice(self, index)
+
+    # -- identity --------------------------------------------------------------------------
+    # A Variable is a handle: two Variables are the same key only if they are the same object.
+    # ``==`` compares values elementwise, like arrays.
+    __hash__ = object.__hash__
+
+    def ref(self) -> "Variable":
+        """A hashable reference (TensorFlow's ``v.ref()``); a gradkit Variable is already one."""
+        return self
+
+    def deref(self) -> "Variable":
+        return self
+
+    def _label(self) -> str:
+        return f"'{self._name}'"
+
+    def __repr__(self) -> str:
+        try:
+            value = np.asarray(frames.concrete(self._value))
+            shown = np.array2string(value, precision=6, separator=", ")
+        except Exception:  # a traced value left over from a transform: show its type only
+            shown = type(self._value).__name__
+        return f"<gk.Variable '{self._name}' shape={self._shape} dtype={self._dtype}, value={shown}>"
+
+
+def _plain(x):
+    return x.value if isinstance(x, Variable) else x
+
+
+class VariableSlice(ValueOperators):
+    """``v[index]``: reads as the sliced value; ``.assign(p)`` writes ``p`` into that slice.
+
+    Basic and advanced indexing follow ``jax.numpy`` (``x.at[index].set(p)``); the value
+    written must broadcast to the slice's shape.
+    """
+
+    __slots__ = ("_var", "_index")
+
+    def __init__(self, var: Variable, index):
+        self._var = var
+        self._index = index
+
+    def _read_value(self):
+        return self._var._read_value()[self._index]
+
+    @property
+    def shape(self):
+        return tuple(jax.eval_shape(lambda x: x[self._index], jax.ShapeDtypeStruct(self._var.shape, self._var.dtype)).shape)
+
+    @property
+    def dtype(self):
+        return self._var.dtype
+
+    def _update(self, update, how: str) -> Variable:
+        var = self._var
+        update = _plain(update)
+        target = self.shape
+        _, update_dtype = _shape_dtype(update)
+        if not isinstance(update, (bool, int, float, complex)) and not np.can_cast(update_dtype, var.dtype, "same_kind"):
+            raise _errors.AssignmentError(
+                _errors.MSG_DTYPE_CHANGE.format(got=update_dtype, name=var._label(), want=np.dtype(var.dtype))
+            )
+        update_shape, _ = _shape_dtype(update)
+        try:
+            np.broadcast_shapes(update_shape, target)
+        except ValueError:
+            raise _errors.AssignmentError(
+                f"cannot assign a value of shape {update_shape} to the slice {self._index!r} of Variable "
+                f"{var._label()}, which has shape {target}. Pass a value of shape {target} (or one that "
+                "broadcasts to it)."
+            ) from None
+        new = frames.apply(_scatter, var._read_value(), self._index, update, how)
+        return var.assign(new)
+
+    def assign(self, value) -> Variable:
+        """Write ``value`` into this slice of the Variable; returns the Variable."""
+        return self._update(value, "set")
+
+    def assign_add(self, delta) -> Variable:
+        return self._update(delta, "add")
+
+    def assign_sub(self, delta) -> Variable:
+        delta = _plain(delta)
+        return self._update(-(jnp.asarray(delta) if isinstance(delta, (list, tuple)) else delta), "add")
+
+    def __getitem__(self, index):
+        return self._read_value()[index]
+
+    def __repr__(self) -> str:
+        return f"<gk.Variable '{self._var.name}'[{self._index!r}]>"
+
+
+# A Variable flattens to its current value, so ``jnp`` functions, ``jax.jit`` and the
+# tree utilities accept it where an array is expected. It unflattens to that plain value:
+# jax never makes a second handle with the same name.
+jax.tree_util.register_pytree_node(Variable, lambda v: ((v._read_value(),), None), lambda _, c: c[0])
+jax.tree_util.register_pytree_node(VariableSlice, lambda s: ((s._read_value(),), None), lambda _, c: c[0])
+
+
+def is_variable(x) -> bool:
+    return isinstance(x, Variable)
