@@ -180,7 +180,16 @@ class Variable(ValueOperators):
 
 
 def _plain(x):
-    return x.value if isinstance(x, Variable) else x
+    """An operand as a value: a Variable's current value, a nested list as an array.
+
+    Python lists have no arithmetic with arrays (``array + [1.0]`` raises), but TensorFlow
+    accepts them wherever a tensor is expected, so ``v.assign_add([1.0, 2.0])`` must too.
+    """
+    if isinstance(x, Variable):
+        return x.value
+    if isinstance(x, (list, tuple)):
+        return jnp.asarray(x)
+    return x
 
 
 class VariableSlice(ValueOperators):
@@ -236,8 +245,7 @@ class VariableSlice(ValueOperators):
         return self._update(delta, "add")
 
     def assign_sub(self, delta) -> Variable:
-        delta = _plain(delta)
-        return self._update(-(jnp.asarray(delta) if isinstance(delta, (list, tuple)) else delta), "add")
+        return self._update(-_plain(delta), "add")
 
     def __getitem__(self, index):
         return self._read_value()[index]
