@@ -10,7 +10,7 @@ branch) triggers one retrace with the larger set.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 
@@ -22,7 +22,9 @@ from .state import State
 class JitFunction:
     """A compiled imperative function; call it like the original."""
 
-    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (), donate_state=False):
+    def __init__(
+        self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (), donate_state=False
+    ):
         self._fn = fn
         self._reads: list = []
         self._read_ids: set[int] = set()
@@ -51,15 +53,18 @@ class JitFunction:
         while True:
             state = State.of(self._reads)
             self._discovered = []
-            out, new_state = frames.apply(self._jitted, state, *args, **kwargs)
+            # Trace without compiling; the call below reuses this trace from jax's cache, so a
+            # step compiles once even when its first trace discovers the Variables it reads.
+            self._jitted.trace(state, *_concrete(args), **_concrete(kwargs))
             if not self._discovered:
                 break
-            # The trace read Variables it was not given: their values were baked in as
-            # constants. Make them arguments and compile again (once per new Variable set).
+            # The trace read Variables it was not given, which would have been baked in as
+            # constants. Make them arguments and trace again (once per new Variable set).
             for var in self._discovered:
                 if id(var) not in self._read_ids:
                     self._read_ids.add(id(var))
                     self._reads.append(var)
+        out, new_state = frames.apply(self._jitted, state, *args, **kwargs)
         new_state.commit()
         return out
 
@@ -72,6 +77,10 @@ class JitFunction:
         if instance is None:
             return self
         return functools.partial(self.__call__, instance)
+
+
+def _concrete(tree):
+    return jax.tree_util.tree_map(frames.concrete, tree)
 
 
 def jit(fn: Callable | None = None, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):

@@ -34,6 +34,13 @@ def _astype(x, dtype):
     return jnp.asarray(x).astype(dtype)
 
 
+def _is_weak(x) -> bool:
+    # JAX marks arrays made from Python scalars "weakly typed", and weak_type is part of a
+    # jit cache key: a Variable holding one would recompile a gk.jit step after its first
+    # assignment (whose result is strongly typed). Variables therefore always hold strong types.
+    return bool(getattr(getattr(x, "aval", None), "weak_type", False))
+
+
 def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     """``value`` as an array of exactly ``shape`` and ``dtype``, or a clear error.
 
@@ -53,9 +60,9 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     got_shape, got_dtype = _shape_dtype(value)
     if got_shape != tuple(shape):
         raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
-    if got_dtype != dtype:
-        if not np.can_cast(got_dtype, dtype, casting="same_kind"):
-            raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
+    if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
+        raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
+    if got_dtype != dtype or _is_weak(value):
         value = frames.apply(_astype, value, dtype)
     return value
 
@@ -94,6 +101,8 @@ class Variable(ValueOperators):
             value = value.value
         with frames.Suspend():
             arr = jnp.asarray(frames.concrete(value), dtype=dtype)
+            if _is_weak(arr):
+                arr = arr.astype(arr.dtype)
         if isinstance(arr, jax.core.Tracer):
             raise _errors.GradkitTypeError(
                 "a Variable's initial value must be concrete, but it got a traced value inside a "
@@ -136,7 +145,7 @@ class Variable(ValueOperators):
         return self._trainable
 
     # -- assignment ------------------------------------------------------------------------
-    def assign(self, value) -> "Variable":
+    def assign(self, value) -> Variable:
         """Replace the value with ``value`` (same shape; a dtype that casts without loss).
 
         Returns the Variable, so calls chain. On a bad value nothing changes.
@@ -144,15 +153,15 @@ class Variable(ValueOperators):
         frames.assign(self, coerce_to(value, self._shape, self._dtype, self._label()))
         return self
 
-    def assign_add(self, delta) -> "Variable":
+    def assign_add(self, delta) -> Variable:
         """``v.assign(v + delta)``."""
         return self.assign(self._read_value() + _plain(delta))
 
-    def assign_sub(self, delta) -> "Variable":
+    def assign_sub(self, delta) -> Variable:
         """``v.assign(v - delta)``."""
         return self.assign(self._read_value() - _plain(delta))
 
-    def __getitem__(self, index) -> "VariableSlice":
+    def __getitem__(self, index) -> VariableSlice:
         return VariableSlice(self, index)
 
     # -- identity --------------------------------------------------------------------------
@@ -160,11 +169,11 @@ class Variable(ValueOperators):
     # ``==`` compares values elementwise, like arrays.
     __hash__ = object.__hash__
 
-    def ref(self) -> "Variable":
+    def ref(self) -> Variable:
         """A hashable reference (TensorFlow's ``v.ref()``); a gradkit Variable is already one."""
         return self
 
-    def deref(self) -> "Variable":
+    def deref(self) -> Variable:
         return self
 
     def _label(self) -> str:
@@ -210,7 +219,9 @@ class VariableSlice(ValueOperators):
 
     @property
     def shape(self):
-        return tuple(jax.eval_shape(lambda x: x[self._index], jax.ShapeDtypeStruct(self._var.shape, self._var.dtype)).shape)
+        return tuple(
+            jax.eval_shape(lambda x: x[self._index], jax.ShapeDtypeStruct(self._var.shape, self._var.dtype)).shape
+        )
 
     @property
     def dtype(self):
@@ -221,7 +232,9 @@ class VariableSlice(ValueOperators):
         update = _plain(update)
         target = self.shape
         _, update_dtype = _shape_dtype(update)
-        if not isinstance(update, (bool, int, float, complex)) and not np.can_cast(update_dtype, var.dtype, "same_kind"):
+        if not isinstance(update, (bool, int, float, complex)) and not np.can_cast(
+            update_dtype, var.dtype, "same_kind"
+        ):
             raise _errors.AssignmentError(
                 _errors.MSG_DTYPE_CHANGE.format(got=update_dtype, name=var._label(), want=np.dtype(var.dtype))
             )
