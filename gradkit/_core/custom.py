@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 
@@ -68,7 +68,10 @@ def _variables_read(f, args) -> list[Variable]:
             y, _ = f(*xs)
         return values_of(y)
 
-    shapes = [jax.ShapeDtypeStruct(getattr(a, "shape", ()), getattr(a, "dtype", None) or jax.numpy.result_type(a)) for a in args]
+    shapes = [
+        jax.ShapeDtypeStruct(getattr(a, "shape", ()), getattr(a, "dtype", None) or jax.numpy.result_type(a))
+        for a in args
+    ]
     jax.eval_shape(probe, *shapes)
     return list(recorder.seen.values())
 

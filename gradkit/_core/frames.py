@@ -13,13 +13,14 @@ The stack is thread-local: two threads never see each other's frames.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class Frame:
     """Intercepts Variable reads and assignments while it is on the stack."""
 
-    parent: "Frame | None" = None
+    parent: Frame | None = None
 
     def read(self, var) -> Any:
         return read_below(self, var)

@@ -8,7 +8,8 @@ live Variable. The frame's contents at the end are the new State.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 
@@ -49,9 +50,7 @@ class StateFrame(frames.Frame):
         key = id(var)
         if key not in self.variables:
             if self.strict:
-                raise _errors.AssignmentError(
-                    _errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name)
-                )
+                raise _errors.AssignmentError(_errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name))
             self.variables[key] = var
         self.values[key] = value
         self.assigned[key] = var

@@ -41,10 +41,10 @@ def apply_updates(params, updates):
                 f"apply_updates: updates do not have the structure of params ({treedef}): {e}"
             ) from None
     new_values = [
-        (v, jax.tree_util.tree_map(lambda p, u: p + u.astype(p.dtype), v.value, u)) for v, u in zip(variables, update_leaves)
+        (v, jax.tree_util.tree_map(lambda p, u: p + u.astype(p.dtype), v.value, u))
+        for v, u in zip(variables, update_leaves)
     ]
     # Check every new value before assigning any, so a bad update changes nothing.
-    from .variable import coerce_to
 
     checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in new_values]
     for v, x in checked:

@@ -8,7 +8,8 @@ values only; which Variables it holds is static structure.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import jax
 import numpy as np
@@ -111,14 +112,14 @@ class State:
         object.__setattr__(self, "_index", self._keys.index if index is None else index)
 
     @classmethod
-    def _make(cls, keys, values, index=None) -> "State":
+    def _make(cls, keys, values, index=None) -> State:
         # No validation: jax unflattens with tracers, None or sentinel objects as values.
         self = object.__new__(cls)
         self._init(keys, values, index)
         return self
 
     @classmethod
-    def of(cls, variables) -> "State":
+    def of(cls, variables) -> State:
         """The current values of ``variables`` (a Variable or any nested structure of them).
 
         A Variable that appears twice is one entry.
@@ -169,7 +170,7 @@ class State:
         raise _errors.GradkitValueError(_errors.MSG_NOT_IN_STATE.format(name=name, held=held))
 
     # -- pure updates ----------------------------------------------------------------------
-    def assign(self, var: Variable, value) -> "State":
+    def assign(self, var: Variable, value) -> State:
         """A new State in which ``var`` holds ``value``; this State is unchanged."""
         i = self._index.get(id(var))
         if i is None:
@@ -179,28 +180,28 @@ class State:
         values[i] = value
         return State._make(self._keys, values, self._index)
 
-    def assign_add(self, var: Variable, delta) -> "State":
+    def assign_add(self, var: Variable, delta) -> State:
         """A new State in which ``var`` holds ``state[var] + delta``."""
         return self.assign(var, self[var] + delta)
 
-    def assign_sub(self, var: Variable, delta) -> "State":
+    def assign_sub(self, var: Variable, delta) -> State:
         """A new State in which ``var`` holds ``state[var] - delta``."""
         return self.assign(var, self[var] - delta)
 
     @property
-    def at(self) -> "_StateAt":
+    def at(self) -> _StateAt:
         """``state.at[v][idx].set(p)`` (also ``.add``, ``.multiply``, ...): a new State
         whose ``v`` is ``state[v].at[idx].set(p)``."""
         return _StateAt(self)
 
-    def replace(self, mapping: Mapping[Variable, Any]) -> "State":
+    def replace(self, mapping: Mapping[Variable, Any]) -> State:
         """A new State with several entries replaced at once."""
         out = self
         for var, value in mapping.items():
             out = out.assign(var, value)
         return out
 
-    def __or__(self, other: "State") -> "State":
+    def __or__(self, other: State) -> State:
         """Merge: the entries of both; where both hold a Variable, ``other``'s value wins."""
         if not isinstance(other, State):
             return NotImplemented

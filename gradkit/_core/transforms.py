@@ -15,7 +15,8 @@ With ``return_state=True`` every transform returns ``(result, state)``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
