@@ -20,5 +20,11 @@ from gradkit._core.transforms import vmap as vmap
 from gradkit._core.variable import Variable as Variable
 from gradkit._errors import AssignmentError as AssignmentError
 from gradkit._errors import GradkitError as GradkitError
+from gradkit._tape.lift import lift as lift
+from gradkit._tape.tape import GradientTape as GradientTape
+from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
+from gradkit._tape.tensor import Tensor as Tensor
+
+from gradkit import numpy as numpy  # noqa: E402  (after the tape: it lifts jax.numpy)
 
 __version__ = "0.1.0"

@@ -1,0 +1,241 @@
+"""The recorded graph: ops, nodes, and the per-thread recording session.
+
+Recording is lazy. An op on recorded tensors is not executed: it becomes a ``Node`` whose
+output shapes and dtypes come from a cached ``jax.eval_shape``, so Python sees shapes at
+once (and shape errors are raised at the line that caused them). Values are computed
+only when Python needs them, by running the node's whole history as one compiled
+program, cached by the graph's structure.
+
+Structure is tracked incrementally: every node carries ``sid``, an interned id of the
+computation that produces it from its leaves (by leaf position), and ``leaves``, the
+ordered leaf nodes it depends on. Two nodes with the same ``sid`` compute the same
+function of their leaves, so a compiled program can be looked up by ``sid`` without
+walking the graph.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# -- ops ---------------------------------------------------------------------------------
+
+
+class Op:
+    """A function with its static arguments fixed, called with its dynamic inputs in order."""
+
+    __slots__ = ("fn", "treedef", "static", "dynamic_at", "n_leaves", "key", "name", "out_treedef", "kind")
+
+    def __init__(self, fn, treedef, static, dynamic_at, key, kind=None):
+        self.fn = fn
+        self.treedef = treedef
+        self.static = static
+        self.dynamic_at = dynamic_at
+        self.n_leaves = len(static)
+        self.key = key
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        self.out_treedef = None
+        self.kind = kind
+
+    def call(self, *values):
+        leaves = list(self.static)
+        for i, v in zip(self.dynamic_at, values):
+            leaves[i] = v
+        args, kwargs = jax.tree_util.tree_unflatten(self.treedef, leaves)
+        return self.fn(*args, **kwargs)
+
+    def call_flat(self, *values) -> list:
+        return jax.tree_util.tree_leaves(self.call(*values))
+
+    def __repr__(self):
+        return f"Op({self.name})"
+
+
+_ops: dict[Any, Op] = {}
+
+
+def _hashable(x):
+    if isinstance(x, slice):
+        return ("slice", x.start, x.stop, x.step)
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x), x)
+
+
+def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
+    key = (fn, treedef, tuple(_hashable(s) for s in static), dynamic_at, kind)
+    op = _ops.get(key)
+    if op is None:
+        op = _ops[key] = Op(fn, treedef, static, dynamic_at, len(_ops), kind)
+    return op
+
+
+# -- structure ids -----------------------------------------------------------------------
+
+_sids: dict[Any, int] = {}
+
+
+def intern_sid(key) -> int:
+    sid = _sids.get(key)
+    if sid is None:
+        sid = _sids[key] = len(_sids)
+    return sid
+
+
+# -- nodes -------------------------------------------------------------------------------
+
+
+class Node:
+    """One recorded op (or a leaf: a value the graph starts from)."""
+
+    __slots__ = ("op", "inputs", "avals", "values", "mask", "session", "sid", "leaves", "cut", "origin", "__weakref__")
+
+    def __init__(self, op, inputs, avals, mask, session, sid, leaves, values=None):
+        self.op = op
+        self.inputs = inputs
+        self.avals = avals
+        self.values = values
+        self.mask = mask
+        self.session = session
+        self.sid = sid
+        self.leaves = leaves
+        self.cut = None  # why (and where) a tape's path was cut here, for explain()
+        self.origin = None  # for leaves: where the value came from, for explain()
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.op is None
+
+    def __repr__(self):
+        name = "leaf" if self.op is None else self.op.name
+        return f"<Node {name} sid={self.sid} mask={self.mask:b}>"
+
+
+def aval_of(x) -> jax.ShapeDtypeStruct:
+    if isinstance(x, (jax.Array, np.ndarray, np.generic)) or isinstance(x, jax.core.Tracer):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=getattr(x, "weak_type", False))
+    arr = jnp.asarray(x)
+    return jax.ShapeDtypeStruct(arr.shape, arr.dtype, weak_type=arr.weak_type)
+
+
+def _aval_key(a) -> tuple:
+    return (a.shape, a.dtype, a.weak_type)
+
+
+def make_leaf(value, mask: int, session) -> Node:
+    if not isinstance(value, (jax.Array, jax.core.Tracer)):
+        value = jnp.asarray(value)
+    aval = aval_of(value)
+    sid = intern_sid(("leaf", _aval_key(aval), mask))
+    node = Node(None, (), (aval,), mask, session, sid, None, [value])
+    node.leaves = (node,)
+    return node
+
+
+_aval_cache: dict[Any, tuple] = {}
+
+
+def output_avals(op: Op, in_avals: tuple) -> tuple:
+    """The output shapes/dtypes of ``op`` on inputs of these shapes/dtypes (cached).
+
+    A shape error in the op is raised here, at the line that recorded it.
+    """
+    key = (op.key, tuple(_aval_key(a) for a in in_avals))
+    hit = _aval_cache.get(key)
+    if hit is not None:
+        return hit
+    out = jax.eval_shape(op.call, *in_avals)
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    op.out_treedef = treedef
+    avals = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False)) for a in leaves)
+    _aval_cache[key] = (avals, treedef)
+    return avals, treedef
+
+
+def merge_leaves(inputs) -> tuple[tuple, tuple]:
+    """The ordered union of the inputs' leaves, and how each input's leaves map into it."""
+    first = inputs[0].leaves
+    if all(n.leaves is first for n in inputs):
+        return first, None
+    merged = []
+    position: dict[int, int] = {}
+    maps = []
+    for n in inputs:
+        m = []
+        for leaf in n.leaves:
+            p = position.get(id(leaf))
+            if p is None:
+                p = position[id(leaf)] = len(merged)
+                merged.append(leaf)
+            m.append(p)
+        maps.append(tuple(m))
+    return tuple(merged), tuple(maps)
+
+
+def make_node(op: Op, inputs: tuple, mask: int, session) -> tuple[Node, Any]:
+    avals, treedef = output_avals(op, tuple(n.avals[i] for n, i in inputs))
+    nodes = tuple(n for n, _ in inputs)
+    leaves, maps = merge_leaves(nodes)
+    sid = intern_sid((op.key, mask, tuple((n.sid, i) for n, i in inputs), maps))
+    return Node(op, inputs, avals, mask, session, sid, leaves), treedef
+
+
+# -- the per-thread recording session ----------------------------------------------------
+
+
+class Session:
+    """The tapes recording in this thread, from the first one entered to the last one left.
+
+    Each tape gets one bit of ``active`` while it records; a node's ``mask`` holds the bits
+    of the tapes that recorded it. Bits are reused only in a later session, and a node
+    knows its session, so a node left over from an earlier session is never mistaken for
+    one recorded by a tape of this one.
+    """
+
+    def __init__(self):
+        self.active = 0  # bits of the tapes recording right now
+        self.alive = 0  # bits handed out in this session
+        self.tapes: list = []  # the tapes entered in this session, by bit position
+        self.recording: list = []  # the tapes recording now (paused ones included)
+        self.bindings: dict[int, tuple] = {}  # id(var) -> (node, index): the latest value of a Variable
+        self.variables: dict[int, Any] = {}  # id(var) -> var, for every Variable bound
+        self.parity_bits = 0  # bits of the tapes with track_assignments=False
+        self.watched_arrays: dict[int, tuple] = {}  # id(array) -> (array, node): raw arrays a tape watches
+        self.frame = None  # the TapeFrame on the core's frame stack
+
+    def new_bit(self, tape) -> int:
+        bit = 1 << len(self.tapes)
+        self.tapes.append(tape)
+        self.alive |= bit
+        return bit
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.session: Session | None = None
+
+
+local = _Local()
+
+
+def current_session() -> Session | None:
+    return local.session
+
+
+def user_site() -> str:
+    """``file:line`` of the innermost frame outside gradkit and jax (for explain())."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "/gradkit/" not in name and "/jax/" not in name and "/contextlib" not in name:
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+

@@ -1,0 +1,225 @@
+"""Applying a function to recorded tensors: record it lazily, or run it eagerly.
+
+``apply(fn, *args, **kwargs)`` is the one entry point: ``gk.numpy``, ``gk.lift``, the
+``Tensor`` operators and the core's assignments all go through it.
+
+- No tensor among the arguments: ``fn`` runs as plain JAX and returns plain arrays.
+- Tensors, but none recorded in this thread's session: ``fn`` runs eagerly on their
+  values and the result is wrapped in concrete tensors.
+- Otherwise the call becomes a graph node: nothing runs now beyond a cached shape
+  lookup. Python scalars, strings, slices and other non-array arguments are static:
+  part of the graph's structure, never jit arguments.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import jax
+import numpy as np
+
+from .. import _errors
+from . import graph
+from .graph import Node, intern_op, make_leaf, make_node
+
+_ARRAY_TYPES = (jax.Array, np.ndarray, np.generic)
+
+
+class Tensor:
+    """Placeholder, replaced by :class:`gradkit._tape.tensor.Tensor` at import."""
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+_forward_cache: dict[int, object] = {}
+
+
+def _forward_program(node: Node):
+    from .replay import Plan
+
+    program = _forward_cache.get(node.sid)
+    if program is None:
+        plan = Plan(node.leaves, [(node, k) for k in range(len(node.avals))])
+
+        def run(leaf_values):
+            env = plan.forward(leaf_values)
+            return [env[t] for t in plan.target_slots]
+
+        program = _forward_cache[node.sid] = jax.jit(run)
+    return program
+
+
+def materialize(node: Node) -> list:
+    """The node's output values, computing its whole history as one compiled call if needed."""
+    values = node.values
+    if values is None:
+        values = node.values = _forward_program(node)([leaf.values[0] for leaf in node.leaves])
+    return values
+
+
+def value_of(t) -> object:
+    node = t._node
+    values = node.values
+    if values is None:
+        values = materialize(node)
+    return values[t._index]
+
+
+def _recording_in(node: Node, session) -> bool:
+    return session is not None and node.session is session
+
+
+def _input_node(x, session) -> tuple[Node, int]:
+    """The (node, output) an argument feeds into a recorded op."""
+    if isinstance(x, Tensor):
+        node = x._node
+        if node.session is session:
+            return node, x._index
+        return make_leaf(value_of(x), 0, session), 0
+    if session.watched_arrays:
+        hit = session.watched_arrays.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1], 0
+    return make_leaf(x, 0, session), 0
+
+
+def _wrap_outputs(node: Node, treedef):
+    n = len(node.avals)
+    return jax.tree_util.tree_unflatten(treedef, [Tensor._make(node, k) for k in range(n)])
+
+
+def _wrap_concrete(out):
+    return jax.tree_util.tree_map(lambda v: Tensor.concrete(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v, out)
+
+
+_lost_sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def apply(fn, *args, **kwargs):
+    """Call ``fn``; record it if any argument is a tensor recorded in this session."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    tensors = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+    if not tensors:
+        return fn(*args, **kwargs)
+    session = graph.local.session
+    recorded = session is not None and any(leaves[i]._node.session is session for i in tensors)
+    if not recorded:
+        values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
+        a, k = jax.tree_util.tree_unflatten(treedef, values)
+        return _wrap_concrete(fn(*a, **k))
+    return _record(fn, leaves, treedef, session)
+
+
+def _record(fn, leaves, treedef, session, kind=None):
+    static = []
+    dynamic_at = []
+    inputs = []
+    mask = 0
+    for i, x in enumerate(leaves):
+        if isinstance(x, Tensor) or isinstance(x, _ARRAY_TYPES) or isinstance(x, jax.core.Tracer):
+            node, k = _input_node(x, session)
+            inputs.append((node, k))
+            mask |= node.mask
+            dynamic_at.append(i)
+            static.append(None)
+        else:
+            static.append(x)
+    op = intern_op(fn, treedef, tuple(static), tuple(dynamic_at), kind)
+    active = session.active
+    node, out_treedef = make_node(op, tuple(inputs), mask & active, session)
+    lost = mask & ~active & session.alive
+    if lost:
+        node.cut = ("stop_recording", graph.user_site(), lost)
+    return _wrap_outputs(node, out_treedef)
+
+
+def apply_binary(fn, a, b):
+    """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
+    if hasattr(b, "_read_value"):  # a Variable, or a slice of one: its current value
+        b = b._read_value()
+    session = graph.local.session
+    if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
+        return _record(fn, [a, b], _BINARY_TREEDEF, session)
+    return Tensor.concrete(fn(value_of(a), value_of(b) if isinstance(b, Tensor) else b))
+
+
+def apply_binary_reflected(fn, a, b):
+    """``fn(b, a)`` with ``a`` the Tensor whose reflected operator was called."""
+    if hasattr(b, "_read_value"):
+        b = b._read_value()
+    session = graph.local.session
+    if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
+        return _record(fn, [b, a], _BINARY_TREEDEF, session)
+    return Tensor.concrete(fn(value_of(b) if isinstance(b, Tensor) else b, value_of(a)))
+
+
+def apply_unary(fn, a):
+    session = graph.local.session
+    if session is None or a._node.session is not session:
+        return Tensor.concrete(fn(value_of(a)))
+    return _record(fn, [a], _UNARY_TREEDEF, session)
+
+
+_BINARY_TREEDEF = jax.tree_util.tree_structure(((0, 0), {}))
+_UNARY_TREEDEF = jax.tree_util.tree_structure(((0,), {}))
+
+
+def check_not_recorded(t, what: str):
+    """Raise the clear error for a recorded tensor reaching plain JAX/NumPy code."""
+    session = graph.local.session
+    if session is not None and t._node.session is session and (t._node.mask or t._node.op is not None):
+        raise _errors.RecordingError(
+            f"{what} received a tensor that a GradientTape is recording (shape {t.shape}, dtype {t.dtype}); "
+            "plain jax/jnp calls cannot record it, so its gradient would be lost. Use gk.numpy "
+            "(import gradkit as gk; gnp = gk.numpy; gnp.sin(x)) or wrap your JAX function with gk.lift(fn), "
+            "which records it as one op. To leave the tape on purpose, use gk.stop_gradient(x) or x.numpy()."
+        )
+
+
+
+def _identity(x):
+    return x
+
+
+def record_identity(node: Node, index: int, mask: int, session, cut=None) -> Node:
+    """A new node equal to ``node``'s output ``index``, recorded by the tapes in ``mask``.
+
+    Gives a Variable a node of its own where a tape first sees it, and hides the path
+    through an assignment from TensorFlow-parity tapes.
+    """
+    op = intern_op(_identity, _UNARY_TREEDEF, (None,), (0,), "identity")
+    out, _ = make_node(op, ((node, index),), mask, session)
+    out.cut = cut
+    return out
+
+
+def _parity_read(current, *sources):
+    # TensorFlow's rule: a Variable source collects the gradient of every read of it.
+    for s in sources:
+        current = current + (s - jax.lax.stop_gradient(s))
+    return current
+
+
+def record_parity_read(current: tuple[Node, int], sources: list[Node], session) -> Node:
+    mask = current[0].mask
+    for s in sources:
+        mask |= s.mask
+    n = 1 + len(sources)
+    treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
+    op = intern_op(_parity_read, treedef, (None,) * n, tuple(range(n)), "parity_read")
+    out, _ = make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)
+    return out
+
+
+def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
+    """Record ``fn(*values)`` over existing nodes (a gradient computed while a tape records)."""
+    n = len(input_nodes)
+    treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
+    op = intern_op(fn, treedef, (None,) * n, tuple(range(n)), kind)
+    mask = 0
+    for node, _ in input_nodes:
+        mask |= node.mask if node.session is session else 0
+    node, _ = make_node(op, tuple(input_nodes), mask & session.active, session)
+    return node

@@ -1,0 +1,274 @@
+"""Replaying a recorded graph as a pure JAX function, and differentiating it.
+
+A *plan* is built once per graph structure (a walk of the graph) and turned into a
+``jax.jit``-compiled program of the graph's leaf values; later graphs with the same
+structure reuse it, so a training loop that records the same-shaped graph every step
+compiles once and then runs one XLA call per gradient.
+
+For a tape, the plan splits the graph in two. *Inside* nodes were recorded by that tape
+and depend on a source: they are recomputed from the sources inside the function that
+``jax.vjp`` / ``jax.jvp`` differentiates. Everything else (nodes other tapes recorded,
+nodes recorded under ``stop_recording``, values a cut passed through) is computed outside
+it and closed over: a constant for this tape, yet still a function of the leaves, so an
+outer tape differentiating this gradient sees every path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .graph import Node
+
+
+def topo_order(roots: Sequence[Node]) -> list[Node]:
+    """Non-leaf ancestors of ``roots`` (roots included), inputs before their users."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        if id(root) in seen or root.op is None:
+            continue
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for inp, _ in node.inputs:
+                if id(inp) not in seen and inp.op is not None:
+                    stack.append((inp, False))
+    return order
+
+
+class Plan:
+    """Slot-numbered steps for evaluating (and differentiating) one graph structure.
+
+    Holds no reference to the nodes it was built from, so a cached plan keeps no graph alive.
+    """
+
+    def __init__(self, leaves: Sequence[Node], targets: Sequence[tuple[Node, int]],
+                 sources: Sequence[tuple[Node, int] | None] = (), tape_bit: int = 0, session=None):
+        slot: dict[tuple[int, int], int] = {}
+        self.n_leaves = len(leaves)
+        for i, leaf in enumerate(leaves):
+            slot[(id(leaf), 0)] = i
+        n = len(leaves)
+        source_nodes = [s for s in sources if s is not None]
+        order = topo_order([t for t, _ in targets] + [s for s, _ in source_nodes])
+
+        def out_slots(node):
+            nonlocal n
+            outs = []
+            for k in range(len(node.avals)):
+                slot[(id(node), k)] = n
+                outs.append(n)
+                n += 1
+            return tuple(outs)
+
+        steps = []
+        for node in order:
+            ins = tuple(slot[(id(inp), k)] for inp, k in node.inputs)
+            steps.append((node, ins, out_slots(node)))
+        self.n_slots = n
+        self.target_slots = tuple(slot[(id(t), k)] for t, k in targets)
+        self.source_slots = tuple(None if s is None else slot[(id(s[0]), s[1])] for s in sources)
+
+        # Which slots depend on which sources, through nodes this tape recorded. A source
+        # does not cut the paths through it: like TensorFlow, the gradient of an earlier
+        # source includes the paths through a later one.
+        dep: dict[int, int] = {}
+        self.delta_of: dict[int, tuple[int, ...]] = {}
+        for j, s in enumerate(self.source_slots):
+            if s is not None:
+                dep[s] = dep.get(s, 0) | (1 << j)
+                self.delta_of[s] = self.delta_of.get(s, ()) + (j,)
+        inside_steps, outside_steps = [], []
+        produced_inside: set[int] = set()
+        for node, ins, outs in steps:
+            on_tape = bool(tape_bit) and node.session is session and bool(node.mask & tape_bit)
+            d = 0
+            if on_tape:
+                for i in ins:
+                    d |= dep.get(i, 0)
+            if d:
+                for o in outs:
+                    dep[o] = dep.get(o, 0) | d
+                    produced_inside.add(o)
+                inside_steps.append((node.op, ins, outs))
+            outside_steps.append((node.op, ins, outs))
+        self.connected = tuple(
+            tuple(bool(dep.get(t, 0) & (1 << j)) for j in range(len(self.source_slots))) for t in self.target_slots
+        )
+        self.outside_steps = outside_steps
+        self.inside_steps = inside_steps
+        self.produced_inside = produced_inside
+
+    # -- evaluation ------------------------------------------------------------------------
+    def forward(self, leaf_values) -> list:
+        env = list(leaf_values) + [None] * (self.n_slots - self.n_leaves)
+        for op, ins, outs in self.outside_steps:
+            values = op.call_flat(*[env[i] for i in ins])
+            for o, v in zip(outs, values):
+                env[o] = v
+        return env
+
+    def inside(self, env: list, deltas) -> list:
+        """Target values recomputed with ``deltas[j]`` added to source ``j``.
+
+        Differentiating at ``deltas == 0`` gives the derivative with respect to each
+        source, leaf or intermediate, with every other value held fixed.
+        """
+        env = list(env)
+        delta_of = self.delta_of
+
+        def perturbed(slot, value):
+            for j in delta_of[slot]:
+                if deltas[j] is not None:
+                    value = value + deltas[j]
+            return value
+
+        for slot in delta_of:
+            if slot not in self.produced_inside:
+                env[slot] = perturbed(slot, env[slot])
+        for op, ins, outs in self.inside_steps:
+            values = op.call_flat(*[env[i] for i in ins])
+            for o, v in zip(outs, values):
+                env[o] = perturbed(o, v) if o in delta_of else v
+        return [env[t] for t in self.target_slots]
+
+
+def _float_like(x) -> bool:
+    return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
+
+
+def _scatter(n, positions, values) -> list:
+    full: list[Any] = [None] * n
+    for i, v in zip(positions, values):
+        full[i] = v
+    return full
+
+
+def vjp_program(plan: Plan):
+    """``program(leaf_values, cotangents) -> (target_values, source_grads)``.
+
+    ``cotangents[i]`` is ``None`` for "ones" (the gradient of the sum, TensorFlow's rule).
+    Source gradients are ``None`` where the source is not connected.
+    """
+
+    def program(leaf_values, cotangents):
+        env = plan.forward(leaf_values)
+        sources = [env[s] if s is not None else None for s in plan.source_slots]
+        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s)]
+        targets_now = [env[t] for t in plan.target_slots]
+        diff_targets = [j for j, t in enumerate(targets_now) if _float_like(t)]
+
+        def g(active_deltas):
+            outs = plan.inside(env, _scatter(len(sources), active, active_deltas))
+            return [outs[j] for j in diff_targets]
+
+        outs, pull = jax.vjp(g, [jnp.zeros_like(sources[i]) for i in active])
+        cts = []
+        for j, out in zip(diff_targets, outs):
+            ct = cotangents[j]
+            cts.append(jnp.ones_like(out) if ct is None else jnp.asarray(ct, out.dtype).reshape(out.shape))
+        (grads,) = pull(cts)
+        result: list[Any] = [None] * len(sources)
+        for i, gval in zip(active, grads):
+            result[i] = gval
+        return targets_now, result
+
+    return program
+
+
+def jvp_program(plan: Plan):
+    """``program(leaf_values, source_tangents) -> (target_values, target_tangents)``."""
+
+    def program(leaf_values, tangents):
+        env = plan.forward(leaf_values)
+        sources = [env[s] if s is not None else None for s in plan.source_slots]
+        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s) and tangents[i] is not None]
+
+        def g(active_deltas):
+            return plan.inside(env, _scatter(len(sources), active, active_deltas))
+
+        primals = [jnp.zeros_like(sources[i]) for i in active]
+        tans = [jnp.asarray(tangents[i], sources[i].dtype).reshape(jnp.shape(sources[i])) for i in active]
+        outs, out_t = jax.jvp(g, (primals,), (tans,))
+        return outs, out_t
+
+    return program
+
+
+def jacobian_program(plan: Plan, forward_mode: bool):
+    """``program(leaf_values) -> (target_value, [d target / d source])`` (one target).
+
+    Each Jacobian has shape ``target.shape + source.shape``: vectorised with ``vmap``
+    (``jax.jacrev`` / ``jax.jacfwd``), never a Python loop over elements.
+    """
+
+    def program(leaf_values):
+        env = plan.forward(leaf_values)
+        sources = [env[s] if s is not None else None for s in plan.source_slots]
+        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s)]
+
+        def g(active_deltas):
+            return plan.inside(env, _scatter(len(sources), active, active_deltas))[0]
+
+        target = env[plan.target_slots[0]]
+        result: list[Any] = [None] * len(sources)
+        if active and _float_like(target):
+            jac = (jax.jacfwd if forward_mode else jax.jacrev)(g)([jnp.zeros_like(sources[i]) for i in active])
+            for i, j in zip(active, jac):
+                result[i] = j
+        return target, result
+
+    return program
+
+
+def batch_jacobian_program(plan: Plan, check: bool):
+    """``program(leaf_values, probe) -> (target, jac, leak)``: per-example Jacobians.
+
+    The target ``y`` has shape ``(b, *t)`` and the source ``x`` ``(b, *s)``; the result is
+    ``(b, *t, *s)``. It takes one vector-Jacobian product per target element (the same
+    cotangent on every example), vectorised with vmap, which is the per-example Jacobian
+    when examples are independent. With ``check``, one extra JVP whose tangent is non-zero
+    on example 0 only measures how much leaks into the other examples (``leak``).
+    """
+
+    def program(leaf_values, probe):
+        env = plan.forward(leaf_values)
+        source = env[plan.source_slots[0]]
+
+        def g(delta):
+            return plan.inside(env, [delta])[0]
+
+        target = env[plan.target_slots[0]]
+        b = target.shape[0]
+        t_inner = target.shape[1:]
+        t_size = int(np.prod(t_inner, dtype=np.int64))
+        zero = jnp.zeros_like(source)
+        y, pull = jax.vjp(g, zero)
+
+        def row(j):
+            ct = jnp.broadcast_to(jax.nn.one_hot(j, t_size, dtype=y.dtype).reshape(t_inner), y.shape)
+            return pull(ct)[0]
+
+        rows = jax.vmap(row)(jnp.arange(t_size))  # (t_size, b, *s)
+        jac = jnp.moveaxis(rows, 0, 1).reshape((b, *t_inner, *source.shape[1:]))
+        if check:
+            _, t_out = jax.jvp(g, (zero,), (probe.astype(source.dtype),))
+            leak = jnp.max(jnp.abs(t_out[1:])) if b > 1 else jnp.zeros((), y.dtype)
+            scale = jnp.max(jnp.abs(t_out[:1])) + jnp.max(jnp.abs(jac)) + 1e-30
+            leak = leak / scale
+        else:
+            leak = jnp.zeros((), y.dtype)
+        return target, jac, leak
+
+    return program

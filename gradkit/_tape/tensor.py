@@ -1,0 +1,240 @@
+"""``Tensor``: the value of a recorded op (or a concrete value wrapped for the tape API).
+
+A Tensor knows its shape and dtype at once. Its value is computed when Python needs it
+(``.numpy()``, ``bool()``, ``float()``, printing, ``np.asarray``), as one compiled call
+for its whole recorded history.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import graph, record
+from .graph import Node, make_leaf
+
+
+def _getitem(x, index):
+    return x[index]
+
+
+def _binary(fn):
+    def forward(self, other):
+        return record.apply_binary(fn, self, other)
+
+    def backward(self, other):
+        return record.apply_binary_reflected(fn, self, other)
+
+    return forward, backward
+
+
+# Where a value left the tape through NumPy (for explain()): ndarray -> site.
+numpy_exits: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+
+
+class Tensor:
+    """An array value that a GradientTape may be recording.
+
+    Behaves like an array: Python operators, indexing, ``.shape``, ``.dtype``,
+    ``.numpy()``, ``np.asarray(t)``. Operations on it go through ``gk.numpy`` (or
+    ``gk.lift``) so that a recording tape sees them; a plain ``jnp`` call on a recorded
+    tensor raises an error instead of silently dropping its gradient.
+    """
+
+    __slots__ = ("_node", "_index", "__weakref__")
+    __array_priority__ = 1000
+
+    @classmethod
+    def _make(cls, node: Node, index: int = 0) -> "Tensor":
+        t = object.__new__(cls)
+        t._node = node
+        t._index = index
+        return t
+
+    @classmethod
+    def concrete(cls, value) -> "Tensor":
+        """Wrap a JAX array (not recorded by any tape)."""
+        return cls._make(make_leaf(value, 0, None))
+
+    def __init__(self, value):
+        self._node = make_leaf(value.__gradkit_value__() if isinstance(value, Tensor) else value, 0, None)
+        self._index = 0
+
+    # -- what it is --------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._node.avals[self._index].shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._node.avals[self._index].dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.avals[self._index].shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def weak_type(self) -> bool:
+        return bool(self._node.avals[self._index].weak_type)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- its value ---------------------------------------------------------------------------
+    def __gradkit_value__(self):
+        return record.value_of(self)
+
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array; the value leaves every tape here."""
+        out = np.asarray(record.value_of(self))
+        if self._node.session is graph.local.session and self._node.mask:
+            try:
+                numpy_exits[graph.user_site()] = out
+            except TypeError:
+                pass
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __jax_array__(self):
+        record.check_not_recorded(self, "a jax function")
+        return record.value_of(self)
+
+    def item(self):
+        return self.numpy().item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __bool__(self):
+        return bool(self.numpy())
+
+    def __float__(self):
+        return float(self.numpy())
+
+    def __int__(self):
+        return int(self.numpy())
+
+    def __index__(self):
+        return operator.index(self.numpy())
+
+    def __complex__(self):
+        return complex(self.numpy())
+
+    def __format__(self, spec):
+        return format(self.numpy(), spec) if spec else str(self)
+
+    def __repr__(self):
+        return f"<gk.Tensor: shape={self.shape}, dtype={self.dtype}, numpy={_show(self)}>"
+
+    def __str__(self):
+        return f"gk.Tensor({_show(self)}, shape={self.shape}, dtype={self.dtype})"
+
+    __hash__ = object.__hash__
+
+    # -- operators -------------------------------------------------------------------------
+    __add__, __radd__ = _binary(operator.add)
+    __sub__, __rsub__ = _binary(operator.sub)
+    __mul__, __rmul__ = _binary(operator.mul)
+    __truediv__, __rtruediv__ = _binary(operator.truediv)
+    __floordiv__, __rfloordiv__ = _binary(operator.floordiv)
+    __mod__, __rmod__ = _binary(operator.mod)
+    __pow__, __rpow__ = _binary(operator.pow)
+    __matmul__, __rmatmul__ = _binary(operator.matmul)
+    __and__, __rand__ = _binary(operator.and_)
+    __or__, __ror__ = _binary(operator.or_)
+    __xor__, __rxor__ = _binary(operator.xor)
+    __lt__, _ = _binary(operator.lt)
+    __le__, _ = _binary(operator.le)
+    __gt__, _ = _binary(operator.gt)
+    __ge__, _ = _binary(operator.ge)
+    __eq__, _ = _binary(operator.eq)
+    __ne__, _ = _binary(operator.ne)
+    del _
+
+    def __neg__(self):
+        return record.apply_unary(operator.neg, self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return record.apply_unary(jnp.abs, self)
+
+    def __invert__(self):
+        return record.apply_unary(operator.invert, self)
+
+    def __getitem__(self, index):
+        return record.apply(_getitem, self, index)
+
+    # -- array methods -----------------------------------------------------------------------
+    @property
+    def T(self):
+        return record.apply_unary(jnp.transpose, self)
+
+    def astype(self, dtype):
+        return record.apply(jnp.asarray, self, dtype=np.dtype(dtype))
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return record.apply(jnp.reshape, self, tuple(int(s) for s in shape))
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        return record.apply(jnp.transpose, self, tuple(axes) if axes else None)
+
+    def sum(self, axis=None, keepdims=False):
+        return record.apply(jnp.sum, self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return record.apply(jnp.mean, self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return record.apply(jnp.max, self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return record.apply(jnp.min, self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        return record.apply(jnp.prod, self, axis=axis, keepdims=keepdims)
+
+    def flatten(self):
+        return record.apply(jnp.ravel, self)
+
+    def squeeze(self, axis=None):
+        return record.apply(jnp.squeeze, self, axis=axis)
+
+
+def _show(t: Tensor) -> str:
+    try:
+        return np.array2string(np.asarray(record.value_of(t)), precision=7, separator=", ")
+    except Exception:  # a traced value inside jax.jit: shapes only
+        return "<traced>"
+
+
+record.Tensor = Tensor
+
+
+def _flatten_tensor(t: Tensor):
+    record.check_not_recorded(t, "a jax transform or tree utility")
+    return (record.value_of(t),), None
+
+
+# A concrete Tensor passes into jax code as its value; a recorded one raises the clear
+# error above instead of losing its gradient.
+jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, lambda _, c: c[0])
