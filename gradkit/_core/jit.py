@@ -10,6 +10,8 @@ branch) triggers one retrace with the larger set.
 from __future__ import annotations
 
 import functools
+import types
+import weakref
 from collections.abc import Callable, Sequence
 
 import jax
@@ -30,7 +32,10 @@ class JitFunction:
         self._read_ids: set[int] = set()
         self._discovered: list = []
         self.trace_count = 0
-        static_argnums = tuple(static_argnums)
+        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self._static_argnums, self._static_argnames = static_argnums, static_argnames
+        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._jitted = jax.jit(
             self._pure,
             static_argnums=tuple(i + 1 for i in static_argnums),
@@ -73,17 +78,36 @@ class JitFunction:
         return self._jitted.lower(State.of(self._reads), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
-        # Decorating a method: bind like a function would.
+        # Decorating a method: the instance is not an array, so it cannot be an argument of
+        # the compiled program. Compile the bound method instead (once per instance, as
+        # tf.function does); the Variables it reads through self are found like any others.
+        # static_argnums count self as argument 0, as for jax.jit on a method.
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        try:
+            return self._bound[instance]
+        except KeyError:
+            pass
+        except TypeError:  # not weak-referenceable or not hashable: compile per access
+            return self._bind(instance)
+        bound = self._bound[instance] = self._bind(instance)
+        return bound
+
+    def _bind(self, instance) -> JitFunction:
+        static = tuple(i - 1 for i in self._static_argnums if i > 0)
+        return JitFunction(types.MethodType(self._fn, instance), static, self._static_argnames)
 
 
 def _concrete(tree):
     return jax.tree_util.tree_map(frames.concrete, tree)
 
 
-def jit(fn: Callable | None = None, *, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
+def jit(
+    fn: Callable | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+):
     """Compile ``fn`` with ``jax.jit``; Variables it reads are inputs, assignments are outputs.
 
     Usable as ``@gk.jit`` or ``@gk.jit(static_argnums=...)``. A loop of calls with
@@ -97,6 +121,19 @@ def jit(fn: Callable | None = None, *, static_argnums: Sequence[int] = (), stati
     ...     return counter * 2
     >>> float(step(1.0)), float(step(2.0)), float(counter.value)
     (2.0, 6.0, 3.0)
+
+    On a method, the instance's Variables are found the same way:
+
+    >>> class Model:
+    ...     def __init__(self):
+    ...         self.w = gk.Variable(1.0)
+    ...     @gk.jit
+    ...     def scale(self, x):
+    ...         self.w.assign(self.w * x)
+    ...         return self.w
+    >>> model = Model()
+    >>> float(model.scale(3.0)), float(model.scale(2.0))
+    (3.0, 6.0)
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
