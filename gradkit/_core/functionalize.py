@@ -40,9 +40,11 @@ class StateFrame(frames.Frame):
     def read(self, var):
         value = self.values.get(id(var), _MISSING)
         if value is _MISSING:
+            # A Variable outside the state is a constant of this pure function.
             if self.on_unknown_read is not None:
                 self.on_unknown_read(var)
-            # A Variable outside the state is a constant of this pure function.
+                # Only a discovery trace reads it this way; its value just has to be concrete.
+                return frames.concrete(frames.read_below(self, var))
             return frames.read_below(self, var)
         return value
 

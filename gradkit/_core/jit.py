@@ -60,7 +60,7 @@ class JitFunction:
             self._discovered = []
             # Trace without compiling; the call below reuses this trace from jax's cache, so a
             # step compiles once even when its first trace discovers the Variables it reads.
-            self._jitted.trace(state, *_concrete(args), **_concrete(kwargs))
+            self._jitted.trace(_concrete(state), *_concrete(args), **_concrete(kwargs))
             if not self._discovered:
                 break
             # The trace read Variables it was not given, which would have been baked in as
@@ -99,7 +99,9 @@ class JitFunction:
 
 
 def _concrete(tree):
-    return jax.tree_util.tree_map(frames.concrete, tree)
+    # Values a layer above wraps (a tape's tensors) are leaves here: tracing needs only
+    # their shapes, and must not treat them as pytrees.
+    return jax.tree_util.tree_map(frames.concrete, tree, is_leaf=lambda x: hasattr(type(x), "__gradkit_value__"))
 
 
 def jit(

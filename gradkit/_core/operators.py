@@ -89,8 +89,16 @@ class ValueOperators:
     def __array__(self, dtype=None, copy=None):
         return np.asarray(frames.concrete(self._read_value()), dtype=dtype)
 
+    @property
     def __jax_array__(self):
-        return self._read_value()
+        # A property, so that it can be absent: when the current value is one a tape is
+        # recording, jax's binary operators then defer to our reflected operators (which
+        # record) instead of converting the value and dropping its gradient.
+        value = self._read_value()
+        inner = getattr(type(value), "__jax_array__", None)
+        if inner is not None:
+            return value.__jax_array__
+        return lambda: value
 
     def numpy(self) -> np.ndarray:
         """The current value as a NumPy array (a copy; changing it changes nothing here)."""

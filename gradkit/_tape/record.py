@@ -16,6 +16,7 @@ from __future__ import annotations
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
@@ -101,9 +102,11 @@ def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tensors = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
-    if not tensors:
-        return fn(*args, **kwargs)
     session = graph.local.session
+    if not tensors:
+        if session is not None and session.watched_arrays and any(id(x) in session.watched_arrays for x in leaves):
+            return _record(fn, leaves, treedef, session)
+        return fn(*args, **kwargs)
     recorded = session is not None and any(leaves[i]._node.session is session for i in tensors)
     if not recorded:
         values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
@@ -128,11 +131,25 @@ def _record(fn, leaves, treedef, session, kind=None):
             static.append(x)
     op = intern_op(fn, treedef, tuple(static), tuple(dynamic_at), kind)
     active = session.active
+    cut = None
+    if fn in _CUTS:
+        cut = (_CUTS[fn], graph.user_site(), mask & active)
+        active = 0
     node, out_treedef = make_node(op, tuple(inputs), mask & active, session)
-    lost = mask & ~active & session.alive
-    if lost:
-        node.cut = ("stop_recording", graph.user_site(), lost)
+    if node.mask and not all(jnp.issubdtype(a.dtype, jnp.inexact) for a in node.avals):
+        # Integer and boolean values carry no gradient (TensorFlow gives None past them).
+        node = make_node(op, tuple(inputs), 0, session)[0]
+        cut = ("an integer or boolean result", graph.user_site(), mask & session.active)
+    else:
+        lost = mask & ~session.active & session.alive
+        if lost and cut is None:
+            cut = ("stop_recording", graph.user_site(), lost)
+    node.cut = cut
     return _wrap_outputs(node, out_treedef)
+
+
+# Functions that cut every tape's path by design, and how explain() names them.
+_CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
 
 def apply_binary(fn, a, b):
@@ -166,10 +183,15 @@ _BINARY_TREEDEF = jax.tree_util.tree_structure(((0, 0), {}))
 _UNARY_TREEDEF = jax.tree_util.tree_structure(((0,), {}))
 
 
+def is_recorded(t) -> bool:
+    """Whether ``t`` is part of the graph of the tapes recording in this thread."""
+    session = graph.local.session
+    return session is not None and t._node.session is session and (t._node.mask != 0 or t._node.op is not None)
+
+
 def check_not_recorded(t, what: str):
     """Raise the clear error for a recorded tensor reaching plain JAX/NumPy code."""
-    session = graph.local.session
-    if session is not None and t._node.session is session and (t._node.mask or t._node.op is not None):
+    if is_recorded(t):
         raise _errors.RecordingError(
             f"{what} received a tensor that a GradientTape is recording (shape {t.shape}, dtype {t.dtype}); "
             "plain jax/jnp calls cannot record it, so its gradient would be lost. Use gk.numpy "

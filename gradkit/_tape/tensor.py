@@ -111,9 +111,13 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.numpy(), dtype=dtype)
 
+    @property
     def __jax_array__(self):
-        record.check_not_recorded(self, "a jax function")
-        return record.value_of(self)
+        # Absent while a tape records this tensor, so that ``jax_array + tensor`` defers to
+        # our ``__radd__`` (which records) instead of converting and losing the gradient.
+        if record.is_recorded(self):
+            raise AttributeError("__jax_array__")
+        return lambda: record.value_of(self)
 
     def item(self):
         return self.numpy().item()
