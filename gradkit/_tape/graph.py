@@ -209,6 +209,7 @@ class Session:
         self.parity_bits = 0  # bits of the tapes with track_assignments=False
         self.watched_arrays: dict[int, tuple] = {}  # id(array) -> (array, node): raw arrays a tape watches
         self.frame = None  # the TapeFrame on the core's frame stack
+        self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

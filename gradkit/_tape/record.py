@@ -83,7 +83,21 @@ def _input_node(x, session) -> tuple[Node, int]:
         hit = session.watched_arrays.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1], 0
-    return make_leaf(x, 0, session), 0
+    leaf = make_leaf(x, 0, session)
+    if _numpy_exits and isinstance(x, np.ndarray):
+        exit_ = _numpy_exits.get(id(x))
+        if exit_ is not None and exit_[0]() is x:
+            leaf.origin = ("numpy", exit_[1], exit_[2])
+    return leaf, 0
+
+
+# Arrays that left a recording tape through .numpy(): id -> (weakref, node, site), for explain().
+_numpy_exits: dict[int, tuple] = {}
+
+
+def note_numpy_exit(array, node, site) -> None:
+    key = id(array)
+    _numpy_exits[key] = (weakref.ref(array, lambda _: _numpy_exits.pop(key, None)), node, site)
 
 
 def _wrap_outputs(node: Node, treedef):

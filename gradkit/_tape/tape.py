@@ -112,6 +112,7 @@ class TapeFrame(frames.Frame):
             index = 0
         s.bindings[id(var)] = (node, index)
         s.variables[id(var)] = var
+        s.assign_sites[id(var)] = graph.user_site()
 
     def write_back(self):
         """Give the live Variables the values assigned while recording."""

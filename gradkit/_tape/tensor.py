@@ -8,7 +8,6 @@ for its whole recorded history.
 from __future__ import annotations
 
 import operator
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -30,10 +29,6 @@ def _binary(fn):
         return record.apply_binary_reflected(fn, self, other)
 
     return forward, backward
-
-
-# Where a value left the tape through NumPy (for explain()): ndarray -> site.
-numpy_exits: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
 
 
 class Tensor:
@@ -101,11 +96,9 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array; the value leaves every tape here."""
         out = np.asarray(record.value_of(self))
-        if self._node.session is graph.local.session and self._node.mask:
-            try:
-                numpy_exits[graph.user_site()] = out
-            except TypeError:
-                pass
+        if self._node.mask and self._node.session is graph.local.session:
+            out = np.array(out)  # a fresh array whose identity explain() can recognise later
+            record.note_numpy_exit(out, self._node, graph.user_site())
         return out
 
     def __array__(self, dtype=None, copy=None):
