@@ -1,0 +1,96 @@
+"""Initializers and the module-global PRNG key (``gradkit.nn.set_seed``).
+
+An initializer is ``init(key, shape, dtype) -> array``. Values are computed eagerly
+(``jax.ensure_compile_time_eval``) so a layer built lazily inside ``gk.jit`` still gets
+concrete initial values.
+
+>>> import jax
+>>> set_seed(0)
+>>> glorot_uniform(next_key(), (3, 2)).shape
+(3, 2)
+>>> float(zeros(None, (2,)).sum()), float(ones(None, (2,)).sum())
+(0.0, 2.0)
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+import jax.numpy as jnp
+
+from gradkit import _errors
+
+
+class _Seed(threading.local):
+    def __init__(self):
+        self.key = None
+
+
+_seed = _Seed()
+
+
+def set_seed(seed: int) -> None:
+    """Seed the module-global key that layers and ``gradkit.tf.random`` draw from."""
+    with jax.ensure_compile_time_eval():
+        _seed.key = jax.random.key(int(seed))
+
+
+def next_key():
+    """Split a fresh key off the global one (seeded with 0 if ``set_seed`` was never called)."""
+    with jax.ensure_compile_time_eval():
+        if _seed.key is None:
+            _seed.key = jax.random.key(0)
+        _seed.key, sub = jax.random.split(_seed.key)
+    return sub
+
+
+def zeros(key, shape, dtype=jnp.float32):
+    with jax.ensure_compile_time_eval():
+        return jnp.zeros(shape, dtype)
+
+
+def ones(key, shape, dtype=jnp.float32):
+    with jax.ensure_compile_time_eval():
+        return jnp.ones(shape, dtype)
+
+
+def glorot_uniform(key, shape, dtype=jnp.float32):
+    """Uniform on ±sqrt(6 / (fan_in + fan_out)) (Keras' default kernel initializer)."""
+    fan_in = shape[-2] if len(shape) >= 2 else shape[0] if shape else 1
+    fan_out = shape[-1] if shape else 1
+    limit = (6.0 / (fan_in + fan_out)) ** 0.5
+    return random_uniform(key, shape, dtype, -limit, limit)
+
+
+def random_normal(key, shape, dtype=jnp.float32, mean=0.0, stddev=1.0):
+    with jax.ensure_compile_time_eval():
+        key = next_key() if key is None else key
+        return (mean + stddev * jax.random.normal(key, shape, dtype)).astype(dtype)
+
+
+def random_uniform(key, shape, dtype=jnp.float32, minval=0.0, maxval=1.0):
+    with jax.ensure_compile_time_eval():
+        key = next_key() if key is None else key
+        return jax.random.uniform(key, shape, dtype, minval, maxval)
+
+
+_BY_NAME = {
+    "zeros": zeros,
+    "ones": ones,
+    "glorot_uniform": glorot_uniform,
+    "random_normal": random_normal,
+    "random_uniform": random_uniform,
+}
+
+
+def get(init):
+    """An initializer from its name or itself (a callable ``init(key, shape, dtype)``)."""
+    if callable(init):
+        return init
+    try:
+        return _BY_NAME[init]
+    except KeyError:
+        raise _errors.GradkitValueError(
+            f"unknown initializer {init!r}; use one of {sorted(_BY_NAME)} or a callable init(key, shape, dtype)."
+        ) from None

@@ -1,0 +1,44 @@
+"""``Layer``: a Module that builds its Variables lazily on its first call."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+from gradkit._core.variable import Variable
+
+from . import initializers
+from .module import Module, _snake
+
+_name_counts: collections.defaultdict = collections.defaultdict(itertools.count)
+
+
+def unique_name(base: str) -> str:
+    """'dense', 'dense_1', 'dense_2', ... (Keras' naming)."""
+    n = next(_name_counts[base])
+    return base if n == 0 else f"{base}_{n}"
+
+
+class Layer(Module):
+    """Subclasses implement ``build(input_shape)`` and ``call(x, **kwargs)``."""
+
+    def __init__(self, name: str | None = None):
+        super().__init__(name if name is not None else unique_name(_snake(type(self).__name__)))
+        self.built = False
+
+    def add_weight(self, name: str, shape, initializer="zeros", trainable: bool = True, dtype="float32") -> Variable:
+        value = initializers.get(initializer)(initializers.next_key(), tuple(shape), dtype)
+        return self._make_variable(value, name, trainable)
+
+    def _make_variable(self, value, name: str, trainable: bool) -> Variable:
+        # gradkit.tf overrides this to make TF-named Variables ('dense/kernel:0').
+        return Variable(value, name=f"{self.name}/{name}", trainable=trainable)
+
+    def build(self, input_shape) -> None:  # pragma: no cover - overridden
+        pass
+
+    def __call__(self, x, *args, **kwargs):
+        if not self.built:
+            self.build(tuple(getattr(x, "shape", ())))
+            self.built = True
+        return self.call(x, *args, **kwargs)

@@ -1,0 +1,70 @@
+"""``gradkit.tf``: port TensorFlow 2 autodiff code by changing one import.
+
+``import gradkit.tf as tf`` gives TensorFlow's names, argument names and defaults
+(``name=`` is accepted and ignored), on gradkit's tape: the same programs, but
+gradients flow through Variable assignment (``GradientTape(track_assignments=False)``
+reproduces TensorFlow exactly). Every op is recorded by the tape and returns a
+``gk.Tensor`` (``.numpy()`` works as in eager TensorFlow). Complex gradients follow
+TensorFlow's convention (the conjugate of JAX's). Anything not covered raises an
+AttributeError that points at ``gk.numpy`` / ``gk.lift``.
+
+>>> import gradkit.tf as tf
+>>> a, b, c = tf.Variable(1.0, name="a"), tf.Variable(2.0, name="b"), tf.Variable(3.0, name="c")
+>>> with tf.GradientTape() as tape:
+...     _ = c.assign(a + b)
+...     loss = tf.reduce_mean(c ** 2)
+>>> print(tape.gradient(loss, b))            # TensorFlow prints None
+gk.Tensor(6., shape=(), dtype=float32)
+"""
+
+from gradkit._tape.tensor import Tensor as Tensor
+from gradkit.nn.module import Module as Module
+
+from . import _array, _autodiff, _custom, _linalg, _math, _nest, _nn, _random, _saved_model
+from . import _dtypes as dtypes
+from . import _keras as keras
+from ._array import concat, constant, convert_to_tensor, expand_dims, eye, fill, gather, identity, linspace, one_hot
+from ._array import ones, ones_like, pad, rank, reshape, shape, size, split, squeeze, stack, tile, transpose, unstack
+from ._array import cast, where, zeros, zeros_like
+from ._array import range  # noqa: A004
+from ._convert import TensorShape
+from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
+from ._dtypes import bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
+from ._function import TensorSpec, function
+from ._math import abs, add, add_n, argmax, clip_by_norm, clip_by_value, cos, divide, einsum, exp, log, matmul  # noqa: A004
+from ._math import maximum, minimum, multiply, norm, pow, reduce_all, reduce_any, reduce_max, reduce_mean  # noqa: A004
+from ._math import reduce_min, reduce_prod, reduce_std, reduce_sum, reduce_variance, round, sigmoid, sign, sin  # noqa: A004
+from ._math import sqrt, square, subtract, tanh, tensordot
+from ._namespace import Namespace, missing
+from ._tape import GradientTape, UnconnectedGradients
+from ._variables import Variable
+
+Module.__doc__ = "``tf.Module`` (gradkit.nn.Module): finds its Variables by walking its attributes."
+
+_MATH_NAMES = (
+    "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
+    "reciprocal real imag conj erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
+    "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
+    "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp argmax add_n"
+).split()
+math = Namespace("gradkit.tf.math", **{n: getattr(_math, n) for n in _MATH_NAMES})
+nn = Namespace("gradkit.tf.nn", **{n: getattr(_nn, n) for n in dir(_nn) if not n.startswith("_") and callable(getattr(_nn, n))})
+linalg = Namespace("gradkit.tf.linalg", **{n: getattr(_linalg, n) for n in dir(_linalg) if not n.startswith("_") and callable(getattr(_linalg, n))})
+random = Namespace("gradkit.tf.random", normal=_random.normal, uniform=_random.uniform,
+                   truncated_normal=_random.truncated_normal, set_seed=_random.set_seed)
+nest = Namespace("gradkit.tf.nest", map_structure=_nest.map_structure, flatten=_nest.flatten,
+                 pack_sequence_as=_nest.pack_sequence_as, assert_same_structure=_nest.assert_same_structure,
+                 is_nested=_nest.is_nested)
+autodiff = Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
+saved_model = Namespace("gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load,
+                        SaveOptions=_saved_model.SaveOptions)
+experimental = Namespace("gradkit.tf.experimental")
+
+del _array, _custom, _linalg, _math, _nest, _nn, _random, _saved_model
+
+
+def __getattr__(name):
+    raise AttributeError(missing("gradkit.tf", name))
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("Namespace", "missing")]

@@ -1,0 +1,247 @@
+"""Creating and reshaping tensors: constant, zeros, eye, reshape, concat, pad, gather, ..."""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit._tape.tensor import Tensor
+
+from . import _dtypes
+from ._convert import axis_arg, call, convert, static_ints, wrap
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default)."""
+    x = convert(value, dtype)
+    if isinstance(x, Tensor):
+        x = x.__gradkit_value__()
+    if shape is not None:
+        x = jnp.broadcast_to(x, static_ints(shape)) if x.size == 1 else jnp.reshape(x, static_ints(shape))
+    return Tensor.concrete(x)
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded."""
+    return wrap(convert(value, dtype))
+
+
+def zeros(shape, dtype=_dtypes.float32, name=None):
+    return Tensor.concrete(jnp.zeros(static_ints(shape), dtype))
+
+
+def ones(shape, dtype=_dtypes.float32, name=None):
+    return Tensor.concrete(jnp.ones(static_ints(shape), dtype))
+
+
+def fill(dims, value, name=None):
+    return Tensor.concrete(jnp.full(static_ints(dims), convert(value)))
+
+
+def _zeros_like(x, dtype):
+    return jnp.zeros_like(x, dtype=dtype)
+
+
+def _ones_like(x, dtype):
+    return jnp.ones_like(x, dtype=dtype)
+
+
+def zeros_like(input, dtype=None, name=None):  # noqa: A002  (TensorFlow's argument name)
+    return call(_zeros_like, convert(input), dtype=dtype)
+
+
+def ones_like(input, dtype=None, name=None):  # noqa: A002
+    return call(_ones_like, convert(input), dtype=dtype)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
+    m = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=dtype)
+    if batch_shape is not None:
+        batch = static_ints(batch_shape)
+        m = jnp.broadcast_to(m, batch + m.shape)
+    return Tensor.concrete(m)
+
+
+def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
+    if limit is None:
+        start, limit = 0, start
+    vals = [np.asarray(convert(v).__array__() if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
+    if dtype is None:
+        dtype = _dtypes.float32 if any(np.issubdtype(v.dtype, np.floating) for v in vals) else _dtypes.int32
+    return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
+
+
+def _linspace(start, stop, num):
+    return jnp.linspace(start, stop, num)
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    return call(_linspace, convert(start), convert(stop), num=int(num))
+
+
+def _reshape(x, shape):
+    return jnp.reshape(x, shape)
+
+
+def reshape(tensor, shape, name=None):
+    return call(_reshape, convert(tensor), shape=static_ints(shape))
+
+
+def _transpose(x, perm, conj):
+    y = jnp.transpose(x, perm)
+    return jnp.conj(y) if conj else y
+
+
+def transpose(a, perm=None, conjugate=False, name="transpose"):
+    return call(_transpose, convert(a), perm=None if perm is None else static_ints(perm), conj=bool(conjugate))
+
+
+def _concat(values, axis):
+    return jnp.concatenate(values, axis=axis)
+
+
+def concat(values, axis, name="concat"):
+    return call(_concat, [convert(v) for v in values], axis=int(axis))
+
+
+def _stack(values, axis):
+    return jnp.stack(values, axis=axis)
+
+
+def stack(values, axis=0, name="stack"):
+    return call(_stack, [convert(v) for v in values], axis=int(axis))
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    x = convert(value)
+    n = x.shape[axis]
+    return [call(_take, x, index=i, axis=int(axis)) for i in builtins.range(n)]
+
+
+def _take(x, index, axis):
+    return jnp.take(x, index, axis=axis)
+
+
+def _pad(x, pad_width, mode, constant_values):
+    if mode == "constant":
+        return jnp.pad(x, pad_width, mode="constant", constant_values=constant_values)
+    return jnp.pad(x, pad_width, mode=mode)
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """``tf.pad``: modes 'CONSTANT', 'REFLECT', 'SYMMETRIC'."""
+    widths = tuple(tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings))
+    return call(_pad, convert(tensor), pad_width=widths, mode=mode.lower(), constant_values=constant_values)
+
+
+def _cast_to(x, dtype):
+    if np.issubdtype(np.dtype(x.dtype), np.complexfloating) and not np.issubdtype(dtype, np.complexfloating):
+        x = jnp.real(x)
+    return x.astype(dtype)
+
+
+def cast(x, dtype, name=None):
+    return call(_cast_to, convert(x), dtype=np.dtype(dtype))
+
+
+def _where3(c, x, y):
+    return jnp.where(c, x, y)
+
+
+def _where1(c):
+    return jnp.stack(jnp.nonzero(c), axis=-1)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None and y is None:
+        c = convert(condition)
+        return Tensor.concrete(_where1(np.asarray(c.__array__() if isinstance(c, Tensor) else c)))
+    return call(_where3, convert(condition), convert(x), convert(y))
+
+
+def _gather(params, indices, axis, batch_dims):
+    if batch_dims:
+        fn = lambda p, i: _gather(p, i, axis - 1, batch_dims - 1)  # noqa: E731
+        return jax.vmap(fn)(params, indices)
+    return jnp.take(params, indices, axis=axis)
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    axis = batch_dims if axis is None else int(axis)
+    return call(_gather, convert(params), convert(indices), axis=axis, batch_dims=int(batch_dims))
+
+
+def _one_hot(indices, depth, on_value, off_value, axis, dtype):
+    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=dtype)
+    return hot * (on_value - off_value) + off_value
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    dtype = np.dtype(dtype or _dtypes.float32)
+    on = 1 if on_value is None else on_value
+    off = 0 if off_value is None else off_value
+    return call(_one_hot, convert(indices), depth=int(depth), on_value=on, off_value=off,
+                axis=-1 if axis is None else int(axis), dtype=dtype)
+
+
+def _split(x, sections, axis):
+    return tuple(jnp.split(x, sections, axis=axis))
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    x = convert(value)
+    if isinstance(num_or_size_splits, int):
+        sections = num_or_size_splits
+    else:
+        sizes = list(static_ints(num_or_size_splits))
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
+        sections = tuple(int(s) for s in np.cumsum(sizes)[:-1])
+    return list(call(_split, x, sections=sections, axis=int(axis)))
+
+
+def _squeeze(x, axis):
+    return jnp.squeeze(x, axis)
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    return call(_squeeze, convert(input), axis=axis_arg(axis))
+
+
+def _expand_dims(x, axis):
+    return jnp.expand_dims(x, axis)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    return call(_expand_dims, convert(input), axis=int(axis))
+
+
+def _tile(x, reps):
+    return jnp.tile(x, reps)
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    return call(_tile, convert(input), reps=static_ints(multiples))
+
+
+def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
+    return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=out_type))
+
+
+def size(input, out_type=_dtypes.int32, name=None):  # noqa: A002
+    return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=out_type))
+
+
+def rank(input, name=None):  # noqa: A002
+    return Tensor.concrete(jnp.asarray(len(getattr(input, "shape", np.shape(input))), dtype=_dtypes.int32))
+
+
+def _identity(x):
+    return jnp.asarray(x)
+
+
+def identity(input, name=None):  # noqa: A002
+    return call(_identity, convert(input))

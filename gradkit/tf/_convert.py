@@ -1,0 +1,114 @@
+"""Turning TF-style inputs into values the tape records, and results into ``gk.Tensor``.
+
+TensorFlow accepts Variables, Python (nested) lists of tensors and plain numbers
+wherever a tensor goes; gradkit.tf ops do the same. A list holding a Tensor or a
+Variable is stacked with ``gnp.stack`` so the tape records the stacking.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit._core.variable import Variable, VariableSlice
+from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
+
+_stack = lift(jnp.stack)
+
+
+def _has_tensor(x) -> bool:
+    if isinstance(x, (Tensor, Variable, VariableSlice)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(e) for e in x)
+    return False
+
+
+def convert(x, dtype=None):
+    """A value an op can take: a Tensor, a traced value, or a strongly typed JAX array."""
+    if isinstance(x, Variable):
+        x = x.value
+    elif isinstance(x, VariableSlice):
+        x = x._read_value()
+    elif isinstance(x, (list, tuple)) and _has_tensor(x):
+        x = _stack([convert(e) for e in x])
+    elif not isinstance(x, (Tensor, jax.Array, jax.core.Tracer)):
+        arr = np.asarray(x)
+        if dtype is None and arr.dtype == np.float64:
+            arr = arr.astype(np.float32)  # TensorFlow's default float
+        elif dtype is None and arr.dtype == np.int64:
+            arr = arr.astype(np.int32)
+        x = jnp.asarray(arr)
+    if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
+        x = _cast(x, np.dtype(dtype))
+    return x
+
+
+_astype = lift(lambda x, dtype: x.astype(dtype))
+
+
+def _cast(x, dtype):
+    return _astype(x, dtype=dtype)
+
+
+def wrap(out):
+    """Concrete JAX arrays in ``out`` become ``gk.Tensor`` (traced values stay as they are)."""
+    return jax.tree_util.tree_map(
+        lambda v: Tensor.concrete(v) if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) else v,
+        out,
+        is_leaf=lambda v: isinstance(v, Tensor),
+    )
+
+
+def call(fn, *args, **static):
+    """``fn(*args, **static)`` recorded as one op, the result as ``gk.Tensor``.
+
+    ``fn`` must be a module-level function (the tape caches compiled programs per op).
+    """
+    return wrap(lift(fn)(*args, **static))
+
+
+def axis_arg(axis):
+    """TF axes may be lists or tensors; jax wants ints or tuples (static)."""
+    if axis is None:
+        return None
+    if isinstance(axis, (Tensor, jax.Array, np.ndarray)):
+        axis = np.asarray(axis).tolist()
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) for a in axis)
+    return int(axis)
+
+
+def static_ints(x):
+    """A shape-like argument (list, tuple, tensor) as a tuple of Python ints."""
+    if isinstance(x, (Tensor, Variable)):
+        x = np.asarray(x.numpy() if isinstance(x, Tensor) else x.value)
+    if isinstance(x, (jax.Array, np.ndarray)):
+        x = np.asarray(x).tolist()
+    if isinstance(x, (int, np.integer)):
+        return (int(x),)
+    return tuple(int(np.asarray(d)) if d is not None else -1 for d in x)
+
+
+class TensorShape(tuple):
+    """A shape: a tuple of ints with TensorFlow's ``as_list()`` and ``rank``.
+
+    >>> TensorShape((2, 3)).as_list(), TensorShape((2, 3)).rank
+    ([2, 3], 2)
+    """
+
+    def as_list(self) -> list:
+        return list(self)
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    @property
+    def ndims(self) -> int:
+        return len(self)
+
+    def num_elements(self) -> int:
+        return int(np.prod(self, dtype=np.int64))

@@ -1,0 +1,83 @@
+"""``custom_gradient``, ``stop_gradient``, ``grad_pass_through``, ``vectorized_map``."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+
+from gradkit._core.custom import custom_gradient as _gk_custom_gradient
+from gradkit._core.custom import stop_gradient as _gk_stop_gradient
+from gradkit._core.functionalize import values_of
+from gradkit._tape.lift import lift
+
+from ._convert import convert, wrap
+
+
+def stop_gradient(input, name=None):  # noqa: A002  (TensorFlow's argument name)
+    return wrap(_gk_stop_gradient(convert(input)))
+
+
+def custom_gradient(f=None):
+    """``tf.custom_gradient``: ``f(*x)`` returns ``(y, grad_fn)``.
+
+    If ``f`` reads Variables, ``grad_fn(dy, variables=None)`` must return
+    ``(input_grads, variable_grads)``; a ``grad_fn`` without ``variables=`` raises TypeError.
+
+    >>> import gradkit.tf as tf
+    >>> @tf.custom_gradient
+    ... def clip_gradients(y):
+    ...     def backward(dy):
+    ...         return tf.clip_by_norm(dy, 0.5)
+    ...     return y, backward
+    >>> v = tf.Variable(2.0)
+    >>> with tf.GradientTape() as t:
+    ...     output = clip_gradients(v * v)
+    >>> float(t.gradient(output, v))
+    2.0
+    """
+    if f is None:
+        return custom_gradient
+    inner = _gk_custom_gradient(f)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return wrap(inner(*[convert(a) for a in args], **kwargs))
+
+    return wrapper
+
+
+def _pass_through(x, y):
+    return x + jax.lax.stop_gradient(y - x)
+
+
+def grad_pass_through(f):
+    """Forward ``f(x)``, backward the identity (``tf.grad_pass_through``).
+
+    >>> import gradkit.tf as tf
+    >>> x = tf.Variable(2.0)
+    >>> with tf.GradientTape() as t:
+    ...     y = grad_pass_through(tf.math.round)(x * 1.3)
+    >>> float(y), round(float(t.gradient(y, x)), 6)
+    (3.0, 1.3)
+    """
+
+    @functools.wraps(f)
+    def wrapper(x, *args, **kwargs):
+        xv = convert(x)
+        y = f(x, *args, **kwargs)
+        if hasattr(y, "_read_value"):  # f assigned a Variable and returned it
+            y = y.value
+        return wrap(lift(_pass_through)(xv, convert(y)))
+
+    return wrapper
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """``tf.vectorized_map``: ``fn`` mapped over the first axis with ``jax.vmap`` (one recorded op)."""
+
+    def mapped(e):
+        return jax.vmap(lambda x: values_of(fn(x)))(e)
+
+    leaves = jax.tree_util.tree_map(convert, elems)
+    return wrap(lift(mapped)(leaves))

@@ -1,0 +1,201 @@
+"""Elementwise math, reductions, matmul/einsum/tensordot, norms and clipping (``tf.*`` and ``tf.math.*``)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._convert import axis_arg, call, convert
+
+
+def _unary(jfn, tf_name):
+    def op(x, name=None):
+        return call(jfn, convert(x))
+
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"``tf.math.{tf_name}``, recorded by the tape as ``{getattr(jfn, '__name__', tf_name)}``."
+    return op
+
+
+def _tf_round(x):
+    return jnp.round(x)  # banker's rounding, as TensorFlow's
+
+
+def _tf_softplus(x):
+    return jax.nn.softplus(x)
+
+
+def _reciprocal(x):
+    return 1.0 / x
+
+
+sin = _unary(jnp.sin, "sin")
+cos = _unary(jnp.cos, "cos")
+tan = _unary(jnp.tan, "tan")
+tanh = _unary(jnp.tanh, "tanh")
+sinh = _unary(jnp.sinh, "sinh")
+cosh = _unary(jnp.cosh, "cosh")
+exp = _unary(jnp.exp, "exp")
+log = _unary(jnp.log, "log")
+log1p = _unary(jnp.log1p, "log1p")
+square = _unary(jnp.square, "square")
+sqrt = _unary(jnp.sqrt, "sqrt")
+rsqrt = _unary(jax.lax.rsqrt, "rsqrt")
+abs = _unary(jnp.abs, "abs")  # noqa: A001
+negative = _unary(jnp.negative, "negative")
+sign = _unary(jnp.sign, "sign")
+floor = _unary(jnp.floor, "floor")
+ceil = _unary(jnp.ceil, "ceil")
+round = _unary(_tf_round, "round")  # noqa: A001
+softplus = _unary(_tf_softplus, "softplus")
+sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
+reciprocal = _unary(_reciprocal, "reciprocal")
+real = _unary(jnp.real, "real")
+imag = _unary(jnp.imag, "imag")
+conj = _unary(jnp.conj, "conj")
+erf = _unary(jax.scipy.special.erf, "erf")
+lgamma = _unary(jax.scipy.special.gammaln, "lgamma")
+is_nan = _unary(jnp.isnan, "is_nan")
+is_finite = _unary(jnp.isfinite, "is_finite")
+
+
+def _binary(jfn, tf_name):
+    def op(x, y, name=None):
+        return call(jfn, convert(x), convert(y))
+
+    op.__name__ = op.__qualname__ = tf_name
+    return op
+
+
+add = _binary(jnp.add, "add")
+subtract = _binary(jnp.subtract, "subtract")
+multiply = _binary(jnp.multiply, "multiply")
+divide = _binary(jnp.true_divide, "divide")
+pow = _binary(jnp.power, "pow")  # noqa: A001
+maximum = _binary(jnp.maximum, "maximum")
+minimum = _binary(jnp.minimum, "minimum")
+squared_difference = _binary(lambda x, y: jnp.square(x - y), "squared_difference")
+equal = _binary(jnp.equal, "equal")
+not_equal = _binary(jnp.not_equal, "not_equal")
+greater = _binary(jnp.greater, "greater")
+less = _binary(jnp.less, "less")
+atan2 = _binary(jnp.arctan2, "atan2")
+
+
+def _reduction(jfn, tf_name):
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        return call(jfn, convert(input_tensor), axis=axis_arg(axis), keepdims=bool(keepdims))
+
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"``tf.{tf_name}(input_tensor, axis=None, keepdims=False)``; a list of tensors is stacked first."
+    return op
+
+
+def _logsumexp(x, axis, keepdims):
+    return jax.scipy.special.logsumexp(x, axis=axis, keepdims=keepdims)
+
+
+reduce_sum = _reduction(jnp.sum, "reduce_sum")
+reduce_mean = _reduction(jnp.mean, "reduce_mean")
+reduce_max = _reduction(jnp.max, "reduce_max")
+reduce_min = _reduction(jnp.min, "reduce_min")
+reduce_prod = _reduction(jnp.prod, "reduce_prod")
+reduce_std = _reduction(jnp.std, "reduce_std")
+reduce_variance = _reduction(jnp.var, "reduce_variance")
+reduce_any = _reduction(jnp.any, "reduce_any")
+reduce_all = _reduction(jnp.all, "reduce_all")
+reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp")
+
+
+def _argmax(x, axis):
+    return jnp.argmax(x, axis=axis)
+
+
+def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
+    return call(_argmax, convert(input), axis=0 if axis is None else int(axis))
+
+
+def _matmul(a, b, ta, tb, ca, cb):
+    if ta:
+        a = jnp.swapaxes(a, -1, -2)
+    if tb:
+        b = jnp.swapaxes(b, -1, -2)
+    if ca:
+        a = jnp.conj(jnp.swapaxes(a, -1, -2))
+    if cb:
+        b = jnp.conj(jnp.swapaxes(b, -1, -2))
+    return jnp.matmul(a, b)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+    """``tf.matmul`` (batched over leading dimensions)."""
+    return call(_matmul, convert(a), convert(b), ta=bool(transpose_a), tb=bool(transpose_b), ca=bool(adjoint_a),
+                cb=bool(adjoint_b))
+
+
+def _einsum(*operands, equation):
+    return jnp.einsum(equation, *operands)
+
+
+def einsum(equation, *inputs, name=None, **kwargs):
+    return call(_einsum, *[convert(x) for x in inputs], equation=equation)
+
+
+def _tensordot(a, b, axes):
+    return jnp.tensordot(a, b, axes)
+
+
+def tensordot(a, b, axes, name=None):
+    if not isinstance(axes, int):
+        axes = tuple(tuple(ax) if isinstance(ax, (list, tuple)) else ax for ax in axes)
+    return call(_tensordot, convert(a), convert(b), axes=axes)
+
+
+def _norm(x, ord, axis, keepdims):
+    if ord == "euclidean" or (ord == 2 and not isinstance(axis, tuple)) or ord == "fro":
+        return jnp.sqrt(jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims).real)
+    if ord == 1 and not isinstance(axis, tuple):
+        return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == np.inf and not isinstance(axis, tuple):
+        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims)
+    return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+    """``tf.norm``: with ``axis=None`` the Euclidean norm of all elements (a list is stacked first).
+
+    >>> import gradkit.tf as tf
+    >>> float(tf.norm([tf.constant(3.0), tf.Variable(4.0)]))
+    5.0
+    """
+    return call(_norm, convert(tensor), ord=ord, axis=axis_arg(axis), keepdims=bool(keepdims))
+
+
+def _clip_by_norm(t, clip_norm, axes):
+    l2sum = jnp.sum(t * t, axis=axes, keepdims=True)
+    pred = l2sum > 0
+    l2sum_safe = jnp.where(pred, l2sum, jnp.ones_like(l2sum))
+    l2norm = jnp.where(pred, jnp.sqrt(l2sum_safe), l2sum)
+    return t * clip_norm / jnp.maximum(l2norm, clip_norm)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """TensorFlow's ``t * clip_norm / max(||t||, clip_norm)`` (with its safe gradient at 0)."""
+    return call(_clip_by_norm, convert(t), convert(clip_norm), axes=axis_arg(axes))
+
+
+def _clip_by_value(t, lo, hi):
+    return jnp.minimum(jnp.maximum(t, lo), hi)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    return call(_clip_by_value, convert(t), convert(clip_value_min), convert(clip_value_max))
+
+
+def add_n(inputs, name=None):
+    out = convert(inputs[0])
+    for x in inputs[1:]:
+        out = out + convert(x)
+    return call(jnp.asarray, out)

@@ -1,0 +1,70 @@
+"""``tf.GradientTape``: gradkit's tape with TensorFlow's signature and complex convention."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import gradkit.numpy as gnp
+from gradkit._tape.tape import GradientTape as _GkTape
+from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
+from gradkit._tape.tensor import Tensor
+
+from ._convert import wrap
+
+
+def _is_complex(x) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return dtype is not None and np.issubdtype(np.dtype(dtype), np.complexfloating)
+
+
+def _conj_tree(tree):
+    return jax.tree_util.tree_map(
+        lambda g: gnp.conj(g) if _is_complex(g) else g, tree, is_leaf=lambda x: isinstance(x, Tensor) or x is None
+    )
+
+
+class GradientTape(_GkTape):
+    """TensorFlow's ``tf.GradientTape(persistent=False, watch_accessed_variables=True)``.
+
+    ``track_assignments=True`` (gradkit's default): gradients flow through Variable
+    assignment (``c.assign(a + b)`` keeps d loss/d b). Pass ``track_assignments=False``
+    for TensorFlow's exact results (an assignment cuts the path).
+
+    Complex numbers follow TensorFlow's convention: the gradient of a real loss with
+    respect to ``z`` is the conjugate of JAX's, ``d|z|²/dz = 2z``.
+
+    >>> import gradkit.tf as tf
+    >>> z = tf.Variable(1 + 2j)
+    >>> with GradientTape() as tape:
+    ...     y = tf.math.real(z * tf.math.conj(z))
+    >>> complex(tape.gradient(y, z))
+    (2+4j)
+    >>> a, b, c = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
+    >>> with GradientTape() as tape:
+    ...     _ = c.assign(a + b)
+    ...     loss = tf.reduce_mean(c ** 2)
+    >>> float(tape.gradient(loss, b))             # TensorFlow: None
+    6.0
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True, track_assignments=True):
+        super().__init__(persistent=persistent, watch_accessed_variables=watch_accessed_variables,
+                         track_assignments=track_assignments)
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
+        if output_gradients is not None:
+            output_gradients = _conj_tree(output_gradients)
+        out = super().gradient(target, sources, output_gradients, unconnected_gradients)
+        return wrap(_conj_tree(out))
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
+                 experimental_use_pfor=True):
+        out = super().jacobian(target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor)
+        return wrap(_conj_tree(out))
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True, check_independence=True):
+        out = super().batch_jacobian(target, source, unconnected_gradients, parallel_iterations,
+                                     experimental_use_pfor, check_independence)
+        return wrap(_conj_tree(out))

@@ -1,0 +1,75 @@
+"""``tf.Variable``: a ``gk.Variable`` with TensorFlow's naming, shape type and eager results."""
+
+from __future__ import annotations
+
+import jax
+
+from gradkit._core.operators import ValueOperators
+from gradkit._core.variable import Variable as _GkVariable
+
+from ._convert import TensorShape, wrap
+
+
+def _wrapped(op):
+    def method(self, *args):
+        return wrap(op(self, *args))
+
+    method.__name__ = op.__name__
+    return method
+
+
+class Variable(_GkVariable):
+    """TensorFlow's ``tf.Variable(initial_value, trainable=True, name=None, dtype=None)``.
+
+    ``.name`` reads like TensorFlow's (``'x:0'``), ``.shape`` is a tuple with
+    ``as_list()``, and arithmetic on it gives ``gk.Tensor`` (``.numpy()`` works).
+
+    >>> v = Variable([1.0, 2.0], name="v")
+    >>> v.name, v.shape.as_list(), (v * 2).numpy().tolist()
+    ('v:0', [2], [2.0, 4.0])
+    """
+
+    def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
+                 variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization=None,
+                 aggregation=None, shape=None, experimental_enable_variable_lifting=True):
+        if callable(initial_value):
+            initial_value = initial_value()
+        from ._convert import convert
+
+        with jax.ensure_compile_time_eval():
+            value = convert(initial_value, dtype)
+        super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
+
+    @property
+    def name(self) -> str:
+        return f"{self._name}:0"
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._shape)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def numpy(self):
+        import numpy as np
+
+        from gradkit._core import frames
+
+        return np.asarray(frames.concrete(self.value))
+
+    def read_value(self):
+        return wrap(self.value)
+
+    def __repr__(self) -> str:
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"
+
+
+# TensorFlow eager arithmetic on a Variable gives a tensor with .numpy(): wrap the results.
+_OPERATORS = (
+    "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow matmul rmatmul "
+    "and rand or ror xor rxor lt le gt ge eq ne neg pos abs invert"
+).split()
+for _name in _OPERATORS:
+    setattr(Variable, f"__{_name}__", _wrapped(getattr(ValueOperators, f"__{_name}__")))
+Variable.__hash__ = _GkVariable.__hash__
