@@ -24,6 +24,12 @@ def _conj_tree(tree):
     )
 
 
+def _leaves(tree):
+    from gradkit._core.variable import Variable
+
+    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)) or x is None)
+
+
 class GradientTape(_GkTape):
     """TensorFlow's ``tf.GradientTape(persistent=False, watch_accessed_variables=True)``.
 
@@ -55,6 +61,14 @@ class GradientTape(_GkTape):
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         if output_gradients is not None:
             output_gradients = _conj_tree(output_gradients)
+            n_targets = len(_leaves(target))
+            flat = _leaves(output_gradients)
+            if len(flat) > n_targets:
+                # TensorFlow pairs output_gradients with the flattened targets and silently
+                # ignores the extra entries; so does gradkit.tf (checked against TF 2.21).
+                output_gradients = flat[:n_targets]
+            elif isinstance(target, (list, tuple, dict)) is False and len(flat) == 1:
+                output_gradients = flat[0]
         out = super().gradient(target, sources, output_gradients, unconnected_gradients)
         return wrap(_conj_tree(out))
 

@@ -7,11 +7,14 @@ import jax
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 
-from ._convert import TensorShape, wrap
+from ._convert import TensorShape, convert, wrap
 
 
 def _wrapped(op):
     def method(self, *args):
+        # TensorFlow takes Python lists as operands ([[1., 2.]] @ v); convert them here
+        # (the tape's reflected operators mishandle a list operand, see the report).
+        args = tuple(convert(a) if isinstance(a, (list, tuple)) else a for a in args)
         return wrap(op(self, *args))
 
     method.__name__ = op.__name__
@@ -34,8 +37,6 @@ class Variable(_GkVariable):
                  aggregation=None, shape=None, experimental_enable_variable_lifting=True):
         if callable(initial_value):
             initial_value = initial_value()
-        from ._convert import convert
-
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
