@@ -55,7 +55,7 @@ def explain(tape, target, source) -> str:
     t_ref = tape._target_ref(target)
     if t_ref is None:
         return (
-            f"gradient is None: the target was not recorded by this tape. It was computed outside "
+            "gradient is None: the target was not recorded by this tape. It was computed outside "
             "'with tape:', from values no tape watched, or with plain jax/numpy instead of gk.numpy."
         )
     s_node, _ = s_ref

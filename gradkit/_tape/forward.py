@@ -33,7 +33,7 @@ class ForwardAccumulator:
     >>> import gradkit as gk
     >>> x = gk.Variable(3.0)
     >>> with gk.ForwardAccumulator(x, 1.0) as acc:
-    ...     x.assign(x * 2)
+    ...     _ = x.assign(x * 2)
     ...     y = x ** 2
     >>> float(acc.jvp(y))      # d (2x)^2 / dx = 8x
     24.0
@@ -56,7 +56,7 @@ class ForwardAccumulator:
         self._tangents = [_as_array(t) for t in tangent_leaves]
         self._tape = GradientTape(persistent=True, watch_accessed_variables=False)
 
-    def __enter__(self) -> "ForwardAccumulator":
+    def __enter__(self) -> ForwardAccumulator:
         self._tape.__enter__()
         self._tape.watch(self._primal_leaves)
         return self

@@ -118,22 +118,30 @@ class Node:
         return f"<Node {name} sid={self.sid} mask={self.mask:b}>"
 
 
+_avals: dict[tuple, jax.ShapeDtypeStruct] = {}
+
+
+def canonical_aval(shape, dtype, weak_type) -> jax.ShapeDtypeStruct:
+    """One shared object per (shape, dtype, weak_type), so cache keys can use identity."""
+    key = (tuple(shape), np.dtype(dtype), bool(weak_type))
+    aval = _avals.get(key)
+    if aval is None:
+        aval = _avals[key] = jax.ShapeDtypeStruct(key[0], key[1], weak_type=key[2])
+    return aval
+
+
 def aval_of(x) -> jax.ShapeDtypeStruct:
     if isinstance(x, (jax.Array, np.ndarray, np.generic)) or isinstance(x, jax.core.Tracer):
-        return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=getattr(x, "weak_type", False))
+        return canonical_aval(x.shape, x.dtype, getattr(x, "weak_type", False))
     arr = jnp.asarray(x)
-    return jax.ShapeDtypeStruct(arr.shape, arr.dtype, weak_type=arr.weak_type)
-
-
-def _aval_key(a) -> tuple:
-    return (a.shape, a.dtype, a.weak_type)
+    return canonical_aval(arr.shape, arr.dtype, arr.weak_type)
 
 
 def make_leaf(value, mask: int, session) -> Node:
     if not isinstance(value, (jax.Array, jax.core.Tracer)):
         value = jnp.asarray(value)
     aval = aval_of(value)
-    sid = intern_sid(("leaf", _aval_key(aval), mask))
+    sid = intern_sid(("leaf", id(aval), mask))
     node = Node(None, (), (aval,), mask, session, sid, None, [value])
     node.leaves = (node,)
     return node
@@ -143,26 +151,35 @@ _aval_cache: dict[Any, tuple] = {}
 
 
 def output_avals(op: Op, in_avals: tuple) -> tuple:
-    """The output shapes/dtypes of ``op`` on inputs of these shapes/dtypes (cached).
+    """``(avals, treedef, all_float)`` of ``op``'s outputs on inputs of these avals (cached).
 
     A shape error in the op is raised here, at the line that recorded it.
     """
-    key = (op.key, tuple(_aval_key(a) for a in in_avals))
+    key = (op.key, *map(id, in_avals))
     hit = _aval_cache.get(key)
     if hit is not None:
         return hit
     out = jax.eval_shape(op.call, *in_avals)
     leaves, treedef = jax.tree_util.tree_flatten(out)
-    op.out_treedef = treedef
-    avals = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False)) for a in leaves)
-    _aval_cache[key] = (avals, treedef)
-    return avals, treedef
+    avals = tuple(canonical_aval(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in leaves)
+    all_float = all(jnp.issubdtype(a.dtype, jnp.inexact) for a in avals)
+    single = treedef == _LEAF
+    hit = _aval_cache[key] = (avals, None if single else treedef, all_float)
+    return hit
+
+
+_LEAF = jax.tree_util.tree_structure(0)
 
 
 def merge_leaves(inputs) -> tuple[tuple, tuple]:
     """The ordered union of the inputs' leaves, and how each input's leaves map into it."""
     first = inputs[0].leaves
-    if all(n.leaves is first for n in inputs):
+    if len(inputs) == 1:
+        return first, None
+    for n in inputs:
+        if n.leaves is not first:
+            break
+    else:
         return first, None
     merged = []
     position: dict[int, int] = {}
@@ -179,12 +196,14 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
     return tuple(merged), tuple(maps)
 
 
-def make_node(op: Op, inputs: tuple, mask: int, session) -> tuple[Node, Any]:
-    avals, treedef = output_avals(op, tuple(n.avals[i] for n, i in inputs))
-    nodes = tuple(n for n, _ in inputs)
+def make_node(op: Op, inputs: tuple, mask: int, session, shapes=None) -> tuple[Node, Any, bool]:
+    """A node for ``op`` over ``inputs``; also its output treedef (None: one array) and
+    whether every output is a float (``shapes``: a precomputed ``output_avals`` result)."""
+    avals, treedef, all_float = shapes or output_avals(op, tuple(n.avals[i] for n, i in inputs))
+    nodes = [n for n, _ in inputs]
     leaves, maps = merge_leaves(nodes)
-    sid = intern_sid((op.key, mask, tuple((n.sid, i) for n, i in inputs), maps))
-    return Node(op, inputs, avals, mask, session, sid, leaves), treedef
+    sid = intern_sid((op.key, mask, *[(n.sid, i) for n, i in inputs], maps))
+    return Node(op, inputs, avals, mask, session, sid, leaves), treedef, all_float
 
 
 # -- the per-thread recording session ----------------------------------------------------
@@ -239,4 +258,3 @@ def user_site() -> str:
             return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Callable
+from collections.abc import Callable
 
 from . import record
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import weakref
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
@@ -101,20 +100,46 @@ def note_numpy_exit(array, node, site) -> None:
 
 
 def _wrap_outputs(node: Node, treedef):
+    if treedef is None:
+        return Tensor._make(node, 0)
     n = len(node.avals)
     return jax.tree_util.tree_unflatten(treedef, [Tensor._make(node, k) for k in range(n)])
 
 
 def _wrap_concrete(out):
-    return jax.tree_util.tree_map(lambda v: Tensor.concrete(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v, out)
+    return jax.tree_util.tree_map(
+        lambda v: Tensor.concrete(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v, out
+    )
 
 
-_lost_sites: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_lost_sites: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _flat_args(args):
+    """``args`` as leaves when none is a container (the common case), else None."""
+    out = list(args)
+    for i, x in enumerate(out):
+        t = type(x)
+        if t in _CONTAINERS:
+            return None
+        if hasattr(x, "_read_value") and t is not Tensor:  # a Variable, or a slice of one
+            out[i] = x._read_value()
+            if type(out[i]) in _CONTAINERS:
+                return None
+    return out
+
+
+_CONTAINERS = (list, tuple, dict)
+_ARG_TREEDEFS = [jax.tree_util.tree_structure((tuple(range(n)), {})) for n in range(8)]
 
 
 def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
+    leaves = _flat_args(args) if not kwargs and len(args) < 8 else None
+    if leaves is not None:
+        treedef = _ARG_TREEDEFS[len(args)]
+    else:
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tensors = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
     session = graph.local.session
     if not tensors:
@@ -129,7 +154,7 @@ def apply(fn, *args, **kwargs):
     return _record(fn, leaves, treedef, session)
 
 
-def _record(fn, leaves, treedef, session, kind=None):
+def _record(fn, leaves, treedef, session, kind=None, op=None):
     static = []
     dynamic_at = []
     inputs = []
@@ -143,20 +168,23 @@ def _record(fn, leaves, treedef, session, kind=None):
             static.append(None)
         else:
             static.append(x)
-    op = intern_op(fn, treedef, tuple(static), tuple(dynamic_at), kind)
+    if op is None:
+        op = intern_op(fn, treedef, tuple(static), tuple(dynamic_at), kind)
     active = session.active
     cut = None
     if fn in _CUTS:
         cut = (_CUTS[fn], graph.user_site(), mask & active)
         active = 0
-    node, out_treedef = make_node(op, tuple(inputs), mask & active, session)
-    if node.mask and not all(jnp.issubdtype(a.dtype, jnp.inexact) for a in node.avals):
+    inputs = tuple(inputs)
+    shapes = graph.output_avals(op, tuple(n.avals[k] for n, k in inputs))
+    if mask & active and not shapes[2]:
         # Integer and boolean values carry no gradient (TensorFlow gives None past them).
-        node = make_node(op, tuple(inputs), 0, session)[0]
-        cut = ("an integer or boolean result", graph.user_site(), mask & session.active)
-    else:
+        cut = ("an integer or boolean result", graph.user_site(), mask & active)
+        active = 0
+    node, out_treedef, _ = make_node(op, inputs, mask & active, session, shapes)
+    if cut is None:
         lost = mask & ~session.active & session.alive
-        if lost and cut is None:
+        if lost:
             cut = ("stop_recording", graph.user_site(), lost)
     node.cut = cut
     return _wrap_outputs(node, out_treedef)
@@ -166,13 +194,29 @@ def _record(fn, leaves, treedef, session, kind=None):
 _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
 
+_binary_ops: dict = {}
+
+
+def _binary_op(fn, a, b, swapped):
+    """The interned op of ``fn`` with a Python-scalar operand (cached: the hot path)."""
+    scalar = b if type(b) in (int, float, bool) else None
+    key = (fn, swapped, type(scalar), scalar)
+    op = _binary_ops.get(key)
+    if op is None:
+        leaves = [b, a] if swapped else [a, b]
+        static = tuple(None if (x is a or (x is b and scalar is None)) else x for x in leaves)
+        dynamic_at = tuple(i for i, s in enumerate(static) if s is None)
+        op = _binary_ops[key] = intern_op(fn, _BINARY_TREEDEF, static, dynamic_at)
+    return op
+
+
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
     if hasattr(b, "_read_value"):  # a Variable, or a slice of one: its current value
         b = b._read_value()
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
-        return _record(fn, [a, b], _BINARY_TREEDEF, session)
+        return _record(fn, [a, b], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, False))
     return Tensor.concrete(fn(value_of(a), value_of(b) if isinstance(b, Tensor) else b))
 
 
@@ -182,7 +226,7 @@ def apply_binary_reflected(fn, a, b):
         b = b._read_value()
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
-        return _record(fn, [b, a], _BINARY_TREEDEF, session)
+        return _record(fn, [b, a], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, True))
     return Tensor.concrete(fn(value_of(b) if isinstance(b, Tensor) else b, value_of(a)))
 
 
@@ -214,7 +258,6 @@ def check_not_recorded(t, what: str):
         )
 
 
-
 def _identity(x):
     return x
 
@@ -226,7 +269,7 @@ def record_identity(node: Node, index: int, mask: int, session, cut=None) -> Nod
     through an assignment from TensorFlow-parity tapes.
     """
     op = intern_op(_identity, _UNARY_TREEDEF, (None,), (0,), "identity")
-    out, _ = make_node(op, ((node, index),), mask, session)
+    out = make_node(op, ((node, index),), mask, session)[0]
     out.cut = cut
     return out
 
@@ -245,8 +288,7 @@ def record_parity_read(current: tuple[Node, int], sources: list[Node], session) 
     n = 1 + len(sources)
     treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
     op = intern_op(_parity_read, treedef, (None,) * n, tuple(range(n)), "parity_read")
-    out, _ = make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)
-    return out
+    return make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)[0]
 
 
 def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
@@ -257,5 +299,4 @@ def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
     mask = 0
     for node, _ in input_nodes:
         mask |= node.mask if node.session is session else 0
-    node, _ = make_node(op, tuple(input_nodes), mask & session.active, session)
-    return node
+    return make_node(op, tuple(input_nodes), mask & session.active, session)[0]

@@ -15,7 +15,8 @@ outer tape differentiating this gradient sees every path.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -53,8 +54,14 @@ class Plan:
     Holds no reference to the nodes it was built from, so a cached plan keeps no graph alive.
     """
 
-    def __init__(self, leaves: Sequence[Node], targets: Sequence[tuple[Node, int]],
-                 sources: Sequence[tuple[Node, int] | None] = (), tape_bit: int = 0, session=None):
+    def __init__(
+        self,
+        leaves: Sequence[Node],
+        targets: Sequence[tuple[Node, int]],
+        sources: Sequence[tuple[Node, int] | None] = (),
+        tape_bit: int = 0,
+        session=None,
+    ):
         slot: dict[tuple[int, int], int] = {}
         self.n_leaves = len(leaves)
         for i, leaf in enumerate(leaves):

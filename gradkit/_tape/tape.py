@@ -42,8 +42,7 @@ def _unconnected(value) -> UnconnectedGradients:
         return UnconnectedGradients(value)
     except ValueError:
         raise _errors.GradkitValueError(
-            f"unconnected_gradients={value!r} is not one of 'none', 'zero' "
-            "(or gk.UnconnectedGradients.NONE / .ZERO)."
+            f"unconnected_gradients={value!r} is not one of 'none', 'zero' (or gk.UnconnectedGradients.NONE / .ZERO)."
         ) from None
 
 
@@ -107,7 +106,11 @@ class TapeFrame(frames.Frame):
         parity = node.mask & s.parity_bits
         if parity:
             node = record.record_identity(
-                node, index, node.mask & ~parity, s, cut=("assignment (track_assignments=False)", graph.user_site(), parity)
+                node,
+                index,
+                node.mask & ~parity,
+                s,
+                cut=("assignment (track_assignments=False)", graph.user_site(), parity),
             )
             index = 0
         s.bindings[id(var)] = (node, index)
@@ -169,7 +172,7 @@ class GradientTape:
     >>> gnp = gk.numpy
     >>> a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
     >>> with gk.GradientTape(persistent=True) as tape:
-    ...     c.assign(a + b)
+    ...     _ = c.assign(a + b)
     ...     loss = gnp.mean(c ** 2)
     >>> float(tape.gradient(loss, b))          # TensorFlow: None
     6.0
@@ -190,9 +193,11 @@ class GradientTape:
         self._recording = False
 
     # -- recording -------------------------------------------------------------------------
-    def __enter__(self) -> "GradientTape":
+    def __enter__(self) -> GradientTape:
         if self._recording:
-            raise _errors.GradkitValueError("this GradientTape is already recording; nested 'with' on one tape is not supported.")
+            raise _errors.GradkitValueError(
+                "this GradientTape is already recording; nested 'with' on one tape is not supported."
+            )
         _begin(self)
         self._recording = True
         return self
@@ -343,8 +348,14 @@ class GradientTape:
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
         """The full Jacobian of ``target`` with respect to each source.
 
         Each result has shape ``target.shape + source.shape``. Vectorised (``jacrev`` or
@@ -368,8 +379,15 @@ class GradientTape:
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True, check_independence=True):
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+        check_independence=True,
+    ):
         """Per-example Jacobians: ``(batch, *target_dims, *source_dims)``.
 
         Assumes example ``i`` of ``target`` depends only on example ``i`` of ``source``
@@ -410,7 +428,9 @@ def _flatten(tree):
 
 
 def _flatten_like(output_gradients, n):
-    leaves, _ = jax.tree_util.tree_flatten(output_gradients, is_leaf=lambda x: isinstance(x, (Variable, Tensor)) or x is None)
+    leaves, _ = jax.tree_util.tree_flatten(
+        output_gradients, is_leaf=lambda x: isinstance(x, (Variable, Tensor)) or x is None
+    )
     if len(leaves) != n:
         raise _errors.GradkitValueError(
             f"output_gradients has {len(leaves)} entries but the target has {n}; give one cotangent per target tensor."
@@ -549,7 +569,9 @@ def _run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
         return [None] * len(s_refs)
     leaves, live, key, sources = st
     t_size = int(np.prod(t_shape, dtype=np.int64))
-    s_size = sum(int(np.prod(getattr(x, "shape", ()), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None)
+    s_size = sum(
+        int(np.prod(getattr(x, "shape", ()), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None
+    )
     forward_mode = t_size > s_size
     key = ("jac", key, forward_mode)
     entry = _programs.get(key)
@@ -605,7 +627,12 @@ def _run_batch_jacobian(tape, t_ref, s_ref, check):
     probe = jnp.asarray(probe)
     s = graph.local.session
     if s is not None and s.active and _touches(s, leaves, []):
-        node = record.record_call(lambda *v: raw(list(v[:-1]), v[-1])[1], [(leaf, 0) for leaf in leaves] + [(make_leaf(probe, 0, s), 0)], s, "batch_jacobian")
+        node = record.record_call(
+            lambda *v: raw(list(v[:-1]), v[-1])[1],
+            [(leaf, 0) for leaf in leaves] + [(make_leaf(probe, 0, s), 0)],
+            s,
+            "batch_jacobian",
+        )
         return Tensor._make(node, 0)
     _, jac, leak = program([leaf.values[0] for leaf in leaves], probe)
     if check and float(leak) > 1e-5:

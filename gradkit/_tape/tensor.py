@@ -44,14 +44,14 @@ class Tensor:
     __array_priority__ = 1000
 
     @classmethod
-    def _make(cls, node: Node, index: int = 0) -> "Tensor":
+    def _make(cls, node: Node, index: int = 0) -> Tensor:
         t = object.__new__(cls)
         t._node = node
         t._index = index
         return t
 
     @classmethod
-    def concrete(cls, value) -> "Tensor":
+    def concrete(cls, value) -> Tensor:
         """Wrap a JAX array (not recorded by any tape)."""
         return cls._make(make_leaf(value, 0, None))
 
