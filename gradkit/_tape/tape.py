@@ -515,7 +515,7 @@ def _run_vjp(tape, t_refs, s_refs, cts):
     if _recording_now(tape) or (s is not None and s.active and _touches(s, leaves, live_cts)):
         return _record_result(flat, leaves, live_cts, ct_spec, present, connected, len(s_refs), s)
     targets, grads = program([leaf.values[0] for leaf in leaves], ct_values)
-    for (node, k), value in zip(live, targets):
+    for (node, _), value in zip(live, targets):
         if node.values is None and len(node.avals) == 1:
             node.values = [value]
     out = [None] * len(s_refs)
