@@ -1,0 +1,403 @@
+"""GradientTape API behaviour (TensorFlow 2 semantics unless SEMANTICS.md says otherwise).
+
+Expected values come from pure-JAX rewrites (jax.grad / jax.vjp / jax.jvp) or hand derivations.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gradkit as gk
+
+gnp = gk.numpy
+HERE = os.path.basename(__file__)
+
+
+def close(actual, expected, rtol=1e-5, atol=1e-6):
+    assert actual is not None
+    got = actual.numpy() if hasattr(actual, "numpy") else actual
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=rtol, atol=atol)
+
+
+def lineno() -> int:
+    return inspect.currentframe().f_back.f_lineno
+
+
+# --- persistence, unconnected, output_gradients ----------------------------------------------------
+
+
+def test_non_persistent_second_gradient_raises():
+    x = gk.Variable(3.0)
+    with gk.GradientTape() as tape:
+        y = x * x
+    close(tape.gradient(y, x), 6.0)
+    with pytest.raises(RuntimeError, match="persistent"):
+        tape.gradient(y, x)
+
+
+def test_persistent_allows_many_calls():
+    x = gk.Variable(3.0)
+    with gk.GradientTape(persistent=True) as tape:
+        y = x * x
+        z = y * y
+    close(tape.gradient(z, x), jax.grad(lambda a: a**4)(3.0))  # 108
+    close(tape.gradient(y, x), 6.0)
+    close(tape.gradient(z, y), 18.0)  # dz/dy = 2y
+
+
+def test_unconnected_zero_and_invalid_mode():
+    x = gk.Variable(np.ones((2, 3), np.float32))
+    u = gk.Variable(np.ones((4,), np.float32))
+    with gk.GradientTape(persistent=True) as tape:
+        y = gnp.sum(x * 2.0)
+    assert tape.gradient(y, u) is None
+    gz = tape.gradient(y, [x, u], unconnected_gradients="zero")
+    close(gz[0], np.full((2, 3), 2.0))
+    assert tuple(gz[1].shape) == (4,)
+    close(gz[1], np.zeros(4))
+    gz2 = tape.gradient(y, u, unconnected_gradients=gk.UnconnectedGradients.ZERO)
+    close(gz2, np.zeros(4))
+    with pytest.raises(ValueError, match="unconnected_gradients"):
+        tape.gradient(y, x, unconnected_gradients="zeros")
+
+
+def test_output_gradients_is_vjp():
+    w0 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
+    x0 = np.array([0.3, -0.7], np.float32)
+    ct = np.array([1.0, -2.0, 0.5], np.float32)
+    w, x = gk.Variable(w0), gk.Variable(x0)
+    with gk.GradientTape() as tape:
+        y = gnp.tanh(gnp.matmul(x, w))
+    gx, gw = tape.gradient(y, [x, w], output_gradients=jnp.asarray(ct))
+    _, vjp = jax.vjp(lambda a, b: jnp.tanh(a @ b), x0, w0)
+    ex, ew = vjp(jnp.asarray(ct))
+    close(gx, ex)
+    close(gw, ew)
+
+
+def test_nested_targets_and_sources_mirror():
+    a, b = gk.Variable(1.5), gk.Variable(np.array([1.0, 2.0], np.float32))
+    with gk.GradientTape() as tape:
+        t1 = a * a
+        t2 = gnp.sum(b * a)
+    g = tape.gradient([t1, {"t": t2}], {"a": a, "list": [b, (a,)]})
+    assert set(g) == {"a", "list"}
+    assert isinstance(g["list"], list) and isinstance(g["list"][1], tuple)
+
+    def pure(av, bv):
+        return av * av + jnp.sum(bv * av)
+
+    ea, eb = jax.grad(pure, argnums=(0, 1))(1.5, jnp.array([1.0, 2.0]))
+    close(g["a"], ea)
+    close(g["list"][0], eb)
+    close(g["list"][1][0], ea)
+
+
+# --- watching -------------------------------------------------------------------------------------
+
+
+def test_watch_accessed_false_and_watch():
+    a, b = gk.Variable(2.0), gk.Variable(5.0)
+    with gk.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(a)
+        y = a * b
+    assert tape.watched_variables() == (a,)
+    ga, gb = tape.gradient(y, [a, b])
+    close(ga, 5.0)
+    assert gb is None
+
+
+def test_watched_variables_and_trainable_false():
+    a = gk.Variable(2.0, name="a")
+    frozen = gk.Variable(3.0, name="frozen", trainable=False)
+    with gk.GradientTape(persistent=True) as tape:
+        y = a * frozen
+    assert tape.watched_variables() == (a,)
+    close(tape.gradient(y, a), 3.0)
+    assert tape.gradient(y, frozen) is None
+    with gk.GradientTape() as tape2:
+        tape2.watch(frozen)
+        y2 = a * frozen
+    g = tape2.gradient(y2, [a, frozen])
+    close(g[0], 3.0)
+    close(g[1], 2.0)
+
+
+def test_several_tapes_own_watched_sets():
+    a, b = gk.Variable(2.0), gk.Variable(3.0)
+    with gk.GradientTape(watch_accessed_variables=False) as ta, gk.GradientTape(watch_accessed_variables=False) as tb:
+        ta.watch(a)
+        tb.watch(b)
+        y = a * a * b
+    assert ta.watched_variables() == (a,)
+    assert tb.watched_variables() == (b,)
+    ga = ta.gradient(y, [a, b])
+    gb = tb.gradient(y, [a, b])
+    close(ga[0], 2 * 2.0 * 3.0)
+    assert ga[1] is None
+    assert gb[0] is None
+    close(gb[1], 4.0)
+
+
+# --- track_assignments parity (TensorFlow) --------------------------------------------------------
+
+
+def test_track_assignments_false_is_tf():
+    a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
+    with gk.GradientTape(persistent=True, track_assignments=False) as tape:
+        c.assign(a + b)
+        loss = gnp.mean(c**2)
+    assert tape.gradient(loss, b) is None
+    assert tape.gradient(loss, a) is None
+    close(tape.gradient(loss, c), 6.0)  # 2c with c = 3 after the assignment
+
+
+def test_track_assignments_false_matches_real_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    ta, tb, tc = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
+    with tf.GradientTape(persistent=True) as t:
+        tc.assign(ta + tb)
+        tloss = tf.reduce_mean(tc**2)
+    want = [t.gradient(tloss, v) for v in (ta, tb, tc)]
+    a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
+    with gk.GradientTape(persistent=True, track_assignments=False) as tape:
+        c.assign(a + b)
+        loss = gnp.mean(c**2)
+    got = [tape.gradient(loss, v) for v in (a, b, c)]
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if w is not None:
+            close(g, w.numpy())
+
+
+# --- recording boundaries ---------------------------------------------------------------------------
+
+
+def test_plain_jnp_on_recorded_tensor_raises_recording_error():
+    x = gk.Variable(1.0)
+    with gk.GradientTape():
+        y = x * 2.0
+        with pytest.raises(gk.GradkitError, match="gk.numpy") as info:
+            jnp.sin(y)
+    assert type(info.value).__name__ == "RecordingError"
+    assert "[gradkit]" in str(info.value)
+
+
+def test_jax_array_plus_recorded_tensor_records():
+    x = gk.Variable(np.array([1.0, 2.0], np.float32))
+    c = jnp.array([3.0, 4.0])
+    with gk.GradientTape() as tape:
+        y = c + x * x
+        z = gnp.sum(c * y)
+    close(tape.gradient(z, x), jax.grad(lambda v: jnp.sum(c * (c + v * v)))(jnp.array([1.0, 2.0])))
+
+
+def test_lifted_jit_is_one_op():
+    calls = []
+
+    def f(v):
+        calls.append(1)
+        return jnp.sin(v) ** 2 * jnp.cos(v)
+
+    lifted = gk.lift(jax.jit(f))
+    x = gk.Variable(np.array([0.3, 0.9], np.float32))
+    with gk.GradientTape() as tape:
+        y = lifted(x)
+        loss = gnp.sum(y)
+    node = y._node
+    assert node.op is not None and node.inputs[0][0].op is None  # one op straight on the leaf
+    close(tape.gradient(loss, x), jax.grad(lambda v: jnp.sum(f(v)))(jnp.array([0.3, 0.9])))
+
+
+def test_lifted_optax_update():
+    optax = pytest.importorskip("optax")
+    opt = optax.sgd(0.1, momentum=0.9)
+    p0 = jnp.array([1.0, -2.0])
+    state = opt.init(p0)
+    update = gk.lift(lambda g, s: opt.update(g, s)[0])
+    w = gk.Variable(p0)
+    with gk.GradientTape() as tape:
+        g = 2.0 * w
+        u = update(g, state)
+        loss = gnp.sum((w + u) ** 2)
+
+    def pure(wv):
+        uv, _ = opt.update(2.0 * wv, state)
+        return jnp.sum((wv + uv) ** 2)
+
+    close(tape.gradient(loss, w), jax.grad(pure)(p0))
+
+
+class CompileCounter:
+    """Counts XLA backend compilations while active (jax.monitoring)."""
+
+    EVENT = "/jax/core/compile/backend_compile_duration"
+
+    def __init__(self):
+        self.count = 0
+
+    def _listener(self, event, duration, **kwargs):
+        if event == self.EVENT:
+            self.count += 1
+
+    def __enter__(self):
+        jax.monitoring.register_event_duration_secs_listener(self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        jax.monitoring.unregister_event_duration_listener(self._listener)
+        return False
+
+
+def test_gk_jit_step_with_tape_compiles_once():
+    w = gk.Variable(np.array([0.5, -0.5], np.float32))
+    lr = gk.Variable(0.1, trainable=False)
+
+    @gk.jit
+    def step(x):
+        with gk.GradientTape() as tape:
+            loss = gnp.sum((w * x - 1.0) ** 2)
+        g = tape.gradient(loss, w)
+        w.assign_sub(lr * g)
+        return loss
+
+    x = jnp.array([1.0, 2.0])
+    wv = jnp.array([0.5, -0.5])
+    pure_grad = jax.jit(jax.grad(lambda v: jnp.sum((v * x - 1.0) ** 2)))
+    wv = wv - 0.1 * pure_grad(wv)
+    step(x)
+    traces = step.trace_count
+    assert traces <= 2  # one trace, plus at most one re-trace that discovers the Variables it reads
+    with CompileCounter() as compiles:
+        for _ in range(99):
+            step(x)
+    for _ in range(99):
+        wv = wv - 0.1 * pure_grad(wv)
+    assert step.trace_count == traces
+    assert compiles.count == 0
+    close(w.value, wv, rtol=1e-4, atol=1e-5)
+
+
+# --- ForwardAccumulator -----------------------------------------------------------------------------
+
+
+def f_pure(v):
+    return jnp.sum(jnp.sin(v) * v**2)
+
+
+def test_forward_accumulator_jvp():
+    x0 = jnp.array([0.2, -0.4, 1.3])
+    t0 = jnp.array([1.0, 0.5, -2.0])
+    x = gk.Variable(x0)
+    with gk.ForwardAccumulator(x, t0) as acc:
+        y = gnp.sin(x) * x**2
+    _, want = jax.jvp(lambda v: jnp.sin(v) * v**2, (x0,), (t0,))
+    close(acc.jvp(y), want)
+
+
+def test_forward_over_reverse_hvp():
+    x0 = jnp.array([0.2, -0.4, 1.3])
+    t0 = jnp.array([1.0, 0.5, -2.0])
+    x = gk.Variable(x0)
+    with gk.ForwardAccumulator(x, t0) as acc:
+        with gk.GradientTape() as tape:
+            loss = gnp.sum(gnp.sin(x) * x**2)
+        g = tape.gradient(loss, x)
+    _, want = jax.jvp(jax.grad(f_pure), (x0,), (t0,))
+    close(acc.jvp(g), want)
+
+
+# --- explain ----------------------------------------------------------------------------------------
+
+
+def test_explain_connected():
+    x = gk.Variable(1.0, name="xv")
+    with gk.GradientTape() as tape:
+        y = gnp.sin(x) * 2.0
+    msg = tape.explain(y, x)
+    assert msg.startswith("connected")
+    assert "xv" in msg and "sin" in msg
+
+
+def test_explain_stop_gradient_names_site():
+    x = gk.Variable(1.0, name="xv")
+    with gk.GradientTape() as tape:
+        line = lineno() + 1
+        y = gk.stop_gradient(x * x) + 1.0
+    msg = tape.explain(y, x)
+    assert tape.gradient(y, x) is None
+    assert "None" in msg and "stop_gradient" in msg
+    assert f"{HERE}:{line}" in msg
+
+
+def test_explain_stop_recording():
+    x = gk.Variable(1.0, name="xv")
+    with gk.GradientTape() as tape:
+        with tape.stop_recording():
+            y = x * x
+        z = y + 1.0
+    msg = tape.explain(z, x)
+    assert "None" in msg and "stop_recording" in msg
+
+
+def test_explain_assignment_overwrite():
+    a, b, c = gk.Variable(1.0, name="a"), gk.Variable(2.0, name="b"), gk.Variable(3.0, name="cv")
+    with gk.GradientTape() as tape:
+        line = lineno() + 1
+        c.assign(a + b)
+        loss = c * c
+    msg = tape.explain(loss, c)
+    assert "None" in msg and "overwritten" in msg and "cv" in msg
+    assert f"{HERE}:{line}" in msg
+
+
+def test_explain_parity_assignment_cut():
+    a, c = gk.Variable(1.0, name="av"), gk.Variable(3.0, name="c")
+    with gk.GradientTape(track_assignments=False) as tape:
+        line = lineno() + 1
+        c.assign(a * 2.0)
+        loss = c * c
+    msg = tape.explain(loss, a)
+    assert "None" in msg and "track_assignments=False" in msg
+    assert f"{HERE}:{line}" in msg
+
+
+def test_explain_never_watched():
+    a = gk.Variable(1.0, name="av")
+    with gk.GradientTape(watch_accessed_variables=False) as tape:
+        y = a * a
+    msg = tape.explain(y, a)
+    assert "never watched" in msg and "watch_accessed_variables=False" in msg
+
+
+# --- record-time shape errors -----------------------------------------------------------------------
+
+
+def test_shape_error_at_record_time():
+    a = gk.Variable(np.ones((2, 3), np.float32))
+    b = gk.Variable(np.ones((2, 3), np.float32))
+    with gk.GradientTape():
+        y = a * 2.0
+        with pytest.raises(TypeError) as info:
+            line = lineno() + 1
+            gnp.matmul(y, b)
+    tb = info.traceback
+    assert any(entry.path.name == HERE and entry.lineno + 1 == line for entry in tb)
+
+
+# --- bugs found -------------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gnp.reshape(Variable) outside a recording tape calls Variable.reshape(..., order=) -> TypeError",
+)
+def test_gnp_reshape_of_variable_outside_tape():
+    v = gk.Variable(np.array([1.0, 2.0], np.float32))
+    close(gnp.reshape(v, (1, -1)), [[1.0, 2.0]])
