@@ -94,10 +94,13 @@ class ValueOperators:
         # A property, so that it can be absent: when the current value is one a tape is
         # recording, jax's binary operators then defer to our reflected operators (which
         # record) instead of converting the value and dropping its gradient.
+        # jax's own Tracer has the property too, but it gives None when the tracer has no
+        # conversion of its own: then the value itself is the array.
         value = self._read_value()
-        inner = getattr(type(value), "__jax_array__", None)
-        if inner is not None:
-            return value.__jax_array__
+        if getattr(type(value), "__jax_array__", None) is not None:
+            inner = value.__jax_array__  # AttributeError while a tape records it: absent here too
+            if inner is not None:
+                return inner
         return lambda: value
 
     def numpy(self) -> np.ndarray:

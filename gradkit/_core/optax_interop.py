@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import optax
 
 from .. import _errors
@@ -40,6 +41,13 @@ def apply_updates(params, updates):
             raise _errors.GradkitValueError(
                 f"apply_updates: updates do not have the structure of params ({treedef}): {e}"
             ) from None
+    for v, u in zip(variables, update_leaves):
+        if tuple(jnp.shape(u)) != v.shape:
+            # Checked here because p + u would broadcast or fail with JAX's own message.
+            raise _errors.GradkitValueError(
+                f"apply_updates: the update for Variable {v._label()} has shape {tuple(jnp.shape(u))}, but the "
+                f"Variable has shape {v.shape}. Pass the updates optimizer.update returned for these params."
+            )
     new_values = [
         (v, jax.tree_util.tree_map(lambda p, u: p + u.astype(p.dtype), v.value, u))
         for v, u in zip(variables, update_leaves)
