@@ -36,12 +36,16 @@ class BatchNorm(Layer):
 
     def call(self, x, training: bool = False):
         axes = tuple(range(len(x.shape) - 1))
+        # Same-rank operands throughout (works under jax_numpy_rank_promotion='raise').
+        full = (1,) * len(axes) + (x.shape[-1],)
         if training:
-            mean = gnp.mean(x, axis=axes)
-            var = gnp.var(x, axis=axes)
+            mean = gnp.mean(x, axis=axes, keepdims=True)
+            var = gnp.var(x, axis=axes, keepdims=True)
             m = self.momentum
-            self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
-            self.moving_variance.assign(self.moving_variance * m + var * (1.0 - m))
+            self.moving_mean.assign(self.moving_mean * m + gnp.reshape(mean, (-1,)) * (1.0 - m))
+            self.moving_variance.assign(self.moving_variance * m + gnp.reshape(var, (-1,)) * (1.0 - m))
         else:
-            mean, var = self.moving_mean, self.moving_variance
-        return (x - mean) * (self.gamma / gnp.sqrt(var + self.epsilon)) + self.beta
+            mean = gnp.reshape(self.moving_mean.value, full)
+            var = gnp.reshape(self.moving_variance.value, full)
+        scale = gnp.reshape(self.gamma.value, full) / gnp.sqrt(var + self.epsilon)
+        return (x - mean) * scale + gnp.reshape(self.beta.value, full)

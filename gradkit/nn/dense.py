@@ -35,7 +35,8 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, x):
-        y = gnp.matmul(x, self.kernel)
+        y = gnp.matmul(x, self.kernel.value)
         if self.use_bias:
-            y = y + self.bias
+            # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.
+            y = y + gnp.reshape(self.bias.value, (1,) * (len(y.shape) - 1) + (self.units,))
         return self.activation(y)
