@@ -211,7 +211,7 @@ def p_dense_shapes(tf):
     x = tf.ones([2, 4])
     with tf.GradientTape() as t:
         y = tf.reduce_sum(layer(x) ** 2)
-    return [list(v.shape) for v in layer.trainable_variables] + [g.shape for g in t.gradient(y, layer.trainable_variables)]
+    return [list(v.shape) for v in layer.trainable_variables] + [list(g.shape) for g in t.gradient(y, layer.trainable_variables)]
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
