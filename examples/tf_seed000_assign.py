@@ -95,15 +95,25 @@ def jax_ext_loss(x, a=(1.0, 4.0), b=(2.0, 9.0)):
 
 
 tape, loss, a, b, c, c_, x = extension(0.01)
-check("extension: dloss/dx through the assignments (TensorFlow: None)", tape.gradient(loss, x), jax.grad(jax_ext_loss)(0.01))
+check(
+    "extension: dloss/dx through the assignments (TensorFlow: None)",
+    tape.gradient(loss, x),
+    jax.grad(jax_ext_loss)(0.01),
+)
 check("extension: == the question's 'what I'd like' 5.0933886", tape.gradient(loss, x), 5.0933886)
 
 tape, loss, a, b, c, c_, x = extension(0.01, track=False)
 print(tape.gradient(loss, c, output_gradients=tape.gradient(c_, b)))  # TF: [0.0024197185, 0.009702832]
-check("extension parity: gradient(loss, c, output_gradients=gradient(c_, b))",
-      tape.gradient(loss, c, output_gradients=tape.gradient(c_, b)), [0.0024197185, 0.009702832])
-check("extension parity: gradient(loss, c, output_gradients=gradient(c_, x))",
-      tape.gradient(loss, c, output_gradients=tape.gradient(c_, x)), [1.4518311, 5.8216996])
+check(
+    "extension parity: gradient(loss, c, output_gradients=gradient(c_, b))",
+    tape.gradient(loss, c, output_gradients=tape.gradient(c_, b)),
+    [0.0024197185, 0.009702832],
+)
+check(
+    "extension parity: gradient(loss, c, output_gradients=gradient(c_, x))",
+    tape.gradient(loss, c, output_gradients=tape.gradient(c_, x)),
+    [1.4518311, 5.8216996],
+)
 tape, loss, a, b, c, c_, x = extension(0.0, track=False)
 answer = tape.gradient(loss, c[0], output_gradients=tape.gradient(c_[0], x)) + tape.gradient(
     loss, c[1], output_gradients=tape.gradient(c_[1], x)
@@ -146,14 +156,18 @@ for track in (False, True):
     c = [tf.Variable(v) for v in vals[2]]
     x = tf.Variable(x0, name="x")
     with tf.GradientTape(persistent=True, track_assignments=track) as tape:
-        c_ = tf.nest.map_structure(lambda _a, _b: (1 - x) * _a + x * _b, a, b)
+        c_ = tf.nest.map_structure(lambda _a, _b: (1 - x) * _a + x * _b, a, b)  # noqa: B023
         tf.nest.map_structure(lambda x, y: x.assign(y), c, c_)
         loss = tf.norm(tf.nest.map_structure(lambda e: tf.norm(e), c))
         loss_without_assign = tf.norm(tf.nest.map_structure(lambda e: tf.norm(e), c_))
     if not track:
-        jac_answer = tf.reduce_sum([tf.reduce_sum(tape.jacobian(c_[i], x) * tape.gradient(loss, c[i])) for i in range(3)])
+        jac_answer = tf.reduce_sum(
+            [tf.reduce_sum(tape.jacobian(c_[i], x) * tape.gradient(loss, c[i])) for i in range(3)]
+        )
         want = tape.gradient(loss_without_assign, x)
-        check("sophisticated answer: Jacobian workaround (parity) == gradient(loss_without_assign, x)", jac_answer, want)
+        check(
+            "sophisticated answer: Jacobian workaround (parity) == gradient(loss_without_assign, x)", jac_answer, want
+        )
     else:
         check("sophisticated (random): gradkit's direct dloss/dx == the workaround", tape.gradient(loss, x), want)
 

@@ -31,7 +31,9 @@ def check(what, got, want, rtol=1e-5, atol=1e-5):
     print(f"[{'ok' if ok else 'MISMATCH'}] {what}")
     if not ok:
         failures.append(what)
-        print("   got ", None if got is None else np.asarray(got), "\n   want", None if want is None else np.asarray(want))
+        print(
+            "   got ", None if got is None else np.asarray(got), "\n   want", None if want is None else np.asarray(want)
+        )
 
 
 def plt_or_none():
@@ -276,7 +278,13 @@ kernel_before = jnp.asarray(layer1.kernel.numpy())
 _ = layer1.kernel.assign_sub(tf.reshape(update, layer1.kernel.shape))
 check("hessian: shape (5, 8, 5, 8)", h.shape, (5, 8, 5, 8))
 check("newton step applied", layer1.kernel.numpy(), kernel_before - np.reshape(update.numpy(), (5, 8)))
-check("newton step == solve(H + eps I, g)", update, np.linalg.solve(h_mat.numpy() + np.eye(40) * eps, g_vec.numpy()), rtol=1e-3, atol=1e-3)
+check(
+    "newton step == solve(H + eps I, g)",
+    update,
+    np.linalg.solve(h_mat.numpy() + np.eye(40) * eps, g_vec.numpy()),
+    rtol=1e-3,
+    atol=1e-3,
+)
 
 # --- batch Jacobian ---------------------------------------------------------------------------------------------
 x = tf.random.normal([7, 5])
@@ -369,8 +377,12 @@ def jax_bn_net(x):
 
 
 check("batchnorm: jacobian == jax.jacrev", j, jax.jacrev(jax_bn_net)(X), rtol=1e-4, atol=1e-5)
-check("batchnorm: moving_mean updated once by assignment", bn.moving_mean.numpy(),
-      0.01 * np.mean(np.asarray(jax.nn.elu(X @ K1 + B1)), axis=0), rtol=1e-4)
+check(
+    "batchnorm: moving_mean updated once by assignment",
+    bn.moving_mean.numpy(),
+    0.01 * np.mean(np.asarray(jax.nn.elu(X @ K1 + B1)), axis=0),
+    rtol=1e-4,
+)
 
 print("FAILED:" if failures else "all checks passed", failures or "")
 sys.exit(1 if failures else 0)

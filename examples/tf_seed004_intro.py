@@ -34,10 +34,10 @@ def comp_gradient_dy_dx(x, persistent=False):
 
 x1 = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
 y1, g1 = comp_gradient_dy_dx(x1)
-print("y=%r\ndydx=%r\n" % (y1, g1))
+print("y=%r\ndydx=%r\n" % (y1, g1))  # noqa: UP031
 x2 = tf.Variable([[1.0, 2.0, 3, 4], [3.0, 4.0, 5, 6]])
 y2, g2 = comp_gradient_dy_dx(x2)
-print("y=%r\ndydx=%r\n" % (y2, g2))
+print("y=%r\ndydx=%r\n" % (y2, g2))  # noqa: UP031
 
 
 def linear_model_gradients_DcDw_DcDb(w, x, b):  # noqa: N802
@@ -54,7 +54,7 @@ b = tf.Variable(tf.zeros(2, dtype=tf.float32), name="b")
 x = [[1.0, 2.0, 3.0]]
 
 cost, dc_dw, dc_db = linear_model_gradients_DcDw_DcDb(w, x, b)
-print("LMG:\n  COST:%r\n  DcDw:%r\n  DcDb:%r\n" % (cost.numpy(), dc_dw.numpy(), dc_db.numpy()))
+print("LMG:\n  COST:%r\n  DcDw:%r\n  DcDb:%r\n" % (cost.numpy(), dc_dw.numpy(), dc_db.numpy()))  # noqa: UP031
 
 layer = tf.keras.layers.Dense(2, activation="relu")
 x = tf.constant([[1.0, 2.0, 3.0]])

@@ -92,8 +92,11 @@ def p_output_gradients_extension(tf):
         c_ = tf.nest.map_structure(lambda _a, _b: (1 - x) * _a + x * _b, a, b)
         tf.nest.map_structure(lambda x, y: x.assign(y), c, c_)
         loss = tf.norm(c)
-    return [tape.gradient(loss, c, output_gradients=tape.gradient(c_, b)),
-            tape.gradient(loss, c, output_gradients=tape.gradient(c_, x)), tape.gradient(loss, x)]
+    return [
+        tape.gradient(loss, c, output_gradients=tape.gradient(c_, b)),
+        tape.gradient(loss, c, output_gradients=tape.gradient(c_, x)),
+        tape.gradient(loss, x),
+    ]
 
 
 def p_stop_recording_reset_stop_gradient(tf):
@@ -141,8 +144,11 @@ def p_unconnected_zero_and_watch(tf):
     with tf.GradientTape(persistent=True, watch_accessed_variables=False) as t:
         t.watch(x)
         z = tf.reduce_sum(x * y)
-    return [t.gradient(z, [x, y]), t.gradient(z, [x, y], unconnected_gradients=tf.UnconnectedGradients.ZERO),
-            t.gradient(z, x, output_gradients=tf.constant(2.0))]
+    return [
+        t.gradient(z, [x, y]),
+        t.gradient(z, [x, y], unconnected_gradients=tf.UnconnectedGradients.ZERO),
+        t.gradient(z, x, output_gradients=tf.constant(2.0)),
+    ]
 
 
 def p_jacobians(tf):
@@ -152,8 +158,13 @@ def p_jacobians(tf):
         t.watch(x)
         y = tf.nn.elu(tf.matmul(x, w))
         s = tf.reduce_sum(y, axis=1)
-    return [t.jacobian(y, w), t.jacobian(y, x), t.batch_jacobian(y, x), t.jacobian(s, {"w": w}),
-            t.gradient(y, {"a": [w], "b": x})]
+    return [
+        t.jacobian(y, w),
+        t.jacobian(y, x),
+        t.batch_jacobian(y, x),
+        t.jacobian(s, {"w": w}),
+        t.gradient(y, {"a": [w], "b": x}),
+    ]
 
 
 def p_ops(tf):
@@ -165,8 +176,14 @@ def p_ops(tf):
         y = tf.norm(y) + tf.reduce_sum(tf.gather(x, [1, 0], axis=1) * tf.one_hot([0, 1], 2))
         y = y + tf.reduce_sum(tf.einsum("ij,jk->ik", x, tf.eye(2))) + tf.reduce_sum(tf.math.softplus(x))
         y = y + tf.norm([tf.reduce_sum(x), tf.constant(2.0)]) + tf.reduce_sum(tf.linalg.solve(x, tf.ones([2, 1])))
-    return [y, t.gradient(y, x), tf.shape(x), tf.range(5), tf.linspace(0.0, 1.0, 5),
-            tf.split(tf.reshape(tf.range(6), [2, 3]), [1, 2], axis=1)]
+    return [
+        y,
+        t.gradient(y, x),
+        tf.shape(x),
+        tf.range(5),
+        tf.linspace(0.0, 1.0, 5),
+        tf.split(tf.reshape(tf.range(6), [2, 3]), [1, 2], axis=1),
+    ]
 
 
 def p_custom_gradient(tf):
@@ -211,7 +228,9 @@ def p_dense_shapes(tf):
     x = tf.ones([2, 4])
     with tf.GradientTape() as t:
         y = tf.reduce_sum(layer(x) ** 2)
-    return [list(v.shape) for v in layer.trainable_variables] + [list(g.shape) for g in t.gradient(y, layer.trainable_variables)]
+    return [list(v.shape) for v in layer.trainable_variables] + [
+        list(g.shape) for g in t.gradient(y, layer.trainable_variables)
+    ]
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]

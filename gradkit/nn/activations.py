@@ -19,7 +19,15 @@ def linear(x):
     return x
 
 
-_BY_NAME = {"relu": relu, "elu": elu, "sigmoid": sigmoid, "tanh": tanh, "softmax": softmax, "softplus": softplus, "linear": linear}
+_BY_NAME = {
+    "relu": relu,
+    "elu": elu,
+    "sigmoid": sigmoid,
+    "tanh": tanh,
+    "softmax": softmax,
+    "softplus": softplus,
+    "linear": linear,
+}
 
 
 def get(activation):

@@ -20,8 +20,15 @@ class Dense(Layer):
     [(4, 3), (3,)]
     """
 
-    def __init__(self, units: int, activation=None, use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name: str | None = None):
+    def __init__(
+        self,
+        units: int,
+        activation=None,
+        use_bias: bool = True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        name: str | None = None,
+    ):
         super().__init__(name)
         self.units = int(units)
         self.activation = activations.get(activation)

@@ -1,3 +1,4 @@
+# ruff: noqa: F401  (re-exports; __all__ is computed below)
 """``gradkit.tf``: port TensorFlow 2 autodiff code by changing one import.
 
 ``import gradkit.tf as tf`` gives TensorFlow's names, argument names and defaults
@@ -23,18 +24,77 @@ from gradkit.nn.module import Module as Module
 from . import _array, _autodiff, _custom, _linalg, _math, _nest, _nn, _random, _saved_model
 from . import _dtypes as dtypes
 from . import _keras as keras
-from ._array import concat, constant, convert_to_tensor, expand_dims, eye, fill, gather, identity, linspace, one_hot
-from ._array import ones, ones_like, pad, rank, reshape, shape, size, split, squeeze, stack, tile, transpose, unstack
-from ._array import cast, where, zeros, zeros_like
-from ._array import range  # noqa: A004
+from ._array import (
+    cast,
+    concat,
+    constant,
+    convert_to_tensor,
+    expand_dims,
+    eye,
+    fill,
+    gather,
+    identity,
+    linspace,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    range,  # noqa: A004
+    rank,
+    reshape,
+    shape,
+    size,
+    split,
+    squeeze,
+    stack,
+    tile,
+    transpose,
+    unstack,
+    where,
+    zeros,
+    zeros_like,
+)
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
 from ._function import TensorSpec, function
-from ._math import abs, add, add_n, argmax, clip_by_norm, clip_by_value, cos, divide, einsum, exp, log, matmul  # noqa: A004
-from ._math import maximum, minimum, multiply, norm, pow, reduce_all, reduce_any, reduce_max, reduce_mean  # noqa: A004
-from ._math import reduce_min, reduce_prod, reduce_std, reduce_sum, reduce_variance, round, sigmoid, sign, sin  # noqa: A004
-from ._math import sqrt, square, subtract, tanh, tensordot
+from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
+    abs,
+    add,
+    add_n,
+    argmax,
+    clip_by_norm,
+    clip_by_value,
+    cos,
+    divide,
+    einsum,
+    exp,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    norm,
+    pow,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+    round,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+    tensordot,
+)
 from ._namespace import Namespace, missing
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
@@ -48,16 +108,32 @@ _MATH_NAMES = (
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp argmax add_n"
 ).split()
 math = Namespace("gradkit.tf.math", **{n: getattr(_math, n) for n in _MATH_NAMES})
-nn = Namespace("gradkit.tf.nn", **{n: getattr(_nn, n) for n in dir(_nn) if not n.startswith("_") and callable(getattr(_nn, n))})
-linalg = Namespace("gradkit.tf.linalg", **{n: getattr(_linalg, n) for n in dir(_linalg) if not n.startswith("_") and callable(getattr(_linalg, n))})
-random = Namespace("gradkit.tf.random", normal=_random.normal, uniform=_random.uniform,
-                   truncated_normal=_random.truncated_normal, set_seed=_random.set_seed)
-nest = Namespace("gradkit.tf.nest", map_structure=_nest.map_structure, flatten=_nest.flatten,
-                 pack_sequence_as=_nest.pack_sequence_as, assert_same_structure=_nest.assert_same_structure,
-                 is_nested=_nest.is_nested)
+nn = Namespace(
+    "gradkit.tf.nn", **{n: getattr(_nn, n) for n in dir(_nn) if not n.startswith("_") and callable(getattr(_nn, n))}
+)
+linalg = Namespace(
+    "gradkit.tf.linalg",
+    **{n: getattr(_linalg, n) for n in dir(_linalg) if not n.startswith("_") and callable(getattr(_linalg, n))},
+)
+random = Namespace(
+    "gradkit.tf.random",
+    normal=_random.normal,
+    uniform=_random.uniform,
+    truncated_normal=_random.truncated_normal,
+    set_seed=_random.set_seed,
+)
+nest = Namespace(
+    "gradkit.tf.nest",
+    map_structure=_nest.map_structure,
+    flatten=_nest.flatten,
+    pack_sequence_as=_nest.pack_sequence_as,
+    assert_same_structure=_nest.assert_same_structure,
+    is_nested=_nest.is_nested,
+)
 autodiff = Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
-saved_model = Namespace("gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load,
-                        SaveOptions=_saved_model.SaveOptions)
+saved_model = Namespace(
+    "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
+)
 experimental = Namespace("gradkit.tf.experimental")
 
 del _array, _custom, _linalg, _math, _nest, _nn, _random, _saved_model

@@ -133,7 +133,9 @@ def _pad(x, pad_width, mode, constant_values):
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """``tf.pad``: modes 'CONSTANT', 'REFLECT', 'SYMMETRIC'."""
-    widths = tuple(tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings))
+    widths = tuple(
+        tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
+    )
     return call(_pad, convert(tensor), pad_width=widths, mode=mode.lower(), constant_values=constant_values)
 
 
@@ -183,8 +185,15 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     dtype = np.dtype(dtype or _dtypes.float32)
     on = 1 if on_value is None else on_value
     off = 0 if off_value is None else off_value
-    return call(_one_hot, convert(indices), depth=int(depth), on_value=on, off_value=off,
-                axis=-1 if axis is None else int(axis), dtype=dtype)
+    return call(
+        _one_hot,
+        convert(indices),
+        depth=int(depth),
+        on_value=on,
+        off_value=off,
+        axis=-1 if axis is None else int(axis),
+        dtype=dtype,
+    )
 
 
 def _split(x, sections, axis):

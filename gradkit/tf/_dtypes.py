@@ -19,7 +19,6 @@ complex128 = np.dtype("complex128")
 string = np.dtype("object")
 
 
-
 def as_dtype(dtype):
     return np.dtype(dtype)
 

@@ -97,6 +97,10 @@ class Function:
         return self.python_function(*[_unstatic(a) for a in args], **{k: _unstatic(v) for k, v in kwargs.items()})
 
     def __call__(self, *args, **kwargs):
+        if _graph.local.session is not None:
+            # Under a recording tape run eagerly (same semantics as TensorFlow): gk.jit reads
+            # its Variables into a State while tracing, which a recording tape refuses.
+            return wrap(self.python_function(*args, **kwargs))
         static_pos = tuple(i for i, a in enumerate(args) if not _is_traced(a))
         static_kw = tuple(sorted(k for k, a in kwargs.items() if not _is_traced(a)))
         key = (static_pos, static_kw)
@@ -122,9 +126,19 @@ class Function:
         return bound
 
 
-def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
-             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
-             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None):
+def function(
+    func=None,
+    input_signature=None,
+    autograph=True,
+    jit_compile=None,
+    reduce_retracing=False,
+    experimental_implements=None,
+    experimental_autograph_options=None,
+    experimental_attributes=None,
+    experimental_relax_shapes=None,
+    experimental_compile=None,
+    experimental_follow_type_hints=None,
+):
     """``tf.function``: compile with ``gk.jit`` (Variables read are inputs, assignments outputs).
 
     >>> import gradkit.tf as tf
@@ -137,6 +151,7 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     ([2.0, 4.0, 8.0], 4.0, True)
     """
     if func is None:
-        return functools.partial(function, input_signature=input_signature, jit_compile=jit_compile,
-                                 reduce_retracing=reduce_retracing)
+        return functools.partial(
+            function, input_signature=input_signature, jit_compile=jit_compile, reduce_retracing=reduce_retracing
+        )
     return Function(func, input_signature=input_signature, jit_compile=jit_compile, reduce_retracing=reduce_retracing)

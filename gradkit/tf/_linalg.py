@@ -25,7 +25,8 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 
 def _diag(d):
-    return d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype)
+    eye = jnp.eye(d.shape[-1], dtype=d.dtype)
+    return d[..., :, None] * eye.reshape((1,) * (d.ndim - 1) + eye.shape)
 
 
 def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
@@ -53,5 +54,3 @@ inv = _math._unary(jnp.linalg.inv, "inv")
 det = _math._unary(jnp.linalg.det, "det")
 cholesky = _math._unary(jnp.linalg.cholesky, "cholesky")
 logdet = _math._unary(lambda x: jnp.linalg.slogdet(x)[1], "logdet")
-
-

@@ -128,11 +128,30 @@ def _matmul(a, b, ta, tb, ca, cb):
     return jnp.matmul(a, b)
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
-           b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+def matmul(
+    a,
+    b,
+    transpose_a=False,
+    transpose_b=False,
+    adjoint_a=False,
+    adjoint_b=False,
+    a_is_sparse=False,
+    b_is_sparse=False,
+    output_type=None,
+    grad_a=False,
+    grad_b=False,
+    name=None,
+):
     """``tf.matmul`` (batched over leading dimensions)."""
-    return call(_matmul, convert(a), convert(b), ta=bool(transpose_a), tb=bool(transpose_b), ca=bool(adjoint_a),
-                cb=bool(adjoint_b))
+    return call(
+        _matmul,
+        convert(a),
+        convert(b),
+        ta=bool(transpose_a),
+        tb=bool(transpose_b),
+        ca=bool(adjoint_a),
+        cb=bool(adjoint_b),
+    )
 
 
 def _einsum(*operands, equation):

@@ -30,9 +30,16 @@ _MANIFEST = "gradkit_saved_model.json"
 class SaveOptions:
     """``tf.saved_model.SaveOptions``: options are accepted; custom gradients are always kept."""
 
-    def __init__(self, namespace_whitelist=None, save_debug_info=False, function_aliases=None,
-                 experimental_io_device=None, experimental_variable_policy=None, experimental_custom_gradients=True,
-                 **kwargs):
+    def __init__(
+        self,
+        namespace_whitelist=None,
+        save_debug_info=False,
+        function_aliases=None,
+        experimental_io_device=None,
+        experimental_variable_policy=None,
+        experimental_custom_gradients=True,
+        **kwargs,
+    ):
         self.experimental_custom_gradients = experimental_custom_gradients
 
 

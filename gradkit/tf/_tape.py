@@ -55,8 +55,11 @@ class GradientTape(_GkTape):
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True, track_assignments=True):
-        super().__init__(persistent=persistent, watch_accessed_variables=watch_accessed_variables,
-                         track_assignments=track_assignments)
+        super().__init__(
+            persistent=persistent,
+            watch_accessed_variables=watch_accessed_variables,
+            track_assignments=track_assignments,
+        )
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         if output_gradients is not None:
@@ -72,13 +75,27 @@ class GradientTape(_GkTape):
         out = super().gradient(target, sources, output_gradients, unconnected_gradients)
         return wrap(_conj_tree(out))
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
-                 experimental_use_pfor=True):
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
         out = super().jacobian(target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor)
         return wrap(_conj_tree(out))
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True, check_independence=True):
-        out = super().batch_jacobian(target, source, unconnected_gradients, parallel_iterations,
-                                     experimental_use_pfor, check_independence)
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+        check_independence=True,
+    ):
+        out = super().batch_jacobian(
+            target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor, check_independence
+        )
         return wrap(_conj_tree(out))

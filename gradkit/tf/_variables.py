@@ -32,9 +32,22 @@ class Variable(_GkVariable):
     ('v:0', [2], [2.0, 4.0])
     """
 
-    def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None,
-                 variable_def=None, dtype=None, import_scope=None, constraint=None, synchronization=None,
-                 aggregation=None, shape=None, experimental_enable_variable_lifting=True):
+    def __init__(
+        self,
+        initial_value=None,
+        trainable=None,
+        validate_shape=True,
+        caching_device=None,
+        name=None,
+        variable_def=None,
+        dtype=None,
+        import_scope=None,
+        constraint=None,
+        synchronization=None,
+        aggregation=None,
+        shape=None,
+        experimental_enable_variable_lifting=True,
+    ):
         if callable(initial_value):
             initial_value = initial_value()
         with jax.ensure_compile_time_eval():

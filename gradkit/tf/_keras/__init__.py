@@ -15,5 +15,6 @@ def _set_random_seed(seed):
 
 
 utils = SimpleNamespace(set_random_seed=_set_random_seed)
-activations = SimpleNamespace(relu=_nn.relu, elu=_nn.elu, sigmoid=_nn.sigmoid, tanh=_nn.tanh, softmax=_nn.softmax,
-                              softplus=_nn.softplus)
+activations = SimpleNamespace(
+    relu=_nn.relu, elu=_nn.elu, sigmoid=_nn.sigmoid, tanh=_nn.tanh, softmax=_nn.softmax, softplus=_nn.softplus
+)

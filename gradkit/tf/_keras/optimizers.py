@@ -50,7 +50,10 @@ class Optimizer:
         key = tuple(id(v) for v in variables)
         params = [v.value for v in variables]
         if key not in self._states:
-            self._states[key] = (variables, lift(_init)([convert(p) for p in params], make=self._make, hyper=self._hyper))
+            self._states[key] = (
+                variables,
+                lift(_init)([convert(p) for p in params], make=self._make, hyper=self._hyper),
+            )
         lr = self.learning_rate.value if isinstance(self.learning_rate, Variable) else self.learning_rate
         _, state = self._states[key]
         updates, new_state = lift(_update)(lr, grads, state, params, make=self._make, hyper=self._hyper)
@@ -81,6 +84,7 @@ class Adam(Optimizer):
     (Keras adds it before the correction): results differ from Keras' in the last digits.
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam",
-                 **kwargs):
+    def __init__(
+        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
+    ):
         super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon)))
