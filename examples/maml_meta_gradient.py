@@ -37,7 +37,7 @@ def meta_loss():
     total = 0.0
     for train, val in TASKS:
         w.assign(w_entry)  # every task adapts from the same starting point
-        g = gk.grad(lambda data: mse(w.value, data), argnums=(), wrt=w)(train)
+        g = gk.grad(lambda data=train: mse(w.value, data), wrt=w)()
         w.assign_sub(lr * g)
         total = total + mse(w.value, val)
     w.assign(w_entry)  # leave w as it was found: only the outer step below updates it
