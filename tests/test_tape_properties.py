@@ -23,7 +23,7 @@ import gradkit as gk
 
 gnp = gk.numpy
 N_VARS = 3
-SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+SETTINGS = settings(max_examples=20, deadline=None, derandomize=True, database=None)
 
 UNARY = {
     "sin": (gnp.sin, jnp.sin),
