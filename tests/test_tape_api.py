@@ -391,13 +391,9 @@ def test_shape_error_at_record_time():
     assert any(entry.path.name == HERE and entry.lineno + 1 == line for entry in tb)
 
 
-# --- bugs found -------------------------------------------------------------------------------------
+# --- regressions ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gnp.reshape(Variable) outside a recording tape calls Variable.reshape(..., order=) -> TypeError",
-)
 def test_gnp_reshape_of_variable_outside_tape():
     v = gk.Variable(np.array([1.0, 2.0], np.float32))
     close(gnp.reshape(v, (1, -1)), [[1.0, 2.0]])

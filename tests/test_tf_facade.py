@@ -87,11 +87,6 @@ def test_function_compiles_once_and_is_differentiable():
     close(t.gradient(y, v), 3.0 * np.cos(6.0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: gk.custom_gradient probes Variable reads with jax.eval_shape, "
-    "which a recording tape refuses (RecordingError); see the report",
-)
 def test_custom_gradient_with_variables():
     w = tf.Variable(2.0)
 

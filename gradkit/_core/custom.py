@@ -29,7 +29,9 @@ class _ReadRecorder(frames.Frame):
 
     def read(self, var):
         self.seen.setdefault(id(var), var)
-        return frames.read_below(self, var)
+        # The probe only needs shapes; a value a layer above wraps (a recorded tensor)
+        # must not leak into the abstract trace.
+        return frames.concrete(frames.read_below(self, var))
 
 
 def custom_gradient(f: Callable | None = None) -> Callable:

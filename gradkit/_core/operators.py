@@ -119,11 +119,11 @@ class ValueOperators:
     def T(self):
         return self._read_value().T
 
-    def astype(self, dtype):
-        return self._read_value().astype(dtype)
+    def astype(self, dtype, **kwargs):
+        return self._read_value().astype(dtype, **kwargs)
 
-    def reshape(self, *shape):
-        return self._read_value().reshape(*shape)
+    def reshape(self, *shape, **kwargs):
+        return self._read_value().reshape(*shape, **kwargs)
 
     def sum(self, *args, **kwargs):
         return self._read_value().sum(*args, **kwargs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
@@ -116,19 +117,25 @@ _lost_sites: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _flat_args(args):
-    """``args`` as leaves when none is a container (the common case), else None."""
+    """``args`` as leaves when each is a tensor, an array or a scalar (the common case).
+
+    None when any needs pytree flattening (containers, States, other pytrees).
+    """
     out = list(args)
     for i, x in enumerate(out):
-        t = type(x)
-        if t in _CONTAINERS:
-            return None
-        if hasattr(x, "_read_value") and t is not Tensor:  # a Variable, or a slice of one
-            out[i] = x._read_value()
-            if type(out[i]) in _CONTAINERS:
+        if type(x) in _SIMPLE or isinstance(x, (Tensor, *_ARRAY_TYPES)):
+            continue
+        if hasattr(x, "_read_value"):  # a Variable, or a slice of one: its current value
+            value = x._read_value()
+            if not isinstance(value, (Tensor, *_ARRAY_TYPES, jax.core.Tracer)):
                 return None
+            out[i] = value
+            continue
+        return None
     return out
 
 
+_SIMPLE = (int, float, bool, complex, str, type(None), slice, type(Ellipsis))
 _CONTAINERS = (list, tuple, dict)
 _ARG_TREEDEFS = [jax.tree_util.tree_structure((tuple(range(n)), {})) for n in range(8)]
 
@@ -145,7 +152,9 @@ def apply(fn, *args, **kwargs):
     if not tensors:
         if session is not None and session.watched_arrays and any(id(x) in session.watched_arrays for x in leaves):
             return _record(fn, leaves, treedef, session)
-        return fn(*args, **kwargs)
+        # Plain JAX; Variables were read into their values above.
+        a, k = jax.tree_util.tree_unflatten(treedef, leaves)
+        return fn(*a, **k)
     recorded = session is not None and any(leaves[i]._node.session is session for i in tensors)
     if not recorded:
         values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
@@ -210,10 +219,18 @@ def _binary_op(fn, a, b, swapped):
     return op
 
 
+def _operand(b):
+    """The other operand of a Tensor operator, as something ``_record`` can take."""
+    if hasattr(b, "_read_value"):  # a Variable, or a slice of one: its current value
+        return b._read_value()
+    if type(b) in _CONTAINERS:  # a nested list of numbers, as NumPy would take it
+        return jnp.asarray(b)
+    return b
+
+
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
-    if hasattr(b, "_read_value"):  # a Variable, or a slice of one: its current value
-        b = b._read_value()
+    b = _operand(b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record(fn, [a, b], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, False))
@@ -222,8 +239,7 @@ def apply_binary(fn, a, b):
 
 def apply_binary_reflected(fn, a, b):
     """``fn(b, a)`` with ``a`` the Tensor whose reflected operator was called."""
-    if hasattr(b, "_read_value"):
-        b = b._read_value()
+    b = _operand(b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record(fn, [b, a], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, True))

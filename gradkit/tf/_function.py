@@ -97,10 +97,6 @@ class Function:
         return self.python_function(*[_unstatic(a) for a in args], **{k: _unstatic(v) for k, v in kwargs.items()})
 
     def __call__(self, *args, **kwargs):
-        if _graph.local.session is not None:
-            # Under a recording tape run eagerly (same semantics as TensorFlow): gk.jit reads
-            # its Variables into a State while tracing, which a recording tape refuses.
-            return wrap(self.python_function(*args, **kwargs))
         static_pos = tuple(i for i, a in enumerate(args) if not _is_traced(a))
         static_kw = tuple(sorted(k for k, a in kwargs.items() if not _is_traced(a)))
         key = (static_pos, static_kw)
