@@ -109,7 +109,7 @@ def interpret(steps, store, n_vars):
     return loss + sum(jnp.sum(jnp.tanh(t)) for t in temps)
 
 
-@settings(max_examples=35, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(programs())
 def test_random_programs_match_pure_rewrite(program):
     n_vars, steps, wrt_mask, seed = program

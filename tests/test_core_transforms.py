@@ -96,8 +96,9 @@ def test_grad_has_aux_and_return_state(prog):
     assert_close([state[v] for v in prog.variables], [final["u"], final["m"], final["s"]])
 
 
-# Second-order and Jacobian transforms of the reference program run under jax.jit only: run
-# op by op they cost seconds of per-primitive compilation. A small program covers them eagerly.
+# Second-order and Jacobian transforms of the reference program (and every oracle here) run
+# under jax.jit only: op by op they cost seconds of per-primitive compilation. A small program
+# covers gradkit's side of them eagerly.
 JACOBIANS = pytest.mark.parametrize("name, jax_transform", [("jacfwd", jax.jacfwd), ("jacrev", jax.jacrev)])
 
 
@@ -105,13 +106,13 @@ JACOBIANS = pytest.mark.parametrize("name, jax_transform", [("jacfwd", jax.jacfw
 def test_jacobians(prog, name, jax_transform):
     gk_transform = getattr(gk, name)
     jac = jax.jit(gk_transform(prog.imperative_vector, argnums=0, wrt=[prog.u, prog.m, prog.s]))(X)
-    d_vals, d_x = jax_transform(pure_vector, argnums=(0, 1))(ENTRY, X)
+    d_vals, d_x = jax.jit(jax_transform(pure_vector, argnums=(0, 1)))(ENTRY, X)
     assert_close(jac, (d_x, [d_vals["u"], d_vals["m"], d_vals["s"]]))
 
 
 def test_hessian_blocks(prog):
     hess = jax.jit(gk.hessian(prog.imperative, wrt=[prog.u, prog.s]))(X)
-    want = jax.hessian(pure_loss)(ENTRY, X)
+    want = jax.jit(jax.hessian(pure_loss))(ENTRY, X)
     names = ["u", "s"]
     assert_close(hess, [[want[i][j] for j in names] for i in names], rtol=1e-4, atol=1e-5)
 
@@ -136,7 +137,7 @@ def test_jacobians_eager_small(name, jax_transform):
     fn, pure = _small_program(v, c)
     x = np.array([1.5, 0.5], np.float32)
     jac = getattr(gk, name)(fn, argnums=0, wrt=(v, c))(x)
-    d_x, d_v, d_c = jax_transform(pure, argnums=(2, 0, 1))(v.numpy(), c.numpy(), x)
+    d_x, d_v, d_c = jax.jit(jax_transform(pure, argnums=(2, 0, 1)))(v.numpy(), c.numpy(), x)
     assert_close(jac, (d_x, (d_v, d_c)))
 
 
@@ -145,7 +146,7 @@ def test_hessian_eager_small():
     fn, pure = _small_program(v, c)
     x = np.array([1.5, 0.5], np.float32)
     hess = gk.hessian(lambda x: jnp.sum(fn(x)), argnums=0, wrt=[c])(x)
-    want = jax.hessian(lambda vv, cv, x: jnp.sum(pure(vv, cv, x)), argnums=(2, 1))(v.numpy(), c.numpy(), x)
+    want = jax.jit(jax.hessian(lambda vv, cv, x: jnp.sum(pure(vv, cv, x)), argnums=(2, 1)))(v.numpy(), c.numpy(), x)
     # Blocks: ((d2/dx dx, d2/dx dc), ([d2/dc dx], [d2/dc dc])), as for jax.hessian with nested inputs.
     assert_close(hess, ((want[0][0], [want[0][1]]), [(want[1][0], [want[1][1]])]))
 
