@@ -79,32 +79,32 @@ class ForwardAccumulator:
         st = _structure(tape, [t_ref], s_refs) if t_ref is not None else None
         if st is not None:
             leaves, live, key, sources = st
-            key = ("jvp", key)
+            tangents = [t if s is not None else None for t, s in zip(self._tangents, sources)]
+            pattern = tuple(t is not None for t in tangents)
+            key = ("jvp", key, pattern)
             entry = _programs.get(key)
             if entry is None:
                 plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
                 connected = any(plan.connected[0])
                 jvp = replay.jvp_program(plan)
+                n = len(leaves)
 
                 def flat(leaf_values, tangents):
                     _, out_t = jvp(leaf_values, tangents)
                     return out_t[0]
 
-                entry = _programs[key] = (jax.jit(flat), connected, flat)
-            program, connected, flat = entry
+                def forward_derivative(*values):
+                    it = iter(values[n:])
+                    return flat(list(values[:n]), [next(it) if has else None for has in pattern])
+
+                entry = _programs[key] = (jax.jit(flat), connected, forward_derivative)
+            program, connected, recorded_op = entry
             if connected:
-                tangents = [t if s is not None else None for t, s in zip(self._tangents, sources)]
                 s = graph.local.session
                 if s is not None and s.active and _touches(s, leaves, []):
                     live_t = [t for t in tangents if t is not None]
-                    n = len(leaves)
-
-                    def op(*values):
-                        it = iter(values[n:])
-                        return flat(list(values[:n]), [next(it) if t is not None else None for t in tangents])
-
                     inputs = [(leaf, 0) for leaf in leaves] + [(graph.make_leaf(t, 0, s), 0) for t in live_t]
-                    result = Tensor._make(record.record_call(op, inputs, s, "jvp"), 0)
+                    result = Tensor._make(record.record_call(recorded_op, inputs, s, "jvp"), 0)
                 else:
                     result = Tensor.concrete(program([leaf.values[0] for leaf in leaves], tangents))
         if result is None and mode is UnconnectedGradients.ZERO:

@@ -25,12 +25,15 @@ import numpy as np
 from .graph import Node
 
 
-def topo_order(roots: Sequence[Node]) -> list[Node]:
-    """Non-leaf ancestors of ``roots`` (roots included), inputs before their users."""
+def topo_order(roots: Sequence[Node], stop: frozenset | set = frozenset()) -> list[Node]:
+    """Non-leaf ancestors of ``roots`` (roots included), inputs before their users.
+
+    Nodes whose id is in ``stop`` are not expanded (they are leaves of the plan).
+    """
     order: list[Node] = []
     seen: set[int] = set()
     for root in roots:
-        if id(root) in seen or root.op is None:
+        if id(root) in seen or root.op is None or id(root) in stop:
             continue
         stack = [(root, False)]
         while stack:
@@ -43,9 +46,70 @@ def topo_order(roots: Sequence[Node]) -> list[Node]:
             seen.add(id(node))
             stack.append((node, True))
             for inp, _ in node.inputs:
-                if id(inp) not in seen and inp.op is not None:
+                if id(inp) not in seen and inp.op is not None and id(inp) not in stop:
                     stack.append((inp, False))
     return order
+
+
+def frontier(roots: Sequence[tuple[Node, int]], tape_bit: int, session) -> list[tuple[Node, int]]:
+    """The values just outside what ``tape_bit``'s tape recorded, below ``roots``.
+
+    A plan whose leaves are these covers only that tape's part of the graph: what a
+    gradient recorded by an outer tape needs, however long the history before it.
+    """
+    out: list[tuple[Node, int]] = []
+    taken: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+
+    def on_tape(node):
+        return node.op is not None and node.session is session and node.mask & tape_bit
+
+    stack = list(reversed(roots))
+    while stack:
+        node, k = stack.pop()
+        if not on_tape(node):
+            if (id(node), k) not in taken:
+                taken.add((id(node), k))
+                out.append((node, k))
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(reversed(node.inputs))
+    return out
+
+
+def _numbering(leaves, targets, sources):
+    """Slots for every value the targets need: leaves first, then node outputs in topological
+    order. Deterministic for a given graph structure, so a cached Plan's slots can be mapped
+    back onto the nodes of a later graph of the same structure (see ``slot_refs``).
+
+    ``leaves`` are leaf nodes or ``(node, output)`` pairs (a frontier, see ``frontier``).
+    """
+    slot: dict[tuple[int, int], int] = {}
+    refs: list[tuple[Node, int]] = []
+    stop = set()
+    for leaf in leaves:
+        ref = leaf if isinstance(leaf, tuple) else (leaf, 0)
+        slot[(id(ref[0]), ref[1])] = len(refs)
+        refs.append(ref)
+        stop.add(id(ref[0]))
+    order = topo_order([t for t, _ in targets] + [s[0] for s in sources if s is not None], stop)
+    steps = []
+    for node in order:
+        ins = tuple(slot[(id(inp), k)] for inp, k in node.inputs)
+        outs = []
+        for k in range(len(node.avals)):
+            slot[(id(node), k)] = len(refs)
+            outs.append(len(refs))
+            refs.append((node, k))
+        steps.append((node, ins, tuple(outs)))
+    return slot, steps, refs
+
+
+def slot_refs(leaves, targets, sources) -> list[tuple[Node, int]]:
+    """The (node, output) behind each slot of a Plan built from a graph of this structure."""
+    return _numbering(leaves, targets, sources)[2]
 
 
 class Plan:
@@ -62,27 +126,9 @@ class Plan:
         tape_bit: int = 0,
         session=None,
     ):
-        slot: dict[tuple[int, int], int] = {}
+        slot, steps, refs = _numbering(leaves, targets, sources)
+        n = len(refs)
         self.n_leaves = len(leaves)
-        for i, leaf in enumerate(leaves):
-            slot[(id(leaf), 0)] = i
-        n = len(leaves)
-        source_nodes = [s for s in sources if s is not None]
-        order = topo_order([t for t, _ in targets] + [s for s, _ in source_nodes])
-
-        def out_slots(node):
-            nonlocal n
-            outs = []
-            for k in range(len(node.avals)):
-                slot[(id(node), k)] = n
-                outs.append(n)
-                n += 1
-            return tuple(outs)
-
-        steps = []
-        for node in order:
-            ins = tuple(slot[(id(inp), k)] for inp, k in node.inputs)
-            steps.append((node, ins, out_slots(node)))
         self.n_slots = n
         self.target_slots = tuple(slot[(id(t), k)] for t, k in targets)
         self.source_slots = tuple(None if s is None else slot[(id(s[0]), s[1])] for s in sources)
@@ -116,6 +162,16 @@ class Plan:
         self.outside_steps = outside_steps
         self.inside_steps = inside_steps
         self.produced_inside = produced_inside
+        # The values the differentiated part reads from outside itself. A gradient recorded
+        # by an outer tape takes these (not the leaves) as inputs, so it never recomputes
+        # the history before it, which would grow exponentially with nesting depth.
+        needed = {i for _, ins, _ in inside_steps for i in ins}
+        needed |= set(self.delta_of) | set(self.target_slots)
+        self.boundary = tuple(sorted(i for i in needed if i not in produced_inside))
+        # Decided from the recorded shapes, not from values: in boundary mode the values
+        # computed inside do not exist until the differentiated function runs.
+        self.source_avals = tuple(None if s is None else refs[s][0].avals[refs[s][1]] for s in self.source_slots)
+        self.target_avals = tuple(refs[t][0].avals[refs[t][1]] for t in self.target_slots)
 
     # -- evaluation ------------------------------------------------------------------------
     def forward(self, leaf_values) -> list:
@@ -124,6 +180,12 @@ class Plan:
             values = op.call_flat(*[env[i] for i in ins])
             for o, v in zip(outs, values):
                 env[o] = v
+        return env
+
+    def env_from_boundary(self, values) -> list:
+        env: list = [None] * self.n_slots
+        for i, v in zip(self.boundary, values):
+            env[i] = v
         return env
 
     def inside(self, env: list, deltas) -> list:
@@ -162,36 +224,42 @@ def _scatter(n, positions, values) -> list:
     return full
 
 
-def vjp_program(plan: Plan):
-    """``program(leaf_values, cotangents) -> (target_values, source_grads)``.
+def vjp_program(plan: Plan, from_boundary: bool = False):
+    """``program(values, cotangents) -> (target_values, source_grads)``.
 
-    ``cotangents[i]`` is ``None`` for "ones" (the gradient of the sum, TensorFlow's rule).
-    Source gradients are ``None`` where the source is not connected.
+    ``values`` are the leaf values, or with ``from_boundary`` the values of
+    ``plan.boundary``. ``cotangents[i]`` is ``None`` for "ones" (the gradient of the sum,
+    TensorFlow's rule). Source gradients are ``None`` where the source is not connected.
     """
 
-    def program(leaf_values, cotangents):
-        env = plan.forward(leaf_values)
-        sources = [env[s] if s is not None else None for s in plan.source_slots]
-        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s)]
-        targets_now = [env[t] for t in plan.target_slots]
-        diff_targets = [j for j, t in enumerate(targets_now) if _float_like(t)]
+    diff_targets = [j for j, row in enumerate(plan.connected) if any(row) and _is_float(plan.target_avals[j])]
+    active = [i for i, a in enumerate(plan.source_avals) if a is not None and _is_float(a)]
+
+    def program(values, cotangents):
+        env = plan.env_from_boundary(values) if from_boundary else plan.forward(values)
 
         def g(active_deltas):
-            outs = plan.inside(env, _scatter(len(sources), active, active_deltas))
+            outs = plan.inside(env, _scatter(len(plan.source_slots), active, active_deltas))
             return [outs[j] for j in diff_targets]
 
-        outs, pull = jax.vjp(g, [jnp.zeros_like(sources[i]) for i in active])
+        zeros = [jnp.zeros(plan.source_avals[i].shape, plan.source_avals[i].dtype) for i in active]
+        outs, pull = jax.vjp(g, zeros)
         cts = []
         for j, out in zip(diff_targets, outs):
             ct = cotangents[j]
             cts.append(jnp.ones_like(out) if ct is None else jnp.asarray(ct, out.dtype).reshape(out.shape))
         (grads,) = pull(cts)
-        result: list[Any] = [None] * len(sources)
+        result: list[Any] = [None] * len(plan.source_slots)
         for i, gval in zip(active, grads):
             result[i] = gval
+        targets_now = [env[t] for t in plan.target_slots]
         return targets_now, result
 
     return program
+
+
+def _is_float(aval) -> bool:
+    return jnp.issubdtype(aval.dtype, jnp.inexact)
 
 
 def jvp_program(plan: Plan):

@@ -486,43 +486,91 @@ def _recording_now(tape) -> bool:
     return s is not None and s is tape._session and bool(s.active)
 
 
+def _frontier_structure(tape, live, s_refs):
+    """Like ``_structure``, over only this tape's part of the graph (for a recorded gradient)."""
+    roots = live + [r for r in s_refs if r is not None]
+    front = replay.frontier(roots, tape._bit, tape._session)
+    position = {(id(n), k): i for i, (n, k) in enumerate(front)}
+    order = replay.topo_order([n for n, _ in roots], {id(n) for n, _ in front})
+    index = {id(n): i for i, n in enumerate(order)}
+    specs = []
+    for r in s_refs:
+        if r is None:
+            specs.append(None)
+        elif (id(r[0]), r[1]) in position:
+            specs.append(("front", position[(id(r[0]), r[1])]))
+        else:
+            specs.append(("node", index[id(r[0])], r[1]))
+    key = ("recorded", tuple((n.sid, k) for n, k in live), tape._bit, tuple(specs))
+    return front, key
+
+
 def _run_vjp(tape, t_refs, s_refs, cts):
-    st = _structure(tape, t_refs, s_refs)
-    if st is None:
+    live = [r for r in t_refs if r is not None]
+    if not live:
         return [None] * len(s_refs)
-    leaves, live, key, sources = st
     live_cts = [c for r, c in zip(t_refs, cts) if r is not None]
     ct_spec = tuple(c is not None for c in live_cts)
+    s = graph.local.session
+    if s is not None and s.active and s is tape._session:
+        # Another tape (or this one) is recording: the gradient becomes a node of the graph,
+        # over only the values this tape's part reads, so outer tapes differentiate it.
+        front, key = _frontier_structure(tape, live, s_refs)
+        sources = list(s_refs)
+        entry = _programs.get(("vjp", key, ct_spec))
+        if entry is None:
+            plan = replay.Plan(front, live, sources, tape._bit, tape._session)
+            entry = _programs[("vjp", key, ct_spec)] = _VjpEntry(plan, sources, ct_spec)
+        return _record_result(entry, front, live, sources, live_cts, len(s_refs), s)
+    st = _structure(tape, t_refs, s_refs)
+    leaves, live, key, sources = st
     key = ("vjp", key, ct_spec)
     entry = _programs.get(key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        connected = [any(col) for col in zip(*plan.connected)] if plan.connected else [False] * len(sources)
-        vjp = replay.vjp_program(plan)
-        n_src = len(sources)
-        present = [i for i in range(n_src) if sources[i] is not None]
-
-        def flat(leaf_values, ct_values):
-            it = iter(ct_values)
-            full_cts = [next(it) if has else None for has in ct_spec]
-            targets, grads = vjp(leaf_values, full_cts)
-            return targets, [grads[i] if grads[i] is not None else jnp.zeros(()) for i in present]
-
-        entry = _programs[key] = (jax.jit(flat), connected, present, flat)
-    program, connected, present, flat = entry
+        entry = _programs[key] = _VjpEntry(plan, sources, ct_spec)
     ct_values = [_as_array(c) for c in live_cts if c is not None]
-    s = graph.local.session
-    if _recording_now(tape) or (s is not None and s.active and _touches(s, leaves, live_cts)):
-        return _record_result(flat, leaves, live_cts, ct_spec, present, connected, len(s_refs), s)
-    targets, grads = program([leaf.values[0] for leaf in leaves], ct_values)
+    targets, grads = entry.compiled([leaf.values[0] for leaf in leaves], ct_values)
     for (node, _), value in zip(live, targets):
-        if node.values is None and len(node.avals) == 1:
+        if node.values is None and len(node.avals) == 1 and value is not None:
             node.values = [value]
     out = [None] * len(s_refs)
-    for i, g in zip(present, grads):
-        if connected[i]:
+    for i, g in zip(entry.present, grads):
+        if entry.connected[i]:
             out[i] = Tensor.concrete(g)
     return out
+
+
+class _VjpEntry:
+    """A cached gradient program: compiled from the leaves (the usual call) or, when an
+    outer tape records the gradient, run as an op over the plan's boundary values."""
+
+    def __init__(self, plan, sources, ct_spec):
+        self.plan = plan
+        self.connected = [any(col) for col in zip(*plan.connected)] if plan.connected else [False] * len(sources)
+        self.present = [i for i in range(len(sources)) if sources[i] is not None]
+        self.ct_spec = ct_spec
+        self.compiled = jax.jit(self._flat(replay.vjp_program(plan)))
+        from_boundary = self._flat(replay.vjp_program(plan, from_boundary=True))
+        n_boundary = len(plan.boundary)
+
+        def gradient(*values):
+            return from_boundary(list(values[:n_boundary]), list(values[n_boundary:]))[1]
+
+        # One function per cached program, so that a recorded gradient has the same op (and
+        # the graph around it the same structure) every time: no recompiles in a loop.
+        self.recorded_op = gradient
+
+    def _flat(self, vjp):
+        ct_spec, present = self.ct_spec, self.present
+
+        def flat(values, ct_values):
+            it = iter(ct_values)
+            full_cts = [next(it) if has else None for has in ct_spec]
+            targets, grads = vjp(values, full_cts)
+            return targets, [grads[i] if grads[i] is not None else jnp.zeros(()) for i in present]
+
+        return flat
 
 
 def _touches(session, leaves, cts) -> bool:
@@ -539,15 +587,10 @@ def _as_array(c):
     return jnp.asarray(c)
 
 
-def _record_result(flat, leaves, cts, ct_spec, present, connected, n, session):
+def _record_result(entry, front, live, sources, cts, n, session):
     """Record the gradient computation itself, so that an outer tape can differentiate it."""
-    n_leaves = len(leaves)
-
-    def op(*values):
-        targets, grads = flat(list(values[:n_leaves]), list(values[n_leaves:]))
-        return grads
-
-    inputs = [(leaf, 0) for leaf in leaves]
+    refs = replay.slot_refs(front, live, sources)
+    inputs = [refs[i] for i in entry.plan.boundary]
     for c in cts:
         if c is None:
             continue
@@ -555,10 +598,10 @@ def _record_result(flat, leaves, cts, ct_spec, present, connected, n, session):
             inputs.append((c._node, c._index))
         else:
             inputs.append((make_leaf(_as_array(c), 0, session), 0))
-    node = record.record_call(op, inputs, session, "gradient")
+    node = record.record_call(entry.recorded_op, inputs, session, "gradient")
     out = [None] * n
-    for k, i in enumerate(present):
-        if connected[i]:
+    for k, i in enumerate(entry.present):
+        if entry.connected[i]:
             out[i] = Tensor._make(node, k)
     return out
 
@@ -585,11 +628,14 @@ def _run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
             _, js = jac(leaf_values)
             return [js[i] if js[i] is not None else jnp.zeros(()) for i in present]
 
-        entry = _programs[key] = (jax.jit(flat), connected, present, flat)
-    program, connected, present, flat = entry
+        def jacobian(*values):
+            return flat(list(values))
+
+        entry = _programs[key] = (jax.jit(flat), connected, present, jacobian)
+    program, connected, present, recorded_op = entry
     s = graph.local.session
     if s is not None and s.active and _touches(s, leaves, []):
-        node = record.record_call(lambda *v: flat(list(v)), [(leaf, 0) for leaf in leaves], s, "jacobian")
+        node = record.record_call(recorded_op, [(leaf, 0) for leaf in leaves], s, "jacobian")
         return _scatter_out(len(s_refs), present, [Tensor._make(node, k) for k in range(len(present))], connected)
     values = program([leaf.values[0] for leaf in leaves])
     return _scatter_out(len(s_refs), present, [Tensor.concrete(v) for v in values], connected)
@@ -614,8 +660,12 @@ def _run_batch_jacobian(tape, t_ref, s_ref, check):
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
         connected = plan.connected[0][0]
         program = replay.batch_jacobian_program(plan, check)
-        entry = _programs[key] = (jax.jit(program), connected, program)
-    program, connected, raw = entry
+
+        def batch_jacobian(*values):
+            return program(list(values[:-1]), values[-1])[1]
+
+        entry = _programs[key] = (jax.jit(program), connected, batch_jacobian)
+    program, connected, recorded_op = entry
     if not connected:
         return None
     src_node, src_index = sources[0]
@@ -628,7 +678,7 @@ def _run_batch_jacobian(tape, t_ref, s_ref, check):
     s = graph.local.session
     if s is not None and s.active and _touches(s, leaves, []):
         node = record.record_call(
-            lambda *v: raw(list(v[:-1]), v[-1])[1],
+            recorded_op,
             [(leaf, 0) for leaf in leaves] + [(make_leaf(probe, 0, s), 0)],
             s,
             "batch_jacobian",

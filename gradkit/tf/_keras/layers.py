@@ -33,7 +33,7 @@ class Dense(_KerasLayer, nn.Dense):
     """``tf.keras.layers.Dense(units, activation=None, use_bias=True, kernel_initializer='glorot_uniform')``.
 
     >>> import gradkit.tf as tf
-    >>> layer = tf.keras.layers.Dense(2, activation="relu")
+    >>> layer = tf.keras.layers.Dense(2, activation="relu", name="dense")
     >>> layer(tf.ones([3, 4])).shape, layer.kernel.name
     ((3, 2), 'dense/kernel:0')
     """
