@@ -54,3 +54,16 @@ inv = _math._unary(jnp.linalg.inv, "inv")
 det = _math._unary(jnp.linalg.det, "det")
 cholesky = _math._unary(jnp.linalg.cholesky, "cholesky")
 logdet = _math._unary(lambda x: jnp.linalg.slogdet(x)[1], "logdet")
+
+
+def _matvec(a, b, transpose, conjugate):
+    if transpose:
+        a = jnp.swapaxes(a, -1, -2)
+    if conjugate:
+        a = jnp.conj(a)
+    return jnp.einsum("...ij,...j->...i", a, b)
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """``tf.linalg.matvec``: ``a @ b`` for a (batched) matrix ``a`` and vector ``b``."""
+    return call(_matvec, convert(a), convert(b), transpose=bool(transpose_a or adjoint_a), conjugate=bool(adjoint_a))
