@@ -69,8 +69,10 @@ def save(obj, export_dir, signatures=None, options=None):
             return values_of(_fn(obj, *xs))
 
         exported = jax.export.export(jax.jit(pure))(*_arg_specs(attr.input_signature))
+        with _serialization():
+            blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
-            f.write(exported.serialize(vjp_order=1))
+            f.write(blob)
         names.append(name)
     if not names:
         raise GradkitValueError(
@@ -79,6 +81,21 @@ def save(obj, export_dir, signatures=None, options=None):
         )
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
         json.dump({"functions": names}, f)
+
+
+class _serialization:
+    """Turns the ImportError of a missing serializer into advice."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is not None and issubclass(kind, ImportError):
+            raise ImportError(
+                "[gradkit] saved_model needs the 'flatbuffers' package to serialize with jax.export: "
+                "pip install 'gradkit[export]' (or pip install flatbuffers)."
+            ) from error
+        return False
 
 
 class _Loaded:
@@ -105,6 +122,7 @@ def load(export_dir, tags=None, options=None):
     obj = _Loaded()
     for name in names:
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "rb") as f:
-            exported = jax.export.deserialize(bytearray(f.read()))
+            with _serialization():
+                exported = jax.export.deserialize(bytearray(f.read()))
         setattr(obj, name, _callable(exported))
     return obj
