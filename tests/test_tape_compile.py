@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gradkit as gk
-from gradkit._tape import graph, record
-from gradkit._tape import tape as tape_mod
+from gradkit._tape import derivatives, graph, record
 
 gnp = gk.numpy
 
@@ -61,7 +60,7 @@ def test_training_loop_compiles_once_and_memory_is_flat():
     for _ in range(5):  # warm up: every program of the step is compiled here
         step()
     gc.collect()
-    n_programs, n_forward = len(tape_mod._programs), len(record._forward_cache)
+    n_programs, n_forward = len(derivatives.programs), len(record._forward_cache)
     nodes_early = _live_nodes()
 
     compiles = []
@@ -77,7 +76,7 @@ def test_training_loop_compiles_once_and_memory_is_flat():
     finally:
         jax.monitoring.unregister_event_duration_listener(listener)
     gc.collect()
-    assert len(tape_mod._programs) == n_programs
+    assert len(derivatives.programs) == n_programs
     assert len(record._forward_cache) == n_forward
     assert compiles == []
     assert _live_nodes() <= nodes_early + 10

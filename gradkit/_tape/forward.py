@@ -7,7 +7,8 @@ import jax.numpy as jnp
 
 from .. import _errors
 from . import graph, record, replay
-from .tape import GradientTape, UnconnectedGradients, _as_array, _dtype_of, _flatten, _structure, _touches, _unconnected
+from .derivatives import UnconnectedGradients, as_array, dtype_of, flatten, structure, touches, unconnected
+from .tape import GradientTape
 from .tensor import Tensor
 
 _programs: dict = {}
@@ -40,20 +41,20 @@ class ForwardAccumulator:
     """
 
     def __init__(self, primals, tangents):
-        self._primal_leaves, tree = _flatten(primals)
-        tangent_leaves, t_tree = _flatten(tangents)
+        self._primal_leaves, tree = flatten(primals)
+        tangent_leaves, t_tree = flatten(tangents)
         if len(tangent_leaves) != len(self._primal_leaves):
             raise _errors.GradkitValueError(
                 f"ForwardAccumulator got {len(self._primal_leaves)} primal(s) but {len(tangent_leaves)} tangent(s); "
                 "give one tangent per primal, in the same structure."
             )
         for p, t in zip(self._primal_leaves, tangent_leaves):
-            if tuple(getattr(p, "shape", ())) != tuple(jnp.shape(_as_array(t))):
+            if tuple(getattr(p, "shape", ())) != tuple(jnp.shape(as_array(t))):
                 raise _errors.GradkitValueError(
-                    f"a tangent of shape {tuple(jnp.shape(_as_array(t)))} does not match its primal of shape "
+                    f"a tangent of shape {tuple(jnp.shape(as_array(t)))} does not match its primal of shape "
                     f"{tuple(getattr(p, 'shape', ()))}."
                 )
-        self._tangents = [_as_array(t) for t in tangent_leaves]
+        self._tangents = [as_array(t) for t in tangent_leaves]
         self._tape = GradientTape(persistent=True, watch_accessed_variables=False)
 
     def __enter__(self) -> ForwardAccumulator:
@@ -66,8 +67,8 @@ class ForwardAccumulator:
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The Jacobian-vector product of ``primals`` (a tensor or a nested structure)."""
-        mode = _unconnected(unconnected_gradients)
-        leaves, tree = _flatten(primals)
+        mode = unconnected(unconnected_gradients)
+        leaves, tree = flatten(primals)
         out = [self._jvp_one(t, mode) for t in leaves]
         return jax.tree_util.tree_unflatten(tree, out)
 
@@ -76,7 +77,7 @@ class ForwardAccumulator:
         t_ref = tape._target_ref(target)
         s_refs = [tape._source_ref(p) for p in self._primal_leaves]
         result = None
-        st = _structure(tape, [t_ref], s_refs) if t_ref is not None else None
+        st = structure(tape, [t_ref], s_refs) if t_ref is not None else None
         if st is not None:
             leaves, live, key, sources = st
             tangents = [t if s is not None else None for t, s in zip(self._tangents, sources)]
@@ -101,12 +102,12 @@ class ForwardAccumulator:
             program, connected, recorded_op = entry
             if connected:
                 s = graph.local.session
-                if s is not None and s.active and _touches(s, leaves, []):
+                if s is not None and s.active and touches(s, leaves, []):
                     live_t = [t for t in tangents if t is not None]
                     inputs = [(leaf, 0) for leaf in leaves] + [(graph.make_leaf(t, 0, s), 0) for t in live_t]
                     result = Tensor._make(record.record_call(recorded_op, inputs, s, "jvp"), 0)
                 else:
                     result = Tensor.concrete(program([leaf.values[0] for leaf in leaves], tangents))
         if result is None and mode is UnconnectedGradients.ZERO:
-            result = Tensor.concrete(jnp.zeros(tuple(getattr(target, "shape", ())), _dtype_of(target)))
+            result = Tensor.concrete(jnp.zeros(tuple(getattr(target, "shape", ())), dtype_of(target)))
         return result

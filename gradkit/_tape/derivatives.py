@@ -1,0 +1,307 @@
+"""Running a tape's derivatives: find the compiled program for a graph, run or record it.
+
+The usual call runs one cached ``jax.jit`` program of the graph's leaves (forward and
+derivative together). A derivative taken while a tape records is recorded as a node
+instead, over only the values its tape's part reads, so outer tapes differentiate it.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _errors
+from .._core import frames
+from .._core.variable import Variable
+from . import graph, record, replay
+from .graph import make_leaf, merge_leaves
+from .tensor import Tensor
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def unconnected(value) -> UnconnectedGradients:
+    if isinstance(value, UnconnectedGradients):
+        return value
+    try:
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise _errors.GradkitValueError(
+            f"unconnected_gradients={value!r} is not one of 'none', 'zero' (or gk.UnconnectedGradients.NONE / .ZERO)."
+        ) from None
+
+
+def flatten(tree):
+    return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Variable, Tensor)) or x is None)
+
+
+def flatten_like(output_gradients, n):
+    leaves, _ = jax.tree_util.tree_flatten(
+        output_gradients, is_leaf=lambda x: isinstance(x, (Variable, Tensor)) or x is None
+    )
+    if len(leaves) != n:
+        raise _errors.GradkitValueError(
+            f"output_gradients has {len(leaves)} entries but the target has {n}; give one cotangent per target tensor."
+        )
+    return leaves
+
+
+def dtype_of(x):
+    return np.dtype(getattr(x, "dtype", None) or jnp.result_type(x))
+
+
+def finish_gradient(g, source, mode):
+    if g is None and mode is UnconnectedGradients.ZERO:
+        return Tensor.concrete(jnp.zeros(tuple(getattr(source, "shape", ())), dtype_of(source)))
+    return g
+
+
+programs: dict = {}
+
+
+def structure(tape, t_refs, s_refs):
+    """Leaves, cache key parts, and source specs for targets/sources in this tape's session."""
+    live = [r for r in t_refs if r is not None]
+    if not live:
+        return None
+    leaves, maps = merge_leaves([n for n, _ in live])
+    leaf_pos = {id(leaf): i for i, leaf in enumerate(leaves)}
+    specs = []
+    needs_walk = False
+    for r in s_refs:
+        if r is None:
+            specs.append(None)
+        elif r[0].op is None:
+            p = leaf_pos.get(id(r[0]))
+            specs.append(("leaf", p) if p is not None else None)
+        else:
+            needs_walk = True
+            specs.append(("node",))
+    if needs_walk:
+        order = replay.topo_order([n for n, _ in live])
+        index = {id(n): i for i, n in enumerate(order)}
+        specs = [
+            (s if s is None or s[0] == "leaf" else (("node", index[id(r[0])], r[1]) if id(r[0]) in index else None))
+            for s, r in zip(specs, s_refs)
+        ]
+    key = (tuple((n.sid, k) for n, k in live), maps, tape._bit, tuple(specs))
+    sources = [r if spec is not None else None for r, spec in zip(s_refs, specs)]
+    return leaves, live, key, sources
+
+
+def frontier_structure(tape, live, s_refs):
+    """Like ``structure``, over only this tape's part of the graph (for a recorded gradient)."""
+    roots = live + [r for r in s_refs if r is not None]
+    front = replay.frontier(roots, tape._bit, tape._session)
+    position = {(id(n), k): i for i, (n, k) in enumerate(front)}
+    order = replay.topo_order([n for n, _ in roots], {id(n) for n, _ in front})
+    index = {id(n): i for i, n in enumerate(order)}
+    specs = []
+    for r in s_refs:
+        if r is None:
+            specs.append(None)
+        elif (id(r[0]), r[1]) in position:
+            specs.append(("front", position[(id(r[0]), r[1])]))
+        else:
+            specs.append(("node", index[id(r[0])], r[1]))
+    key = ("recorded", tuple((n.sid, k) for n, k in live), tape._bit, tuple(specs))
+    return front, key
+
+
+def run_vjp(tape, t_refs, s_refs, cts):
+    live = [r for r in t_refs if r is not None]
+    if not live:
+        return [None] * len(s_refs)
+    live_cts = [c for r, c in zip(t_refs, cts) if r is not None]
+    ct_spec = tuple(c is not None for c in live_cts)
+    s = graph.local.session
+    if s is not None and s.active and s is tape._session:
+        # Another tape (or this one) is recording: the gradient becomes a node of the graph,
+        # over only the values this tape's part reads, so outer tapes differentiate it.
+        front, key = frontier_structure(tape, live, s_refs)
+        sources = list(s_refs)
+        entry = programs.get(("vjp", key, ct_spec))
+        if entry is None:
+            plan = replay.Plan(front, live, sources, tape._bit, tape._session)
+            entry = programs[("vjp", key, ct_spec)] = _VjpEntry(plan, sources, ct_spec)
+        return _record_result(entry, front, live, sources, live_cts, len(s_refs), s)
+    st = structure(tape, t_refs, s_refs)
+    leaves, live, key, sources = st
+    key = ("vjp", key, ct_spec)
+    entry = programs.get(key)
+    if entry is None:
+        plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
+        entry = programs[key] = _VjpEntry(plan, sources, ct_spec)
+    ct_values = [as_array(c) for c in live_cts if c is not None]
+    targets, grads = entry.compiled([leaf.values[0] for leaf in leaves], ct_values)
+    for (node, _), value in zip(live, targets):
+        if node.values is None and len(node.avals) == 1 and value is not None:
+            node.values = [value]
+    out = [None] * len(s_refs)
+    for i, g in zip(entry.present, grads):
+        if entry.connected[i]:
+            out[i] = Tensor.concrete(g)
+    return out
+
+
+class _VjpEntry:
+    """A cached gradient program: compiled from the leaves (the usual call) or, when an
+    outer tape records the gradient, run as an op over the plan's boundary values."""
+
+    def __init__(self, plan, sources, ct_spec):
+        self.plan = plan
+        self.connected = [any(col) for col in zip(*plan.connected)] if plan.connected else [False] * len(sources)
+        self.present = [i for i in range(len(sources)) if sources[i] is not None]
+        self.ct_spec = ct_spec
+        self.compiled = jax.jit(self._flat(replay.vjp_program(plan)))
+        from_boundary = self._flat(replay.vjp_program(plan, from_boundary=True))
+        n_boundary = len(plan.boundary)
+
+        def gradient(*values):
+            return from_boundary(list(values[:n_boundary]), list(values[n_boundary:]))[1]
+
+        # One function per cached program, so that a recorded gradient has the same op (and
+        # the graph around it the same structure) every time: no recompiles in a loop.
+        self.recorded_op = gradient
+
+    def _flat(self, vjp):
+        ct_spec, present = self.ct_spec, self.present
+
+        def flat(values, ct_values):
+            it = iter(ct_values)
+            full_cts = [next(it) if has else None for has in ct_spec]
+            targets, grads = vjp(values, full_cts)
+            return targets, [grads[i] if grads[i] is not None else jnp.zeros(()) for i in present]
+
+        return flat
+
+
+def touches(session, leaves, cts) -> bool:
+    return any(leaf.session is session and leaf.mask for leaf in leaves) or any(
+        isinstance(c, Tensor) and c._node.session is session for c in cts
+    )
+
+
+def as_array(c):
+    if isinstance(c, Tensor):
+        return record.value_of(c)
+    if isinstance(c, Variable):
+        return frames.concrete(c.value)
+    return jnp.asarray(c)
+
+
+def _record_result(entry, front, live, sources, cts, n, session):
+    """Record the gradient computation itself, so that an outer tape can differentiate it."""
+    refs = replay.slot_refs(front, live, sources)
+    inputs = [refs[i] for i in entry.plan.boundary]
+    for c in cts:
+        if c is None:
+            continue
+        if isinstance(c, Tensor) and c._node.session is session:
+            inputs.append((c._node, c._index))
+        else:
+            inputs.append((make_leaf(as_array(c), 0, session), 0))
+    node = record.record_call(entry.recorded_op, inputs, session, "gradient")
+    out = [None] * n
+    for k, i in enumerate(entry.present):
+        if entry.connected[i]:
+            out[i] = Tensor._make(node, k)
+    return out
+
+
+def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
+    st = structure(tape, [t_ref], s_refs)
+    if st is None:
+        return [None] * len(s_refs)
+    leaves, live, key, sources = st
+    t_size = int(np.prod(t_shape, dtype=np.int64))
+    s_size = sum(
+        int(np.prod(getattr(x, "shape", ()), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None
+    )
+    forward_mode = t_size > s_size
+    key = ("jac", key, forward_mode)
+    entry = programs.get(key)
+    if entry is None:
+        plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
+        connected = list(plan.connected[0])
+        jac = replay.jacobian_program(plan, forward_mode)
+        present = [i for i in range(len(sources)) if sources[i] is not None]
+
+        def flat(leaf_values):
+            _, js = jac(leaf_values)
+            return [js[i] if js[i] is not None else jnp.zeros(()) for i in present]
+
+        def jacobian(*values):
+            return flat(list(values))
+
+        entry = programs[key] = (jax.jit(flat), connected, present, jacobian)
+    program, connected, present, recorded_op = entry
+    s = graph.local.session
+    if s is not None and s.active and touches(s, leaves, []):
+        node = record.record_call(recorded_op, [(leaf, 0) for leaf in leaves], s, "jacobian")
+        return _scatter_out(len(s_refs), present, [Tensor._make(node, k) for k in range(len(present))], connected)
+    values = program([leaf.values[0] for leaf in leaves])
+    return _scatter_out(len(s_refs), present, [Tensor.concrete(v) for v in values], connected)
+
+
+def _scatter_out(n, present, values, connected):
+    out = [None] * n
+    for i, v in zip(present, values):
+        if connected[i]:
+            out[i] = v
+    return out
+
+
+def run_batch_jacobian(tape, t_ref, s_ref, check):
+    st = structure(tape, [t_ref], [s_ref])
+    if st is None or st[3][0] is None:
+        return None
+    leaves, live, key, sources = st
+    key = ("batch_jac", key, check)
+    entry = programs.get(key)
+    if entry is None:
+        plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
+        connected = plan.connected[0][0]
+        program = replay.batch_jacobian_program(plan, check)
+
+        def batch_jacobian(*values):
+            return program(list(values[:-1]), values[-1])[1]
+
+        entry = programs[key] = (jax.jit(program), connected, batch_jacobian)
+    program, connected, recorded_op = entry
+    if not connected:
+        return None
+    src_node, src_index = sources[0]
+    aval = src_node.avals[src_index]
+    probe = np.zeros(aval.shape, np.float32)
+    if aval.shape[0] > 1:
+        rng = np.random.default_rng(0)
+        probe[0] = rng.standard_normal(aval.shape[1:])
+    probe = jnp.asarray(probe)
+    s = graph.local.session
+    if s is not None and s.active and touches(s, leaves, []):
+        node = record.record_call(
+            recorded_op,
+            [(leaf, 0) for leaf in leaves] + [(make_leaf(probe, 0, s), 0)],
+            s,
+            "batch_jacobian",
+        )
+        return Tensor._make(node, 0)
+    _, jac, leak = program([leaf.values[0] for leaf in leaves], probe)
+    if check and float(leak) > 1e-5:
+        raise _errors.GradkitValueError(
+            "batch_jacobian assumes example i of the target depends only on example i of the source, but "
+            f"here examples interact (a tangent on example 0 changed other examples, relative size {float(leak):.2g}); "
+            "for instance BatchNorm in training mode or x - mean(x, axis=0) mixes the batch. The per-example "
+            "Jacobian would be meaningless (TensorFlow silently returns it). Use tape.jacobian(target, source) for "
+            "the full (batch, ..., batch, ...) Jacobian, or pass check_independence=False for TensorFlow's behaviour."
+        )
+    return Tensor.concrete(jac)

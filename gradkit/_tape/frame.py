@@ -1,0 +1,129 @@
+"""The recording session's frame: what Variable reads and assignments do while tapes record.
+
+While any tape records, a ``TapeFrame`` sits on the core's frame stack. A Variable read
+returns a recorded tensor; where a tape first sees a Variable (its first read, watch or
+assignment while recording) that tape takes the Variable's value at that moment as its
+source. An assignment binds the Variable to the assigned tensor, history included, so
+later reads carry the path back to the sources; for TensorFlow-parity tapes
+(``track_assignments=False``) the assignment cuts the path and every later read adds to the
+Variable's gradient, as in TensorFlow. The live Variables receive their new values when
+the last tape stops recording.
+"""
+
+from __future__ import annotations
+
+from .._core import frames
+from . import graph, record
+from .graph import Node, Session, make_leaf
+from .tensor import Tensor
+
+
+class TapeFrame(frames.Frame):
+    """Intercepts Variable reads and assignments for every tape of one session."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def read(self, var):
+        s = self.session
+        bound = s.bindings.get(id(var))
+        new = 0
+        parity_sources = None
+        if s.active:
+            for tape in s.recording:
+                if tape._bit & s.active:
+                    src = tape._var_sources.get(id(var))
+                    if src is None:
+                        if tape._watch_accessed and var.trainable:
+                            new |= tape._bit
+                    elif not tape._track and bound is not None and bound[0] is not src:
+                        parity_sources = (parity_sources or []) + [src]
+        if bound is None and not new:
+            return frames.read_below(self, var)
+        node = self._see(var, bound, new) if new else bound
+        if parity_sources:
+            node = (record.record_parity_read(node, parity_sources, s), 0)
+        return Tensor._make(*node)
+
+    def _see(self, var, bound, bits: int) -> tuple[Node, int]:
+        """The tapes in ``bits`` see ``var`` for the first time: their source for it."""
+        s = self.session
+        if bound is None:
+            node = make_leaf(frames.read_below(self, var), bits, s)
+            node.origin = ("variable", var)
+        else:
+            node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s)
+        for tape in s.tapes:
+            if tape is not None and tape._bit & bits:
+                tape._var_sources[id(var)] = node
+                tape._watched_vars.setdefault(id(var), var)
+        s.bindings[id(var)] = (node, 0)
+        s.variables[id(var)] = var
+        return node, 0
+
+    def watch(self, tape, var):
+        s = self.session
+        if id(var) not in tape._var_sources:
+            self._see(var, s.bindings.get(id(var)), tape._bit)
+
+    def assign(self, var, value):
+        s = self.session
+        for tape in s.recording:
+            if tape._bit & s.active and id(var) not in tape._var_sources and tape._watch_accessed and var.trainable:
+                self._see(var, s.bindings.get(id(var)), tape._bit)
+        if isinstance(value, Tensor) and value._node.session is s:
+            node, index = value._node, value._index
+        else:
+            node, index = make_leaf(frames.concrete(value), 0, s), 0
+        parity = node.mask & s.parity_bits
+        if parity:
+            node = record.record_identity(
+                node,
+                index,
+                node.mask & ~parity,
+                s,
+                cut=("assignment (track_assignments=False)", graph.user_site(), parity),
+            )
+            index = 0
+        s.bindings[id(var)] = (node, index)
+        s.variables[id(var)] = var
+        s.assign_sites[id(var)] = graph.user_site()
+
+    def write_back(self):
+        """Give the live Variables the values assigned while recording."""
+        s = self.session
+        for key, (node, index) in list(s.bindings.items()):
+            var = s.variables[key]
+            if node.op is None and node.origin is not None and node.origin[1] is var:
+                continue  # only ever read: unchanged
+            frames.assign_below(self, var, record.materialize(node)[index])
+        s.bindings.clear()
+
+
+def begin(tape) -> Session:
+    s = graph.local.session
+    if s is None:
+        s = graph.local.session = Session()
+        s.frame = TapeFrame(s)
+        s.frame.__enter__()
+    tape._bit = s.new_bit(tape)
+    tape._session = s
+    s.recording.append(tape)
+    s.active |= tape._bit
+    if not tape._track:
+        s.parity_bits |= tape._bit
+    return s
+
+
+def end(tape) -> None:
+    s = tape._session
+    if s is None or tape not in s.recording:
+        return
+    s.recording.remove(tape)
+    s.active &= ~tape._bit
+    if not s.recording:
+        try:
+            s.frame.write_back()
+        finally:
+            s.frame.__exit__(None, None, None)
+            graph.local.session = None
