@@ -15,6 +15,7 @@ walking the graph.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from typing import Any
@@ -73,8 +74,14 @@ def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
     key = (fn, treedef, tuple(_hashable(s) for s in static), dynamic_at, kind)
     op = _ops.get(key)
     if op is None:
-        op = _ops[key] = Op(fn, treedef, static, dynamic_at, len(_ops), kind)
+        # setdefault: if another thread interned the same key meanwhile, both use its op.
+        op = _ops.setdefault(key, Op(fn, treedef, static, dynamic_at, next(_op_ids), kind))
     return op
+
+
+# Ids come from counters, not from len(dict): next() is atomic, so two threads interning
+# different keys at once never get the same id.
+_op_ids = itertools.count()
 
 
 # -- structure ids -----------------------------------------------------------------------
@@ -85,8 +92,11 @@ _sids: dict[Any, int] = {}
 def intern_sid(key) -> int:
     sid = _sids.get(key)
     if sid is None:
-        sid = _sids[key] = len(_sids)
+        sid = _sids.setdefault(key, next(_sid_ids))
     return sid
+
+
+_sid_ids = itertools.count()
 
 
 # -- nodes -------------------------------------------------------------------------------
