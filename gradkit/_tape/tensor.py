@@ -8,6 +8,7 @@ for its whole recorded history.
 from __future__ import annotations
 
 import operator
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -102,6 +103,10 @@ class Tensor:
         return out
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy, matplotlib and friends may take the value (it leaves the tape, as in
+        # TensorFlow); a jax function converting it would silently lose the gradient.
+        if record.is_recorded(self) and sys._getframe(1).f_globals.get("__name__", "").startswith("jax."):
+            record.check_not_recorded(self, "a jax.numpy function")
         return np.asarray(self.numpy(), dtype=dtype)
 
     @property
