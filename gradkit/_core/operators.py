@@ -31,9 +31,6 @@ class ValueOperators:
     # numpy must hand binary operators to us rather than iterate over our elements.
     __array_priority__ = 1000
 
-    def _read_value(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-
     __add__, __radd__ = _binary(operator.add)
     __sub__, __rsub__ = _binary(operator.sub)
     __mul__, __rmul__ = _binary(operator.mul)
