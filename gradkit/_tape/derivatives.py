@@ -226,7 +226,9 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
     s_size = sum(
         int(np.prod(getattr(x, "shape", ()), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None
     )
-    forward_mode = t_size > s_size
+    # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
+    # jax.hessian, which beats reverse-over-reverse.
+    forward_mode = t_size >= s_size
     key = ("jac", key, forward_mode)
     entry = programs.get(key)
     if entry is None:
