@@ -88,10 +88,10 @@ def peer_notes(notes: dict | None = None) -> dict:
     notes = dict(notes or {})
     for name in TF_NAMES:
         if not HAVE_TF:
-            notes.setdefault(name, "not installed")
+            notes[name] = "not installed"
     for name in TORCH_NAMES:
         if not HAVE_TORCH:
-            notes.setdefault(name, "not installed")
+            notes[name] = "not installed"
     return notes
 
 

@@ -86,9 +86,11 @@ def _sample(fn, n: int) -> float:
 
 def time_case(case: Case, *, budget_s: float, min_rounds: int, max_rounds: int, sample_s: float, progress=None):
     """Time every contender of ``case``; returns one ``Timing`` per contender (note rows too)."""
+    # Note rows too: a contender with no callable, or a peer that only has a note ("not installed").
+    names = [*case.contenders, *(n for n in case.notes if n not in case.contenders)]
     rows = {
         name: Timing(case.workload, case.name, name, target=case.targets.get(name), note=case.notes.get(name, ""))
-        for name in case.contenders
+        for name in names
     }
     live = {name: fn for name, fn in case.contenders.items() if fn is not None}
     inner = {}

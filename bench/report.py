@@ -83,3 +83,32 @@ def write_chart(rows: list[Timing], path: Path) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+SUMMARY_COLUMNS = [
+    "gradkit eager tape",
+    "gradkit gk.jit(tape)",
+    "gradkit functional",
+    "TF eager",
+    "TF tf.function",
+    "PyTorch eager",
+    "PyTorch torch.func",
+]
+
+
+def summary(rows: list[Timing]) -> str:
+    """One markdown row per case: the floor's median and every contender's ratio to it, with the target."""
+    head = ["workload", "jax.jit floor (median)", *SUMMARY_COLUMNS, "targets", "met?"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in dict.fromkeys((r.workload, r.case) for r in rows):
+        group = {r.name: r for r in rows if (r.workload, r.case) == key}
+        floor = next((r for r in group.values() if "floor" in r.name), None)
+        targets = [r for r in group.values() if r.target is not None]
+        cells = [f"{key[0]} {key[1]}".strip(), f"{_ms(floor.median_s if floor else None)} ms"]
+        cells += [
+            _ratio(group[c].ratio) if c in group and group[c].ratio is not None else "n/a" for c in SUMMARY_COLUMNS
+        ]
+        cells.append(", ".join(f"{r.name.removeprefix('gradkit ')} ≤{r.target:g}×" for r in targets) or "—")
+        cells.append(", ".join("yes" if r.met else "**no**" for r in targets) or "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
