@@ -71,7 +71,9 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     print(report.table(rows))
     mem_rows = []
     mem = {w: WORKLOADS[w] for w in wanted if w in MEMORY_WORKLOADS}
-    if memory_check and mem:
+    if quick and mem:
+        print("Peak memory: skipped in --quick (a child process per contender); run without --quick.")
+    elif memory_check and mem:
         mem_rows = memory.measure(mem, quick, MEMORY_CONTENDERS)
         print("Peak memory (separate process per contender)")
         print(memory.table(mem_rows))
