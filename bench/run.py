@@ -41,6 +41,7 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     if unknown:
         print(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(WORKLOADS)}", file=sys.stderr)
         return 2
+    commit = _git_head()  # now: gradkit's code is imported from the tree as it is at the start
     modules = {w: importlib.import_module(WORKLOADS[w]) for w in wanted}
     budget, min_rounds, max_rounds, sample_s = SETTINGS[quick]
     cases = [c for m in modules.values() for c in m.cases(quick)]
@@ -62,7 +63,7 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
         "cpus": os.cpu_count(),
         "machine": platform.platform(),
         "python": platform.python_version(),
-        "gradkit_commit": _git_head(),
+        "gradkit_commit": commit,
     }
     print(
         f"gradkit bench — {meta['date']}, jax {meta['jax']} ({meta['backend']}), {meta['cpus']} CPUs"
