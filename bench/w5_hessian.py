@@ -2,7 +2,7 @@
 
 The parameters are one Variable ``theta`` of 4096 entries, sliced into an MLP 60-64-3
 (60*64 + 64 + 64*3 = 4096; ``--quick`` uses 12 inputs: 1024 parameters); the loss is a mean squared error on a batch of 256. The tape
-rows use nested tapes (reverse over reverse), as TensorFlow code does.
+rows use nested tapes (an inner gradient, then an outer jacobian or gradient), as TensorFlow code does.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def contenders(quick: bool = False) -> dict:
 
 
 def cases(quick: bool = False) -> list[Case]:
-    notes = peer_notes({"gradkit eager tape": "nested tapes: reverse-over-reverse"})
+    notes = peer_notes({"gradkit eager tape": "nested tapes (inner gradient, outer jacobian or gradient)"})
     n = sizes(quick)[1]
     return [
         Case("W5", f"Hessian {n}x{n}", hessian_contenders(False, quick), TARGETS, notes),
