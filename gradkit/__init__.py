@@ -3,6 +3,7 @@
 The public API is re-exported here; the modules behind it are private.
 """
 
+from gradkit import numpy as numpy
 from gradkit._core.custom import custom_gradient as custom_gradient
 from gradkit._core.custom import stop_gradient as stop_gradient
 from gradkit._core.functionalize import functionalize as functionalize
@@ -25,7 +26,5 @@ from gradkit._tape.lift import lift as lift
 from gradkit._tape.tape import GradientTape as GradientTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor as Tensor
-
-from gradkit import numpy as numpy  # noqa: E402  (after the tape: it lifts jax.numpy)
 
 __version__ = "0.1.0"

@@ -397,3 +397,18 @@ def test_shape_error_at_record_time():
 def test_gnp_reshape_of_variable_outside_tape():
     v = gk.Variable(np.array([1.0, 2.0], np.float32))
     close(gnp.reshape(v, (1, -1)), [[1.0, 2.0]])
+
+
+def test_batch_jacobian_inside_gk_jit_equals_per_example_jacobians():
+    w = gk.Variable(np.ones((3, 2), np.float32))
+
+    @gk.jit
+    def per_example(x):
+        with gk.GradientTape() as tape:
+            tape.watch(x)
+            y = gnp.tanh(x @ w)
+        return tape.batch_jacobian(y, x)
+
+    x = jnp.arange(12.0, dtype=jnp.float32).reshape(4, 3) / 10
+    want = jax.vmap(jax.jacrev(lambda xi: jnp.tanh(xi @ jnp.ones((3, 2)))))(x)
+    np.testing.assert_allclose(per_example(x), want, rtol=1e-5, atol=1e-6)

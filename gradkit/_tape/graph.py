@@ -147,8 +147,17 @@ def aval_of(x) -> jax.ShapeDtypeStruct:
     return canonical_aval(arr.shape, arr.dtype, arr.weak_type)
 
 
-def make_leaf(value, mask: int, session) -> Node:
-    if not isinstance(value, (jax.Array, jax.core.Tracer)):
+def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
+    """A leaf holding ``value``.
+
+    With ``keep_numpy``, a NumPy array stays one (cast to the dtype JAX would give it) and
+    reaches the device only as an argument of the compiled program that uses it, which
+    transfers it faster than converting it here, once per recorded op.
+    """
+    if isinstance(value, np.ndarray) and keep_numpy:
+        dtype = jax.dtypes.canonicalize_dtype(value.dtype)
+        value = value if value.dtype == dtype else value.astype(dtype)
+    elif not isinstance(value, (jax.Array, jax.core.Tracer)):
         value = jnp.asarray(value)
     aval = aval_of(value)
     sid = intern_sid(("leaf", id(aval), mask))

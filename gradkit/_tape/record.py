@@ -83,7 +83,7 @@ def _input_node(x, session) -> tuple[Node, int]:
         hit = session.watched_arrays.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1], 0
-    leaf = make_leaf(x, 0, session)
+    leaf = make_leaf(x, 0, session, keep_numpy=True)
     if _numpy_exits and isinstance(x, np.ndarray):
         exit_ = _numpy_exits.get(id(x))
         if exit_ is not None and exit_[0]() is x:

@@ -259,6 +259,8 @@ class GradientTape:
         cheap JVP probe and raises if examples interact (BatchNorm in training mode,
         ``x - mean(x, axis=0)``), where the result would be meaningless; use
         ``jacobian`` there, or ``check_independence=False`` for TensorFlow's behaviour.
+        Inside ``jax.jit`` / ``gk.jit`` values are unknown while tracing, so the check is
+        not made there: run the step once eagerly to check it.
         """
         mode = unconnected(unconnected_gradients)
         self._check_usable()
