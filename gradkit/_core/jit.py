@@ -18,7 +18,7 @@ import jax
 
 from . import frames
 from .functionalize import StateFrame, values_of
-from .state import State
+from .state import State, _Keys
 
 
 class JitFunction:
@@ -31,6 +31,7 @@ class JitFunction:
         self._reads: list = []
         self._read_ids: set[int] = set()
         self._discovered: list = []
+        self._keys: _Keys | None = None  # the State structure of _reads, once known
         self.trace_count = 0
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
@@ -55,23 +56,45 @@ class JitFunction:
         return out, frame.assigned_state()
 
     def __call__(self, *args, **kwargs):
-        while True:
-            state = State.of(self._reads)
-            self._discovered = []
-            # Trace without compiling; the call below reuses this trace from jax's cache, so a
-            # step compiles once even when its first trace discovers the Variables it reads.
-            self._jitted.trace(_concrete(state), *_concrete(args), **_concrete(kwargs))
-            if not self._discovered:
-                break
-            # The trace read Variables it was not given, which would have been baked in as
-            # constants. Make them arguments and trace again (once per new Variable set).
-            for var in self._discovered:
-                if id(var) not in self._read_ids:
-                    self._read_ids.add(id(var))
-                    self._reads.append(var)
-        out, new_state = frames.apply(self._jitted, state, *args, **kwargs)
-        new_state.commit()
+        if self._keys is None:
+            self._discover(args, kwargs)
+        self._discovered = []
+        out, new_state = frames.apply(self._jitted, self._state(), *args, **kwargs)
+        if self._discovered:
+            # A retrace (new argument shapes, another Python branch) read Variables this
+            # function had not read before, so their values were baked in: learn them and
+            # run again with them as arguments.
+            self._learn()
+            self._discover(args, kwargs)
+            out, new_state = frames.apply(self._jitted, self._state(), *args, **kwargs)
+        # Every value was checked by Variable.assign while tracing: write them back as they are.
+        for var, value in new_state.items():
+            frames.assign(var, value)
         return out
+
+    def _state(self) -> State:
+        return State._make(self._keys, tuple(frames.read(v) for v in self._reads))
+
+    def _discover(self, args, kwargs):
+        """Trace (without compiling) until the set of Variables the function reads is stable.
+
+        The call that follows reuses the last trace from jax's cache, so a step compiles once
+        even when its first trace finds the Variables it reads.
+        """
+        while True:
+            self._keys = _Keys(tuple(self._reads))
+            self._discovered = []
+            self._jitted.trace(_concrete(self._state()), *_concrete(args), **_concrete(kwargs))
+            if not self._discovered:
+                return
+            self._learn()
+
+    def _learn(self):
+        for var in self._discovered:
+            if id(var) not in self._read_ids:
+                self._read_ids.add(id(var))
+                self._reads.append(var)
+        self._keys = None
 
     def lower(self, *args, **kwargs):
         """Lower for the current Variable set (``jax.jit(...).lower``), e.g. to read the HLO."""
