@@ -56,12 +56,26 @@ def top() -> Frame | None:
     return stack[-1] if stack else None
 
 
+def live(var) -> Any:
+    """The live value of ``var``.
+
+    A layer above may leave a value pending (the tape hands a Variable the lazy result of
+    what was recorded, so that a value nobody reads is never computed); it is computed
+    here, once, at the first read.
+    """
+    value = var._value
+    get = getattr(type(value), "__gradkit_value__", None)
+    if get is not None:
+        value = var._value = get(value)
+    return value
+
+
 def read(var) -> Any:
     """The value a read of ``var`` sees here and now."""
     stack = _local.stack
     if stack:
         return stack[-1].read(var)
-    return var._value
+    return live(var)
 
 
 def assign(var, value) -> None:
@@ -75,7 +89,7 @@ def assign(var, value) -> None:
 
 def read_below(frame: Frame, var) -> Any:
     parent = frame.parent
-    return parent.read(var) if parent is not None else var._value
+    return parent.read(var) if parent is not None else live(var)
 
 
 def assign_below(frame: Frame, var, value) -> None:
@@ -93,7 +107,7 @@ class Suspend(Frame):
     """
 
     def read(self, var):
-        return var._value
+        return live(var)
 
     def assign(self, var, value):
         var._value = value

@@ -96,7 +96,12 @@ class TapeFrame(frames.Frame):
             var = s.variables[key]
             if node.op is None and node.origin is not None and node.origin[1] is var:
                 continue  # only ever read: unchanged
-            frames.assign_below(self, var, record.materialize(node)[index])
+            if self.parent is None and node.values is None:
+                # Left pending: computed at the first read, or never if overwritten first
+                # (a training loop that resets its weights before the next step).
+                var._value = Tensor._make(node, index)
+            else:
+                frames.assign_below(self, var, record.materialize(node)[index])
         s.bindings.clear()
 
 

@@ -191,7 +191,11 @@ _LEAF = jax.tree_util.tree_structure(0)
 
 
 def merge_leaves(inputs) -> tuple[tuple, tuple]:
-    """The ordered union of the inputs' leaves, and how each input's leaves map into it."""
+    """The ordered union of the inputs' leaves, and how each input's leaves map into it.
+
+    The longest input's leaves come first, unchanged (its map is None), so an op that adds
+    a constant to a long history costs one C-speed search, not a rebuild of the history.
+    """
     first = inputs[0].leaves
     if len(inputs) == 1:
         return first, None
@@ -200,12 +204,26 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
             break
     else:
         return first, None
-    merged = []
-    position: dict[int, int] = {}
+    base = max(inputs, key=lambda n: len(n.leaves)).leaves
+    merged = list(base)
+    position: dict[int, int] | None = None
     maps = []
     for n in inputs:
+        leaves = n.leaves
+        if leaves is base:
+            maps.append(None)
+            continue
+        if len(leaves) == 1 and position is None:
+            try:
+                maps.append((merged.index(leaves[0]),))  # identity match: Node has no __eq__
+            except ValueError:
+                maps.append((len(merged),))
+                merged.append(leaves[0])
+            continue
+        if position is None:
+            position = {id(leaf): i for i, leaf in enumerate(merged)}
         m = []
-        for leaf in n.leaves:
+        for leaf in leaves:
             p = position.get(id(leaf))
             if p is None:
                 p = position[id(leaf)] = len(merged)
@@ -248,6 +266,7 @@ class Session:
         self.watched_arrays: dict[int, tuple] = {}  # id(array) -> (array, node): raw arrays a tape watches
         self.frame = None  # the TapeFrame on the core's frame stack
         self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
+        self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

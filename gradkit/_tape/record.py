@@ -83,7 +83,13 @@ def _input_node(x, session) -> tuple[Node, int]:
         hit = session.watched_arrays.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1], 0
-    leaf = make_leaf(x, 0, session, keep_numpy=True)
+    # One leaf per constant per session: a batch used by every op of a step is one input.
+    hit = session.constants.get(id(x))
+    if hit is not None and hit[0] is x:
+        return hit[1], 0
+    value = x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x  # later writes to x must not leak in
+    leaf = make_leaf(value, 0, session, keep_numpy=True)
+    session.constants[id(x)] = (x, leaf)
     if _numpy_exits and isinstance(x, np.ndarray):
         exit_ = _numpy_exits.get(id(x))
         if exit_ is not None and exit_[0]() is x:
