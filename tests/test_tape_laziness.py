@@ -61,3 +61,23 @@ def test_one_constant_used_by_many_ops_is_one_input(monkeypatch):
         y = v * data + data
         z = gnp.sum(y * data)
     assert len(z._node.leaves) == 2  # v's entry value and the one constant
+
+
+def test_a_steps_graph_and_values_are_freed_without_the_cycle_collector():
+    """No reference cycles: a big result or a step's constants go when their last user does."""
+    import gc
+    import weakref
+
+    v = gk.Variable(jnp.ones((4, 4)))
+    batch = np.ones((4, 4), np.float32)
+    gc.collect()
+    gc.disable()
+    try:
+        with gk.GradientTape() as tape:
+            y = gnp.sum((v * batch) ** 2)
+        jac = tape.gradient(y, v)
+        refs = [weakref.ref(y._node), weakref.ref(y._node.leaves[0]), weakref.ref(jac._node)]
+        del y, jac, tape
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        gc.enable()

@@ -132,3 +132,9 @@ def end(tape) -> None:
         finally:
             s.frame.__exit__(None, None, None)
             graph.local.session = None
+            # Nothing records in this session any more. Drop what only recording needed, so
+            # that the session's references to its tapes, frame and constants (copies of the
+            # data a step used) do not outlive the step waiting for the cyclic collector.
+            s.frame = None
+            s.tapes = []
+            s.constants = {}

@@ -105,7 +105,7 @@ _sid_ids = itertools.count()
 class Node:
     """One recorded op (or a leaf: a value the graph starts from)."""
 
-    __slots__ = ("op", "inputs", "avals", "values", "mask", "session", "sid", "leaves", "cut", "origin", "__weakref__")
+    __slots__ = ("op", "inputs", "avals", "values", "mask", "session", "sid", "_leaves", "cut", "origin", "__weakref__")
 
     def __init__(self, op, inputs, avals, mask, session, sid, leaves, values=None):
         self.op = op
@@ -115,13 +115,23 @@ class Node:
         self.mask = mask
         self.session = session
         self.sid = sid
-        self.leaves = leaves
+        self._leaves = leaves
         self.cut = None  # why (and where) a tape's path was cut here, for explain()
         self.origin = None  # for leaves: where the value came from, for explain()
 
     @property
     def is_leaf(self) -> bool:
         return self.op is None
+
+    @property
+    def leaves(self) -> tuple:
+        """The leaves this node's value is computed from, in order (a leaf: itself).
+
+        A leaf does not store the tuple holding itself: that reference cycle would keep its
+        value (a Jacobian of gigabytes, say) alive until the cyclic garbage collector ran.
+        """
+        leaves = self._leaves
+        return leaves if leaves is not None else (self,)
 
     def __repr__(self):
         name = "leaf" if self.op is None else self.op.name
@@ -161,9 +171,7 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
         value = jnp.asarray(value)
     aval = aval_of(value)
     sid = intern_sid(("leaf", id(aval), mask))
-    node = Node(None, (), (aval,), mask, session, sid, None, [value])
-    node.leaves = (node,)
-    return node
+    return Node(None, (), (aval,), mask, session, sid, None, [value])
 
 
 _aval_cache: dict[Any, tuple] = {}
