@@ -13,15 +13,34 @@ import numpy as np
 
 from . import frames
 
+# Python's binary operators, by dunder name: (function, has a reflected form).
+BINARY_OPERATORS = {
+    "add": (operator.add, True),
+    "sub": (operator.sub, True),
+    "mul": (operator.mul, True),
+    "truediv": (operator.truediv, True),
+    "floordiv": (operator.floordiv, True),
+    "mod": (operator.mod, True),
+    "pow": (operator.pow, True),
+    "matmul": (operator.matmul, True),
+    "and": (operator.and_, True),
+    "or": (operator.or_, True),
+    "xor": (operator.xor, True),
+    "lt": (operator.lt, False),
+    "le": (operator.le, False),
+    "gt": (operator.gt, False),
+    "ge": (operator.ge, False),
+    "eq": (operator.eq, False),
+    "ne": (operator.ne, False),
+}
 
-def _binary(op):
-    def forward(self, other):
-        return op(self._read_value(), other)
 
-    def backward(self, other):
-        return op(other, self._read_value())
-
-    return forward, backward
+def install_binary_operators(cls, forward, reflected) -> None:
+    """Give ``cls`` every binary operator: ``forward(fn)`` / ``reflected(fn)`` make the methods."""
+    for name, (fn, has_reflected) in BINARY_OPERATORS.items():
+        setattr(cls, f"__{name}__", forward(fn))
+        if has_reflected:
+            setattr(cls, f"__r{name}__", reflected(fn))
 
 
 class ValueOperators:
@@ -30,25 +49,6 @@ class ValueOperators:
     __slots__ = ()
     # numpy must hand binary operators to us rather than iterate over our elements.
     __array_priority__ = 1000
-
-    __add__, __radd__ = _binary(operator.add)
-    __sub__, __rsub__ = _binary(operator.sub)
-    __mul__, __rmul__ = _binary(operator.mul)
-    __truediv__, __rtruediv__ = _binary(operator.truediv)
-    __floordiv__, __rfloordiv__ = _binary(operator.floordiv)
-    __mod__, __rmod__ = _binary(operator.mod)
-    __pow__, __rpow__ = _binary(operator.pow)
-    __matmul__, __rmatmul__ = _binary(operator.matmul)
-    __and__, __rand__ = _binary(operator.and_)
-    __or__, __ror__ = _binary(operator.or_)
-    __xor__, __rxor__ = _binary(operator.xor)
-    __lt__, _ = _binary(operator.lt)
-    __le__, _ = _binary(operator.le)
-    __gt__, _ = _binary(operator.gt)
-    __ge__, _ = _binary(operator.ge)
-    __eq__, _ = _binary(operator.eq)
-    __ne__, _ = _binary(operator.ne)
-    del _
 
     def __neg__(self):
         return -self._read_value()
@@ -127,3 +127,20 @@ class ValueOperators:
 
     def mean(self, *args, **kwargs):
         return self._read_value().mean(*args, **kwargs)
+
+
+def _forward(fn):
+    def method(self, other):
+        return fn(self._read_value(), other)
+
+    return method
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self._read_value())
+
+    return method
+
+
+install_binary_operators(ValueOperators, _forward, _reflected)

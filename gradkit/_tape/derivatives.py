@@ -58,10 +58,11 @@ def dtype_of(x):
     return np.dtype(getattr(x, "dtype", None) or jnp.result_type(x))
 
 
-def finish_gradient(g, source, mode):
-    if g is None and mode is UnconnectedGradients.ZERO:
-        return Tensor.concrete(jnp.zeros(tuple(getattr(source, "shape", ())), dtype_of(source)))
-    return g
+def zeros_if_unconnected(result, shape, dtype, mode):
+    """``result``, or zeros of ``shape`` where it is None and ``mode`` asks for zeros."""
+    if result is None and mode is UnconnectedGradients.ZERO:
+        return Tensor.concrete(jnp.zeros(tuple(shape), dtype))
+    return result
 
 
 programs: dict = {}

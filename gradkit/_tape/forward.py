@@ -7,7 +7,16 @@ import jax.numpy as jnp
 
 from .. import _errors
 from . import graph, record, replay
-from .derivatives import UnconnectedGradients, as_array, dtype_of, flatten, structure, touches, unconnected
+from .derivatives import (
+    UnconnectedGradients,
+    as_array,
+    dtype_of,
+    flatten,
+    structure,
+    touches,
+    unconnected,
+    zeros_if_unconnected,
+)
 from .tape import GradientTape
 from .tensor import Tensor
 
@@ -108,6 +117,4 @@ class ForwardAccumulator:
                     result = Tensor._make(record.record_call(recorded_op, inputs, s, "jvp"), 0)
                 else:
                     result = Tensor.concrete(program([leaf.values[0] for leaf in leaves], tangents))
-        if result is None and mode is UnconnectedGradients.ZERO:
-            result = Tensor.concrete(jnp.zeros(tuple(getattr(target, "shape", ())), dtype_of(target)))
-        return result
+        return zeros_if_unconnected(result, getattr(target, "shape", ()), dtype_of(target), mode)

@@ -9,16 +9,19 @@ from __future__ import annotations
 import contextlib
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
 from .._core.variable import Variable
 from . import derivatives, graph, record
-from .derivatives import UnconnectedGradients, dtype_of, flatten, flatten_like, unconnected
+from .derivatives import UnconnectedGradients, dtype_of, flatten, flatten_like, unconnected, zeros_if_unconnected
 from .frame import begin, end
 from .graph import Node, Session, make_leaf
 from .tensor import Tensor
+
+
+def shape_of(x) -> tuple:
+    return tuple(getattr(x, "shape", ()))
 
 
 class GradientTape:
@@ -208,7 +211,7 @@ class GradientTape:
         t_refs = [self._target_ref(t) for t in targets]
         s_refs = [self._source_ref(x) for x in src_leaves]
         results = derivatives.run_vjp(self, t_refs, s_refs, cts)
-        out = [derivatives.finish_gradient(g, x, mode) for g, x in zip(results, src_leaves)]
+        out = [zeros_if_unconnected(g, shape_of(x), dtype_of(x), mode) for g, x in zip(results, src_leaves)]
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
 
@@ -234,12 +237,7 @@ class GradientTape:
         s_refs = [self._source_ref(x) for x in src_leaves]
         t_shape = tuple(getattr(target, "shape", ()))
         results = derivatives.run_jacobian(self, t_ref, s_refs, t_shape, src_leaves)
-        out = []
-        for j, x in zip(results, src_leaves):
-            if j is None and mode is UnconnectedGradients.ZERO:
-                shape = t_shape + tuple(getattr(x, "shape", ()))
-                j = Tensor.concrete(jnp.zeros(shape, dtype_of(x)))
-            out.append(j)
+        out = [zeros_if_unconnected(j, t_shape + shape_of(x), dtype_of(x), mode) for j, x in zip(results, src_leaves)]
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
 
@@ -274,8 +272,7 @@ class GradientTape:
         t_ref = self._target_ref(target)
         s_ref = self._source_ref(source)
         result = derivatives.run_batch_jacobian(self, t_ref, s_ref, check_independence)
-        if result is None and mode is UnconnectedGradients.ZERO:
-            result = Tensor.concrete(jnp.zeros(t_shape + s_shape[1:], dtype_of(source)))
+        result = zeros_if_unconnected(result, t_shape + s_shape[1:], dtype_of(source), mode)
         self._release()
         return result
 

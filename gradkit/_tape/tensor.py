@@ -14,22 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._core.operators import install_binary_operators
 from . import graph, record
 from .graph import Node, make_leaf
 
 
 def _getitem(x, index):
     return x[index]
-
-
-def _binary(fn):
-    def forward(self, other):
-        return record.apply_binary(fn, self, other)
-
-    def backward(self, other):
-        return record.apply_binary_reflected(fn, self, other)
-
-    return forward, backward
 
 
 class Tensor:
@@ -149,26 +140,7 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # -- operators -------------------------------------------------------------------------
-    __add__, __radd__ = _binary(operator.add)
-    __sub__, __rsub__ = _binary(operator.sub)
-    __mul__, __rmul__ = _binary(operator.mul)
-    __truediv__, __rtruediv__ = _binary(operator.truediv)
-    __floordiv__, __rfloordiv__ = _binary(operator.floordiv)
-    __mod__, __rmod__ = _binary(operator.mod)
-    __pow__, __rpow__ = _binary(operator.pow)
-    __matmul__, __rmatmul__ = _binary(operator.matmul)
-    __and__, __rand__ = _binary(operator.and_)
-    __or__, __ror__ = _binary(operator.or_)
-    __xor__, __rxor__ = _binary(operator.xor)
-    __lt__, _ = _binary(operator.lt)
-    __le__, _ = _binary(operator.le)
-    __gt__, _ = _binary(operator.gt)
-    __ge__, _ = _binary(operator.ge)
-    __eq__, _ = _binary(operator.eq)
-    __ne__, _ = _binary(operator.ne)
-    del _
-
+    # -- operators (the binary ones are installed below, from the core's table) --------------
     def __neg__(self):
         return record.apply_unary(operator.neg, self)
 
@@ -229,6 +201,21 @@ def _show(t: Tensor) -> str:
         return "<traced>"
 
 
+def _forward(fn):
+    def method(self, other):
+        return record.apply_binary(fn, self, other)
+
+    return method
+
+
+def _reflected(fn):
+    def method(self, other):
+        return record.apply_binary_reflected(fn, self, other)
+
+    return method
+
+
+install_binary_operators(Tensor, _forward, _reflected)
 record.Tensor = Tensor
 
 
