@@ -79,3 +79,10 @@ MSG_VMAP_ASSIGN = (
     "own value into one Variable. Use gk.functionalize(fn) and jax.vmap the pure function over a State "
     "instead, so the batched state comes back as an output."
 )
+
+MSG_TRANSFORM_UNDER_TAPE = (
+    "{transform} was called while a GradientTape records Variable {name}. The functional transforms "
+    "differentiate a pure function of the Variables' values and cannot see the tape's recorded history, so "
+    "an outer tape would lose this derivative. Inside a tape, take derivatives with tapes (tape.gradient, "
+    "nested tapes for higher order, gk.ForwardAccumulator); or call {transform} outside the 'with tape:' block."
+)

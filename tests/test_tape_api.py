@@ -412,3 +412,11 @@ def test_batch_jacobian_inside_gk_jit_equals_per_example_jacobians():
     x = jnp.arange(12.0, dtype=jnp.float32).reshape(4, 3) / 10
     want = jax.vmap(jax.jacrev(lambda xi: jnp.tanh(xi @ jnp.ones((3, 2)))))(x)
     np.testing.assert_allclose(per_example(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_functional_transform_inside_a_recording_tape_says_what_to_use_instead():
+    w = gk.Variable(jnp.ones(2))
+    with gk.GradientTape():
+        with pytest.raises(TypeError, match=r"^\[gradkit\] gk\.grad was called while a GradientTape records"):
+            gk.grad(lambda: jnp.sum(w**2), wrt=w)()
+    np.testing.assert_allclose(w.numpy(), [1.0, 1.0])

@@ -66,7 +66,13 @@ class _Plan:
         self.args = args
 
     def entry_values(self) -> tuple:
-        return tuple(frames.read(v) for v in self.variables)
+        values = tuple(frames.read(v) for v in self.variables)
+        for var, value in zip(self.variables, values):
+            if hasattr(type(value), "__gradkit_value__"):
+                raise _errors.GradkitTypeError(
+                    _errors.MSG_TRANSFORM_UNDER_TAPE.format(transform=self.transform, name=var._label())
+                )
+        return values
 
     def primals(self) -> tuple:
         return (self.entry_values(), *(self.args[i] for i in self.argnums))
