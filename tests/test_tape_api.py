@@ -420,3 +420,25 @@ def test_a_functional_transform_inside_a_recording_tape_says_what_to_use_instead
         with pytest.raises(TypeError, match=r"^\[gradkit\] gk\.grad was called while a GradientTape records"):
             gk.grad(lambda: jnp.sum(w**2), wrt=w)()
     np.testing.assert_allclose(w.numpy(), [1.0, 1.0])
+
+
+def test_explain_names_the_line_where_a_value_left_the_tape_through_numpy():
+    v, w = gk.Variable(2.0), gk.Variable(3.0)
+    with gk.GradientTape() as tape:
+        y = v * 2.0
+        line = inspect.currentframe().f_lineno + 1
+        z = w * y.numpy()
+    assert tape.gradient(z, v) is None
+    message = tape.explain(z, v)
+    assert "NumPy" in message and f"{os.path.basename(__file__)}:{line}" in message
+
+
+def test_explain_names_an_integer_cast():
+    v = gk.Variable(2.5)
+    with gk.GradientTape() as tape:
+        line = inspect.currentframe().f_lineno + 1
+        n = v.value.astype(jnp.int32)
+        y = n.astype(jnp.float32) * 2.0
+    assert tape.gradient(y, v) is None  # TensorFlow's answer too: no gradient through integers
+    message = tape.explain(y, v)
+    assert "integer" in message and f"{os.path.basename(__file__)}:{line}" in message

@@ -38,6 +38,10 @@ def explain(tape, target, source) -> str:
     """A short account of how ``source`` reaches ``target`` on ``tape``, or why it does not."""
     what = _name(source)
     s_ref = tape._source_ref(source) if isinstance(source, (Variable, Tensor)) else None
+    if s_ref is None and isinstance(source, Variable):
+        released = tape._released_sources.get(id(source))  # a non-persistent tape after its gradient
+        node = released() if released is not None else None
+        s_ref = (node, 0) if node is not None else None
     if s_ref is None:
         if isinstance(source, Variable):
             if not tape._watch_accessed and id(source) not in tape._watched_vars:

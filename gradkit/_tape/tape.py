@@ -7,6 +7,7 @@ Recording itself is in ``frame`` (Variables) and ``record`` (ops); ``gradient``,
 from __future__ import annotations
 
 import contextlib
+import weakref
 
 import jax
 import numpy as np
@@ -58,6 +59,7 @@ class GradientTape:
         self._watched_tensors: list = []
         self._used = False
         self._recording = False
+        self._released_sources: dict = {}
 
     # -- recording -------------------------------------------------------------------------
     def __enter__(self) -> GradientTape:
@@ -154,6 +156,9 @@ class GradientTape:
 
     def _release(self):
         if not self._persistent:
+            # Weak references only: explain() can still answer "why None?" right after the
+            # one gradient call, without this tape keeping any recorded value alive.
+            self._released_sources = {key: weakref.ref(node) for key, node in self._var_sources.items()}
             self._var_sources = {}
             self._watched_tensors = []
 
