@@ -154,3 +154,44 @@ def test_gradkit_nn_functional_api():
     want = jax.grad(lambda k, b: jnp.sum(jnp.tanh(x @ k + b[None]) ** 2), argnums=(0, 1))(k, b)
     close(grads[0], want[0])
     close(grads[1], want[1])
+
+
+def test_tf_function_training_step_with_adam_equals_optax_and_compiles_once():
+    """Optimizer slots are Variables: a compiled step threads them, as tf.function does."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    tf.keras.utils.set_random_seed(0)
+    l1, l2 = tf.keras.layers.Dense(8, activation="relu"), tf.keras.layers.Dense(3)
+    opt = tf.keras.optimizers.Adam(0.01)
+    x = np.random.default_rng(0).standard_normal((16, 5)).astype(np.float32)
+    y = np.random.default_rng(1).standard_normal((16, 3)).astype(np.float32)
+    l2(l1(x))  # build the layers
+    variables = l1.trainable_variables + l2.trainable_variables
+    initial = [v.numpy() for v in variables]
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((l2(l1(x)) - y) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    losses = [float(step(x, y)) for _ in range(20)]
+
+    def loss_fn(params):
+        k1, b1, k2, b2 = params
+        return jnp.mean((jnp.maximum(x @ k1 + b1[None], 0.0) @ k2 + b2[None] - y) ** 2)
+
+    tx = optax.adam(0.01, eps=1e-7)
+    params, state, want = [jnp.asarray(p) for p in initial], tx.init([jnp.asarray(p) for p in initial]), []
+    for _ in range(20):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, state = tx.update(grads, state, params)
+        params, want = optax.apply_updates(params, updates), [*want, float(loss)]
+    np.testing.assert_allclose(losses, want, rtol=1e-5)
+    for v, p in zip(variables, params):
+        np.testing.assert_allclose(v.numpy(), p, rtol=1e-4, atol=1e-6)
+    assert int(opt.iterations.numpy()) == 20
+    assert step.trace_count <= 2  # one trace to find the Variables it reads, then the compiled step

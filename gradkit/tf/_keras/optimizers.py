@@ -7,8 +7,11 @@ and hypergradients with respect to a learning rate that is a Variable are exact.
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import optax
 
+from gradkit._core import frames
 from gradkit._core.variable import Variable
 from gradkit._tape.lift import lift
 
@@ -28,17 +31,32 @@ def _update(lr, grads, opt_state, params, make, hyper):
     return tx.update(grads, opt_state, params)
 
 
-def _init(params, make, hyper):
-    return make(0.0, *hyper).init(params)
-
-
 class Optimizer:
+    """Keras' optimizer API over an optax transformation.
+
+    Its state (optax's moments and counters) lives in Variables, as Keras keeps optimizer
+    slots in ``tf.Variable``: under ``tf.function`` the state is threaded through the
+    compiled step, and under a tape its updates are tracked like any assignment.
+    """
+
     def __init__(self, learning_rate, make, hyper):
         self.learning_rate = learning_rate
         self._make = make
         self._hyper = hyper
-        self._states: dict = {}
-        self.iterations = 0
+        self._slots: dict = {}  # the Variables it updates -> (their state Variables, the state's treedef)
+        self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
+
+    def _slot_variables(self, key, variables):
+        if key not in self._slots:
+            # Initial state from the Variables' live values: concrete even when the first step
+            # is being traced, so the slots can be Variables.
+            with frames.Suspend(), jax.ensure_compile_time_eval():
+                params = [jnp.asarray(v.value) for v in variables]
+                state = self._make(0.0, *self._hyper).init(params)
+            leaves, treedef = jax.tree_util.tree_flatten(state)
+            slots = [Variable(leaf, name=f"slot_{i}", trainable=False) for i, leaf in enumerate(leaves)]
+            self._slots[key] = (slots, treedef)
+        return self._slots[key]
 
     def apply_gradients(self, grads_and_vars, name=None):
         """Assign each Variable ``v + update`` (skips pairs whose gradient is None)."""
@@ -47,20 +65,16 @@ class Optimizer:
             return
         grads = [convert(g) for g, _ in pairs]
         variables = [v for _, v in pairs]
-        key = tuple(id(v) for v in variables)
+        slots, treedef = self._slot_variables(tuple(id(v) for v in variables), variables)
+        state = jax.tree_util.tree_unflatten(treedef, [slot.value for slot in slots])
         params = [v.value for v in variables]
-        if key not in self._states:
-            self._states[key] = (
-                variables,
-                lift(_init)([convert(p) for p in params], make=self._make, hyper=self._hyper),
-            )
         lr = self.learning_rate.value if isinstance(self.learning_rate, Variable) else self.learning_rate
-        _, state = self._states[key]
         updates, new_state = lift(_update)(lr, grads, state, params, make=self._make, hyper=self._hyper)
-        self._states[key] = (variables, new_state)
+        for slot, value in zip(slots, jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None)):
+            slot.assign(value)
         for v, u in zip(variables, updates):
             v.assign(v.value + u)
-        self.iterations += 1
+        self.iterations.assign_add(1)
 
 
 class SGD(Optimizer):
