@@ -120,10 +120,6 @@ class Node:
         self.origin = None  # for leaves: where the value came from, for explain()
 
     @property
-    def is_leaf(self) -> bool:
-        return self.op is None
-
-    @property
     def leaves(self) -> tuple:
         """The leaves this node's value is computed from, in order (a leaf: itself).
 
@@ -289,10 +285,6 @@ class _Local(threading.local):
 
 
 local = _Local()
-
-
-def current_session() -> Session | None:
-    return local.session
 
 
 def user_site() -> str:

@@ -68,10 +68,6 @@ def value_of(t) -> object:
     return values[t._index]
 
 
-def _recording_in(node: Node, session) -> bool:
-    return session is not None and node.session is session
-
-
 def _input_node(x, session) -> tuple[Node, int]:
     """The (node, output) an argument feeds into a recorded op."""
     if isinstance(x, Tensor):
@@ -117,9 +113,6 @@ def _wrap_concrete(out):
     return jax.tree_util.tree_map(
         lambda v: Tensor.concrete(v) if isinstance(v, (jax.Array, jax.core.Tracer)) else v, out
     )
-
-
-_lost_sites: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _flat_args(args):
