@@ -58,6 +58,11 @@ def dtype_of(x):
     return np.dtype(getattr(x, "dtype", None) or jnp.result_type(x))
 
 
+def shape_of(x) -> tuple:
+    """The shape of a tensor, Variable or array; () for a Python scalar."""
+    return tuple(getattr(x, "shape", ()))
+
+
 def zeros_if_unconnected(result, shape, dtype, mode):
     """``result``, or zeros of ``shape`` where it is None and ``mode`` asks for zeros."""
     if result is None and mode is UnconnectedGradients.ZERO:
@@ -224,9 +229,7 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
         return [None] * len(s_refs)
     leaves, live, key, sources = st
     t_size = int(np.prod(t_shape, dtype=np.int64))
-    s_size = sum(
-        int(np.prod(getattr(x, "shape", ()), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None
-    )
+    s_size = sum(int(np.prod(shape_of(x), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None)
     # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
     # jax.hessian, which beats reverse-over-reverse.
     forward_mode = t_size >= s_size

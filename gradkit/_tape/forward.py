@@ -12,6 +12,7 @@ from .derivatives import (
     as_array,
     dtype_of,
     flatten,
+    shape_of,
     structure,
     touches,
     unconnected,
@@ -58,7 +59,7 @@ class ForwardAccumulator:
                 "give one tangent per primal, in the same structure."
             )
         for p, t in zip(self._primal_leaves, tangent_leaves):
-            if tuple(getattr(p, "shape", ())) != tuple(jnp.shape(as_array(t))):
+            if shape_of(p) != tuple(jnp.shape(as_array(t))):
                 raise _errors.GradkitValueError(
                     f"a tangent of shape {tuple(jnp.shape(as_array(t)))} does not match its primal of shape "
                     f"{tuple(getattr(p, 'shape', ()))}."
@@ -117,4 +118,4 @@ class ForwardAccumulator:
                     result = Tensor._make(record.record_call(recorded_op, inputs, s, "jvp"), 0)
                 else:
                     result = Tensor.concrete(program([leaf.values[0] for leaf in leaves], tangents))
-        return zeros_if_unconnected(result, getattr(target, "shape", ()), dtype_of(target), mode)
+        return zeros_if_unconnected(result, shape_of(target), dtype_of(target), mode)

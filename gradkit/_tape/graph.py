@@ -30,17 +30,15 @@ import numpy as np
 class Op:
     """A function with its static arguments fixed, called with its dynamic inputs in order."""
 
-    __slots__ = ("fn", "treedef", "static", "dynamic_at", "n_leaves", "key", "name", "out_treedef", "kind")
+    __slots__ = ("fn", "treedef", "static", "dynamic_at", "key", "name", "kind")
 
     def __init__(self, fn, treedef, static, dynamic_at, key, kind=None):
         self.fn = fn
         self.treedef = treedef
         self.static = static
         self.dynamic_at = dynamic_at
-        self.n_leaves = len(static)
         self.key = key
         self.name = getattr(fn, "__name__", type(fn).__name__)
-        self.out_treedef = None
         self.kind = kind
 
     def call(self, *values):

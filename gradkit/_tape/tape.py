@@ -15,14 +15,18 @@ import numpy as np
 from .. import _errors
 from .._core.variable import Variable
 from . import derivatives, graph, record
-from .derivatives import UnconnectedGradients, dtype_of, flatten, flatten_like, unconnected, zeros_if_unconnected
+from .derivatives import (
+    UnconnectedGradients,
+    dtype_of,
+    flatten,
+    flatten_like,
+    shape_of,
+    unconnected,
+    zeros_if_unconnected,
+)
 from .frame import begin, end
 from .graph import Node, Session, make_leaf
 from .tensor import Tensor
-
-
-def shape_of(x) -> tuple:
-    return tuple(getattr(x, "shape", ()))
 
 
 class GradientTape:
@@ -240,7 +244,7 @@ class GradientTape:
         src_leaves, src_tree = flatten(sources)
         t_ref = self._target_ref(target)
         s_refs = [self._source_ref(x) for x in src_leaves]
-        t_shape = tuple(getattr(target, "shape", ()))
+        t_shape = shape_of(target)
         results = derivatives.run_jacobian(self, t_ref, s_refs, t_shape, src_leaves)
         out = [zeros_if_unconnected(j, t_shape + shape_of(x), dtype_of(x), mode) for j, x in zip(results, src_leaves)]
         self._release()
@@ -267,8 +271,8 @@ class GradientTape:
         """
         mode = unconnected(unconnected_gradients)
         self._check_usable()
-        t_shape = tuple(getattr(target, "shape", ()))
-        s_shape = tuple(getattr(source, "shape", ()))
+        t_shape = shape_of(target)
+        s_shape = shape_of(source)
         if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
             raise _errors.GradkitValueError(
                 f"Need first dimension of target shape ({t_shape}) and source shape ({s_shape}) to match: "

@@ -108,13 +108,15 @@ _MATH_NAMES = (
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp argmax add_n"
 ).split()
 math = Namespace("gradkit.tf.math", **{n: getattr(_math, n) for n in _MATH_NAMES})
-nn = Namespace(
-    "gradkit.tf.nn", **{n: getattr(_nn, n) for n in dir(_nn) if not n.startswith("_") and callable(getattr(_nn, n))}
-)
-linalg = Namespace(
-    "gradkit.tf.linalg",
-    **{n: getattr(_linalg, n) for n in dir(_linalg) if not n.startswith("_") and callable(getattr(_linalg, n))},
-)
+
+
+def _public(module) -> dict:
+    """Every public callable of one of gradkit.tf's modules."""
+    return {n: getattr(module, n) for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))}
+
+
+nn = Namespace("gradkit.tf.nn", **_public(_nn))
+linalg = Namespace("gradkit.tf.linalg", **_public(_linalg))
 random = Namespace(
     "gradkit.tf.random",
     normal=_random.normal,
