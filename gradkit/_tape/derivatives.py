@@ -91,6 +91,7 @@ def structure(tape, t_refs, s_refs):
         else:
             needs_walk = True
             specs.append(("node",))
+    shape = None
     if needs_walk:
         order = replay.topo_order([n for n, _ in live])
         index = {id(n): i for i, n in enumerate(order)}
@@ -98,7 +99,9 @@ def structure(tape, t_refs, s_refs):
             (s if s is None or s[0] == "leaf" else (("node", index[id(r[0])], r[1]) if id(r[0]) in index else None))
             for s, r in zip(specs, s_refs)
         ]
-    key = (tuple((n.sid, k) for n, k in live), maps, tape._bit, tuple(specs))
+        if _untagged_node_source(s_refs):
+            shape = replay.exact_shape(order)
+    key = (tuple((n.sid, k) for n, k in live), maps, tape._bit, tuple(specs), shape)
     sources = [r if spec is not None else None for r, spec in zip(s_refs, specs)]
     return leaves, live, key, sources
 
@@ -118,8 +121,19 @@ def frontier_structure(tape, live, s_refs):
             specs.append(("front", position[(id(r[0]), r[1])]))
         else:
             specs.append(("node", index[id(r[0])], r[1]))
-    key = ("recorded", tuple((n.sid, k) for n, k in live), tape._bit, tuple(specs))
+    shape = replay.exact_shape(order) if _untagged_node_source(s_refs) else None
+    key = ("recorded", tuple((n.sid, k) for n, k in live), tape._bit, tuple(specs), shape)
     return front, key
+
+
+def _untagged_node_source(s_refs) -> bool:
+    """Whether a source is an intermediate node whose structure id may be shared.
+
+    A gradient with respect to such a node depends on which uses of it are that very node
+    object, so its cache key needs the graph's exact shape. Leaves and the nodes where a
+    tape first saw a Variable or a watched tensor are told apart by their structure ids.
+    """
+    return any(r is not None and r[0].op is not None and r[0].sid not in graph.source_sids for r in s_refs)
 
 
 def run_vjp(tape, t_refs, s_refs, cts):
@@ -132,13 +146,7 @@ def run_vjp(tape, t_refs, s_refs, cts):
     if s is not None and s.active and s is tape._session:
         # Another tape (or this one) is recording: the gradient becomes a node of the graph,
         # over only the values this tape's part reads, so outer tapes differentiate it.
-        front, key = frontier_structure(tape, live, s_refs)
-        sources = list(s_refs)
-        entry = programs.get(("vjp", key, ct_spec))
-        if entry is None:
-            plan = replay.Plan(front, live, sources, tape._bit, tape._session)
-            entry = programs[("vjp", key, ct_spec)] = _VjpEntry(plan, sources, ct_spec)
-        return _record_result(entry, front, live, sources, live_cts, len(s_refs), s)
+        return _record_vjp(tape, live, list(s_refs), live_cts, ct_spec, s)
     st = structure(tape, t_refs, s_refs)
     leaves, live, key, sources = st
     key = ("vjp", key, ct_spec)
@@ -204,10 +212,55 @@ def as_array(c):
     return jnp.asarray(c)
 
 
-def _record_result(entry, front, live, sources, cts, n, session):
-    """Record the gradient computation itself, so that an outer tape can differentiate it."""
+# Where a recorded gradient's inputs are, by the structure ids of its targets and sources:
+# paths from the targets (see replay.follow), checked against the sources before use.
+_located: dict = {}
+
+
+def _record_vjp(tape, live, sources, cts, ct_spec, session):
+    """Record the gradient computation itself, so that an outer tape can differentiate it.
+
+    A training step repeats the same structure, so where the gradient's inputs lie in the
+    graph is remembered by the targets' and sources' structure ids, and only checked (the
+    sources must be found where they were) instead of walking this tape's part again.
+    """
+    roots = [n for n, _ in live]
+    fast = not _untagged_node_source(sources)
+    if fast:
+        where = (
+            tuple((n.sid, k) for n, k in live),
+            tape._bit,
+            tuple(None if r is None else (r[0].sid, r[1]) for r in sources),
+            ct_spec,
+        )
+        hit = _located.get(where)
+        if hit is not None:
+            entry, input_paths, source_paths = hit
+            if all((r is None) if p is None else replay.follow(roots, p) == r for p, r in zip(source_paths, sources)):
+                inputs = [replay.follow(roots, p) for p in input_paths]
+                return _record_result(entry, inputs, cts, len(sources), session)
+    front, key = frontier_structure(tape, live, sources)
+    entry = programs.get(("vjp", key, ct_spec))
+    if entry is None:
+        plan = replay.Plan(front, live, sources, tape._bit, tape._session)
+        entry = programs[("vjp", key, ct_spec)] = _VjpEntry(plan, sources, ct_spec)
     refs = replay.slot_refs(front, live, sources)
     inputs = [refs[i] for i in entry.plan.boundary]
+    if fast:
+        bit = tape._bit
+        paths = replay.paths_to(
+            roots,
+            inputs + [r for r in sources if r is not None],
+            lambda node: node.op is not None and node.session is session and node.mask & bit,
+        )
+        if paths is not None:
+            source_paths = [None if r is None else paths[(id(r[0]), r[1])] for r in sources]
+            _located[where] = (entry, [paths[(id(n), k)] for n, k in inputs], source_paths)
+    return _record_result(entry, inputs, cts, len(sources), session)
+
+
+def _record_result(entry, inputs, cts, n, session):
+    inputs = list(inputs)
     for c in cts:
         if c is None:
             continue

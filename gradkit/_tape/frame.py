@@ -52,7 +52,7 @@ class TapeFrame(frames.Frame):
             node = make_leaf(frames.read_below(self, var), bits, s)
             node.origin = ("variable", var)
         else:
-            node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s)
+            node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s, source=True)
         for tape in s.tapes:
             if tape is not None and tape._bit & bits:
                 tape._var_sources[id(var)] = node

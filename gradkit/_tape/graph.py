@@ -245,6 +245,24 @@ def make_node(op: Op, inputs: tuple, mask: int, session, shapes=None) -> tuple[N
     return Node(op, inputs, avals, mask, session, sid, leaves), treedef, all_float
 
 
+def tag_source(node: Node, session) -> None:
+    """Give a source node that is not a leaf a structure id no other node of the session has.
+
+    A gradient with respect to an intermediate node depends on every use of that node
+    object, which a structure id (equal for equal computations) does not otherwise say.
+    The tag is the number of earlier source nodes of the same structure in the session,
+    so the same program run again gets the same ids, and compiles nothing new.
+    """
+    base = node.sid
+    tag = session.source_tags.get(base, 0)
+    session.source_tags[base] = tag + 1
+    node.sid = intern_sid(("source", base, tag))
+    source_sids.add(node.sid)
+
+
+source_sids: set[int] = set()  # structure ids of tagged source nodes (see tag_source)
+
+
 # -- the per-thread recording session ----------------------------------------------------
 
 
@@ -269,6 +287,7 @@ class Session:
         self.frame = None  # the TapeFrame on the core's frame stack
         self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
+        self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

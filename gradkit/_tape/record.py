@@ -277,15 +277,17 @@ def _identity(x):
     return x
 
 
-def record_identity(node: Node, index: int, mask: int, session, cut=None) -> Node:
+def record_identity(node: Node, index: int, mask: int, session, cut=None, source=False) -> Node:
     """A new node equal to ``node``'s output ``index``, recorded by the tapes in ``mask``.
 
-    Gives a Variable a node of its own where a tape first sees it, and hides the path
-    through an assignment from TensorFlow-parity tapes.
+    Gives a Variable a node of its own where a tape first sees it (``source``), and hides
+    the path through an assignment from TensorFlow-parity tapes.
     """
     op = intern_op(_identity, _UNARY_TREEDEF, (None,), (0,), "identity")
     out = make_node(op, ((node, index),), mask, session)[0]
     out.cut = cut
+    if source:
+        graph.tag_source(out, session)
     return out
 
 
@@ -306,11 +308,16 @@ def record_parity_read(current: tuple[Node, int], sources: list[Node], session) 
     return make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)[0]
 
 
+_call_ops: dict = {}
+
+
 def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
     """Record ``fn(*values)`` over existing nodes (a gradient computed while a tape records)."""
     n = len(input_nodes)
-    treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
-    op = intern_op(fn, treedef, (None,) * n, tuple(range(n)), kind)
+    op = _call_ops.get((fn, n, kind))
+    if op is None:
+        treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
+        op = _call_ops[(fn, n, kind)] = intern_op(fn, treedef, (None,) * n, tuple(range(n)), kind)
     mask = 0
     for node, _ in input_nodes:
         mask |= node.mask if node.session is session else 0

@@ -112,6 +112,53 @@ def slot_refs(leaves, targets, sources) -> list[tuple[Node, int]]:
     return _numbering(leaves, targets, sources)[2]
 
 
+def exact_shape(order: Sequence[Node]) -> tuple:
+    """The graph's exact shape: each node's structure id and which earlier node each input is.
+
+    Structure ids say what is computed; this also says which equal computations are the
+    same node object (needed only for gradients with respect to intermediate nodes).
+    """
+    index = {id(n): i for i, n in enumerate(order)}
+    return tuple((n.sid, tuple((index.get(id(inp), -1), k) for inp, k in n.inputs)) for n in order)
+
+
+def paths_to(roots: Sequence[Node], wanted: Sequence[tuple[Node, int]], expand) -> dict | None:
+    """A path from ``roots`` to each wanted ``(node, output)``: ``(root, input, ..., output)``,
+    through nodes for which ``expand(node)`` holds.
+
+    ``follow`` walks it back in a later graph of the same structure. None if one is not
+    reachable that way.
+    """
+    want = {id(n) for n, _ in wanted}
+    found: dict[int, tuple] = {}
+    seen: set[int] = set()
+    for r, root in enumerate(roots):
+        stack = [(root, (r,))]
+        while stack and len(found) < len(want):
+            node, path = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(node) in want:
+                found[id(node)] = path
+            if not expand(node):
+                continue
+            for j, (inp, _) in enumerate(node.inputs):
+                if id(inp) not in seen:
+                    stack.append((inp, path + (j,)))
+    if len(found) < len(want):
+        return None
+    return {(id(n), k): found[id(n)] + (k,) for n, k in wanted}
+
+
+def follow(roots: Sequence[Node], path: tuple) -> tuple[Node, int]:
+    """The ``(node, output)`` at the end of a path from ``paths_to``."""
+    node = roots[path[0]]
+    for j in path[1:-1]:
+        node = node.inputs[j][0]
+    return node, path[-1]
+
+
 class Plan:
     """Slot-numbered steps for evaluating (and differentiating) one graph structure.
 

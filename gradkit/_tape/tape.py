@@ -96,7 +96,7 @@ class GradientTape:
             elif isinstance(x, Tensor):
                 node = x._node
                 if node.session is s:
-                    x._node = record.record_identity(node, x._index, node.mask | self._bit, s)
+                    x._node = record.record_identity(node, x._index, node.mask | self._bit, s, source=True)
                 else:
                     x._node = make_leaf(record.value_of(x), self._bit, s)
                     x._node.origin = ("tensor", None)
@@ -108,7 +108,7 @@ class GradientTape:
                     leaf = make_leaf(x, self._bit, s)
                     s.watched_arrays[id(x)] = (x, leaf)
                 else:
-                    leaf = record.record_identity(prev[1], 0, prev[1].mask | self._bit, s)
+                    leaf = record.record_identity(prev[1], 0, prev[1].mask | self._bit, s, source=True)
                     s.watched_arrays[id(x)] = (x, leaf)
             else:
                 raise _errors.GradkitTypeError(
