@@ -69,12 +69,26 @@ def _hashable(x):
 
 
 def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
+    # The fast key holds the static values themselves, with their types: 1, 1.0 and True are
+    # equal (and hash alike) in Python, but give different dtypes in JAX.
+    try:
+        fast = (fn, treedef, static, tuple(map(type, static)), dynamic_at, kind)
+        op = _fast_ops.get(fast)
+    except TypeError:  # an unhashable static value (a slice, a list): the general key
+        fast = op = None
+    if op is not None:
+        return op
     key = (fn, treedef, tuple(_hashable(s) for s in static), dynamic_at, kind)
     op = _ops.get(key)
     if op is None:
         # setdefault: if another thread interned the same key meanwhile, both use its op.
         op = _ops.setdefault(key, Op(fn, treedef, static, dynamic_at, next(_op_ids), kind))
+    if fast is not None:
+        _fast_ops[fast] = op
     return op
+
+
+_fast_ops: dict[Any, Op] = {}
 
 
 # Ids come from counters, not from len(dict): next() is atomic, so two threads interning
@@ -201,6 +215,17 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
     first = inputs[0].leaves
     if len(inputs) == 1:
         return first, None
+    if len(inputs) == 2:
+        second = inputs[1].leaves
+        if second is first:
+            return first, None
+        # The usual binary op: one side's history, the other a single leaf (a constant, a
+        # Variable's value) that is either already in that history or new.
+        if len(second) == 1 and len(first) >= 1:
+            try:
+                return first, (None, (first.index(second[0]),))  # identity: Node has no __eq__
+            except ValueError:
+                return first + second, (None, (len(first),))
     for n in inputs:
         if n.leaves is not first:
             break

@@ -27,7 +27,18 @@ _ARRAY_TYPES = (jax.Array, np.ndarray, np.generic)
 
 
 class Tensor:
-    """Placeholder, replaced by :class:`gradkit._tape.tensor.Tensor` at import."""
+    """Placeholder, replaced by :class:`gradkit._tape.tensor.Tensor` at import (``install_tensor``)."""
+
+
+_LEAF_TYPES: tuple = ()  # set by install_tensor
+_DYNAMIC_TYPES: tuple = ()
+
+
+def install_tensor(cls) -> None:
+    global Tensor, _LEAF_TYPES, _DYNAMIC_TYPES
+    Tensor = cls
+    _LEAF_TYPES = (cls, *_ARRAY_TYPES)  # what a call passes through as one argument
+    _DYNAMIC_TYPES = (cls, *_ARRAY_TYPES, jax.core.Tracer)  # what becomes an input of a recorded op
 
 
 def _is_tensor(x) -> bool:
@@ -122,8 +133,10 @@ def _flat_args(args):
     """
     out = list(args)
     for i, x in enumerate(out):
-        if type(x) in _SIMPLE or isinstance(x, (Tensor, *_ARRAY_TYPES)):
+        if type(x) in _SIMPLE or isinstance(x, _LEAF_TYPES):
             continue
+        if type(x) is tuple and all(type(e) in _SIMPLE for e in x):
+            continue  # a shape or an axis tuple: one static argument
         if hasattr(x, "_read_value"):  # a Variable, or a slice of one: its current value
             value = x._read_value()
             if not isinstance(value, (Tensor, *_ARRAY_TYPES, jax.core.Tracer)):
@@ -134,16 +147,39 @@ def _flat_args(args):
     return out
 
 
-_SIMPLE = (int, float, bool, complex, str, type(None), slice, type(Ellipsis))
+_SIMPLE = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 _CONTAINERS = (list, tuple, dict)
-_ARG_TREEDEFS = [jax.tree_util.tree_structure((tuple(range(n)), {})) for n in range(8)]
+_arg_treedefs: dict = {}
+
+
+def _args_treedef(n: int, keys: tuple):
+    """The treedef of ``(args, kwargs)`` whose leaves are the args, then the kwargs by key."""
+    treedef = _arg_treedefs.get((n, keys))
+    if treedef is None:
+        treedef = _arg_treedefs[(n, keys)] = jax.tree_util.tree_structure((tuple(range(n)), dict.fromkeys(keys, 0)))
+    return treedef
+
+
+def _flat_call(args, kwargs):
+    """``(leaves, treedef)`` of a call whose arguments need no pytree flattening, or None."""
+    leaves = _flat_args(args)
+    if leaves is None or not kwargs:
+        return leaves and (leaves, _args_treedef(len(args), ()))
+    keys = tuple(sorted(kwargs))
+    for k in keys:
+        v = kwargs[k]
+        if type(v) in _SIMPLE or (type(v) is tuple and all(type(e) in _SIMPLE for e in v)):
+            leaves.append(v)
+        else:
+            return None
+    return leaves, _args_treedef(len(args), keys)
 
 
 def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
-    leaves = _flat_args(args) if not kwargs and len(args) < 8 else None
-    if leaves is not None:
-        treedef = _ARG_TREEDEFS[len(args)]
+    flat = _flat_call(args, kwargs)
+    if flat is not None:
+        leaves, treedef = flat
     else:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
     tensors = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
@@ -168,7 +204,7 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
     inputs = []
     mask = 0
     for i, x in enumerate(leaves):
-        if isinstance(x, Tensor) or isinstance(x, _ARRAY_TYPES) or isinstance(x, jax.core.Tracer):
+        if isinstance(x, _DYNAMIC_TYPES):
             node, k = _input_node(x, session)
             inputs.append((node, k))
             mask |= node.mask

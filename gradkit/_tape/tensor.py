@@ -216,7 +216,7 @@ def _reflected(fn):
 
 
 install_binary_operators(Tensor, _forward, _reflected)
-record.Tensor = Tensor
+record.install_tensor(Tensor)
 
 
 def _flatten_tensor(t: Tensor):
