@@ -442,3 +442,23 @@ def test_explain_names_an_integer_cast():
     assert tape.gradient(y, v) is None  # TensorFlow's answer too: no gradient through integers
     message = tape.explain(y, v)
     assert "integer" in message and f"{os.path.basename(__file__)}:{line}" in message
+
+
+def test_complex_python_scalar_operand_is_recorded():
+    """z = Re(w * 1j * (1 + 2j)) = Re(w * (-2 + 1j)) = -2w, so dz/dw = -2 (by hand)."""
+    w = gk.Variable(jnp.float32(2.0))
+    with gk.GradientTape() as tape:
+        z = gk.numpy.real((w * 1j) * (1 + 2j))
+    assert float(z) == pytest.approx(-4.0)
+    assert float(tape.gradient(z, w)) == pytest.approx(-2.0)
+
+
+def test_many_inner_tapes_in_one_session_see_variables_in_constant_time():
+    """Each inner tape under one outer tape records its own source for a Variable; the
+    gradient of each is the hand-derived d(w^2)/dw = 2w, whatever the number of tapes."""
+    w = gk.Variable(jnp.float32(3.0))
+    with gk.GradientTape(persistent=True):
+        for _ in range(200):
+            with gk.GradientTape() as inner:
+                y = w * w
+            assert float(inner.gradient(y, w)) == pytest.approx(6.0)

@@ -53,8 +53,12 @@ class TapeFrame(frames.Frame):
             node.origin = ("variable", var)
         else:
             node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s, source=True)
-        for tape in s.tapes:
-            if tape is not None and tape._bit & bits:
+        rest = bits
+        while rest:  # the tapes of the bits in ``bits`` (not a scan of every tape the session had)
+            low = rest & -rest
+            rest ^= low
+            tape = s.tapes[low.bit_length() - 1]
+            if tape is not None:
                 tape._var_sources[id(var)] = node
                 tape._watched_vars.setdefault(id(var), var)
         s.bindings[id(var)] = (node, 0)

@@ -190,7 +190,7 @@ def output_avals(op: Op, in_avals: tuple) -> tuple:
 
     A shape error in the op is raised here, at the line that recorded it.
     """
-    key = (op.key, *map(id, in_avals))
+    key = (op.key, *[id(a) for a in in_avals])
     hit = _aval_cache.get(key)
     if hit is not None:
         return hit
@@ -220,12 +220,18 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
         if second is first:
             return first, None
         # The usual binary op: one side's history, the other a single leaf (a constant, a
-        # Variable's value) that is either already in that history or new.
-        if len(second) == 1 and len(first) >= 1:
+        # Variable's value) that is either already in that history or new. As below, the
+        # longer side's leaves come first (the first side's on a tie).
+        if len(second) == 1:
             try:
                 return first, (None, (first.index(second[0]),))  # identity: Node has no __eq__
             except ValueError:
                 return first + second, (None, (len(first),))
+        if len(first) == 1:
+            try:
+                return second, ((second.index(first[0]),), None)
+            except ValueError:
+                return second + first, ((len(second),), None)
     for n in inputs:
         if n.leaves is not first:
             break
@@ -263,10 +269,14 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
 def make_node(op: Op, inputs: tuple, mask: int, session, shapes=None) -> tuple[Node, Any, bool]:
     """A node for ``op`` over ``inputs``; also its output treedef (None: one array) and
     whether every output is a float (``shapes``: a precomputed ``output_avals`` result)."""
-    avals, treedef, all_float = shapes or output_avals(op, tuple(n.avals[i] for n, i in inputs))
-    nodes = [n for n, _ in inputs]
-    leaves, maps = merge_leaves(nodes)
-    sid = intern_sid((op.key, mask, *[(n.sid, i) for n, i in inputs], maps))
+    avals, treedef, all_float = shapes or output_avals(op, tuple([n.avals[i] for n, i in inputs]))
+    if len(inputs) == 1:
+        node, index = inputs[0]
+        leaves, maps = node.leaves, None
+        sid = intern_sid((op.key, mask, (node.sid, index), None))
+    else:
+        leaves, maps = merge_leaves([n for n, _ in inputs])
+        sid = intern_sid((op.key, mask, *[(n.sid, i) for n, i in inputs], maps))
     return Node(op, inputs, avals, mask, session, sid, leaves), treedef, all_float
 
 

@@ -177,6 +177,10 @@ def _flat_call(args, kwargs):
 
 def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
+    if len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # gnp.tanh(t): the common case
+        session = graph.local.session
+        if session is not None and args[0]._node.session is session:
+            return _record(fn, args, _UNARY_TREEDEF, session)
     flat = _flat_call(args, kwargs)
     if flat is not None:
         leaves, treedef = flat
@@ -220,7 +224,7 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
         cut = (_CUTS[fn], graph.user_site(), mask & active)
         active = 0
     inputs = tuple(inputs)
-    shapes = graph.output_avals(op, tuple(n.avals[k] for n, k in inputs))
+    shapes = graph.output_avals(op, tuple([n.avals[k] for n, k in inputs]))
     if mask & active and not shapes[2]:
         # Integer and boolean values carry no gradient (TensorFlow gives None past them).
         cut = ("an integer or boolean result", graph.user_site(), mask & active)
@@ -231,6 +235,8 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
         if lost:
             cut = ("stop_recording", graph.user_site(), lost)
     node.cut = cut
+    if out_treedef is None:
+        return Tensor._make(node, 0)
     return _wrap_outputs(node, out_treedef)
 
 
@@ -239,11 +245,12 @@ _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
 
 _binary_ops: dict = {}
+_PY_SCALARS = frozenset((int, float, bool, complex))
 
 
 def _binary_op(fn, a, b, swapped):
     """The interned op of ``fn`` with a Python-scalar operand (cached: the hot path)."""
-    scalar = b if type(b) in (int, float, bool) else None
+    scalar = b if type(b) in _PY_SCALARS else None
     key = (fn, swapped, type(scalar), scalar)
     op = _binary_ops.get(key)
     if op is None:
@@ -256,6 +263,8 @@ def _binary_op(fn, a, b, swapped):
 
 def _operand(b):
     """The other operand of a Tensor operator, as something ``_record`` can take."""
+    if isinstance(b, _ARRAY_TYPES):
+        return b
     if hasattr(b, "_read_value"):  # a Variable, or a slice of one: its current value
         return b._read_value()
     if type(b) in _CONTAINERS:  # a nested list of numbers, as NumPy would take it
@@ -265,20 +274,67 @@ def _operand(b):
 
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
-    b = _operand(b)
+    if type(b) is not Tensor and type(b) not in _PY_SCALARS:
+        b = _operand(b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
-        return _record(fn, [a, b], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, False))
+        return _record_pair(_binary_op(fn, a, b, False), a, b, b, session)
     return Tensor.concrete(fn(value_of(a), value_of(b) if isinstance(b, Tensor) else b))
 
 
 def apply_binary_reflected(fn, a, b):
     """``fn(b, a)`` with ``a`` the Tensor whose reflected operator was called."""
-    b = _operand(b)
+    if type(b) is not Tensor and type(b) not in _PY_SCALARS:
+        b = _operand(b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
-        return _record(fn, [b, a], _BINARY_TREEDEF, session, op=_binary_op(fn, a, b, True))
+        return _record_pair(_binary_op(fn, a, b, True), b, a, b, session)
     return Tensor.concrete(fn(value_of(b) if isinstance(b, Tensor) else b, value_of(a)))
+
+
+def _record_pair(op, x, y, other, session):
+    """``_record`` of a binary operator on ``x`` and ``y`` (in call order), written out.
+
+    Every operator on a recorded tensor comes here, so this is the tape's hot path. It
+    makes exactly the node ``_record`` would (same structure id), with ``other`` (the
+    operand that is not the tensor whose operator was called) static when it is a Python
+    scalar.
+    """
+    if type(other) in _PY_SCALARS:
+        n1, k1 = _input_node(y if other is x else x, session)
+        inputs = ((n1, k1),)
+        mask = n1.mask
+        key = (op.key, id(n1.avals[k1]))
+        leaves, maps = n1.leaves, None
+    else:
+        n1, k1 = _input_node(x, session)
+        n2, k2 = _input_node(y, session)
+        inputs = ((n1, k1), (n2, k2))
+        mask = n1.mask | n2.mask
+        key = (op.key, id(n1.avals[k1]), id(n2.avals[k2]))
+        leaves, maps = graph.merge_leaves((n1, n2))
+    shapes = graph._aval_cache.get(key)
+    if shapes is None:
+        shapes = graph.output_avals(op, tuple(n.avals[k] for n, k in inputs))
+    avals, treedef, all_float = shapes
+    active = session.active
+    cut = None
+    if mask & active and not all_float:
+        # Integer and boolean values carry no gradient (TensorFlow gives None past them).
+        cut = ("an integer or boolean result", graph.user_site(), mask & active)
+        active = 0
+    elif mask & ~active & session.alive:
+        cut = ("stop_recording", graph.user_site(), mask & ~active & session.alive)
+    mask &= active
+    if len(inputs) == 1:
+        sid = graph.intern_sid((op.key, mask, (n1.sid, k1), maps))
+    else:
+        sid = graph.intern_sid((op.key, mask, (n1.sid, k1), (n2.sid, k2), maps))
+    node = Node(op, inputs, avals, mask, session, sid, leaves)
+    node.cut = cut
+    if treedef is None:
+        return Tensor._make(node, 0)
+    return _wrap_outputs(node, treedef)
 
 
 def apply_unary(fn, a):
