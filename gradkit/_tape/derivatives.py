@@ -324,45 +324,73 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     if st is None or st[3][0] is None:
         return None
     leaves, live, key, sources = st
-    key = ("batch_jac", key, check)
-    entry = programs.get(key)
-    if entry is None:
-        plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        connected = plan.connected[0][0]
-        program = replay.batch_jacobian_program(plan, check)
+    src_node, src_index = sources[0]
+    aval = src_node.avals[src_index]
+    s = graph.local.session
+    if s is not None and s.active and touches(s, leaves, []):
+        entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check=False, per_example=False)
+        if not entry.connected:
+            return None
+        probe = make_leaf(jnp.zeros(aval.shape, aval.dtype), 0, s)
+        node = record.record_call(entry.recorded_op, [(leaf, 0) for leaf in leaves] + [(probe, 0)], s, "batch_jacobian")
+        return Tensor._make(node, 0)
+    values = [leaf.values[0] for leaf in leaves]
+    traced = any(isinstance(v, jax.core.Tracer) for v in values)
+    # Inside jax.jit / gk.jit values are unknown while tracing, so the check can only be
+    # made eagerly (documented on batch_jacobian); the per-example algorithm needs it.
+    check = check and not traced
+    per_example = check and key not in _not_per_example
+    entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
+    if not entry.connected:
+        return None
+    probe = _probe(aval) if check else jnp.zeros(())
+    _, jac, leak = entry.program(values, probe)
+    if check and float(leak) > _LEAK_TOLERANCE:
+        if per_example:
+            # Either examples interact, or the graph computes something else one example at a
+            # time: TensorFlow's algorithm on the whole batch tells which.
+            _not_per_example.add(key)
+            return run_batch_jacobian(tape, t_ref, s_ref, check)
+        raise _errors.GradkitValueError(
+            "batch_jacobian assumes example i of the target depends only on example i of the source, but "
+            f"here examples interact (a random tangent moved the target by {float(leak):.2g} more than the "
+            "per-example Jacobians explain, relatively); for instance BatchNorm in training mode or "
+            "x - mean(x, axis=0) mixes the batch. The per-example Jacobian would be meaningless (TensorFlow "
+            "silently returns it). Use tape.jacobian(target, source) for the full (batch, ..., batch, ...) "
+            "Jacobian, or pass check_independence=False for TensorFlow's behaviour."
+        )
+    return Tensor.concrete(jac)
+
+
+def _probe(aval):
+    """The independence check's random tangent for a source of this shape (made once)."""
+    probe = _probes.get(aval)
+    if probe is None:
+        probe = _probes[aval] = jnp.asarray(np.random.default_rng(0).standard_normal(aval.shape), aval.dtype)
+    return probe
+
+
+_probes: dict = {}
+_LEAK_TOLERANCE = 1e-4
+_not_per_example: set = set()  # structures whose graph is not per-example (see batch_jacobian_program)
+
+
+class _BatchJacobianEntry:
+    def __init__(self, plan, check, per_example):
+        self.connected = plan.connected[0][0]
+        program = replay.batch_jacobian_program(plan, check, per_example)
+        self.program = jax.jit(program)
 
         def batch_jacobian(*values):
             return program(list(values[:-1]), values[-1])[1]
 
-        entry = programs[key] = (jax.jit(program), connected, batch_jacobian)
-    program, connected, recorded_op = entry
-    if not connected:
-        return None
-    src_node, src_index = sources[0]
-    aval = src_node.avals[src_index]
-    probe = np.zeros(aval.shape, np.float32)
-    if aval.shape[0] > 1:
-        rng = np.random.default_rng(0)
-        probe[0] = rng.standard_normal(aval.shape[1:])
-    probe = jnp.asarray(probe)
-    s = graph.local.session
-    if s is not None and s.active and touches(s, leaves, []):
-        node = record.record_call(
-            recorded_op,
-            [(leaf, 0) for leaf in leaves] + [(make_leaf(probe, 0, s), 0)],
-            s,
-            "batch_jacobian",
-        )
-        return Tensor._make(node, 0)
-    _, jac, leak = program([leaf.values[0] for leaf in leaves], probe)
-    # Inside jax.jit / gk.jit the probe's value is not known while tracing, so the check
-    # can only be made eagerly (documented on batch_jacobian).
-    if check and not isinstance(leak, jax.core.Tracer) and float(leak) > 1e-5:
-        raise _errors.GradkitValueError(
-            "batch_jacobian assumes example i of the target depends only on example i of the source, but "
-            f"here examples interact (a tangent on example 0 changed other examples, relative size {float(leak):.2g}); "
-            "for instance BatchNorm in training mode or x - mean(x, axis=0) mixes the batch. The per-example "
-            "Jacobian would be meaningless (TensorFlow silently returns it). Use tape.jacobian(target, source) for "
-            "the full (batch, ..., batch, ...) Jacobian, or pass check_independence=False for TensorFlow's behaviour."
-        )
-    return Tensor.concrete(jac)
+        self.recorded_op = batch_jacobian
+
+
+def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example):
+    full_key = ("batch_jac", key, check, per_example)
+    entry = programs.get(full_key)
+    if entry is None:
+        plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
+        entry = programs[full_key] = _BatchJacobianEntry(plan, check, per_example)
+    return entry

@@ -263,11 +263,15 @@ class GradientTape:
 
         Assumes example ``i`` of ``target`` depends only on example ``i`` of ``source``
         (TensorFlow's assumption). Unlike TensorFlow, by default it checks that with one
-        cheap JVP probe and raises if examples interact (BatchNorm in training mode,
-        ``x - mean(x, axis=0)``), where the result would be meaningless; use
-        ``jacobian`` there, or ``check_independence=False`` for TensorFlow's behaviour.
-        Inside ``jax.jit`` / ``gk.jit`` values are unknown while tracing, so the check is
-        not made there: run the step once eagerly to check it.
+        JVP along a random tangent of the whole batch, and raises if examples interact
+        (BatchNorm in training mode, ``x - mean(x, axis=0)``), where the result would be
+        meaningless; use ``jacobian`` there, or ``check_independence=False`` for
+        TensorFlow's behaviour. With the check, the Jacobians are computed one example at a
+        time (``vmap(jacrev(...))``, as hand-written JAX does) wherever the graph runs on a
+        single example and the check confirms it, and otherwise with TensorFlow's
+        whole-batch algorithm. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
+        tracing, so the check is not made there (and the whole-batch algorithm is used):
+        run the step once eagerly to check it.
         """
         mode = unconnected(unconnected_gradients)
         self._check_usable()
