@@ -217,7 +217,7 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
         return first, None
     if len(inputs) == 2:
         second = inputs[1].leaves
-        if second is first:
+        if second is first or second == first:  # == on tuples of Nodes: identity, at C speed
             return first, None
         # The usual binary op: one side's history, the other a single leaf (a constant, a
         # Variable's value) that is either already in that history or new. As below, the
@@ -232,8 +232,23 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
                 return second, ((second.index(first[0]),), None)
             except ValueError:
                 return second + first, ((len(second),), None)
+        if len(second) <= 8 or len(first) <= 8:
+            # Two short histories (a weight update mixing a Variable and a learning rate):
+            # C-speed searches, no dict.
+            swap = len(second) > len(first)
+            base, other = (second, first) if swap else (first, second)
+            merged = list(base)
+            m = []
+            for leaf in other:
+                try:
+                    m.append(merged.index(leaf))
+                except ValueError:
+                    m.append(len(merged))
+                    merged.append(leaf)
+            maps = (tuple(m), None) if swap else (None, tuple(m))
+            return tuple(merged), maps
     for n in inputs:
-        if n.leaves is not first:
+        if n.leaves is not first and n.leaves != first:
             break
     else:
         return first, None
