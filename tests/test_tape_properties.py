@@ -253,3 +253,37 @@ def test_nested_tapes_second_derivative_is_hessian(steps, x0, y0):
     xs, ys = jnp.float32(x0), jnp.float32(y0)
     np.testing.assert_allclose(g.numpy(), jax.grad(pure)(xs, ys), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(h.numpy(), jax.hessian(pure)(xs, ys), rtol=1e-4, atol=1e-4)
+
+
+@SETTINGS
+@given(
+    st.lists(scalar_step, min_size=1, max_size=4),
+    st.integers(1, 3),
+    st.floats(-1.0, 1.0, width=32),
+    st.floats(0.0625, 0.5, width=32),
+)
+def test_unrolled_inner_steps_meta_gradient_matches_jax(steps, n_inner, w0, lr0):
+    """An inner tape per step and ``w.assign_sub(lr * g)``, as a TensorFlow training loop is
+    written; the meta-gradient d loss / d lr equals jax.grad of the unrolled pure loop. Run
+    twice: the second run finds each recorded inner gradient's inputs by remembered paths."""
+    body, pure = _second_order_program("scalar", steps)
+    y0 = np.float32(0.3)
+
+    def meta_pure(lr):
+        w = jnp.float32(w0)
+        for _ in range(n_inner):
+            w = w - lr * jax.grad(lambda v: pure(v, y0))(w)
+        return pure(w, y0)
+
+    expected = jax.grad(meta_pure)(jnp.float32(lr0))
+    for _ in range(2):
+        w, y, lr = gk.Variable(np.float32(w0)), gk.Variable(y0), gk.Variable(np.float32(lr0))
+        with gk.GradientTape() as outer:
+            for _ in range(n_inner):
+                y.assign(y0)  # each inner loss starts from the same y, as the pure loop does
+                with gk.GradientTape() as inner:
+                    loss = body(w, y)
+                w.assign_sub(lr * inner.gradient(loss, w))
+            y.assign(y0)
+            meta = body(w, y)
+        np.testing.assert_allclose(outer.gradient(meta, lr).numpy(), expected, rtol=2e-4, atol=1e-5)
