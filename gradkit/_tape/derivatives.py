@@ -8,6 +8,7 @@ instead, over only the values its tape's part reads, so outer tapes differentiat
 from __future__ import annotations
 
 import enum
+import math
 
 import jax
 import jax.numpy as jnp
@@ -281,8 +282,8 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
     if st is None:
         return [None] * len(s_refs)
     leaves, live, key, sources = st
-    t_size = int(np.prod(t_shape, dtype=np.int64))
-    s_size = sum(int(np.prod(shape_of(x), dtype=np.int64)) for x, r in zip(src_leaves, sources) if r is not None)
+    t_size = math.prod(t_shape)
+    s_size = sum(math.prod(shape_of(x)) for x, r in zip(src_leaves, sources) if r is not None)
     # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
     # jax.hessian, which beats reverse-over-reverse.
     forward_mode = t_size >= s_size

@@ -7,6 +7,7 @@ for its whole recorded history.
 
 from __future__ import annotations
 
+import math
 import operator
 import sys
 
@@ -66,7 +67,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def weak_type(self) -> bool:
