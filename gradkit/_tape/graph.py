@@ -286,13 +286,22 @@ def make_node(op: Op, inputs: tuple, mask: int, session, shapes=None) -> tuple[N
     whether every output is a float (``shapes``: a precomputed ``output_avals`` result)."""
     avals, treedef, all_float = shapes or output_avals(op, tuple([n.avals[i] for n, i in inputs]))
     if len(inputs) == 1:
-        node, index = inputs[0]
-        leaves, maps = node.leaves, None
-        sid = intern_sid((op.key, mask, (node.sid, index), None))
+        leaves, maps = inputs[0][0].leaves, None
     else:
         leaves, maps = merge_leaves([n for n, _ in inputs])
-        sid = intern_sid((op.key, mask, *[(n.sid, i) for n, i in inputs], maps))
-    return Node(op, inputs, avals, mask, session, sid, leaves), treedef, all_float
+    return Node(op, inputs, avals, mask, session, node_sid(op, mask, inputs, maps), leaves), treedef, all_float
+
+
+def node_sid(op: Op, mask: int, inputs: tuple, maps) -> int:
+    """The structure id of ``op`` recorded by the tapes in ``mask`` over ``inputs``, whose
+    leaves merge by ``maps`` (see ``merge_leaves``)."""
+    if len(inputs) == 2:  # the usual binary op, on the recording hot path
+        (n1, i1), (n2, i2) = inputs
+        key = (op.key, mask, (n1.sid, i1), (n2.sid, i2), maps)
+    else:
+        key = (op.key, mask, *[(n.sid, i) for n, i in inputs], maps)
+    sid = _sids.get(key)
+    return sid if sid is not None else intern_sid(key)
 
 
 def tag_source(node: Node, session) -> None:

@@ -139,7 +139,7 @@ def _flat_args(args):
             continue  # a shape or an axis tuple: one static argument
         if hasattr(x, "_read_value"):  # a Variable, or a slice of one: its current value
             value = x._read_value()
-            if not isinstance(value, (Tensor, *_ARRAY_TYPES, jax.core.Tracer)):
+            if not isinstance(value, _DYNAMIC_TYPES):
                 return None
             out[i] = value
             continue
@@ -218,26 +218,28 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
             static.append(x)
     if op is None:
         op = intern_op(fn, treedef, tuple(static), tuple(dynamic_at), kind)
-    active = session.active
-    cut = None
-    if fn in _CUTS:
-        cut = (_CUTS[fn], graph.user_site(), mask & active)
-        active = 0
     inputs = tuple(inputs)
     shapes = graph.output_avals(op, tuple([n.avals[k] for n, k in inputs]))
-    if mask & active and not shapes[2]:
-        # Integer and boolean values carry no gradient (TensorFlow gives None past them).
-        cut = ("an integer or boolean result", graph.user_site(), mask & active)
-        active = 0
-    node, out_treedef, _ = make_node(op, inputs, mask & active, session, shapes)
-    if cut is None:
-        lost = mask & ~session.active & session.alive
-        if lost:
-            cut = ("stop_recording", graph.user_site(), lost)
+    if fn in _CUTS:
+        recorded_by, cut = 0, (_CUTS[fn], graph.user_site(), mask & session.active)
+    else:
+        recorded_by, cut = _recorded_by(mask, shapes[2], session)
+    node, out_treedef, _ = make_node(op, inputs, recorded_by, session, shapes)
     node.cut = cut
     if out_treedef is None:
         return Tensor._make(node, 0)
     return _wrap_outputs(node, out_treedef)
+
+
+def _recorded_by(mask: int, all_float: bool, session) -> tuple[int, tuple | None]:
+    """The tapes that record an op over inputs recorded by ``mask``, and where the others'
+    paths are cut (for explain()): integer and boolean results carry no gradient (TensorFlow
+    gives None past them); tapes paused by ``stop_recording`` do not see the op."""
+    active = session.active
+    if mask & active and not all_float:
+        return 0, ("an integer or boolean result", graph.user_site(), mask & active)
+    lost = mask & ~active & session.alive
+    return mask & active, (("stop_recording", graph.user_site(), lost) if lost else None)
 
 
 # Functions that cut every tape's path by design, and how explain() names them.
@@ -317,20 +319,8 @@ def _record_pair(op, x, y, other, session):
     if shapes is None:
         shapes = graph.output_avals(op, tuple(n.avals[k] for n, k in inputs))
     avals, treedef, all_float = shapes
-    active = session.active
-    cut = None
-    if mask & active and not all_float:
-        # Integer and boolean values carry no gradient (TensorFlow gives None past them).
-        cut = ("an integer or boolean result", graph.user_site(), mask & active)
-        active = 0
-    elif mask & ~active & session.alive:
-        cut = ("stop_recording", graph.user_site(), mask & ~active & session.alive)
-    mask &= active
-    if len(inputs) == 1:
-        sid = graph.intern_sid((op.key, mask, (n1.sid, k1), maps))
-    else:
-        sid = graph.intern_sid((op.key, mask, (n1.sid, k1), (n2.sid, k2), maps))
-    node = Node(op, inputs, avals, mask, session, sid, leaves)
+    mask, cut = _recorded_by(mask, all_float, session)
+    node = Node(op, inputs, avals, mask, session, graph.node_sid(op, mask, inputs, maps), leaves)
     node.cut = cut
     if treedef is None:
         return Tensor._make(node, 0)
@@ -395,8 +385,7 @@ def record_parity_read(current: tuple[Node, int], sources: list[Node], session) 
     for s in sources:
         mask |= s.mask
     n = 1 + len(sources)
-    treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
-    op = intern_op(_parity_read, treedef, (None,) * n, tuple(range(n)), "parity_read")
+    op = intern_op(_parity_read, _args_treedef(n, ()), (None,) * n, tuple(range(n)), "parity_read")
     return make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)[0]
 
 
@@ -408,8 +397,7 @@ def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
     n = len(input_nodes)
     op = _call_ops.get((fn, n, kind))
     if op is None:
-        treedef = jax.tree_util.tree_structure((tuple(range(n)), {}))
-        op = _call_ops[(fn, n, kind)] = intern_op(fn, treedef, (None,) * n, tuple(range(n)), kind)
+        op = _call_ops[(fn, n, kind)] = intern_op(fn, _args_treedef(n, ()), (None,) * n, tuple(range(n)), kind)
     mask = 0
     for node, _ in input_nodes:
         mask |= node.mask if node.session is session else 0
