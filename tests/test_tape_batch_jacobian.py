@@ -70,3 +70,17 @@ def test_examples_interacting_away_from_example_zero_raise():
     got = _batch_jacobian(program, check_independence=False)
     full = jax.jacrev(lambda x: program(jnp, x))(jnp.asarray(X))
     np.testing.assert_allclose(np.asarray(got.numpy()), np.asarray(jnp.einsum("bxcy->cxy", full)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
+def test_low_precision_rounding_is_not_taken_for_examples_interacting(dtype):
+    """The check compares two computations; in 16-bit floats they differ by rounding alone."""
+    x = jax.random.normal(jax.random.PRNGKey(0), (64, 16)).astype(dtype)
+    w = jax.random.normal(jax.random.PRNGKey(1), (16, 8)).astype(dtype)
+
+    def program(xp, v):
+        return xp.tanh(xp.tanh(v @ w) @ w.T)
+
+    got = _batch_jacobian(program, x=x)
+    expected = diagonal_blocks(lambda v: program(jnp, v), x.astype(jnp.float32))
+    np.testing.assert_allclose(np.asarray(got.numpy(), np.float32), np.asarray(expected), atol=0.05, rtol=0.05)

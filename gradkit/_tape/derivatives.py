@@ -346,7 +346,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
         return None
     probe = _probe(aval) if check else jnp.zeros(())
     _, jac, leak = entry.program(values, probe)
-    if check and float(leak) > _LEAK_TOLERANCE:
+    if check and float(leak) > _leak_tolerance(aval.dtype):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
             # time: TensorFlow's algorithm on the whole batch tells which.
@@ -372,7 +372,15 @@ def _probe(aval):
 
 
 _probes: dict = {}
-_LEAK_TOLERANCE = 1e-4
+
+
+def _leak_tolerance(dtype) -> float:
+    """How far (relatively) a random JVP may differ from the per-example Jacobians' answer
+    before examples count as interacting: rounding of two computations in ``dtype``."""
+    eps = float(jnp.finfo(dtype).eps) if jnp.issubdtype(dtype, jnp.inexact) else 0.0
+    return max(1e-4, 30 * eps)
+
+
 _not_per_example: set = set()  # structures whose graph is not per-example (see batch_jacobian_program)
 
 
