@@ -332,8 +332,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
         entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check=False, per_example=False)
         if not entry.connected:
             return None
-        probe = make_leaf(jnp.zeros(aval.shape, aval.dtype), 0, s)
-        node = record.record_call(entry.recorded_op, [(leaf, 0) for leaf in leaves] + [(probe, 0)], s, "batch_jacobian")
+        node = record.record_call(entry.recorded_op, [(leaf, 0) for leaf in leaves], s, "batch_jacobian")
         return Tensor._make(node, 0)
     values = [leaf.values[0] for leaf in leaves]
     traced = any(isinstance(v, jax.core.Tracer) for v in values)
@@ -344,8 +343,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
     if not entry.connected:
         return None
-    probe = _probe(aval) if check else jnp.zeros(())
-    _, jac, leak = entry.program(values, probe)
+    jac, leak = entry.program(values, _probe(aval) if check else None)
     if check and float(leak) > _leak_tolerance(aval.dtype):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
@@ -391,7 +389,7 @@ class _BatchJacobianEntry:
         self.program = jax.jit(program)
 
         def batch_jacobian(*values):
-            return program(list(values[:-1]), values[-1])[1]
+            return program(list(values), None)[0]
 
         self.recorded_op = batch_jacobian
 

@@ -135,7 +135,7 @@ def _flat_args(args):
     for i, x in enumerate(out):
         if type(x) in _SIMPLE or isinstance(x, _LEAF_TYPES):
             continue
-        if type(x) is tuple and all(type(e) in _SIMPLE for e in x):
+        if _is_static_tuple(x):
             continue  # a shape or an axis tuple: one static argument
         if hasattr(x, "_read_value"):  # a Variable, or a slice of one: its current value
             value = x._read_value()
@@ -150,6 +150,11 @@ def _flat_args(args):
 _SIMPLE = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 _CONTAINERS = (list, tuple, dict)
 _arg_treedefs: dict = {}
+
+
+def _is_static_tuple(x) -> bool:
+    """A tuple of Python scalars (a shape, axes): one static argument, never flattened."""
+    return type(x) is tuple and all(type(e) in _SIMPLE for e in x)
 
 
 def _args_treedef(n: int, keys: tuple):
@@ -168,7 +173,7 @@ def _flat_call(args, kwargs):
     keys = tuple(sorted(kwargs))
     for k in keys:
         v = kwargs[k]
-        if type(v) in _SIMPLE or (type(v) is tuple and all(type(e) in _SIMPLE for e in v)):
+        if type(v) in _SIMPLE or _is_static_tuple(v):
             leaves.append(v)
         else:
             return None

@@ -355,7 +355,7 @@ def jacobian_program(plan: Plan, forward_mode: bool):
 
 
 def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
-    """``program(leaf_values, probe) -> (target, jac, leak)``: per-example Jacobians.
+    """``program(leaf_values, probe) -> (jac, leak)``: per-example Jacobians.
 
     The target ``y`` has shape ``(b, *t)`` and the source ``x`` ``(b, *s)``; the result is
     ``(b, *t, *s)``. By default it takes one vector-Jacobian product per target element (the
@@ -368,7 +368,8 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
     the graph does not even run on one example (a value with the batch's size would
     broadcast against it), the default algorithm is used.
 
-    With ``check``, one extra JVP along ``probe`` (a random tangent on every example)
+    With ``check``, one extra JVP along ``probe`` (a random tangent on every example; unused,
+    and may be None, without ``check``)
     measures how far the result is from explaining it: ``leak``, relative, is ~0 exactly
     when examples are independent (and, with ``per_example``, the graph is per-example).
     """
@@ -397,7 +398,7 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
             leak = jnp.max(jnp.abs(t_out - explained)) / scale
         else:
             leak = jnp.zeros((), target.dtype)
-        return target, jac.reshape((b, *t_inner, *source.shape[1:])), leak
+        return jac.reshape((b, *t_inner, *source.shape[1:])), leak
 
     return program
 
