@@ -38,12 +38,13 @@ def contenders(quick: bool = False) -> dict:
             w = w - lr * jax.grad(lambda ww: loss(jnp, ww, xtr, ytr))(w)
         return loss(jnp, w, xva, yva)
 
-    out[FLOOR] = partial(jax.jit(jax.value_and_grad(meta_jax)), jnp.float32(lr0), jnp.asarray(w0))
+    w0_device = jnp.asarray(w0)  # both sides start every call from the same device array
+    out[FLOOR] = partial(jax.jit(jax.value_and_grad(meta_jax)), jnp.float32(lr0), w0_device)
 
     w, lr = gk.Variable(w0), gk.Variable(jnp.float32(lr0))
 
     def eager():
-        w.assign(w0)  # every call starts from the same weights
+        w.assign(w0_device)  # every call starts from the same weights
         with gk.GradientTape() as outer:
             for _ in range(STEPS):
                 with gk.GradientTape() as inner:
@@ -53,7 +54,7 @@ def contenders(quick: bool = False) -> dict:
         return meta, outer.gradient(meta, lr)
 
     def meta_imperative():
-        w.assign(w0)
+        w.assign(w0_device)
         for _ in range(STEPS):
             w.assign_sub(lr * gk.grad(lambda: loss(jnp, w.read_value(), xtr, ytr), wrt=w)())
         return loss(jnp, w.read_value(), xva, yva)

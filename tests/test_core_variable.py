@@ -108,3 +108,27 @@ def test_repr(v):
 def test_variable_flattens_to_its_value(v):
     assert_close(jax.tree.leaves({"k": v}), [M])
     assert_close(jax.jit(lambda x: x * 2)(v), M * 2)
+
+
+def test_assign_copies_a_numpy_array(v):
+    # TensorFlow's assign copies; a later write into the NumPy array must not reach the Variable,
+    # eagerly or under a tape.
+    src = np.array([[5.0, 6.0], [7.0, 8.0]], np.float32)
+    v.assign(src)
+    src[0, 0] = 100.0
+    assert isinstance(v.value, jax.Array)
+    np.testing.assert_array_equal(v.numpy(), [[5.0, 6.0], [7.0, 8.0]])
+    with gk.GradientTape():
+        v.assign(src)
+        src[0, 0] = -1.0
+        y = gk.numpy.sum(v * v)
+    np.testing.assert_array_equal(v.numpy(), [[100.0, 6.0], [7.0, 8.0]])
+    assert float(y) == 100.0**2 + 6.0**2 + 7.0**2 + 8.0**2
+
+
+def test_a_variable_copies_its_numpy_initial_value():
+    for shape in [(2,), (64, 64)]:  # small and buffer-aligned arrays alike
+        src = np.ones(shape, np.float32)
+        v = gk.Variable(src)
+        src[0] = 7.0
+        np.testing.assert_array_equal(v.numpy(), np.ones(shape, np.float32))

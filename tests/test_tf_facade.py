@@ -195,3 +195,14 @@ def test_tf_function_training_step_with_adam_equals_optax_and_compiles_once():
         np.testing.assert_allclose(v.numpy(), p, rtol=1e-4, atol=1e-6)
     assert int(opt.iterations.numpy()) == 20
     assert step.trace_count <= 2  # one trace to find the Variables it reads, then the compiled step
+
+
+def test_constants_and_variables_copy_numpy_inputs():
+    # As in TensorFlow: a later write into the NumPy array changes neither.
+    src = np.ones((64, 64), np.float32)
+    c, v = tf.constant(src), tf.Variable(src)
+    v2 = tf.Variable(tf.zeros([64, 64]))
+    v2.assign(src)
+    src[:] = 5.0
+    for t in (c, v, v2):
+        np.testing.assert_array_equal(t.numpy(), np.ones((64, 64), np.float32))

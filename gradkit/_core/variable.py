@@ -30,6 +30,17 @@ def _shape_dtype(value) -> tuple[tuple[int, ...], Any]:
     return tuple(shape), np.dtype(dtype)
 
 
+def owned_array(value, dtype=None):
+    """``value`` as a JAX array that shares no memory with it.
+
+    ``jnp.asarray`` may keep a NumPy array's buffer on CPU; a later write into that array
+    must not change a Variable or a recorded constant, as it does not in TensorFlow.
+    """
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+    return jnp.asarray(value, dtype=dtype)
+
+
 def _astype(x, dtype):
     return jnp.asarray(x).astype(dtype)
 
@@ -62,6 +73,10 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
         raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
     if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
+    if isinstance(value, (np.ndarray, np.generic)):
+        # Copied now, as TensorFlow's assign copies: a later write into the NumPy array must
+        # not change the Variable (jnp.asarray may share a NumPy array's buffer on CPU).
+        return owned_array(value, dtype)
     if got_dtype != dtype or _is_weak(value):
         value = frames.apply(_astype, value, dtype)
     return value
@@ -100,7 +115,7 @@ class Variable(ValueOperators):
         if isinstance(value, Variable):
             value = value.value
         with frames.Suspend():
-            arr = jnp.asarray(frames.concrete(value), dtype=dtype)
+            arr = owned_array(frames.concrete(value), dtype)
             if _is_weak(arr):
                 arr = arr.astype(arr.dtype)
         if isinstance(arr, jax.core.Tracer):

@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._core.variable import owned_array
+
 # -- ops ---------------------------------------------------------------------------------
 
 
@@ -176,7 +178,7 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
         dtype = jax.dtypes.canonicalize_dtype(value.dtype)
         value = value if value.dtype == dtype else value.astype(dtype)
     elif not isinstance(value, (jax.Array, jax.core.Tracer)):
-        value = jnp.asarray(value)
+        value = owned_array(value)  # used later, lazily: a write to a NumPy input must not reach it
     aval = aval_of(value)
     sid = intern_sid(("leaf", id(aval), mask))
     return Node(None, (), (aval,), mask, session, sid, None, [value])

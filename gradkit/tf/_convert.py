@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gradkit._core.variable import Variable, VariableSlice
+from gradkit._core.variable import Variable, VariableSlice, owned_array
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
@@ -40,7 +40,7 @@ def convert(x, dtype=None):
             arr = arr.astype(np.float32)  # TensorFlow's default float
         elif dtype is None and arr.dtype == np.int64:
             arr = arr.astype(np.int32)
-        x = jnp.asarray(arr)
+        x = owned_array(arr)  # tf.constant copies: later writes to a NumPy input must not leak in
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
     return x
