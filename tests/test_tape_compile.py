@@ -106,3 +106,69 @@ def test_non_persistent_tape_releases_graph():
     assert ref() is None, gc.get_referrers(ref()) if ref() is not None else None
     del tape, g
     gc.collect()
+
+
+def _count_compiles(fn):
+    compiles = []
+
+    def listener(event, duration, **kwargs):
+        if event == EVENT:
+            compiles.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return len(compiles)
+
+
+def test_a_python_float_that_changes_every_step_compiles_nothing_new():
+    # KL annealing and a learning-rate schedule inside the tapes: the floats are runtime
+    # values of the programs, as jax.jit arguments are, not constants baked into them.
+    w0 = np.array([[0.3, -0.2], [0.1, 0.4], [-0.5, 0.2]], np.float32)
+    w, lr = gk.Variable(w0), gk.Variable(0.1)
+
+    def meta_step(beta, decay):
+        w.assign(w0)
+        with gk.GradientTape() as outer:
+            with gk.GradientTape() as inner:
+                h = gnp.tanh(X @ w)
+                loss = gnp.mean((h - Y[:, :1]) ** 2) + beta * gnp.mean(h**2)
+            w.assign_sub(decay * lr * inner.gradient(loss, w))
+            val = gnp.mean((gnp.tanh(X @ w) - Y[:, :1]) ** 2) / (1.0 + beta)
+        return val, outer.gradient(val, lr)
+
+    def pure(lr_, beta, decay):
+        def loss(ww):
+            h = jnp.tanh(X @ ww)
+            return jnp.mean((h - Y[:, :1]) ** 2) + beta * jnp.mean(h**2)
+
+        ww = w0 - decay * lr_ * jax.grad(loss)(w0)
+        return jnp.mean((jnp.tanh(X @ ww) - Y[:, :1]) ** 2) / (1.0 + beta)
+
+    schedule = [(min(1.0, i / 10), 0.99**i) for i in range(1, 13)]
+    for beta, decay in schedule[:2]:  # warm up
+        meta_step(beta, decay)
+    results = []
+    assert _count_compiles(lambda: results.extend(meta_step(b, d) for b, d in schedule[2:])) == 0
+    for (val, g), (beta, decay) in zip(results, schedule[2:]):
+        want_val, want_g = jax.value_and_grad(pure)(0.1, beta, decay)
+        np.testing.assert_allclose(float(val), want_val, rtol=1e-5)
+        np.testing.assert_allclose(float(g), want_g, rtol=1e-4, atol=1e-7)
+
+
+def test_python_scalar_operands_keep_jax_dtypes_and_integer_powers():
+    half = np.array([1.0, -2.0], np.float16)
+    v16, vf = gk.Variable(half), gk.Variable(np.array([0.0, 3.0], np.float32))
+    with gk.GradientTape() as tape:
+        a = v16 * 0.5  # a weak float keeps float16
+        b = gk.stop_gradient(vf).astype(jnp.int32) * 0.5  # int * float: float32, as jnp gives
+        c = vf * 1j  # complex
+        d = vf**2  # an int exponent stays an integer power: its gradient at 0 is exactly 0
+        e = 2.0 - vf + 1.0 / (vf + 1.0)
+    assert (a.dtype, b.dtype, c.dtype) == (jnp.float16, jnp.float32, jnp.complex64)
+    np.testing.assert_array_equal(np.asarray(a), jnp.asarray(half) * 0.5)
+    np.testing.assert_array_equal(np.asarray(b), [0.0, 1.5])
+    np.testing.assert_allclose(np.asarray(e), [3.0, -0.75], rtol=1e-6)
+    assert np.asarray(tape.gradient(d, vf)).tolist() == [0.0, 6.0]

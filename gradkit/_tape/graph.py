@@ -174,6 +174,11 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
     reaches the device only as an argument of the compiled program that uses it, which
     transfers it faster than converting it here, once per recorded op.
     """
+    if type(value) in _RUNTIME_SCALARS:
+        # A Python float stays one: the compiled program takes it as jax.jit takes a Python
+        # scalar argument (weakly typed), so a new value does not compile a new program.
+        aval = canonical_aval((), jax.dtypes.canonicalize_dtype(_RUNTIME_SCALARS[type(value)]), True)
+        return Node(None, (), (aval,), mask, session, intern_sid(("leaf", id(aval), mask)), None, [value])
     if isinstance(value, np.ndarray) and keep_numpy:
         dtype = jax.dtypes.canonicalize_dtype(value.dtype)
         value = value if value.dtype == dtype else value.astype(dtype)
@@ -183,6 +188,8 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
     sid = intern_sid(("leaf", id(aval), mask))
     return Node(None, (), (aval,), mask, session, sid, None, [value])
 
+
+_RUNTIME_SCALARS = {float: np.float64, complex: np.complex128}  # their dtypes before canonicalization
 
 _aval_cache: dict[Any, tuple] = {}
 

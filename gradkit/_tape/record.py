@@ -8,7 +8,8 @@
   values and the result is wrapped in concrete tensors.
 - Otherwise the call becomes a graph node: nothing runs now beyond a cached shape
   lookup. Python scalars, strings, slices and other non-array arguments are static:
-  part of the graph's structure, never jit arguments.
+  part of the graph's structure, never jit arguments. The exception is the operators'
+  hot path: a Python float or complex operand of ``t * beta`` is a leaf, a runtime value.
 """
 
 from __future__ import annotations
@@ -253,11 +254,16 @@ _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
 _binary_ops: dict = {}
 _PY_SCALARS = frozenset((int, float, bool, complex))
+# A Python int or bool operand is part of the op, as jax.jit treats a closed-over constant
+# (``t ** 2`` stays an integer power). A float or complex operand is a runtime value of the
+# program instead, as a jax.jit argument is: ``beta * kl`` with ``beta`` annealed, or
+# ``lr * g`` with a schedule, runs one compiled program for every value.
+_STATIC_SCALARS = frozenset((int, bool))
 
 
 def _binary_op(fn, a, b, swapped):
-    """The interned op of ``fn`` with a Python-scalar operand (cached: the hot path)."""
-    scalar = b if type(b) in _PY_SCALARS else None
+    """The interned op of ``fn`` with an int or bool operand (cached: the hot path)."""
+    scalar = b if type(b) in _STATIC_SCALARS else None
     key = (fn, swapped, type(scalar), scalar)
     op = _binary_ops.get(key)
     if op is None:
@@ -303,11 +309,11 @@ def _record_pair(op, x, y, other, session):
     """``_record`` of a binary operator on ``x`` and ``y`` (in call order), written out.
 
     Every operator on a recorded tensor comes here, so this is the tape's hot path. It
-    makes exactly the node ``_record`` would (same structure id), with ``other`` (the
-    operand that is not the tensor whose operator was called) static when it is a Python
-    scalar.
+    makes the node ``_record`` would, except that ``other`` (the operand that is not the
+    tensor whose operator was called) is static only when it is a Python int or bool; a
+    Python float or complex is a leaf of the graph (see ``_STATIC_SCALARS``).
     """
-    if type(other) in _PY_SCALARS:
+    if type(other) in _STATIC_SCALARS:
         n1, k1 = _input_node(y if other is x else x, session)
         inputs = ((n1, k1),)
         mask = n1.mask
