@@ -17,6 +17,21 @@ gnp = gk.numpy
 EVENT = "/jax/core/compile/backend_compile_duration"
 
 
+def _count_compiles(fn):
+    compiles = []
+
+    def listener(event, duration, **kwargs):
+        if event == EVENT:
+            compiles.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return len(compiles)
+
+
 def _live_nodes() -> int:
     return sum(1 for o in gc.get_objects() if type(o) is graph.Node)
 
@@ -63,22 +78,11 @@ def test_training_loop_compiles_once_and_memory_is_flat():
     n_programs, n_forward = len(derivatives.programs), len(record._forward_cache)
     nodes_early = _live_nodes()
 
-    compiles = []
-
-    def listener(event, duration, **kwargs):
-        if event == EVENT:
-            compiles.append(event)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        for _ in range(995):
-            step()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
+    compiles = _count_compiles(lambda: [step() for _ in range(995)])
     gc.collect()
     assert len(derivatives.programs) == n_programs
     assert len(record._forward_cache) == n_forward
-    assert compiles == []
+    assert compiles == 0
     assert _live_nodes() <= nodes_early + 10
 
     # The same 1,000 SGD steps in pure JAX.
@@ -106,21 +110,6 @@ def test_non_persistent_tape_releases_graph():
     assert ref() is None, gc.get_referrers(ref()) if ref() is not None else None
     del tape, g
     gc.collect()
-
-
-def _count_compiles(fn):
-    compiles = []
-
-    def listener(event, duration, **kwargs):
-        if event == EVENT:
-            compiles.append(event)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
-    return len(compiles)
 
 
 def test_a_python_float_that_changes_every_step_compiles_nothing_new():
