@@ -17,7 +17,8 @@ import numpy as np
 from .. import _errors
 from .._core import frames
 from .._core.variable import Variable
-from . import graph, record, replay
+from . import bounded, graph, record, replay
+from .bounded import BoundedDict
 from .graph import make_leaf, merge_leaves
 from .tensor import Tensor
 
@@ -71,7 +72,7 @@ def zeros_if_unconnected(result, shape, dtype, mode):
     return result
 
 
-programs: dict = {}
+programs: dict = BoundedDict(bounded.PROGRAMS)
 
 
 def structure(tape, t_refs, s_refs):
@@ -215,7 +216,7 @@ def as_array(c):
 
 # Where a recorded gradient's inputs are, by the structure ids of its targets and sources:
 # paths from the targets (see replay.follow), checked against the sources before use.
-_located: dict = {}
+_located: dict = BoundedDict(bounded.PROGRAMS)
 
 
 def _record_vjp(tape, live, sources, cts, ct_spec, session):
@@ -348,7 +349,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
             # time: TensorFlow's algorithm on the whole batch tells which.
-            _not_per_example.add(key)
+            _not_per_example[key] = True
             return run_batch_jacobian(tape, t_ref, s_ref, check)
         raise _errors.GradkitValueError(
             "batch_jacobian assumes example i of the target depends only on example i of the source, but "
@@ -369,7 +370,7 @@ def _probe(aval):
     return probe
 
 
-_probes: dict = {}
+_probes: dict = BoundedDict(64)
 
 
 def _leak_tolerance(dtype) -> float:
@@ -379,7 +380,9 @@ def _leak_tolerance(dtype) -> float:
     return max(1e-4, 30 * eps)
 
 
-_not_per_example: set = set()  # structures whose graph is not per-example (see batch_jacobian_program)
+_not_per_example: dict = BoundedDict(
+    bounded.PROGRAMS
+)  # structures whose graph is not per-example (see batch_jacobian_program)
 
 
 class _BatchJacobianEntry:

@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from .. import _errors
-from . import graph, record, replay
+from . import bounded, graph, record, replay
+from .bounded import BoundedDict
 from .derivatives import (
     UnconnectedGradients,
     as_array,
@@ -21,7 +22,7 @@ from .derivatives import (
 from .tape import GradientTape
 from .tensor import Tensor
 
-_programs: dict = {}
+_programs: dict = BoundedDict(bounded.PROGRAMS)
 
 
 class ForwardAccumulator:

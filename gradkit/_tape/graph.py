@@ -25,6 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.variable import owned_array
+from . import bounded
+from .bounded import BoundedDict
 
 # -- ops ---------------------------------------------------------------------------------
 
@@ -57,7 +59,7 @@ class Op:
         return f"Op({self.name})"
 
 
-_ops: dict[Any, Op] = {}
+_ops: dict[Any, Op] = BoundedDict(bounded.INTERNED)
 
 
 def _hashable(x):
@@ -90,7 +92,7 @@ def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
     return op
 
 
-_fast_ops: dict[Any, Op] = {}
+_fast_ops: dict[Any, Op] = BoundedDict(bounded.INTERNED)
 
 
 # Ids come from counters, not from len(dict): next() is atomic, so two threads interning
@@ -100,7 +102,7 @@ _op_ids = itertools.count()
 
 # -- structure ids -----------------------------------------------------------------------
 
-_sids: dict[Any, int] = {}
+_sids: dict[Any, int] = BoundedDict(bounded.INTERNED)
 
 
 def intern_sid(key) -> int:
@@ -148,6 +150,7 @@ class Node:
         return f"<Node {name} sid={self.sid} mask={self.mask:b}>"
 
 
+# Not bounded: cache keys use these objects' ids, so each must live as long as the process.
 _avals: dict[tuple, jax.ShapeDtypeStruct] = {}
 
 
@@ -191,7 +194,7 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
 
 _RUNTIME_SCALARS = {float: np.float64, complex: np.complex128}  # their dtypes before canonicalization
 
-_aval_cache: dict[Any, tuple] = {}
+_aval_cache: dict[Any, tuple] = BoundedDict(bounded.INTERNED)
 
 
 def output_avals(op: Op, in_avals: tuple) -> tuple:

@@ -21,7 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from . import graph
+from . import bounded, graph
+from .bounded import BoundedDict
 from .graph import Node, intern_op, make_leaf, make_node
 
 _ARRAY_TYPES = (jax.Array, np.ndarray, np.generic)
@@ -46,7 +47,7 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-_forward_cache: dict[int, object] = {}
+_forward_cache: dict[int, object] = BoundedDict(bounded.PROGRAMS)
 
 
 def _forward_program(node: Node):
@@ -150,7 +151,7 @@ def _flat_args(args):
 
 _SIMPLE = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 _CONTAINERS = (list, tuple, dict)
-_arg_treedefs: dict = {}
+_arg_treedefs: dict = BoundedDict(bounded.INTERNED)
 
 
 def _is_static_tuple(x) -> bool:
@@ -252,7 +253,7 @@ def _recorded_by(mask: int, all_float: bool, session) -> tuple[int, tuple | None
 _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
 
-_binary_ops: dict = {}
+_binary_ops: dict = BoundedDict(bounded.INTERNED)
 _PY_SCALARS = frozenset((int, float, bool, complex))
 # A Python int or bool operand is part of the op, as jax.jit treats a closed-over constant
 # (``t ** 2`` stays an integer power). A float or complex operand is a runtime value of the
@@ -400,7 +401,7 @@ def record_parity_read(current: tuple[Node, int], sources: list[Node], session) 
     return make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)[0]
 
 
-_call_ops: dict = {}
+_call_ops: dict = BoundedDict(bounded.PROGRAMS)
 
 
 def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
