@@ -233,6 +233,30 @@ def p_dense_shapes(tf):
     ]
 
 
+def _optimizer_steps(tf, opt, steps=5):
+    # Small gradients: sqrt(v) is then near epsilon, where Keras' Adam and optax.adam part ways.
+    w = tf.Variable([1.0, -2.0, 0.5])
+    trace = []
+    for i in range(steps):
+        with _tape(tf) as tape:
+            loss = tf.reduce_sum((1e-6 * (i + 1)) * w**2 + 1e-7 * w)
+        opt.apply_gradients(zip([tape.gradient(loss, w)], [w]))
+        trace.append(w.numpy())
+    return trace
+
+
+def p_adam(tf):
+    return _optimizer_steps(tf, tf.keras.optimizers.Adam(learning_rate=0.1))
+
+
+def p_adam_amsgrad(tf):
+    return _optimizer_steps(tf, tf.keras.optimizers.Adam(0.05, beta_1=0.8, epsilon=1e-6, amsgrad=True))
+
+
+def p_sgd_nesterov(tf):
+    return _optimizer_steps(tf, tf.keras.optimizers.SGD(1e4, momentum=0.9, nesterov=True))
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

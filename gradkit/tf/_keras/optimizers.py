@@ -1,4 +1,4 @@
-"""``tf.keras.optimizers.SGD`` and ``Adam`` on optax, applied by Variable assignment.
+"""``tf.keras.optimizers.SGD`` and ``Adam`` as optax transformations, applied by Variable assignment.
 
 The optax update is recorded as one op (``gk.lift``) and each Variable is assigned
 ``v + update``, so inside an outer tape the step is differentiable: MAML meta-gradients
@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from gradkit import _errors
 from gradkit._core import frames
 from gradkit._core.variable import Variable
 from gradkit._tape.lift import lift
@@ -22,8 +23,67 @@ def _sgd(lr, momentum, nesterov):
     return optax.sgd(lr, momentum=momentum or None, nesterov=nesterov)
 
 
-def _adam(lr, beta_1, beta_2, epsilon):
-    return optax.adam(lr, b1=beta_1, b2=beta_2, eps=epsilon)
+def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
+    """Keras' Adam, step for step: ``epsilon`` is added to ``sqrt(v)`` before the bias
+    correction (the paper's "epsilon hat"), where ``optax.adam`` adds it after; with Keras'
+    default 1e-7 the two differ visibly while ``v`` is small."""
+
+    def init(params):
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+        return (jnp.zeros((), jnp.int32), zeros, zeros, zeros if amsgrad else ())
+
+    def update(grads, state, params=None):
+        count, m, v, v_hat = state
+
+        def moments(g, m, v):
+            return m + (g - m) * (1 - beta_1), v + (g * g - v) * (1 - beta_2)
+
+        new = [moments(g, mi, vi) for g, mi, vi in zip(*(jax.tree_util.tree_leaves(t) for t in (grads, m, v)))]
+        treedef = jax.tree_util.tree_structure(grads)
+        m = jax.tree_util.tree_unflatten(treedef, [a for a, _ in new])
+        v = jax.tree_util.tree_unflatten(treedef, [b for _, b in new])
+        if amsgrad:
+            v_hat = jax.tree_util.tree_map(jnp.maximum, v_hat, v)
+        denominators = v_hat if amsgrad else v
+
+        def step(mi, vi):
+            t = (count + 1).astype(mi.dtype)
+            alpha = (
+                lr
+                * jnp.sqrt(1 - jnp.power(jnp.asarray(beta_2, mi.dtype), t))
+                / (1 - jnp.power(jnp.asarray(beta_1, mi.dtype), t))
+            )
+            return -((mi * alpha) / (jnp.sqrt(vi) + epsilon))
+
+        return jax.tree_util.tree_map(step, m, denominators), (count + 1, m, v, v_hat)
+
+    return optax.GradientTransformation(init, update)
+
+
+# Keras optimizer options gradkit.tf does not implement, with the value that means "off".
+_UNSUPPORTED = {
+    "weight_decay": None,
+    "clipnorm": None,
+    "clipvalue": None,
+    "global_clipnorm": None,
+    "use_ema": False,
+    "loss_scale_factor": None,
+    "gradient_accumulation_steps": None,
+}
+
+
+def _check_options(cls_name: str, kwargs: dict) -> None:
+    for key, value in kwargs.items():
+        if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
+            continue
+        if key in ("ema_momentum", "ema_overwrite_frequency", "jit_compile"):
+            continue  # meaningful only with use_ema / an option gradkit always takes
+        raise _errors.GradkitValueError(
+            f"tf.keras.optimizers.{cls_name}({key}={value!r}) is not supported by gradkit.tf: it would be "
+            "silently ignored, so the result would differ from TensorFlow's. Transform the gradients "
+            "yourself before apply_gradients (for example tf.clip_by_norm), or use an optax chain with "
+            "gk.apply_updates."
+        )
 
 
 def _update(lr, grads, opt_state, params, make, hyper):
@@ -88,17 +148,18 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
+        _check_options("SGD", kwargs)
         super().__init__(learning_rate, _sgd, (float(momentum), bool(nesterov)))
 
 
 class Adam(Optimizer):
     """``tf.keras.optimizers.Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``.
 
-    Built on ``optax.adam``, whose epsilon is added to the bias-corrected sqrt(v)
-    (Keras adds it before the correction): results differ from Keras' in the last digits.
+    Keras' update, including where epsilon goes and ``amsgrad``, as an optax transformation.
     """
 
     def __init__(
         self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
     ):
-        super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon)))
+        _check_options("Adam", kwargs)
+        super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)))
