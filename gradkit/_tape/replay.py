@@ -16,7 +16,7 @@ outer tape differentiating this gradient sees every path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -368,10 +368,11 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
     the graph does not even run on one example (a value with the batch's size would
     broadcast against it), the default algorithm is used.
 
-    With ``check``, one extra JVP along ``probe`` (a random tangent on every example; unused,
-    and may be None, without ``check``)
-    measures how far the result is from explaining it: ``leak``, relative, is ~0 exactly
-    when examples are independent (and, with ``per_example``, the graph is per-example).
+    With ``check``, the JVP of the whole batch along ``probe`` (a random tangent on every
+    example; unused, and may be None, without ``check``) is compared with what the
+    per-example Jacobians say it is (each example's own JVP with ``per_example``, the
+    Jacobians contracted with ``probe`` otherwise): ``leak``, relative, is ~0 exactly when
+    examples are independent (and, with ``per_example``, the graph is per-example).
     """
 
     def program(leaf_values, probe):
@@ -386,14 +387,22 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
         b = target.shape[0]
         t_inner = target.shape[1:]
         zero = jnp.zeros_like(source)
-        jac = _per_example_jacobian(plan, env, source, t_inner) if per_example else None
-        if jac is None:
+        one = _one_example(plan, env, source, t_inner) if per_example else None
+        if one is not None:
+            jac = jax.vmap(one.jacobian)(source)
+        else:
             jac = _batch_summed_jacobian(g, zero, target.shape)
         if check:
-            _, t_out = jax.jvp(g, (zero,), (probe.astype(source.dtype),))
-            s_axes = "".join(chr(ord("m") + i) for i in range(source.ndim - 1))
-            t_axes = "".join(chr(ord("c") + i) for i in range(len(t_inner)))
-            explained = jnp.einsum(f"a{t_axes}{s_axes},a{s_axes}->a{t_axes}", jac, probe.astype(source.dtype))
+            probe = probe.astype(source.dtype)
+            _, t_out = jax.jvp(g, (zero,), (probe,))
+            if one is not None:
+                # What the per-example Jacobians say the tangent does, as a JVP of each example:
+                # the same linear map as ``jac``, without reading ``jac`` back from memory.
+                explained = jax.vmap(lambda e, p: jax.jvp(one.fn, (e,), (p,))[1])(source, probe)
+            else:
+                s_axes = "".join(chr(ord("m") + i) for i in range(source.ndim - 1))
+                t_axes = "".join(chr(ord("c") + i) for i in range(len(t_inner)))
+                explained = jnp.einsum(f"a{t_axes}{s_axes},a{s_axes}->a{t_axes}", jac, probe)
             scale = jnp.max(jnp.abs(t_out)) + jnp.max(jnp.abs(explained)) + 1e-30
             leak = jnp.max(jnp.abs(t_out - explained)) / scale
         else:
@@ -417,8 +426,13 @@ def _batch_summed_jacobian(g, zero, t_shape):
     return jnp.moveaxis(rows, 0, 1).reshape((t_shape[0], *t_inner, *zero.shape[1:]))
 
 
-def _per_example_jacobian(plan: Plan, env, source, t_inner):
-    """``vmap(jacrev(one example -> its target))``, or None where the graph is not per-example."""
+class _OneExample(NamedTuple):
+    fn: Any  # one example -> its target
+    jacobian: Any  # jacrev or jacfwd of fn, whichever is cheaper
+
+
+def _one_example(plan: Plan, env, source, t_inner) -> _OneExample | None:
+    """The graph run on one example, or None where the graph is not per-example."""
     src_slot = plan.source_slots[0]
 
     def batch_of_one(example):
@@ -438,4 +452,4 @@ def _per_example_jacobian(plan: Plan, env, source, t_inner):
         return None  # a value with the batch's size broadcast against the single example
     s_size = int(np.prod(source.shape[1:], dtype=np.int64))
     t_size = int(np.prod(t_inner, dtype=np.int64))
-    return jax.vmap(jax.jacrev(one) if t_size <= s_size else jax.jacfwd(one))(source)
+    return _OneExample(one, jax.jacrev(one) if t_size <= s_size else jax.jacfwd(one))
