@@ -233,9 +233,9 @@ def p_dense_shapes(tf):
     ]
 
 
-def _optimizer_steps(tf, opt, steps=5):
+def _optimizer_steps(tf, opt, steps=5, w=None):
     # Small gradients: sqrt(v) is then near epsilon, where Keras' Adam and optax.adam part ways.
-    w = tf.Variable([1.0, -2.0, 0.5])
+    w = tf.Variable([1.0, -2.0, 0.5]) if w is None else w
     trace = []
     for i in range(steps):
         with _tape(tf) as tape:
@@ -255,6 +255,17 @@ def p_adam_amsgrad(tf):
 
 def p_sgd_nesterov(tf):
     return _optimizer_steps(tf, tf.keras.optimizers.SGD(1e4, momentum=0.9, nesterov=True))
+
+
+def p_sgd_momentum_learning_rate_changed_between_steps(tf):
+    opt, w = tf.keras.optimizers.SGD(1e4, momentum=0.9), tf.Variable([1.0, -2.0, 0.5])
+    trace = _optimizer_steps(tf, opt, steps=2, w=w)
+    opt.learning_rate = 3e4
+    return trace + _optimizer_steps(tf, opt, steps=3, w=w)
+
+
+def p_sgd_plain(tf):
+    return _optimizer_steps(tf, tf.keras.optimizers.SGD(2e4))
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]

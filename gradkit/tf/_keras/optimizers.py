@@ -20,7 +20,21 @@ from .._convert import convert
 
 
 def _sgd(lr, momentum, nesterov):
-    return optax.sgd(lr, momentum=momentum or None, nesterov=nesterov)
+    """Keras' SGD, step for step: the learning rate is inside the momentum buffer
+    (``m = momentum * m - lr * g``), so a learning rate changed between steps acts as in
+    Keras, where ``optax.sgd`` would rescale the whole buffer."""
+    if not momentum:
+        return optax.GradientTransformation(
+            lambda params: (), lambda grads, state, params=None: (jax.tree_util.tree_map(lambda g: -lr * g, grads), ())
+        )
+
+    def update(grads, state, params=None):
+        m = jax.tree_util.tree_map(lambda m, g: momentum * m - lr * g, state, grads)
+        if nesterov:
+            return jax.tree_util.tree_map(lambda m, g: momentum * m - lr * g, m, grads), m
+        return m, m
+
+    return optax.GradientTransformation(lambda params: jax.tree_util.tree_map(jnp.zeros_like, params), update)
 
 
 def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
