@@ -255,6 +255,30 @@ class CompileCounter:
         return False
 
 
+def test_gk_jit_function_takes_arrays_concrete_and_recorded_tensors_alike():
+    w = gk.Variable(np.array([0.5, -1.5], np.float32))
+
+    @gk.jit
+    def f(x):
+        return gnp.sum(gnp.sin(w * x))
+
+    def pure(wv, x):
+        return jnp.sum(jnp.sin(wv * x))
+
+    x = np.array([2.0, 0.5], np.float32)
+    concrete = gk.numpy.cos(gk.Tensor(jnp.asarray(x)))  # a Tensor no tape records
+    close(f(x), pure(w.value, x))
+    close(f(concrete), pure(w.value, jnp.cos(x)))
+    with gk.GradientTape() as tape:
+        t = gk.Tensor(jnp.asarray(x))
+        tape.watch(t)
+        y = f(t * 2.0)
+    gw, gt = tape.gradient(y, [w, t])
+    want_w, want_x = jax.grad(lambda wv, xv: pure(wv, xv * 2.0), argnums=(0, 1))(w.value, jnp.asarray(x))
+    close(gw, want_w)
+    close(gt, want_x)
+
+
 def test_gk_jit_step_with_tape_compiles_once():
     w = gk.Variable(np.array([0.5, -0.5], np.float32))
     lr = gk.Variable(0.1, trainable=False)

@@ -51,6 +51,11 @@ class _Local(threading.local):
 _local = _Local()
 
 
+def idle() -> bool:
+    """Whether no frame is active in this thread: reads and assignments go to the live values."""
+    return not _local.stack
+
+
 def top() -> Frame | None:
     stack = _local.stack
     return stack[-1] if stack else None

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 import jax
+import numpy as np
 
 from . import frames
 from .functionalize import StateFrame, values_of
@@ -59,18 +60,25 @@ class JitFunction:
         if self._keys is None:
             self._discover(args, kwargs)
         self._discovered = []
-        out, new_state = frames.apply(self._jitted, self._state(), *args, **kwargs)
+        out, new_state = self._run(args, kwargs)
         if self._discovered:
             # A retrace (new argument shapes, another Python branch) read Variables this
             # function had not read before, so their values were baked in: learn them and
             # run again with them as arguments.
             self._learn()
             self._discover(args, kwargs)
-            out, new_state = frames.apply(self._jitted, self._state(), *args, **kwargs)
+            out, new_state = self._run(args, kwargs)
         # Every value was checked by Variable.assign while tracing: write them back as they are.
         for var, value in new_state.items():
             frames.assign(var, value)
         return out
+
+    def _run(self, args, kwargs):
+        if frames.idle() and all(type(a) in _PLAIN for a in args) and all(type(a) in _PLAIN for a in kwargs.values()):
+            # Nothing above the core can want to see this call (no tape or transform is
+            # active, and the arguments are plain arrays): call the compiled program directly.
+            return self._jitted(self._state(), *args, **kwargs)
+        return frames.apply(self._jitted, self._state(), *args, **kwargs)
 
     def _state(self) -> State:
         return State._make(self._keys, tuple(frames.read(v) for v in self._reads))
@@ -119,6 +127,10 @@ class JitFunction:
     def _bind(self, instance) -> JitFunction:
         static = tuple(i - 1 for i in self._static_argnums if i > 0)
         return JitFunction(types.MethodType(self._fn, instance), static, self._static_argnames)
+
+
+# Argument types that are plain values, whatever layers sit above the core.
+_PLAIN = frozenset((type(jax.numpy.zeros(())), np.ndarray, int, float, bool, complex, type(None)))
 
 
 def _concrete(tree):
