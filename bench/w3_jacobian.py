@@ -1,6 +1,6 @@
 """W3: full Jacobian of ``relu(x @ W + b)`` with respect to W.
 
-Large: x (64, 256), W (256, 256): the Jacobian is (64, 256, 256, 256), 1 GiB of float32,
+Large: x (64, 256), W (256, 256): the Jacobian is (64, 256, 256, 256), 2**30 float32 elements (4 GiB),
 so this case is bound by writing memory. Small: x (8, 32), W (32, 32): bound by overhead.
 """
 
@@ -71,6 +71,6 @@ def contenders(quick: bool = False) -> dict:
 
 
 def cases(quick: bool = False) -> list[Case]:
-    # --quick leaves out the 1 GiB case: each call writes 1 GiB, too slow for a one-minute pass.
+    # --quick leaves out the large case: each call writes 4 GiB, too slow for a one-minute pass.
     shapes = {k: v for k, v in SHAPES.items() if not (quick and k.startswith("large"))}
     return [Case("W3", name, jacobian_contenders(*s), TARGETS, peer_notes()) for name, s in shapes.items()]

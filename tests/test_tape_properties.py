@@ -37,9 +37,19 @@ BINARY = {
     "sub": lambda a, b: a - b,
 }
 
+# A Python float operand: the program's scales[k], a runtime value (the same program run
+# with other scales must give their answer, not the first run's).
+SCALE = {
+    "mul": lambda x, c: x * c,
+    "add": lambda x, c: x + c,
+    "rsub": lambda x, c: c - x,
+    "div": lambda x, c: x / c,
+}
+
 operand = st.tuples(st.sampled_from(["var", "reg"]), st.integers(0, 7))
 simple_step = st.one_of(
     st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), operand),
+    st.tuples(st.just("scale"), st.sampled_from(sorted(SCALE)), st.integers(0, 2), operand),
     st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY)), operand, operand),
     st.tuples(st.just("assign"), st.sampled_from(["assign", "assign_add", "assign_sub"]), st.integers(0, 2), operand),
     st.tuples(st.just("slice_assign"), st.integers(0, 2), operand),
@@ -59,6 +69,7 @@ programs = st.fixed_dictionaries(
         "loss_regs": st.booleans(),
         "n_tapes": st.integers(1, 2),
         "entry": entries,
+        "scales": st.lists(st.floats(0.25, 2.0, width=32), min_size=3, max_size=3),
     }
 )
 
@@ -73,10 +84,12 @@ def _gk_operand(op, vs, regs):
     return vs[i % N_VARS]
 
 
-def _gk_step(s, vs, regs, tapes):
+def _gk_step(s, vs, regs, tapes, scales):
     kind = s[0]
     if kind == "unary":
         regs.append(UNARY[s[1]][0](_gk_operand(s[2], vs, regs)))
+    elif kind == "scale":
+        regs.append(SCALE[s[1]](gnp.tanh(_gk_operand(s[3], vs, regs)), float(scales[s[2]])))
     elif kind == "binary":
         regs.append(BINARY[s[1]](gnp.tanh(_gk_operand(s[2], vs, regs)), _gk_operand(s[3], vs, regs)))
     elif kind == "assign":
@@ -89,10 +102,10 @@ def _gk_step(s, vs, regs, tapes):
         tape = tapes[s[1] % len(tapes)]
         with tape.stop_recording():
             for sub in s[2]:
-                _gk_step(sub, vs, regs, tapes)
+                _gk_step(sub, vs, regs, tapes, scales)
 
 
-def run_gradkit(prog):
+def run_gradkit(prog, scales):
     vs = [gk.Variable(prog["entry"][i], name=f"v{i}") for i in range(N_VARS)]
     tapes = [gk.GradientTape() for _ in range(prog["n_tapes"])]
     regs: list = []
@@ -101,7 +114,7 @@ def run_gradkit(prog):
             stack.enter_context(t)
             t.watch(vs)
         for s in prog["steps"]:
-            _gk_step(s, vs, regs, tapes)
+            _gk_step(s, vs, regs, tapes, scales)
         loss = gnp.sum(gnp.square(vs[prog["loss_vars"][0]]))
         for i in prog["loss_vars"][1:]:
             loss = loss + gnp.sum(gnp.square(vs[i]))
@@ -126,13 +139,16 @@ def _cut(val):
     return (jax.lax.stop_gradient(val[0]), frozenset())
 
 
-def _p_step(s, env, regs, tape, n_tapes, cut):
+def _p_step(s, env, regs, tape, n_tapes, cut, scales):
     """``cut``: this step runs under a stop_recording block of the tape being checked."""
     kind = s[0]
     out = _cut if cut else (lambda v: v)
     if kind == "unary":
         x = _p_operand(s[2], env, regs)
         regs.append(out((UNARY[s[1]][1](x[0]), x[1])))
+    elif kind == "scale":
+        x = _p_operand(s[3], env, regs)
+        regs.append(out((SCALE[s[1]](jnp.tanh(x[0]), jnp.float32(scales[s[2]])), x[1])))
     elif kind == "binary":
         a, b = _p_operand(s[2], env, regs), _p_operand(s[3], env, regs)
         regs.append(out((BINARY[s[1]](jnp.tanh(a[0]), b[0]), a[1] | b[1])))
@@ -155,14 +171,14 @@ def _p_step(s, env, regs, tape, n_tapes, cut):
     elif kind == "stop_recording":
         mine = (s[1] % n_tapes) == tape
         for sub in s[2]:
-            _p_step(sub, env, regs, tape, n_tapes, cut or mine)
+            _p_step(sub, env, regs, tape, n_tapes, cut or mine, scales)
 
 
-def run_pure(prog, entry, tape):
+def run_pure(prog, entry, tape, scales):
     env = {i: (entry[i], frozenset([i])) for i in range(N_VARS)}
     regs: list = []
     for s in prog["steps"]:
-        _p_step(s, env, regs, tape, prog["n_tapes"], False)
+        _p_step(s, env, regs, tape, prog["n_tapes"], False, scales)
     loss = jnp.zeros((), jnp.float32)
     deps = frozenset()
     for i in prog["loss_vars"]:
@@ -177,11 +193,17 @@ def run_pure(prog, entry, tape):
 @SETTINGS
 @given(programs)
 def test_random_program_gradient_matches_pure_rewrite(prog):
-    grads, finals, loss = run_gradkit(prog)
+    # Twice: the second run, with other float operands, reuses the first run's programs.
+    for scales in (prog["scales"], [1.5 - 0.5 * c for c in prog["scales"]]):
+        _check_against_pure_rewrite(prog, scales)
+
+
+def _check_against_pure_rewrite(prog, scales):
+    grads, finals, loss = run_gradkit(prog, scales)
     entry = [jnp.asarray(e) for e in prog["entry"]]
     for tape_index, got in enumerate(grads):
-        value, deps, final_state = run_pure(prog, entry, tape_index)
-        expected = jax.grad(lambda e, t=tape_index: run_pure(prog, e, t)[0])(entry)
+        value, deps, final_state = run_pure(prog, entry, tape_index, scales)
+        expected = jax.grad(lambda e, t=tape_index: run_pure(prog, e, t, scales)[0])(entry)
         np.testing.assert_allclose(loss, float(value), rtol=1e-5, atol=1e-5)
         for i in range(N_VARS):
             if i in deps:
