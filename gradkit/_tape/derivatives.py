@@ -380,9 +380,8 @@ def _leak_tolerance(dtype) -> float:
     return max(1e-4, 30 * eps)
 
 
-_not_per_example: dict = BoundedDict(
-    bounded.PROGRAMS
-)  # structures whose graph is not per-example (see batch_jacobian_program)
+# Structures whose graph is not per-example (see batch_jacobian_program): key -> True.
+_not_per_example: dict = BoundedDict(bounded.PROGRAMS)
 
 
 class _BatchJacobianEntry:

@@ -48,14 +48,8 @@ def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
 
     def update(grads, state, params=None):
         count, m, v, v_hat = state
-
-        def moments(g, m, v):
-            return m + (g - m) * (1 - beta_1), v + (g * g - v) * (1 - beta_2)
-
-        new = [moments(g, mi, vi) for g, mi, vi in zip(*(jax.tree_util.tree_leaves(t) for t in (grads, m, v)))]
-        treedef = jax.tree_util.tree_structure(grads)
-        m = jax.tree_util.tree_unflatten(treedef, [a for a, _ in new])
-        v = jax.tree_util.tree_unflatten(treedef, [b for _, b in new])
+        m = jax.tree_util.tree_map(lambda g, m: m + (g - m) * (1 - beta_1), grads, m)
+        v = jax.tree_util.tree_map(lambda g, v: v + (g * g - v) * (1 - beta_2), grads, v)
         if amsgrad:
             v_hat = jax.tree_util.tree_map(jnp.maximum, v_hat, v)
         denominators = v_hat if amsgrad else v
