@@ -211,6 +211,14 @@ class GradientTape:
             does not depend on.
         """
         mode = unconnected(unconnected_gradients)
+        if type(target) is Tensor and isinstance(sources, (Variable, Tensor)) and output_gradients is None:
+            # The usual call, one tensor with respect to one Variable or tensor: no pytrees.
+            self._check_usable()
+            (result,) = derivatives.run_vjp(self, [self._target_ref(target)], [self._source_ref(sources)], [None])
+            self._release()
+            return (
+                result if result is not None else zeros_if_unconnected(None, shape_of(sources), dtype_of(sources), mode)
+            )
         self._check_usable()
         targets, _ = flatten(target)
         src_leaves, src_tree = flatten(sources)
