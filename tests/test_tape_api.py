@@ -255,6 +255,18 @@ class CompileCounter:
         return False
 
 
+def test_an_op_with_float_and_integer_results_keeps_the_float_gradients():
+    # top_k's values carry gradients, its indices do not (TensorFlow gives None past them).
+    w = gk.Variable(np.array([1.0, 3.0, 2.0], np.float32))
+    with gk.GradientTape(persistent=True) as tape:
+        values, indices = gk.lift(jax.lax.top_k)(w * 1.0, 2)
+        loss = gnp.sum(values**2)
+        through_indices = gnp.sum(indices.astype(jnp.float32))
+    close(tape.gradient(loss, w), jax.grad(lambda v: jnp.sum(jax.lax.top_k(v, 2)[0] ** 2))(w.value))
+    assert tape.gradient(through_indices, w) is None
+    assert "integer or boolean result" in tape.explain(through_indices, w)
+
+
 def test_gk_jit_function_takes_arrays_concrete_and_recorded_tensors_alike():
     w = gk.Variable(np.array([0.5, -1.5], np.float32))
 

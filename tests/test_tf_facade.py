@@ -75,6 +75,33 @@ def test_adam_matches_keras_update():
     close(w.numpy(), p[0])
 
 
+def test_meta_gradient_through_keras_optimizer_steps():
+    # apply_gradients inside an outer tape: the meta-gradient goes through the optimizer's
+    # update (small gradients, where Adam's update depends on them most), as jax.grad of the
+    # hand-written update says.
+    c, d = np.array([3e-8, 5e-8], np.float32), np.array([2.0, 3.0], np.float32)
+
+    def pure_adam(w0):
+        init, step = keras_adam(0.1)
+        (w,), _ = step([2 * c * w0], init([w0]), [w0])
+        return jnp.sum(w * d)
+
+    def pure_sgd(w0):
+        return jnp.sum((w0 - 0.1 * 2 * (c * 1e7) * w0) * d)
+
+    for opt, scale, pure in [
+        (tf.keras.optimizers.Adam(0.1), 1.0, pure_adam),
+        (tf.keras.optimizers.SGD(0.1, momentum=0.9), 1e7, pure_sgd),
+    ]:
+        w = tf.Variable([1.0, 0.5])
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                inner_loss = tf.reduce_sum(tf.constant(c * scale) * w**2)
+            opt.apply_gradients(zip([inner.gradient(inner_loss, w)], [w]))
+            meta = tf.reduce_sum(w * tf.constant(d))
+        close(outer.gradient(meta, w), jax.grad(pure)(jnp.array([1.0, 0.5])), rtol=1e-4)
+
+
 def test_unsupported_optimizer_options_raise_instead_of_being_ignored():
     with pytest.raises(ValueError, match=r"\[gradkit\].*clipnorm=1\.0"):
         tf.keras.optimizers.Adam(0.1, clipnorm=1.0)

@@ -198,7 +198,8 @@ _aval_cache: dict[Any, tuple] = BoundedDict(bounded.INTERNED)
 
 
 def output_avals(op: Op, in_avals: tuple) -> tuple:
-    """``(avals, treedef, all_float)`` of ``op``'s outputs on inputs of these avals (cached).
+    """``(avals, treedef, all_float, any_float)`` of ``op``'s outputs on inputs of these avals
+    (cached): ``all_float``/``any_float`` say whether every/some output is a float.
 
     A shape error in the op is raised here, at the line that recorded it.
     """
@@ -209,9 +210,9 @@ def output_avals(op: Op, in_avals: tuple) -> tuple:
     out = jax.eval_shape(op.call, *in_avals)
     leaves, treedef = jax.tree_util.tree_flatten(out)
     avals = tuple(canonical_aval(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in leaves)
-    all_float = all(jnp.issubdtype(a.dtype, jnp.inexact) for a in avals)
+    floats = [jnp.issubdtype(a.dtype, jnp.inexact) for a in avals]
     single = treedef == _LEAF
-    hit = _aval_cache[key] = (avals, None if single else treedef, all_float)
+    hit = _aval_cache[key] = (avals, None if single else treedef, all(floats), any(floats))
     return hit
 
 
@@ -296,7 +297,7 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
 def make_node(op: Op, inputs: tuple, mask: int, session, shapes=None) -> tuple[Node, Any, bool]:
     """A node for ``op`` over ``inputs``; also its output treedef (None: one array) and
     whether every output is a float (``shapes``: a precomputed ``output_avals`` result)."""
-    avals, treedef, all_float = shapes or output_avals(op, tuple([n.avals[i] for n, i in inputs]))
+    avals, treedef, all_float, _ = shapes or output_avals(op, tuple([n.avals[i] for n, i in inputs]))
     if len(inputs) == 1:
         leaves, maps = inputs[0][0].leaves, None
     else:

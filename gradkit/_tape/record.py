@@ -115,11 +115,24 @@ def note_numpy_exit(array, node, site) -> None:
     _numpy_exits[key] = (weakref.ref(array, lambda _: _numpy_exits.pop(key, None)), node, site)
 
 
-def _wrap_outputs(node: Node, treedef):
+def _wrap_outputs(node: Node, treedef, all_float: bool = True):
     if treedef is None:
         return Tensor._make(node, 0)
     n = len(node.avals)
-    return jax.tree_util.tree_unflatten(treedef, [Tensor._make(node, k) for k in range(n)])
+    if all_float or not node.mask:
+        return jax.tree_util.tree_unflatten(treedef, [Tensor._make(node, k) for k in range(n)])
+    # Float and integer results together (top_k's values and indices, an optimizer's
+    # moments and step count): the floats carry gradients; each integer result is cut on
+    # its own, as an op with only integer results is.
+    site = graph.user_site()
+    outs = []
+    for k, aval in enumerate(node.avals):
+        if jnp.issubdtype(aval.dtype, jnp.inexact):
+            outs.append(Tensor._make(node, k))
+        else:
+            cut = ("an integer or boolean result", site, node.mask)
+            outs.append(Tensor._make(record_identity(node, k, 0, node.session, cut=cut), 0))
+    return jax.tree_util.tree_unflatten(treedef, outs)
 
 
 def _wrap_concrete(out):
@@ -230,20 +243,21 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
     if fn in _CUTS:
         recorded_by, cut = 0, (_CUTS[fn], graph.user_site(), mask & session.active)
     else:
-        recorded_by, cut = _recorded_by(mask, shapes[2], session)
-    node, out_treedef, _ = make_node(op, inputs, recorded_by, session, shapes)
+        recorded_by, cut = _recorded_by(mask, shapes[3], session)
+    node, out_treedef, all_float = make_node(op, inputs, recorded_by, session, shapes)
     node.cut = cut
     if out_treedef is None:
         return Tensor._make(node, 0)
-    return _wrap_outputs(node, out_treedef)
+    return _wrap_outputs(node, out_treedef, all_float)
 
 
-def _recorded_by(mask: int, all_float: bool, session) -> tuple[int, tuple | None]:
+def _recorded_by(mask: int, any_float: bool, session) -> tuple[int, tuple | None]:
     """The tapes that record an op over inputs recorded by ``mask``, and where the others'
     paths are cut (for explain()): integer and boolean results carry no gradient (TensorFlow
-    gives None past them); tapes paused by ``stop_recording`` do not see the op."""
+    gives None past them; an op with float results too keeps those, see ``_wrap_outputs``);
+    tapes paused by ``stop_recording`` do not see the op."""
     active = session.active
-    if mask & active and not all_float:
+    if mask & active and not any_float:
         return 0, ("an integer or boolean result", graph.user_site(), mask & active)
     lost = mask & ~active & session.alive
     return mask & active, (("stop_recording", graph.user_site(), lost) if lost else None)
@@ -330,13 +344,13 @@ def _record_pair(op, x, y, other, session):
     shapes = graph._aval_cache.get(key)
     if shapes is None:
         shapes = graph.output_avals(op, tuple(n.avals[k] for n, k in inputs))
-    avals, treedef, all_float = shapes
-    mask, cut = _recorded_by(mask, all_float, session)
+    avals, treedef, all_float, any_float = shapes
+    mask, cut = _recorded_by(mask, any_float, session)
     node = Node(op, inputs, avals, mask, session, graph.node_sid(op, mask, inputs, maps), leaves)
     node.cut = cut
     if treedef is None:
         return Tensor._make(node, 0)
-    return _wrap_outputs(node, treedef)
+    return _wrap_outputs(node, treedef, all_float)
 
 
 def apply_unary(fn, a):

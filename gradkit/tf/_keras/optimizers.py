@@ -15,6 +15,7 @@ from gradkit import _errors
 from gradkit._core import frames
 from gradkit._core.variable import Variable
 from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
 
 from .._convert import convert
 
@@ -138,7 +139,9 @@ class Optimizer:
         params = [v.value for v in variables]
         lr = self.learning_rate.value if isinstance(self.learning_rate, Variable) else self.learning_rate
         updates, new_state = lift(_update)(lr, grads, state, params, make=self._make, hyper=self._hyper)
-        for slot, value in zip(slots, jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None)):
+        # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
+        new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
+        for slot, value in zip(slots, new_leaves):
             slot.assign(value)
         for v, u in zip(variables, updates):
             v.assign(v.value + u)
