@@ -102,6 +102,27 @@ def test_meta_gradient_through_keras_optimizer_steps():
         close(outer.gradient(meta, w), jax.grad(pure)(jnp.array([1.0, 0.5])), rtol=1e-4)
 
 
+def test_meta_gradient_through_adam_with_an_exactly_zero_gradient_is_finite():
+    # The second parameter's gradient is exactly 0 (v = 0): its update is 0 whatever w[1] is,
+    # so d meta / d w[1] = d[1] by hand; the first is jax.grad of the hand-written update.
+    c, d = np.array([1e-7, 0.0], np.float32), np.array([2.0, 3.0], np.float32)
+    w = tf.Variable([1.0, 0.5])
+    opt = tf.keras.optimizers.Adam(0.1)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner_loss = tf.reduce_sum(tf.constant(c) * w**2)
+        opt.apply_gradients(zip([inner.gradient(inner_loss, w)], [w]))
+        meta = tf.reduce_sum(w * tf.constant(d))
+    got = np.asarray(outer.gradient(meta, w))
+
+    def first(w0):
+        init, step = keras_adam(0.1)
+        (new,), _ = step([2 * c[0] * w0], init([w0]), [w0])
+        return new * d[0]
+
+    close(got, [jax.grad(first)(jnp.float32(1.0)), d[1]], rtol=1e-4)
+
+
 def test_unsupported_optimizer_options_raise_instead_of_being_ignored():
     with pytest.raises(ValueError, match=r"\[gradkit\].*clipnorm=1\.0"):
         tf.keras.optimizers.Adam(0.1, clipnorm=1.0)

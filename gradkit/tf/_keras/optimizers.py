@@ -38,6 +38,17 @@ def _sgd(lr, momentum, nesterov):
     return optax.GradientTransformation(lambda params: jax.tree_util.tree_map(jnp.zeros_like, params), update)
 
 
+def _sqrt(v):
+    """``sqrt(v)`` for ``v >= 0`` whose derivative at 0 is 0, not infinity.
+
+    ``v`` is 0 only while a parameter's gradients have all been exactly 0, and then so is
+    the first moment: the update's true derivative comes through the first moment alone, and
+    an infinite factor here would turn a meta-gradient through the step into NaN.
+    """
+    positive = v > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, v, 1)), 0)
+
+
 def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
     """Keras' Adam, step for step: ``epsilon`` is added to ``sqrt(v)`` before the bias
     correction (the paper's "epsilon hat"), where ``optax.adam`` adds it after; with Keras'
@@ -62,7 +73,7 @@ def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
                 * jnp.sqrt(1 - jnp.power(jnp.asarray(beta_2, mi.dtype), t))
                 / (1 - jnp.power(jnp.asarray(beta_1, mi.dtype), t))
             )
-            return -((mi * alpha) / (jnp.sqrt(vi) + epsilon))
+            return -((mi * alpha) / (_sqrt(vi) + epsilon))
 
         return jax.tree_util.tree_map(step, m, denominators), (count + 1, m, v, v_hat)
 
