@@ -74,7 +74,7 @@ class JitFunction:
         return out
 
     def _run(self, args, kwargs):
-        if frames.idle() and all(type(a) in _PLAIN for a in args) and all(type(a) in _PLAIN for a in kwargs.values()):
+        if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
             return self._jitted(self._state(), *args, **kwargs)
@@ -129,8 +129,9 @@ class JitFunction:
         return JitFunction(types.MethodType(self._fn, instance), static, self._static_argnames)
 
 
-# Argument types that are plain values, whatever layers sit above the core.
-_PLAIN = frozenset((type(jax.numpy.zeros(())), np.ndarray, int, float, bool, complex, type(None)))
+def _plain(x) -> bool:
+    """Whether an argument is a plain value, whatever layers sit above the core."""
+    return x is None or isinstance(x, (jax.Array, np.ndarray, int, float, complex))
 
 
 def _concrete(tree):

@@ -181,13 +181,13 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
         # A Python float stays one: the compiled program takes it as jax.jit takes a Python
         # scalar argument (weakly typed), so a new value does not compile a new program.
         aval = canonical_aval((), jax.dtypes.canonicalize_dtype(_RUNTIME_SCALARS[type(value)]), True)
-        return Node(None, (), (aval,), mask, session, intern_sid(("leaf", id(aval), mask)), None, [value])
-    if isinstance(value, np.ndarray) and keep_numpy:
-        dtype = jax.dtypes.canonicalize_dtype(value.dtype)
-        value = value if value.dtype == dtype else value.astype(dtype)
-    elif not isinstance(value, (jax.Array, jax.core.Tracer)):
-        value = owned_array(value)  # used later, lazily: a write to a NumPy input must not reach it
-    aval = aval_of(value)
+    else:
+        if isinstance(value, np.ndarray) and keep_numpy:
+            dtype = jax.dtypes.canonicalize_dtype(value.dtype)
+            value = value if value.dtype == dtype else value.astype(dtype)
+        elif not isinstance(value, (jax.Array, jax.core.Tracer)):
+            value = owned_array(value)  # used later, lazily: a write to a NumPy input must not reach it
+        aval = aval_of(value)
     sid = intern_sid(("leaf", id(aval), mask))
     return Node(None, (), (aval,), mask, session, sid, None, [value])
 

@@ -25,15 +25,15 @@ def _sgd(lr, momentum, nesterov):
     (``m = momentum * m - lr * g``), so a learning rate changed between steps acts as in
     Keras, where ``optax.sgd`` would rescale the whole buffer."""
     if not momentum:
-        return optax.GradientTransformation(
-            lambda params: (), lambda grads, state, params=None: (jax.tree_util.tree_map(lambda g: -lr * g, grads), ())
-        )
+        return optax.scale(-lr)
+
+    def velocity(m, g):
+        return momentum * m - lr * g
 
     def update(grads, state, params=None):
-        m = jax.tree_util.tree_map(lambda m, g: momentum * m - lr * g, state, grads)
-        if nesterov:
-            return jax.tree_util.tree_map(lambda m, g: momentum * m - lr * g, m, grads), m
-        return m, m
+        m = jax.tree_util.tree_map(velocity, state, grads)
+        # Nesterov: one more velocity step from the new buffer, as Keras writes it.
+        return (jax.tree_util.tree_map(velocity, m, grads) if nesterov else m), m
 
     return optax.GradientTransformation(lambda params: jax.tree_util.tree_map(jnp.zeros_like, params), update)
 
