@@ -171,3 +171,22 @@ def pure_maml(w, lr, train=(REGRESSION_X[:2], REGRESSION_Y[:2]), val=(REGRESSION
     """One inner SGD step on the train split, then the loss on the validation split."""
     adapted = w - lr * jax.grad(regression_loss)(w, *train)
     return regression_loss(adapted, *val)
+
+
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+def count_compiles(fn) -> int:
+    """How many XLA compilations calling ``fn()`` made (jax.monitoring events)."""
+    compiles = []
+
+    def listener(event, duration, **kwargs):
+        if event == _COMPILE_EVENT:
+            compiles.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        fn()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return len(compiles)

@@ -279,38 +279,60 @@ def _record_result(entry, inputs, cts, n, session):
 
 
 def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
-    st = structure(tape, [t_ref], s_refs)
-    if st is None:
+    if t_ref is None:
         return [None] * len(s_refs)
-    leaves, live, key, sources = st
-    t_size = math.prod(t_shape)
-    s_size = sum(math.prod(shape_of(x)) for x, r in zip(src_leaves, sources) if r is not None)
     # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
     # jax.hessian, which beats reverse-over-reverse.
-    forward_mode = t_size >= s_size
+    forward_mode = math.prod(t_shape) >= sum(
+        math.prod(shape_of(x)) for x, r in zip(src_leaves, s_refs) if r is not None
+    )
+    s = graph.local.session
+    if s is not None and s.active and s is tape._session:
+        entry, inputs = _recorded_entry(tape, [t_ref], s_refs, ("jac", forward_mode), _JacobianEntry)
+        node = record.record_call(entry.recorded_op, inputs, s, "jacobian")
+        outs = [Tensor._make(node, k) for k in range(len(entry.present))]
+        return _scatter_out(len(s_refs), entry.present, outs, entry.connected)
+    leaves, live, key, sources = structure(tape, [t_ref], s_refs)
     key = ("jac", key, forward_mode)
     entry = programs.get(key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        connected = list(plan.connected[0])
-        jac = replay.jacobian_program(plan, forward_mode)
-        present = [i for i in range(len(sources)) if sources[i] is not None]
+        entry = programs[key] = _JacobianEntry(plan, forward_mode, from_boundary=False)
+    values = entry.program(*[leaf.values[0] for leaf in leaves])
+    return _scatter_out(len(s_refs), entry.present, [Tensor.concrete(v) for v in values], entry.connected)
 
-        def flat(leaf_values):
-            _, js = jac(leaf_values)
-            return [js[i] if js[i] is not None else jnp.zeros(()) for i in present]
+
+class _JacobianEntry:
+    """A cached Jacobian program: of the leaf values (``program``, compiled), or of the
+    plan's boundary values (``recorded_op``, the op of a Jacobian an outer tape records)."""
+
+    def __init__(self, plan, forward_mode, from_boundary=True):
+        self.plan = plan
+        self.connected = list(plan.connected[0])
+        self.present = [i for i, a in enumerate(plan.source_slots) if a is not None]
+        jac = replay.jacobian_program(plan, forward_mode, from_boundary)
+        present = self.present
 
         def jacobian(*values):
-            return flat(list(values))
+            _, js = jac(list(values))
+            return [js[i] if js[i] is not None else jnp.zeros(()) for i in present]
 
-        entry = programs[key] = (jax.jit(flat), connected, present, jacobian)
-    program, connected, present, recorded_op = entry
-    s = graph.local.session
-    if s is not None and s.active and touches(s, leaves, []):
-        node = record.record_call(recorded_op, [(leaf, 0) for leaf in leaves], s, "jacobian")
-        return _scatter_out(len(s_refs), present, [Tensor._make(node, k) for k in range(len(present))], connected)
-    values = program([leaf.values[0] for leaf in leaves])
-    return _scatter_out(len(s_refs), present, [Tensor.concrete(v) for v in values], connected)
+        self.recorded_op = jacobian
+        self.program = None if from_boundary else jax.jit(jacobian)
+
+
+def _recorded_entry(tape, live, s_refs, kind, make_entry):
+    """The cached entry of a derivative an outer tape records, and the ``(node, output)``
+    inputs of its op: the values this tape's part of the graph reads (its boundary), so
+    that the op neither recomputes the history before it nor loses a path through a
+    source that is an intermediate tensor."""
+    front, key = frontier_structure(tape, live, s_refs)
+    entry = programs.get((kind, key))
+    if entry is None:
+        plan = replay.Plan(front, live, s_refs, tape._bit, tape._session)
+        entry = programs[(kind, key)] = make_entry(plan, *kind[1:])
+    refs = replay.slot_refs(front, live, s_refs)
+    return entry, [refs[i] for i in entry.plan.boundary]
 
 
 def _scatter_out(n, present, values, connected):
@@ -322,19 +344,21 @@ def _scatter_out(n, present, values, connected):
 
 
 def run_batch_jacobian(tape, t_ref, s_ref, check):
+    if t_ref is None or s_ref is None:
+        return None
+    s = graph.local.session
+    if s is not None and s.active and s is tape._session:
+        entry, inputs = _recorded_entry(tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
+        if not entry.connected:
+            return None
+        node = record.record_call(entry.recorded_op, inputs, s, "batch_jacobian")
+        return Tensor._make(node, 0)
     st = structure(tape, [t_ref], [s_ref])
-    if st is None or st[3][0] is None:
+    if st[3][0] is None:
         return None
     leaves, live, key, sources = st
     src_node, src_index = sources[0]
     aval = src_node.avals[src_index]
-    s = graph.local.session
-    if s is not None and s.active and touches(s, leaves, []):
-        entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check=False, per_example=False)
-        if not entry.connected:
-            return None
-        node = record.record_call(entry.recorded_op, [(leaf, 0) for leaf in leaves], s, "batch_jacobian")
-        return Tensor._make(node, 0)
     values = [leaf.values[0] for leaf in leaves]
     traced = any(isinstance(v, jax.core.Tracer) for v in values)
     # Inside jax.jit / gk.jit values are unknown while tracing, so the check can only be
@@ -385,15 +409,20 @@ _not_per_example: dict = BoundedDict(bounded.PROGRAMS)
 
 
 class _BatchJacobianEntry:
-    def __init__(self, plan, check, per_example):
+    """A cached batch-Jacobian program: of the leaf values (``program``, compiled, with the
+    independence check when asked), or of the plan's boundary values (``recorded_op``, the
+    op of a batch Jacobian an outer tape records: TensorFlow's algorithm, unchecked)."""
+
+    def __init__(self, plan, check=False, per_example=False, from_boundary=True):
+        self.plan = plan
         self.connected = plan.connected[0][0]
-        program = replay.batch_jacobian_program(plan, check, per_example)
-        self.program = jax.jit(program)
+        program = replay.batch_jacobian_program(plan, check, per_example, from_boundary)
 
         def batch_jacobian(*values):
             return program(list(values), None)[0]
 
         self.recorded_op = batch_jacobian
+        self.program = None if from_boundary else jax.jit(program)
 
 
 def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example):
@@ -401,5 +430,5 @@ def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example):
     entry = programs.get(full_key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        entry = programs[full_key] = _BatchJacobianEntry(plan, check, per_example)
+        entry = programs[full_key] = _BatchJacobianEntry(plan, check, per_example, from_boundary=False)
     return entry

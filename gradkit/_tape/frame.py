@@ -98,7 +98,12 @@ class TapeFrame(frames.Frame):
         s = self.session
         for key, (node, index) in list(s.bindings.items()):
             var = s.variables[key]
-            if node.op is None and node.origin is not None and node.origin[1] is var:
+            base = node
+            while base.op is not None and base.op.kind == "identity":
+                # Where a later tape first saw the Variable (or a parity tape cut it): the
+                # same value, so a Variable only ever read is still unchanged.
+                base = base.inputs[0][0]
+            if base.op is None and base.origin is not None and base.origin[1] is var:
                 continue  # only ever read: unchanged
             if self.parent is None and node.values is None:
                 # Left pending: computed at the first read, or never if overwritten first

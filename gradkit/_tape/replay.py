@@ -328,34 +328,37 @@ def jvp_program(plan: Plan):
     return program
 
 
-def jacobian_program(plan: Plan, forward_mode: bool):
-    """``program(leaf_values) -> (target_value, [d target / d source])`` (one target).
+def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False):
+    """``program(values) -> (target_value, [d target / d source])`` (one target).
 
-    Each Jacobian has shape ``target.shape + source.shape``: vectorised with ``vmap``
-    (``jax.jacrev`` / ``jax.jacfwd``), never a Python loop over elements.
+    ``values`` are the leaf values, or with ``from_boundary`` the values of ``plan.boundary``
+    (the target value is then None when the tape computed it). Each Jacobian has shape
+    ``target.shape + source.shape``: vectorised with ``vmap`` (``jax.jacrev`` /
+    ``jax.jacfwd``), never a Python loop over elements.
     """
+    active = [i for i, a in enumerate(plan.source_avals) if a is not None and _is_float(a)]
 
-    def program(leaf_values):
-        env = plan.forward(leaf_values)
-        sources = [env[s] if s is not None else None for s in plan.source_slots]
-        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s)]
+    def program(values):
+        env = plan.env_from_boundary(values) if from_boundary else plan.forward(values)
 
         def g(active_deltas):
-            return plan.inside(env, _scatter(len(sources), active, active_deltas))[0]
+            return plan.inside(env, _scatter(len(plan.source_slots), active, active_deltas))[0]
 
-        target = env[plan.target_slots[0]]
-        result: list[Any] = [None] * len(sources)
-        if active and _float_like(target):
-            jac = (jax.jacfwd if forward_mode else jax.jacrev)(g)([jnp.zeros_like(sources[i]) for i in active])
+        result: list[Any] = [None] * len(plan.source_slots)
+        if active and _is_float(plan.target_avals[0]):
+            zeros = [jnp.zeros(plan.source_avals[i].shape, plan.source_avals[i].dtype) for i in active]
+            jac = (jax.jacfwd if forward_mode else jax.jacrev)(g)(zeros)
             for i, j in zip(active, jac):
                 result[i] = j
-        return target, result
+        return env[plan.target_slots[0]], result
 
     return program
 
 
-def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
-    """``program(leaf_values, probe) -> (jac, leak)``: per-example Jacobians.
+def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, from_boundary: bool = False):
+    """``program(values, probe) -> (jac, leak)``: per-example Jacobians.
+
+    ``values`` are the leaf values, or with ``from_boundary`` the values of ``plan.boundary``.
 
     The target ``y`` has shape ``(b, *t)`` and the source ``x`` ``(b, *s)``; the result is
     ``(b, *t, *s)``. By default it takes one vector-Jacobian product per target element (the
@@ -375,23 +378,22 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
     examples are independent (and, with ``per_example``, the graph is per-example).
     """
 
-    def program(leaf_values, probe):
-        env = plan.forward(leaf_values)
-        src_slot = plan.source_slots[0]
-        source = env[src_slot]
+    def program(values, probe):
+        env = plan.env_from_boundary(values) if from_boundary else plan.forward(values)
+        source = env[plan.source_slots[0]]  # a source is never computed by the differentiated part
 
         def g(delta):
             return plan.inside(env, [delta])[0]
 
-        target = env[plan.target_slots[0]]
-        b = target.shape[0]
-        t_inner = target.shape[1:]
+        t_aval = plan.target_avals[0]
+        b = t_aval.shape[0]
+        t_inner = t_aval.shape[1:]
         zero = jnp.zeros_like(source)
         one = _one_example(plan, env, source, t_inner) if per_example else None
         if one is not None:
             jac = jax.vmap(one.jacobian)(source)
         else:
-            jac = _batch_summed_jacobian(g, zero, target.shape)
+            jac = _batch_summed_jacobian(g, zero, t_aval.shape)
         if check:
             probe = probe.astype(source.dtype)
             _, t_out = jax.jvp(g, (zero,), (probe,))
@@ -406,7 +408,7 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False):
             scale = jnp.max(jnp.abs(t_out)) + jnp.max(jnp.abs(explained)) + 1e-30
             leak = jnp.max(jnp.abs(t_out - explained)) / scale
         else:
-            leak = jnp.zeros((), target.dtype)
+            leak = jnp.zeros((), t_aval.dtype)
         return jac.reshape((b, *t_inner, *source.shape[1:])), leak
 
     return program
