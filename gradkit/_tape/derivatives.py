@@ -288,7 +288,7 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
     )
     s = graph.local.session
     if s is not None and s.active and s is tape._session:
-        entry, inputs = _recorded_entry(tape, [t_ref], s_refs, ("jac", forward_mode), _JacobianEntry)
+        entry, inputs = recorded_entry(tape, [t_ref], s_refs, ("jac", forward_mode), _JacobianEntry)
         node = record.record_call(entry.recorded_op, inputs, s, "jacobian")
         outs = [Tensor._make(node, k) for k in range(len(entry.present))]
         return _scatter_out(len(s_refs), entry.present, outs, entry.connected)
@@ -321,7 +321,7 @@ class _JacobianEntry:
         self.program = None if from_boundary else jax.jit(jacobian)
 
 
-def _recorded_entry(tape, live, s_refs, kind, make_entry):
+def recorded_entry(tape, live, s_refs, kind, make_entry):
     """The cached entry of a derivative an outer tape records, and the ``(node, output)``
     inputs of its op: the values this tape's part of the graph reads (its boundary), so
     that the op neither recomputes the history before it nor loses a path through a
@@ -348,7 +348,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
         return None
     s = graph.local.session
     if s is not None and s.active and s is tape._session:
-        entry, inputs = _recorded_entry(tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
+        entry, inputs = recorded_entry(tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
         if not entry.connected:
             return None
         node = record.record_call(entry.recorded_op, inputs, s, "batch_jacobian")

@@ -13,9 +13,9 @@ from .derivatives import (
     as_array,
     dtype_of,
     flatten,
+    recorded_entry,
     shape_of,
     structure,
-    touches,
     unconnected,
     zeros_if_unconnected,
 )
@@ -88,35 +88,42 @@ class ForwardAccumulator:
         t_ref = tape._target_ref(target)
         s_refs = [tape._source_ref(p) for p in self._primal_leaves]
         result = None
-        st = structure(tape, [t_ref], s_refs) if t_ref is not None else None
-        if st is not None:
-            leaves, live, key, sources = st
-            tangents = [t if s is not None else None for t, s in zip(self._tangents, sources)]
-            pattern = tuple(t is not None for t in tangents)
-            key = ("jvp", key, pattern)
-            entry = _programs.get(key)
-            if entry is None:
-                plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-                connected = any(plan.connected[0])
-                jvp = replay.jvp_program(plan)
-                n = len(leaves)
-
-                def flat(leaf_values, tangents):
-                    _, out_t = jvp(leaf_values, tangents)
-                    return out_t[0]
-
-                def forward_derivative(*values):
-                    it = iter(values[n:])
-                    return flat(list(values[:n]), [next(it) if has else None for has in pattern])
-
-                entry = _programs[key] = (jax.jit(flat), connected, forward_derivative)
-            program, connected, recorded_op = entry
-            if connected:
-                s = graph.local.session
-                if s is not None and s.active and touches(s, leaves, []):
-                    live_t = [t for t in tangents if t is not None]
-                    inputs = [(leaf, 0) for leaf in leaves] + [(graph.make_leaf(t, 0, s), 0) for t in live_t]
-                    result = Tensor._make(record.record_call(recorded_op, inputs, s, "jvp"), 0)
-                else:
-                    result = Tensor.concrete(program([leaf.values[0] for leaf in leaves], tangents))
+        if t_ref is not None:
+            s = graph.local.session
+            if s is not None and s.active and s is tape._session:
+                # A tape records: the JVP becomes a node over the values the accumulator's
+                # part of the graph reads, so that tape differentiates it along every path.
+                pattern = tuple(r is not None for r in s_refs)
+                entry, inputs = recorded_entry(tape, [t_ref], s_refs, ("jvp", pattern), _JvpEntry)
+                if entry.connected:
+                    tangents = [(graph.make_leaf(t, 0, s), 0) for t, r in zip(self._tangents, s_refs) if r is not None]
+                    result = Tensor._make(record.record_call(entry.recorded_op, inputs + tangents, s, "jvp"), 0)
+            else:
+                leaves, live, key, sources = structure(tape, [t_ref], s_refs)
+                pattern = tuple(r is not None for r in sources)
+                key = ("jvp", key, pattern)
+                entry = _programs.get(key)
+                if entry is None:
+                    plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
+                    entry = _programs[key] = _JvpEntry(plan, pattern, from_boundary=False)
+                if entry.connected:
+                    tangents = [t for t, r in zip(self._tangents, sources) if r is not None]
+                    result = Tensor.concrete(entry.program([leaf.values[0] for leaf in leaves], tangents))
         return zeros_if_unconnected(result, shape_of(target), dtype_of(target), mode)
+
+
+class _JvpEntry:
+    """A cached JVP program: of the leaf values (``program``, compiled), or of the plan's
+    boundary values then the tangents (``recorded_op``, the op of a JVP a tape records)."""
+
+    def __init__(self, plan, pattern, from_boundary=True):
+        self.plan = plan
+        self.connected = any(plan.connected[0])
+        jvp = replay.jvp_program(plan, pattern, from_boundary)
+        n = len(plan.boundary)
+
+        def forward_derivative(*values):
+            return jvp(list(values[:n]), list(values[n:]))[0]
+
+        self.recorded_op = forward_derivative
+        self.program = None if from_boundary else jax.jit(lambda values, tangents: jvp(values, tangents)[0])

@@ -309,21 +309,26 @@ def _is_float(aval) -> bool:
     return jnp.issubdtype(aval.dtype, jnp.inexact)
 
 
-def jvp_program(plan: Plan):
-    """``program(leaf_values, source_tangents) -> (target_values, target_tangents)``."""
+def jvp_program(plan: Plan, pattern: tuple, from_boundary: bool = False):
+    """``program(values, tangents) -> target_tangents``.
 
-    def program(leaf_values, tangents):
-        env = plan.forward(leaf_values)
-        sources = [env[s] if s is not None else None for s in plan.source_slots]
-        active = [i for i, s in enumerate(sources) if s is not None and _float_like(s) and tangents[i] is not None]
+    ``values`` are the leaf values, or with ``from_boundary`` the values of
+    ``plan.boundary``; ``tangents`` has an entry for each source where ``pattern`` is True.
+    """
+    active = [i for i, a in enumerate(plan.source_avals) if a is not None and _is_float(a) and pattern[i]]
+    tangent_at = {i: k for k, i in enumerate(j for j, has in enumerate(pattern) if has)}
+
+    def program(values, tangents):
+        env = plan.env_from_boundary(values) if from_boundary else plan.forward(values)
 
         def g(active_deltas):
-            return plan.inside(env, _scatter(len(sources), active, active_deltas))
+            return plan.inside(env, _scatter(len(plan.source_slots), active, active_deltas))
 
-        primals = [jnp.zeros_like(sources[i]) for i in active]
-        tans = [jnp.asarray(tangents[i], sources[i].dtype).reshape(jnp.shape(sources[i])) for i in active]
-        outs, out_t = jax.jvp(g, (primals,), (tans,))
-        return outs, out_t
+        avals = [plan.source_avals[i] for i in active]
+        primals = [jnp.zeros(a.shape, a.dtype) for a in avals]
+        tans = [jnp.asarray(tangents[tangent_at[i]], a.dtype).reshape(a.shape) for i, a in zip(active, avals)]
+        _, out_t = jax.jvp(g, (primals,), (tans,))
+        return out_t
 
     return program
 

@@ -1,4 +1,4 @@
-"""A Jacobian taken while an outer tape records, and differentiated by that tape.
+"""A Jacobian or a JVP taken while an outer tape records, and differentiated by that tape.
 
 The outer derivative must see every path, including paths through an intermediate tensor
 the outer tape watches, and an unrolled loop of Jacobian-based steps must record each step
@@ -51,6 +51,28 @@ def test_outer_gradient_of_a_batch_jacobian_with_respect_to_an_intermediate_tens
     per_example = jax.vmap(jax.jacrev(lambda r: jnp.sin(r) * r))
     close(outer.gradient(bj, h), jax.grad(lambda hh: per_example(hh).sum())(x0 * 2.0))
     close(outer.gradient(bj, xb), jax.grad(lambda xx: per_example(xx * 2.0).sum())(x0))
+
+
+def test_outer_gradient_of_a_forward_accumulator_jvp_with_respect_to_an_intermediate_tensor():
+    x0 = jnp.array([0.4, -1.2, 0.9])
+    v = jnp.array([1.0, 0.5, -2.0])
+    x = gk.Variable(x0)
+    with gk.GradientTape(persistent=True) as tape:
+        y = x * 3.0
+        tape.watch(y)
+        with gk.ForwardAccumulator(y, v) as acc:
+            z = gnp.sum(gnp.sin(y) * y)
+        jvp = acc.jvp(z)
+
+    def f(yy):
+        return jnp.sum(jnp.sin(yy) * yy)
+
+    def pure_jvp(yy):
+        return jax.jvp(f, (yy,), (v,))[1]
+
+    close(jvp, pure_jvp(x0 * 3.0))
+    close(tape.gradient(jvp, y), jax.grad(pure_jvp)(x0 * 3.0))
+    close(tape.gradient(jvp, x), jax.grad(lambda xx: pure_jvp(xx * 3.0))(x0))
 
 
 def test_third_derivative_from_nested_jacobians():
