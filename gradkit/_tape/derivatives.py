@@ -211,6 +211,8 @@ def as_array(c):
         return record.value_of(c)
     if isinstance(c, Variable):
         return frames.concrete(c.value)
+    if isinstance(c, (jax.Array, jax.core.Tracer)):
+        return c  # jnp.asarray would return it too, after tens of microseconds of checks
     return jnp.asarray(c)
 
 

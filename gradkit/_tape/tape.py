@@ -28,6 +28,9 @@ from .frame import begin, end
 from .graph import Node, Session, make_leaf
 from .tensor import Tensor
 
+# An output_gradients that is one array (not a structure of them), for a single target.
+_SINGLE_COTANGENT = (jax.Array, np.ndarray, Tensor)
+
 
 class GradientTape:
     """Record operations for automatic differentiation (TensorFlow's ``tf.GradientTape``).
@@ -211,10 +214,15 @@ class GradientTape:
             does not depend on.
         """
         mode = unconnected(unconnected_gradients)
-        if type(target) is Tensor and isinstance(sources, (Variable, Tensor)) and output_gradients is None:
+        if (
+            type(target) is Tensor
+            and isinstance(sources, (Variable, Tensor))
+            and (output_gradients is None or isinstance(output_gradients, _SINGLE_COTANGENT))
+        ):
             # The usual call, one tensor with respect to one Variable or tensor: no pytrees.
             self._check_usable()
-            (result,) = derivatives.run_vjp(self, [self._target_ref(target)], [self._source_ref(sources)], [None])
+            t_ref, s_ref = self._target_ref(target), self._source_ref(sources)
+            (result,) = derivatives.run_vjp(self, [t_ref], [s_ref], [output_gradients])
             self._release()
             return (
                 result if result is not None else zeros_if_unconnected(None, shape_of(sources), dtype_of(sources), mode)
