@@ -28,6 +28,10 @@ class GradkitValueError(GradkitError, ValueError):
     """A value of the right kind but the wrong shape or content."""
 
 
+class GradkitRuntimeError(GradkitError, RuntimeError):
+    """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
+
+
 class AssignmentError(GradkitError, ValueError):
     """An assignment that would change a Variable's shape or dtype, or that has nowhere to go."""
 

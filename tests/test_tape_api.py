@@ -37,8 +37,30 @@ def test_non_persistent_second_gradient_raises():
     with gk.GradientTape() as tape:
         y = x * x
     close(tape.gradient(y, x), 6.0)
-    with pytest.raises(RuntimeError, match="persistent"):
+    with pytest.raises(RuntimeError, match=r"^\[gradkit\] .*persistent"):
         tape.gradient(y, x)
+
+
+def test_a_failed_gradient_call_does_not_use_up_the_tape():
+    x = gk.Variable(3.0)
+    with gk.GradientTape() as tape:
+        y = x * x
+    with pytest.raises(TypeError, match=r"^\[gradkit\] a gradient source"):
+        tape.gradient(y, "x")
+    close(tape.gradient(y, x), 6.0)  # the one successful call
+
+
+def test_a_variable_target_after_the_tape_is_its_final_value():
+    w0 = np.array([1.0, -2.0], np.float32)
+    w = gk.Variable(w0)
+    with gk.GradientTape(persistent=True) as tape:
+        w.assign(w * w)
+        inside = tape.gradient(w, w)
+    outside = tape.gradient(w, w)  # w holds w0**2: its gradient with respect to w's entry value
+    close(inside, 2 * w0)
+    close(outside, 2 * w0)
+    w.assign(w0)  # assigned after the tape: no longer the recorded value, so not connected
+    assert tape.gradient(w, w) is None
 
 
 def test_persistent_allows_many_calls():

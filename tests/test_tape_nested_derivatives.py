@@ -75,6 +75,58 @@ def test_outer_gradient_of_a_forward_accumulator_jvp_with_respect_to_an_intermed
     close(tape.gradient(jvp, x), jax.grad(lambda xx: pure_jvp(xx * 3.0))(x0))
 
 
+def test_an_outer_tape_that_first_sees_a_variable_after_an_inner_tape_watched_it():
+    # The inner tape (or accumulator) watches w before the outer tape reads it: the outer
+    # tape's source must stay reachable through the inner derivative recorded as one op.
+    w0, v = jnp.array([0.5, -0.3, 1.2]), jnp.array([1.0, 2.0, -1.0])
+    w = gk.Variable(w0)
+
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x**2)
+
+    with gk.GradientTape() as outer:
+        with gk.GradientTape() as inner:
+            inner.watch(w)
+            y = gnp.sum(gnp.sin(w) * w**2)
+        g = inner.gradient(y, w)
+        s = gnp.sum(g * v)
+    close(outer.gradient(s, w), jax.grad(lambda x: jnp.sum(jax.grad(f)(x) * v))(w0), rtol=1e-5)
+
+    with gk.GradientTape() as outer:
+        with gk.ForwardAccumulator(w, v) as acc:
+            y = gnp.sum(gnp.sin(w) * w**2)
+        jv = acc.jvp(y)
+    close(outer.gradient(jv, w), jax.grad(lambda x: jax.jvp(f, (x,), (v,))[1])(w0), rtol=1e-5)
+
+
+def test_two_tapes_watching_one_array_each_keep_their_own_uses():
+    x = jnp.array(2.0)
+    with gk.GradientTape(persistent=True) as t1:
+        t1.watch(x)
+        a = gnp.sin(x)  # a use of x that only t1 sees
+        y1 = gnp.multiply(x, x)
+        with gk.GradientTape() as t2:
+            t2.watch(x)
+            y2 = gnp.multiply(y1, x)
+            y3 = gnp.power(x, 3)
+        dy = t2.gradient(y3, x)  # 3 x^2, recorded by t1
+        z = dy * a
+    close(t1.gradient(y2, x), jax.grad(lambda u: u**3)(2.0))
+    close(t1.gradient(y1, x), jax.grad(lambda u: u**2)(2.0))
+    close(t1.gradient(z, x), jax.grad(lambda u: 3 * u**2 * jnp.sin(u))(2.0), rtol=1e-5)
+    # As a tensor, watched by both tapes:
+    xt = gk.Tensor(jnp.array(2.0))
+    with gk.GradientTape(persistent=True) as t1:
+        t1.watch(xt)
+        y1 = xt * xt
+        with gk.GradientTape() as t2:
+            t2.watch(xt)
+            y2 = y1 * xt
+        g2 = t2.gradient(y2, xt)  # t2 sees only its own use: y1 is a constant to it
+    close(t1.gradient(y2, xt), 12.0)
+    close(g2, 4.0)
+
+
 def test_third_derivative_from_nested_jacobians():
     x0 = jnp.array([0.3, -0.7, 1.1])
     x = gk.Variable(x0)

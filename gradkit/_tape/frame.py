@@ -38,6 +38,8 @@ class TapeFrame(frames.Frame):
                             new |= tape._bit
                     elif not tape._track and bound is not None and bound[0] is not src:
                         parity_sources = (parity_sources or []) + [src]
+                elif bound is not None:
+                    s.read_while_paused.add(id(var))  # see _shareable
         if bound is None and not new:
             return frames.read_below(self, var)
         node = self._see(var, bound, new) if new else bound
@@ -51,6 +53,9 @@ class TapeFrame(frames.Frame):
         if bound is None:
             node = make_leaf(frames.read_below(self, var), bits, s)
             node.origin = ("variable", var)
+        elif self._shareable(var, bound, bits):
+            node = bound[0]
+            graph.share_source(node, bits)
         else:
             node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s, source=True)
         rest = bits
@@ -64,6 +69,32 @@ class TapeFrame(frames.Frame):
         s.bindings[id(var)] = (node, 0)
         s.variables[id(var)] = var
         return node, 0
+
+    def _shareable(self, var, bound, bits: int) -> bool:
+        """Whether the tapes in ``bits`` can take the source node another tape has for ``var``.
+
+        They can when the Variable is unchanged since that tape saw it and no recorded op
+        has used that node on their behalf yet: each of them reads Variables as it records
+        (so it would have seen this one at any earlier read), and no read happened while a
+        tape was paused. Sharing the node, instead of starting a new one after it, keeps
+        their source outside the other tape's part of the graph, so a derivative that tape
+        takes while they record (a gradient, a Jacobian, a JVP, recorded as one op over
+        what the tape's part reads) still has their source among its inputs.
+        """
+        s = self.session
+        node = bound[0]
+        if bound[1] != 0 or id(var) in s.read_while_paused or not var.trainable:
+            return False
+        if not any(tape._var_sources.get(id(var)) is node for tape in s.recording):
+            return False
+        rest = bits
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            tape = s.tapes[low.bit_length() - 1]
+            if tape is None or not tape._watch_accessed:
+                return False
+        return True
 
     def watch(self, tape, var):
         s = self.session
@@ -92,10 +123,12 @@ class TapeFrame(frames.Frame):
         s.bindings[id(var)] = (node, index)
         s.variables[id(var)] = var
         s.assign_sites[id(var)] = graph.user_site()
+        s.read_while_paused.discard(id(var))
 
     def write_back(self):
         """Give the live Variables the values assigned while recording."""
         s = self.session
+        finals = {}
         for key, (node, index) in list(s.bindings.items()):
             var = s.variables[key]
             base = node
@@ -104,13 +137,18 @@ class TapeFrame(frames.Frame):
                 # same value, so a Variable only ever read is still unchanged.
                 base = base.inputs[0][0]
             if base.op is None and base.origin is not None and base.origin[1] is var:
-                continue  # only ever read: unchanged
+                finals[key] = (node, index, var._value)  # only ever read: unchanged
+                continue
             if self.parent is None and node.values is None:
                 # Left pending: computed at the first read, or never if overwritten first
                 # (a training loop that resets its weights before the next step).
                 var._value = Tensor._make(node, index)
             else:
                 frames.assign_below(self, var, record.materialize(node)[index])
+            finals[key] = (node, index, var._value)
+        for tape in s.tapes:
+            if tape is not None and (tape._persistent or not tape._used):
+                tape._final_bindings = finals
         s.bindings.clear()
 
 

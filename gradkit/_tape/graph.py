@@ -335,6 +335,18 @@ def tag_source(node: Node, session) -> None:
 source_sids: set[int] = set()  # structure ids of tagged source nodes (see tag_source)
 
 
+def share_source(node: Node, bits: int) -> None:
+    """Make ``node``, one tape's source for a Variable, the source of the tapes in ``bits`` too.
+
+    Its structure id changes with its mask (derived from the old id, so the same steps give
+    the same ids, and nodes recorded before keep theirs).
+    """
+    node.mask |= bits
+    node.sid = intern_sid(("shared", node.sid, node.mask))
+    if node.op is not None:
+        source_sids.add(node.sid)
+
+
 # -- the per-thread recording session ----------------------------------------------------
 
 
@@ -360,6 +372,7 @@ class Session:
         self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
         self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
+        self.read_while_paused: set[int] = set()  # id(var) of Variables read while a tape was paused
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

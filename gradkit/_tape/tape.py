@@ -63,7 +63,12 @@ class GradientTape:
         self._session: Session | None = None
         self._var_sources: dict[int, Node] = {}
         self._watched_vars: dict[int, Variable] = {}
-        self._watched_tensors: list = []
+        # id(tensor or array) -> (it, node, index): this tape's source for what it watched.
+        # Another tape watching the same tensor later does not move this tape's source.
+        self._tensor_sources: dict[int, tuple] = {}
+        # id(var) -> (node, index, live value): where each Variable's value came from when the
+        # last tape of the session stopped, so a Variable target after 'with' is its final value.
+        self._final_bindings: dict[int, tuple] = {}
         self._used = False
         self._recording = False
         self._released_sources: dict = {}
@@ -97,22 +102,31 @@ class GradientTape:
             if isinstance(x, Variable):
                 s.frame.watch(self, x)
             elif isinstance(x, Tensor):
-                node = x._node
+                if self._own_source(x) is not None:
+                    continue  # watching twice is watching once
+                node, index = x._node, x._index
                 if node.session is s:
-                    x._node = record.record_identity(node, x._index, node.mask | self._bit, s, source=True)
+                    # Later uses go through a node of this tape's own; the tapes that already
+                    # record the tensor keep the node they knew as its source.
+                    for tape in s.recording:
+                        if tape is not self and node.mask & tape._bit:
+                            tape._tensor_sources.setdefault(id(x), (x, node, index))
+                    x._node = record.record_identity(node, index, node.mask | self._bit, s, source=True)
                 else:
                     x._node = make_leaf(record.value_of(x), self._bit, s)
                     x._node.origin = ("tensor", None)
                 x._index = 0
-                self._watched_tensors.append(x)
+                self._tensor_sources[id(x)] = (x, x._node, 0)
             elif isinstance(x, (jax.Array, np.ndarray, jax.core.Tracer)):
+                if self._own_source(x) is not None:
+                    continue
                 prev = s.watched_arrays.get(id(x))
-                if prev is None:
-                    leaf = make_leaf(x, self._bit, s)
-                    s.watched_arrays[id(x)] = (x, leaf)
-                else:
-                    leaf = record.record_identity(prev[1], 0, prev[1].mask | self._bit, s, source=True)
-                    s.watched_arrays[id(x)] = (x, leaf)
+                if prev is None or prev[0] is not x:
+                    node = make_leaf(x, self._bit, s)
+                else:  # watched by another tape first: as for a tensor, its source stays
+                    node = record.record_identity(prev[1], 0, prev[1].mask | self._bit, s, source=True)
+                s.watched_arrays[id(x)] = (x, node)
+                self._tensor_sources[id(x)] = (x, node, 0)
             else:
                 raise _errors.GradkitTypeError(
                     f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}."
@@ -135,7 +149,7 @@ class GradientTape:
         s = self._session
         self._var_sources = {}
         self._watched_vars = {}
-        self._watched_tensors = []
+        self._tensor_sources = {}
         if self._recording:
             old = self._bit
             s.recording.remove(self)
@@ -155,29 +169,46 @@ class GradientTape:
     # -- derivatives -----------------------------------------------------------------------
     def _check_usable(self):
         if self._used and not self._persistent:
-            raise RuntimeError(
+            raise _errors.GradkitRuntimeError(
                 "A non-persistent GradientTape can only be used to compute one set of gradients "
                 "(or jacobians). Create the tape with GradientTape(persistent=True) to call it again."
             )
-        self._used = True
 
     def _release(self):
+        """After a successful derivative: a non-persistent tape is used up (a failed call leaves it usable)."""
+        self._used = True
         if not self._persistent:
             # Weak references only: explain() can still answer "why None?" right after the
             # one gradient call, without this tape keeping any recorded value alive.
             self._released_sources = {key: weakref.ref(node) for key, node in self._var_sources.items()}
             self._var_sources = {}
-            self._watched_tensors = []
+            self._tensor_sources = {}
+            self._final_bindings = {}
+
+    def _own_source(self, x):
+        """This tape's source for a tensor or array it watched, or None."""
+        hit = self._tensor_sources.get(id(x))
+        return (hit[1], hit[2]) if hit is not None and hit[0] is x else None
 
     def _target_ref(self, t):
         """(node, index) of a recorded target in this tape's session, or None."""
         if isinstance(t, Variable):
             s = self._session
-            bound = s.bindings.get(id(t)) if s is not None and graph.local.session is s else None
-            if bound is None:
-                src = self._var_sources.get(id(t))
-                return (src, 0) if src is not None else None
-            return bound
+            if s is not None and graph.local.session is s:
+                bound = s.bindings.get(id(t))
+                if bound is not None:
+                    return bound
+            else:
+                final = self._final_bindings.get(id(t))
+                if final is not None:
+                    node, index, value = final
+                    live = t._value
+                    # Unless the Variable was assigned since, its value is the recorded one.
+                    if live is value or (node.values is not None and live is node.values[index]):
+                        return node, index
+                    return None  # assigned after the tapes stopped: not a recorded value
+            src = self._var_sources.get(id(t))
+            return (src, 0) if src is not None else None
         if isinstance(t, Tensor) and t._node.session is self._session and self._session is not None:
             return t._node, t._index
         return None
@@ -187,15 +218,14 @@ class GradientTape:
         if isinstance(x, Variable):
             node = self._var_sources.get(id(x))
             return (node, 0) if node is not None else None
+        own = self._own_source(x)
+        if own is not None:
+            return own
         if isinstance(x, Tensor):
             node = x._node
             if node.session is s and s is not None and node.mask & self._bit:
                 return node, x._index
             return None
-        if s is not None:
-            hit = s.watched_arrays.get(id(x))
-            if hit is not None and hit[0] is x and hit[1].mask & self._bit:
-                return hit[1], 0
         if isinstance(x, (jax.Array, np.ndarray, jax.core.Tracer, Tensor)):
             return None
         raise _errors.GradkitTypeError(
