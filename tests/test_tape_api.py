@@ -520,3 +520,58 @@ def test_many_inner_tapes_in_one_session_see_variables_in_constant_time():
             with gk.GradientTape() as inner:
                 y = w * w
             assert float(inner.gradient(y, w)) == pytest.approx(6.0)
+
+
+def test_output_gradients_broadcast_to_the_target_or_raise():
+    w0 = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    w = gk.Variable(w0)
+    with gk.GradientTape(persistent=True) as tape:
+        y = w * w
+    _, pull = jax.vjp(lambda a: a * a, w0)
+    close(tape.gradient(y, w, output_gradients=2.0), pull(np.full((2, 3), 2.0, np.float32))[0])
+    row = np.array([1.0, 0.0, -1.0], np.float32)
+    close(tape.gradient(y, w, output_gradients=row), pull(np.broadcast_to(row, (2, 3)))[0])
+    for bad in (np.ones((3, 2), np.float32), np.ones(2, np.float32)):
+        with pytest.raises(ValueError, match=r"^\[gradkit\] output_gradients has an entry of shape"):
+            tape.gradient(y, w, output_gradients=bad)
+
+
+def test_a_used_tape_entered_again_starts_afresh_and_a_persistent_one_raises():
+    x = gk.Variable(2.0)
+    tape = gk.GradientTape()
+    for k in (1.0, 2.0):
+        with tape:
+            y = x * x * k
+        close(tape.gradient(y, x), 4.0 * k)
+    tape = gk.GradientTape(persistent=True)
+    with tape:
+        y = x * x
+    with pytest.raises(RuntimeError, match=r"^\[gradkit\] this GradientTape has already recorded"):
+        with tape:
+            pass
+    tape.reset()
+    with tape:
+        y = x * x * x
+    close(tape.gradient(y, x), 12.0)
+
+
+def test_jacobians_take_one_target_and_an_unconnected_batch_jacobian_is_zeros():
+    x = gk.Variable(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    z = gk.Variable(np.zeros((2, 3), np.float32))
+    with gk.GradientTape(persistent=True) as tape:
+        y = x * x
+    with pytest.raises(TypeError, match=r"^\[gradkit\] jacobian takes one target tensor, but got list"):
+        tape.jacobian([y, y], x)
+    # TensorFlow's batch_jacobian gives zeros for an unconnected source, whatever the mode.
+    bj = tape.batch_jacobian(y, z)
+    assert bj.shape == (2, 2, 3) and not np.asarray(bj).any()
+
+
+def test_explain_a_watched_array():
+    xs = jnp.array([0.5, -1.0, 2.0])
+    with gk.GradientTape(persistent=True) as tape:
+        tape.watch(xs)
+        vals = gnp.sin(xs) * 2.0
+        idx = gnp.argmax(vals)
+    assert tape.explain(vals, xs).startswith("connected:")
+    assert "integer or boolean result" in tape.explain(idx, xs)

@@ -142,6 +142,9 @@ def run_vjp(tape, t_refs, s_refs, cts):
     live = [r for r in t_refs if r is not None]
     if not live:
         return [None] * len(s_refs)
+    for r, c in zip(t_refs, cts):
+        if r is not None and c is not None:
+            _check_cotangent(r[0].avals[r[1]].shape, c)
     live_cts = [c for r, c in zip(t_refs, cts) if r is not None]
     ct_spec = tuple(c is not None for c in live_cts)
     s = graph.local.session
@@ -166,6 +169,20 @@ def run_vjp(tape, t_refs, s_refs, cts):
         if entry.connected[i]:
             out[i] = Tensor.concrete(g)
     return out
+
+
+def _check_cotangent(target_shape, c) -> None:
+    """An ``output_gradients`` entry must have its target's shape, or broadcast to it."""
+    shape = shape_of(c) if not isinstance(c, (list, tuple)) else np.shape(c)
+    try:
+        ok = np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise _errors.GradkitValueError(
+            f"output_gradients has an entry of shape {tuple(shape)} for a target of shape {tuple(target_shape)}; "
+            "each cotangent must have its target's shape (or broadcast to it, as a scalar does)."
+        )
 
 
 class _VjpEntry:

@@ -6,7 +6,6 @@ from collections import deque
 
 from .._core.variable import Variable
 from . import replay
-from .tensor import Tensor
 
 
 def _name(x) -> str:
@@ -37,7 +36,7 @@ def _path(source, target):
 def explain(tape, target, source) -> str:
     """A short account of how ``source`` reaches ``target`` on ``tape``, or why it does not."""
     what = _name(source)
-    s_ref = tape._source_ref(source) if isinstance(source, (Variable, Tensor)) else None
+    s_ref = tape._source_ref(source)
     if s_ref is None and isinstance(source, Variable):
         released = tape._released_sources.get(id(source))  # a non-persistent tape after its gradient
         node = released() if released is not None else None

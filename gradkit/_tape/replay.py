@@ -294,7 +294,7 @@ def vjp_program(plan: Plan, from_boundary: bool = False):
         cts = []
         for j, out in zip(diff_targets, outs):
             ct = cotangents[j]
-            cts.append(jnp.ones_like(out) if ct is None else jnp.asarray(ct, out.dtype).reshape(out.shape))
+            cts.append(jnp.ones_like(out) if ct is None else jnp.broadcast_to(jnp.asarray(ct, out.dtype), out.shape))
         (grads,) = pull(cts)
         result: list[Any] = [None] * len(plan.source_slots)
         for i, gval in zip(active, grads):

@@ -10,6 +10,7 @@ import contextlib
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
@@ -27,6 +28,15 @@ from .derivatives import (
 from .frame import begin, end
 from .graph import Node, Session, make_leaf
 from .tensor import Tensor
+
+
+def _check_single_target(target, what: str) -> None:
+    if not isinstance(target, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)):
+        raise _errors.GradkitTypeError(
+            f"{what} takes one target tensor, but got {type(target).__name__}. For several targets, call "
+            f"{what} once per target on a persistent tape (GradientTape(persistent=True)), or stack them into one tensor."
+        )
+
 
 # An output_gradients that is one array (not a structure of them), for a single target.
 _SINGLE_COTANGENT = (jax.Array, np.ndarray, Tensor)
@@ -78,6 +88,15 @@ class GradientTape:
         if self._recording:
             raise _errors.GradkitValueError(
                 "this GradientTape is already recording; nested 'with' on one tape is not supported."
+            )
+        if self._session is not None and self._used and not self._persistent:
+            self._forget()  # used up: entered again, it starts afresh, as in TensorFlow
+        if self._session is not None:
+            raise _errors.GradkitRuntimeError(
+                "this GradientTape has already recorded a 'with' block and is entered again; what it "
+                "recorded before would not connect to what it records now. Record everything in one "
+                "'with tape:' block (tape.stop_recording() pauses it for the part in between), call "
+                "tape.reset() first to start over, or use a new tape."
             )
         begin(self)
         self._recording = True
@@ -161,6 +180,14 @@ class GradientTape:
             s.active |= self._bit
             if not self._track:
                 s.parity_bits |= self._bit
+        else:
+            self._forget()
+
+    def _forget(self) -> None:
+        """Back to a new tape's state (not recording)."""
+        self._var_sources, self._watched_vars, self._tensor_sources = {}, {}, {}
+        self._final_bindings, self._released_sources = {}, {}
+        self._session, self._bit, self._used = None, 0, False
 
     def watched_variables(self) -> tuple:
         """The Variables this tape has seen (watched or read while recording), in order."""
@@ -287,6 +314,7 @@ class GradientTape:
         """
         mode = unconnected(unconnected_gradients)
         self._check_usable()
+        _check_single_target(target, "jacobian")
         src_leaves, src_tree = flatten(sources)
         t_ref = self._target_ref(target)
         s_refs = [self._source_ref(x) for x in src_leaves]
@@ -317,10 +345,12 @@ class GradientTape:
         single example and the check confirms it, and otherwise with TensorFlow's
         whole-batch algorithm. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
         tracing, so the check is not made there (and the whole-batch algorithm is used):
-        run the step once eagerly to check it.
+        run the step once eagerly to check it. A source the target does not depend on
+        gives zeros whatever ``unconnected_gradients`` says, as TensorFlow's does.
         """
-        mode = unconnected(unconnected_gradients)
+        unconnected(unconnected_gradients)  # validated; unconnected gives zeros either way, as in TensorFlow
         self._check_usable()
+        _check_single_target(target, "batch_jacobian")
         t_shape = shape_of(target)
         s_shape = shape_of(source)
         if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
@@ -331,7 +361,8 @@ class GradientTape:
         t_ref = self._target_ref(target)
         s_ref = self._source_ref(source)
         result = derivatives.run_batch_jacobian(self, t_ref, s_ref, check_independence)
-        result = zeros_if_unconnected(result, t_shape + s_shape[1:], dtype_of(source), mode)
+        if result is None:
+            result = Tensor.concrete(jnp.zeros(t_shape + s_shape[1:], dtype_of(target)))
         self._release()
         return result
 
