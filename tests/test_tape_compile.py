@@ -170,3 +170,26 @@ def test_a_variable_only_read_by_nested_tapes_stays_unchanged_and_computes_nothi
     assert _count_compiles(lambda: got.extend([float(theta), np.asarray(x), float(step())])) == 0
     assert got[0] == 2.0 and np.array_equal(got[1], x0)
     np.testing.assert_allclose(got[2], jax.grad(pure)(2.0), rtol=1e-6)
+
+
+def test_python_float_arguments_of_elementwise_gk_numpy_functions_compile_nothing_new():
+    w0 = np.array([0.5, -1.5, 2.0], np.float32)
+    w = gk.Variable(w0)
+
+    def step(beta, lo):
+        with gk.GradientTape() as tape:
+            y = gnp.sum(gnp.multiply(beta, gnp.clip(w, lo, 1.0)) + gnp.where(w > 0, w, 0.1 * beta))
+        return tape.gradient(y, w)
+
+    def pure(ww, beta, lo):
+        return jnp.sum(jnp.multiply(beta, jnp.clip(ww, lo, 1.0)) + jnp.where(ww > 0, ww, 0.1 * beta))
+
+    step(0.3, -1.0)  # warm up
+    schedule = [(0.5, -1.2), (0.7, 0.0), (1.1, -2.0)]
+    got = []
+    assert _count_compiles(lambda: got.extend(np.asarray(step(b, lo)) for b, lo in schedule)) == 0
+    for g, (b, lo) in zip(got, schedule):
+        np.testing.assert_allclose(g, jax.grad(pure)(w0, b, lo), rtol=1e-6)
+    h = gk.Variable(np.array([1.0, 2.0], np.float16))
+    with gk.GradientTape():
+        assert gnp.multiply(h, 0.5).dtype == jnp.float16  # a weak float, as jnp gives

@@ -227,8 +227,9 @@ def _record(fn, leaves, treedef, session, kind=None, op=None):
     dynamic_at = []
     inputs = []
     mask = 0
+    float_leaves = fn in _ELEMENTWISE
     for i, x in enumerate(leaves):
-        if isinstance(x, _DYNAMIC_TYPES):
+        if isinstance(x, _DYNAMIC_TYPES) or (float_leaves and type(x) in _RUNTIME_FLOATS):
             node, k = _input_node(x, session)
             inputs.append((node, k))
             mask |= node.mask
@@ -265,6 +266,19 @@ def _recorded_by(mask: int, any_float: bool, session) -> tuple[int, tuple | None
 
 # Functions that cut every tape's path by design, and how explain() names them.
 _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
+
+# Elementwise functions whose every operand may be an array: a Python float or complex
+# argument of one (``gnp.multiply(beta, kl)``, ``gnp.clip(t, lo, hi)``) is a runtime value of
+# the program, as an operator's float operand is. Other functions' non-array arguments stay
+# static: they may be shapes, axes or flags that must be concrete.
+_ELEMENTWISE = frozenset(
+    getattr(jnp, name)
+    for name in (
+        "add subtract multiply divide true_divide power float_power maximum minimum fmax fmin "
+        "arctan2 hypot logaddexp logaddexp2 copysign fmod remainder mod heaviside where clip"
+    ).split()
+)
+_RUNTIME_FLOATS = frozenset((float, complex))
 
 
 _binary_ops: dict = BoundedDict(bounded.INTERNED)
