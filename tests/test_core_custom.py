@@ -100,3 +100,69 @@ def test_stop_gradient(jit):
 
     got = maybe_jit(gk.grad(loss, wrt=[a, b]), jit)()
     assert_close(got, list(jax.grad(pure, argnums=(0, 1))(1.5, -0.5)))
+
+
+def _scaled_reading_w(w):
+    """y = x * w with a custom rule whose input gradient reads w itself (the true gradient, dy * w)."""
+
+    @gk.custom_gradient
+    def scaled(x):
+        def grad_fn(dy, variables=None):
+            return dy * w.value, [dy * x]
+
+        return x * w, grad_fn
+
+    return scaled
+
+
+W_ENTRY = np.array([0.5, -0.3, 1.2], np.float32)
+
+
+def _oracle(s, w0):
+    """The program below in pure JAX: w is doubled before the custom-gradient call reads it."""
+    return jnp.sum(s * jnp.ones(3) * (2.0 * w0))
+
+
+@WITH_AND_WITHOUT_JIT
+def test_custom_gradient_grad_fn_reads_the_value_the_forward_saw(jit):
+    w = gk.Variable(W_ENTRY, name="w")
+    scaled = _scaled_reading_w(w)
+
+    def f(s):
+        w.assign(w * 2.0)
+        return jnp.sum(scaled(s * jnp.ones(3)))
+
+    got_ds, got_dw = maybe_jit(gk.grad(f, argnums=0, wrt=w), jit)(2.0)
+    want_ds, want_dw = jax.grad(_oracle, argnums=(0, 1))(2.0, W_ENTRY)
+    assert_close((got_ds, got_dw), (want_ds, want_dw))
+    np.testing.assert_array_equal(w.numpy(), W_ENTRY)  # a derivative never changes a Variable
+
+
+def test_custom_gradient_grad_fn_read_is_differentiable():
+    # d/dw_entry of d/ds: exact only if grad_fn's read of w carries w's history.
+    w = gk.Variable(W_ENTRY, name="w")
+    scaled = _scaled_reading_w(w)
+
+    def f(s):
+        w.assign(w * 2.0)
+        return jnp.sum(scaled(s * jnp.ones(3)))
+
+    got = gk.grad(lambda: gk.grad(f)(2.0), wrt=w)()
+    want = jax.grad(lambda w0: jax.grad(_oracle)(2.0, w0))(W_ENTRY)
+    assert_close(got, want)
+
+
+def test_custom_gradient_after_an_assignment_under_a_tape_repeats():
+    # Each step's tape assigns w before the call, so from the second step on the call's probe
+    # reads a value the previous tape left pending.
+    w = gk.Variable(W_ENTRY, name="w")
+    scaled = _scaled_reading_w(w)
+    x = gk.Tensor(jnp.ones(3))
+    for step in range(3):
+        entry = W_ENTRY * 2.0**step
+        with gk.GradientTape() as tape:
+            w.assign(w * 2.0)
+            z = gk.numpy.sum(scaled(x))
+        # z = sum(x * 2 w_entry): the rule's variable gradient dy * x, times 2 through the assignment.
+        assert_close(np.asarray(tape.gradient(z, w)), jax.grad(lambda w0: _oracle(1.0, w0))(entry))
+    np.testing.assert_allclose(w.numpy(), W_ENTRY * 8.0)

@@ -120,7 +120,127 @@ BAD_CALLS = {
         ValueError,
         r"gk.grad: argnums=2 does not fit a call with 1 positional argument",
     ),
+    # A slice assignment may not do what a whole assignment may not (a float into an int Variable).
+    "python_float_into_int_slice": (
+        lambda v: v.n[0].assign(2.7),
+        gk.AssignmentError,
+        r"cannot assign a value of dtype float32 to Variable 'n' of dtype int32",
+    ),
+    "python_float_added_to_int_slice": (
+        lambda v: v.n[1].assign_add(0.6),
+        gk.AssignmentError,
+        r"cannot assign a value of dtype float32 to Variable 'n' of dtype int32",
+    ),
+    "python_float_into_int_state_slice": (
+        lambda v: gk.State.of([v.n]).at[v.n][0].set(9.9),
+        gk.AssignmentError,
+        r"cannot assign a value of dtype float32 to Variable 'n' of dtype int32",
+    ),
+    "float_into_int_slice_inside_grad": (
+        lambda v: gk.grad(_assign_then(v, lambda v: (v.n[0].assign(2.5), v.a * 1.0)[1]), wrt=v.a)(),
+        gk.AssignmentError,
+        r"cannot assign a value of dtype float32 to Variable 'n' of dtype int32",
+    ),
+    "wrong_shape_state_slice": (
+        lambda v: gk.State.of([v.w]).at[v.w][0:2].set(jnp.ones(3)),
+        gk.AssignmentError,
+        r"cannot assign a value of shape \(3,\) to the slice slice\(0, 2, None\) of Variable 'w', which has "
+        r"shape \(2,\)",
+    ),
+    "assign_none": (
+        lambda v: v.w.assign(None),
+        TypeError,
+        r"cannot assign None to Variable 'w', which holds an array of shape \(3,\) and dtype float32: it is not a "
+        r"number",
+    ),
+    "assign_string": (
+        lambda v: v.w.assign("abc"),
+        TypeError,
+        r"cannot assign the str 'abc' to Variable 'w'",
+    ),
+    "assign_string_to_slice": (
+        lambda v: v.w[0].assign("abc"),
+        TypeError,
+        r"cannot assign the str 'abc' to Variable 'w'",
+    ),
+    "assign_add_wrong_shape": (
+        lambda v: v.w.assign_add([1.0, 2.0]),
+        gk.AssignmentError,
+        r"cannot add a value of shape \(2,\) to Variable 'w' of shape \(3,\)",
+    ),
+    "assign_sub_wrong_shape_inside_jit": (
+        lambda v: gk.jit(_assign_then(v, lambda v: v.w.assign_sub(jnp.ones((2, 3)))))(),
+        gk.AssignmentError,
+        r"cannot subtract a value of shape \(2, 3\) from Variable 'w' of shape \(3,\)",
+    ),
+    "state_assign_add_wrong_shape": (
+        lambda v: gk.State.of([v.w]).assign_add(v.w, jnp.ones(2)),
+        gk.AssignmentError,
+        r"cannot add a value of shape \(2,\) to Variable 'w' of shape \(3,\)",
+    ),
+    "jvp_tangent_wrong_shape": (
+        lambda v: gk.jvp(lambda: v.w * 2.0, (), (), wrt=v.w, wrt_tangents=jnp.ones(2)),
+        ValueError,
+        r"gk.jvp: the tangent for Variable 'w' has shape \(2,\), but the Variable has shape \(3,\)",
+    ),
+    "jvp_integer_tangent": (
+        lambda v: gk.jvp(lambda: v.w * 2.0, (), (), wrt=v.w, wrt_tangents=jnp.ones(3, jnp.int32)),
+        TypeError,
+        r"gk.jvp: the tangent for Variable 'w' has dtype int32, but the Variable has dtype float32",
+    ),
+    "grad_integer_argument": (
+        lambda v: gk.grad(lambda x: x * v.a)(1),
+        TypeError,
+        r"gk.grad cannot differentiate with respect to positional argument 0, a Python int of dtype int32",
+    ),
+    "grad_integer_argnums": (
+        lambda v: gk.grad(lambda x, k: jnp.sum(x * k) * v.a, argnums=(0, 1))(1.0, np.array([1, 2], np.int32)),
+        TypeError,
+        r"gk.grad cannot differentiate with respect to positional argument 1, an array of dtype int32",
+    ),
+    "jacrev_boolean_argument": (
+        lambda v: gk.jacrev(lambda x: v.w * x)(True),
+        TypeError,
+        r"gk.jacrev cannot differentiate with respect to positional argument 0, a Python bool of dtype bool",
+    ),
+    # A live Variable outlives every jax trace, so it must never keep a tracer.
+    "assign_under_jax_jit": (
+        lambda v: jax.jit(_assign_then(v, lambda v: v.w.value))(),
+        gk.AssignmentError,
+        r"Variable 'a' was assigned a traced value inside a jax transform .* Use gk.jit instead of jax.jit",
+    ),
+    "assign_in_lax_loop_without_gradkit": (
+        lambda v: _assign_in_fori_loop(v),
+        gk.AssignmentError,
+        r"Variable 'w' was assigned a traced value inside a jax transform",
+    ),
+    # Under a gradkit transform the loop body's tracer would escape into the transform's State.
+    "assign_in_lax_loop_under_grad": (
+        lambda v: gk.grad(_assign_then(v, _assign_in_fori_loop), wrt=v.a)(),
+        gk.AssignmentError,
+        r"Variable 'w' was assigned inside a jax transform or control-flow body \(lax.fori_loop",
+    ),
+    "assign_in_lax_loop_under_jit": (
+        lambda v: gk.jit(_assign_then(v, _assign_in_fori_loop))(),
+        gk.AssignmentError,
+        r"Variable 'w' was assigned inside a jax transform or control-flow body",
+    ),
+    "assign_in_lax_cond_under_grad": (
+        lambda v: gk.grad(
+            lambda: jax.lax.cond(v.a > 0, lambda: jnp.sum(v.w.assign(v.w * v.a).value), lambda: v.a), wrt=v.a
+        )(),
+        gk.AssignmentError,
+        r"Variable 'w' was assigned inside a jax transform or control-flow body",
+    ),
 }
+
+
+def _assign_in_fori_loop(v):
+    def body(i, carry):
+        v.w.assign(jnp.sin(v.w * 2.0))
+        return carry + v.w[0]
+
+    return jax.lax.fori_loop(0, 2, body, 0.0)
 
 
 @pytest.mark.parametrize("case", BAD_CALLS)

@@ -153,6 +153,16 @@ def test_apply_updates_to_variables(abw):
     assert_close(w.value, np.zeros(4, np.float32))
 
 
+def test_apply_updates_takes_python_scalars(abw):
+    a, _, w = abw
+    # The oracle: optax.apply_updates on the same values as a plain pytree.
+    updates = {"a": 0.5, "w": np.arange(4.0) / 4}
+    want = optax.apply_updates({"a": jnp.float32(1.0), "w": jnp.arange(4.0)}, updates)
+    gk.apply_updates([a, w], [updates["a"], updates["w"]])
+    assert_close([a.value, w.value], [want["a"], want["w"]])
+    assert a.dtype == jnp.float32 and w.dtype == jnp.float32
+
+
 def test_apply_updates_bad_update_changes_nothing(abw):
     a, _, w = abw
     with pytest.raises(

@@ -198,6 +198,28 @@ def test_vmap_reads_variables_unbatched(prog, jit):
 
 
 @WITH_AND_WITHOUT_JIT
+def test_vmap_maps_keyword_arguments_as_jax_vmap_does(prog, jit):
+    xs = jnp.stack([X, 2 * X, -X])
+
+    def per_example(x, scale, offset=0.0):
+        return jnp.sum(prog.m * x) * scale + offset
+
+    scales = jnp.array([1.0, 2.0, 3.0])
+    got = maybe_jit(lambda xs, scales: gk.vmap(per_example)(xs, scale=scales, offset=jnp.ones(3)), jit)(xs, scales)
+    want = jax.vmap(lambda x, scale, offset: jnp.sum(ENTRY["m"] * x) * scale + offset)(xs, scales, jnp.ones(3))
+    assert_close(got, want)
+
+
+def test_jvp_wrt_tangent_takes_a_python_float_and_a_float64_array():
+    # jax.jvp takes both for a float32 primal (a float64 array is float32 without jax_enable_x64).
+    a = gk.Variable(np.float32(3.0), name="a")
+    w = gk.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    got = gk.jvp(lambda: a * w, (), (), wrt=[a, w], wrt_tangents=[1.0, np.array([0.5, -1.0])])
+    want = jax.jvp(lambda av, wv: av * wv, (jnp.float32(3.0), w.value), (1.0, np.array([0.5, -1.0])))
+    assert_close(got, want)
+
+
+@WITH_AND_WITHOUT_JIT
 def test_functionalize_under_jax_value_and_grad(prog, jit):
     pure = gk.functionalize(prog.imperative)
 

@@ -132,3 +132,75 @@ def test_a_variable_copies_its_numpy_initial_value():
         v = gk.Variable(src)
         src[0] = 7.0
         np.testing.assert_array_equal(v.numpy(), np.ones(shape, np.float32))
+
+
+def _error_type(call):
+    try:
+        call()
+    except gk.GradkitError as e:
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [7, True, 2.7, np.float32(2.5), np.int64(4), np.int8(3), jnp.array(1.5), jnp.array(6, jnp.int32)],
+    ids=repr,
+)
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_slice_assignment_accepts_exactly_what_whole_assignment_accepts(value, dtype):
+    # The oracle is whole assignment of the same scalar into a scalar Variable of the same dtype.
+    whole = gk.Variable(np.zeros((), dtype), name="whole")
+    sliced = gk.Variable(np.zeros(3, dtype), name="sliced")
+    in_state = gk.State.of([sliced])
+    whole_error = _error_type(lambda: whole.assign(value))
+    assert _error_type(lambda: sliced[1].assign(value)) is whole_error
+    assert _error_type(lambda: sliced[2].assign_add(value)) is whole_error
+    assert _error_type(lambda: in_state.at[sliced][0].set(value)) is whole_error
+    if whole_error is None:
+        want = np.array([0, whole.numpy(), whole.numpy()], dtype)
+        np.testing.assert_array_equal(sliced.numpy(), want)
+        assert sliced.dtype == dtype
+        np.testing.assert_array_equal(in_state.at[sliced][0].set(value)[sliced], [whole.numpy(), 0, 0])
+    else:
+        np.testing.assert_array_equal(sliced.numpy(), np.zeros(3, dtype))
+
+
+class _Pending:
+    """A value a layer above left pending, as the tape does: a compiled program computes it at the first read."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __gradkit_value__(self):
+        return _TRIPLE(self.x)
+
+
+_TRIPLE = jax.jit(lambda x: x * 3.0)
+
+
+def test_pending_value_first_read_inside_jax_jit_is_stored_concrete():
+    w = gk.Variable(np.zeros(2, np.float32), name="w")
+    w._value = _Pending(jnp.array([1.0, 2.0]))
+    out = jax.jit(lambda x: x * w.value)(jnp.array([1.0, 10.0]))
+    np.testing.assert_array_equal(out, [3.0, 60.0])
+    assert isinstance(w._value, jax.Array)  # concrete, not a tracer of the finished jit trace
+    np.testing.assert_array_equal(w.numpy(), [3.0, 6.0])
+
+
+def test_pending_value_first_read_inside_gk_jit():
+    w = gk.Variable(np.zeros(2, np.float32), name="w")
+    w._value = _Pending(jnp.array([1.0, 2.0]))
+    evaluate = gk.jit(lambda x: jnp.sum(w.value) * x)
+    # sum(3 * [1, 2]) * 2, on the first call and on the next (which reads the stored value).
+    assert float(evaluate(2.0)) == 18.0
+    assert float(evaluate(2.0)) == 18.0
+    np.testing.assert_array_equal(w.numpy(), [3.0, 6.0])
+
+
+def test_pending_value_made_concrete_inside_a_trace():
+    from gradkit._core import frames
+
+    pending, seen = _Pending(jnp.array(2.0)), []
+    jax.jit(lambda x: seen.append(frames.concrete(pending)) or x)(1.0)
+    assert isinstance(seen[0], jax.Array) and float(seen[0]) == 6.0

@@ -99,10 +99,15 @@ def _build(f: Callable, variables: list[Variable]) -> Callable:
     def bwd(res, dy):
         # grad_fn is a Python closure over values of the forward trace, which cannot cross
         # into the backward pass; run the forward again to rebuild it (under jit, XLA
-        # shares the repeated work).
+        # shares the repeated work). grad_fn runs under the same frame, so a Variable it
+        # reads has the value the forward saw (the live value may differ by now, or the
+        # forward ran inside a transform), and a derivative of the backward with respect to
+        # that value is exact.
         var_values, xs = res
-        _, grad_fn = run(var_values, *xs)
-        input_grads, var_grads = _grad_caller(grad_fn, variables)(dy)
+        frame = StateFrame(State._make(variables, var_values), strict=False)
+        with frame:
+            _, grad_fn = f(*xs)
+            input_grads, var_grads = _grad_caller(grad_fn, variables)(dy)
         return (tuple(var_grads), *_as_tuple(input_grads, len(xs)))
 
     call.defvjp(fwd, bwd)

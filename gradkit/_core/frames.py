@@ -16,6 +16,28 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import jax
+from jax.extend.core import get_opaque_trace_state
+
+from .. import _errors
+
+MSG_TRACER_INTO_LIVE_VARIABLE = (
+    "Variable {name} was assigned a traced value inside a jax transform (jax.jit, jax.vmap, "
+    "lax.fori_loop/scan/while_loop/cond, ...) that no gradkit transform wraps: the live Variable would keep "
+    "a tracer, which is invalid once that transform returns. The Variable is unchanged. Use gk.jit instead of "
+    "jax.jit (it passes the Variables in and writes the assignments back after each call), or return the new "
+    "value from the traced function and assign it outside, or thread the values through a gk.State "
+    "(jax.jit(gk.functionalize(fn)) returns the new State; call .commit() on it)."
+)
+
+MSG_TRACER_FROM_INNER_TRANSFORM = (
+    "Variable {name} was assigned inside a jax transform or control-flow body (lax.fori_loop, lax.scan, "
+    "lax.while_loop, lax.cond, jax.vmap, jax.jit, jax.checkpoint, ...) nested in the gradkit transform that "
+    "holds it: the value is traced by that inner transform and would leak out of it. Carry the value "
+    "through the body instead (pass w.value in as the carry, return the new value, assign it after the "
+    "loop), or make the body pure: gk.functionalize(body) and carry a gk.State."
+)
+
 
 class Frame:
     """Intercepts Variable reads and assignments while it is on the stack."""
@@ -71,7 +93,13 @@ def live(var) -> Any:
     value = var._value
     get = getattr(type(value), "__gradkit_value__", None)
     if get is not None:
-        value = var._value = get(value)
+        # The first read may come inside a jax trace (jax.jit, gk.jit's discovery trace). The
+        # pending value was recorded outside it, so it is computed concretely (a jitted call on
+        # concrete arguments runs at once here): the Variable never keeps a tracer of a trace
+        # that ends.
+        with jax.ensure_compile_time_eval():
+            value = get(value)
+        var._value = value
     return value
 
 
@@ -89,7 +117,7 @@ def assign(var, value) -> None:
     if stack:
         stack[-1].assign(var, value)
     else:
-        var._value = value
+        set_live(var, value)
 
 
 def read_below(frame: Frame, var) -> Any:
@@ -102,7 +130,30 @@ def assign_below(frame: Frame, var, value) -> None:
     if parent is not None:
         parent.assign(var, value)
     else:
-        var._value = value
+        set_live(var, value)
+
+
+def set_live(var, value) -> None:
+    """Replace the live value of ``var``, which outlives any jax trace, so never with a tracer."""
+    if isinstance(value, jax.core.Tracer):
+        raise _errors.AssignmentError(MSG_TRACER_INTO_LIVE_VARIABLE.format(name=var._label()))
+    var._value = value
+
+
+def trace_state():
+    """An opaque token for the jax trace active now (jax's own eager evaluation included)."""
+    return get_opaque_trace_state(convention="gradkit")
+
+
+def check_same_trace(var, value, token) -> None:
+    """Refuse a traced ``value`` for ``var`` made under a trace other than ``token``'s.
+
+    A frame that holds values for one pure call is created inside that call's trace; a
+    tracer assigned while another trace is active (the body of a lax loop inside the call)
+    belongs to that inner trace and would outlive it in the frame.
+    """
+    if isinstance(value, jax.core.Tracer) and trace_state() != token:
+        raise _errors.AssignmentError(MSG_TRACER_FROM_INNER_TRANSFORM.format(name=var._label()))
 
 
 class Suspend(Frame):
@@ -115,7 +166,7 @@ class Suspend(Frame):
         return live(var)
 
     def assign(self, var, value):
-        var._value = value
+        set_live(var, value)
 
 
 # The one extension point the layers above use: a function that applies an array
@@ -141,4 +192,8 @@ def set_apply(handler: Callable) -> None:
 def concrete(x):
     """Turn a value a layer above may have wrapped (a lazy tensor) into a JAX value."""
     get = getattr(type(x), "__gradkit_value__", None)
-    return get(x) if get is not None else x
+    if get is None:
+        return x
+    # Computed concretely even under a trace, as in ``live``: a layer above may cache it.
+    with jax.ensure_compile_time_eval():
+        return get(x)

@@ -36,6 +36,8 @@ class StateFrame(frames.Frame):
         self.assigned: dict[int, Variable] = {}
         self.strict = strict
         self.on_unknown_read = on_unknown_read
+        # Made inside the trace of the pure call it serves, so this is that call's trace.
+        self.trace = frames.trace_state()
 
     def read(self, var):
         value = self.values.get(id(var), _MISSING)
@@ -49,6 +51,7 @@ class StateFrame(frames.Frame):
         return value
 
     def assign(self, var, value):
+        frames.check_same_trace(var, value, self.trace)
         key = id(var)
         if key not in self.variables:
             if self.strict:

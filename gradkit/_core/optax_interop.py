@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import optax
 
@@ -48,12 +47,13 @@ def apply_updates(params, updates):
                 f"apply_updates: the update for Variable {v._label()} has shape {tuple(jnp.shape(u))}, but the "
                 f"Variable has shape {v.shape}. Pass the updates optimizer.update returned for these params."
             )
+    # A Python scalar is an update too (optax.apply_updates takes one): it becomes an array of
+    # the parameter's dtype, as optax casts every update to it.
     new_values = [
-        (v, jax.tree_util.tree_map(lambda p, u: p + u.astype(p.dtype), v.value, u))
+        (v, v.value + (u.astype(v.dtype) if hasattr(u, "astype") else jnp.asarray(u, dtype=v.dtype)))
         for v, u in zip(variables, update_leaves)
     ]
     # Check every new value before assigning any, so a bad update changes nothing.
-
     checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in new_values]
     for v, x in checked:
         v.assign(x)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _errors
 from . import frames
-from .variable import Variable, coerce_to
+from .variable import Variable, check_delta, coerce_to, coerce_update
 
 
 class _Keys:
@@ -182,11 +182,11 @@ class State:
 
     def assign_add(self, var: Variable, delta) -> State:
         """A new State in which ``var`` holds ``state[var] + delta``."""
-        return self.assign(var, self[var] + delta)
+        return self.assign(var, self[var] + check_delta(delta, var, "add"))
 
     def assign_sub(self, var: Variable, delta) -> State:
         """A new State in which ``var`` holds ``state[var] - delta``."""
-        return self.assign(var, self[var] - delta)
+        return self.assign(var, self[var] - check_delta(delta, var, "subtract"))
 
     @property
     def at(self) -> _StateAt:
@@ -269,25 +269,27 @@ class _IndexAt:
         self._var = var
         self._index = index
 
-    def _apply(self, how, *args, **kwargs):
+    def _apply(self, how, value, **kwargs):
         current = self._state[self._var]
-        new = getattr(current.at[self._index], how)(*args, **kwargs)
+        # The rules of v[idx].assign(p): a slice update may not do what an assignment may not.
+        value = coerce_update(value, self._var, self._index)
+        new = getattr(current.at[self._index], how)(value, **kwargs)
         return self._state.assign(self._var, new)
 
-    def set(self, value) -> State:
-        return self._apply("set", value)
+    def set(self, value, **kwargs) -> State:
+        return self._apply("set", value, **kwargs)
 
-    def add(self, value) -> State:
-        return self._apply("add", value)
+    def add(self, value, **kwargs) -> State:
+        return self._apply("add", value, **kwargs)
 
-    def multiply(self, value) -> State:
-        return self._apply("multiply", value)
+    def multiply(self, value, **kwargs) -> State:
+        return self._apply("multiply", value, **kwargs)
 
-    def min(self, value) -> State:
-        return self._apply("min", value)
+    def min(self, value, **kwargs) -> State:
+        return self._apply("min", value, **kwargs)
 
-    def max(self, value) -> State:
-        return self._apply("max", value)
+    def max(self, value, **kwargs) -> State:
+        return self._apply("max", value, **kwargs)
 
     def get(self):
         return self._state[self._var][self._index]

@@ -29,11 +29,29 @@ from .variable import Variable
 
 _DEFAULT = object()
 
+MSG_INTEGER_ARGUMENT = (
+    "{transform} cannot differentiate with respect to positional argument {i}, {what} of dtype {dtype}: "
+    "integer and boolean values are not differentiable. Pass a float instead (1.0 rather than 1, or "
+    "x.astype(jnp.float32)), or leave that argument out of argnums= (the default is argnums=0)."
+)
+
+MSG_TANGENT_SHAPE = (
+    "gk.jvp: the tangent for Variable {name} has shape {got}, but the Variable has shape {want}. A tangent "
+    "has its primal's shape: give wrt_tangents= the structure of wrt= with one tangent of shape {want} per "
+    "Variable, e.g. jnp.ones({want})."
+)
+
+MSG_TANGENT_DTYPE = (
+    "gk.jvp: the tangent for Variable {name} has dtype {got}, but the Variable has dtype {want}. A tangent "
+    "has its primal's dtype, and jax.jvp refuses any other rather than cast it: pass t.astype(jnp.{want}), "
+    "or a Python float."
+)
+
 
 class _Plan:
     """What one call differentiates: which arguments, which Variables, and how results nest."""
 
-    def __init__(self, transform: str, argnums, wrt, args, *, default_argnums=0, needs_float=True):
+    def __init__(self, transform: str, argnums, wrt, args, *, default_argnums=0, needs_float=True, float_args=False):
         self.transform = transform
         self.has_wrt = wrt is not None
         if argnums is _DEFAULT:
@@ -50,6 +68,9 @@ class _Plan:
                     "argument(s). Pass the arguments to differentiate positionally, or use wrt= for Variables."
                 )
         self.argnums = tuple(i % len(args) for i in self.argnums)
+        if float_args:
+            for i in self.argnums:
+                _check_float_argument(transform, i, args[i])
         if self.has_wrt:
             self.wrt_leaves, self.wrt_tree = flatten_variables(wrt)
             self.variables = unique(self.wrt_leaves)
@@ -121,6 +142,38 @@ class _Plan:
         return arg_result, wrt_result
 
 
+def _check_float_argument(transform: str, i: int, arg) -> None:
+    """Refuse an integer or boolean argument to differentiate, as jax.grad does, but saying what to do."""
+    for leaf in jax.tree_util.tree_leaves(arg):
+        try:
+            dtype = jnp.result_type(leaf)
+        except TypeError:
+            continue  # not an array at all: jax's own error says so
+        if not jnp.issubdtype(dtype, jnp.inexact):
+            what = f"a Python {type(leaf).__name__}" if isinstance(leaf, (bool, int)) else "an array"
+            raise _errors.GradkitTypeError(
+                MSG_INTEGER_ARGUMENT.format(transform=transform, i=i, what=what, dtype=dtype)
+            )
+
+
+def _wrt_tangent(var: Variable, tangent):
+    """``tangent`` for the entry value of ``var``: its shape and dtype checked, never cast across kinds."""
+    converted = jnp.asarray(tangent)
+    if isinstance(tangent, (float, complex, list, tuple)) and any(
+        jnp.issubdtype(converted.dtype, kind) and jnp.issubdtype(var.dtype, kind)
+        for kind in (jnp.floating, jnp.complexfloating)
+    ):
+        # A Python float has no precision of its own: it takes the Variable's, as in jax.jvp.
+        converted = converted.astype(var.dtype)
+    if converted.shape != var.shape:
+        raise _errors.GradkitValueError(
+            MSG_TANGENT_SHAPE.format(name=var._label(), got=converted.shape, want=var.shape)
+        )
+    if converted.dtype != var.dtype:
+        raise _errors.GradkitTypeError(MSG_TANGENT_DTYPE.format(name=var._label(), got=converted.dtype, want=var.dtype))
+    return converted
+
+
 def _check_scalar(transform):
     def check(out):
         shape = jnp.shape(out)
@@ -171,7 +224,7 @@ def value_and_grad(
     """
 
     def wrapper(*args, **kwargs):
-        plan = _Plan("gk.grad", argnums, wrt, args)
+        plan = _Plan("gk.grad", argnums, wrt, args, float_args=True)
         pure = plan.pure(fn, kwargs, has_aux, _check_scalar("gk.grad"))
         n = 1 + len(plan.argnums)
         (value, (aux, state)), grads = jax.value_and_grad(pure, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
@@ -210,7 +263,7 @@ def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, ret
 def _jacobian(jax_transform, name):
     def transform(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False):
         def wrapper(*args, **kwargs):
-            plan = _Plan(name, argnums, wrt, args)
+            plan = _Plan(name, argnums, wrt, args, float_args=True)
             pure = plan.pure(fn, kwargs, has_aux)
             n = 1 + len(plan.argnums)
             out_tree = []
@@ -298,12 +351,18 @@ def jvp(
     primals, tangents = tuple(primals), tuple(tangents)
     plan = _Plan("gk.jvp", tuple(range(len(primals))), wrt, primals)
     if wrt is not None:
-        t_leaves = plan.wrt_tree.flatten_up_to(wrt_tangents) if wrt_tangents is not None else None
-        if t_leaves is None:
+        if wrt_tangents is None:
             raise _errors.GradkitTypeError("gk.jvp: wrt= needs wrt_tangents= with the same structure.")
+        try:
+            t_leaves = plan.wrt_tree.flatten_up_to(wrt_tangents)
+        except (ValueError, TypeError) as e:
+            raise _errors.GradkitValueError(
+                f"gk.jvp: wrt_tangents= must have the structure of wrt= ({plan.wrt_tree}), one tangent per "
+                f"Variable, but it does not: {e}"
+            ) from None
         by_var = {}
         for v, t in zip(plan.wrt_leaves, t_leaves):
-            by_var[id(v)] = jnp.asarray(t, dtype=v.dtype)
+            by_var[id(v)] = _wrt_tangent(v, t)
         var_tangents = tuple(by_var[id(v)] for v in plan.variables)
     else:
         var_tangents = ()
@@ -349,13 +408,14 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None)
 
     Variables read inside are the same for every example (they are not batched). A
     function that assigns a Variable cannot be vectorised this way: use
-    ``jax.vmap(gk.functionalize(fn))`` over a batched State instead.
+    ``jax.vmap(gk.functionalize(fn))`` over a batched State instead. Keyword arguments
+    are mapped over their leading axis, as ``jax.vmap`` maps them.
     """
 
-    def run(*args):
+    def run(*args, **kwargs):
         frame = StateFrame(State._make((), ()), strict=False)
         with frame:
-            out = values_of(fn(*args))
+            out = values_of(fn(*args, **kwargs))
         if frame.assigned:
             var = next(iter(frame.assigned.values()))
             raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label()))

@@ -52,6 +52,78 @@ def _is_weak(x) -> bool:
     return bool(getattr(getattr(x, "aval", None), "weak_type", False))
 
 
+MSG_NOT_NUMERIC = (
+    "cannot assign {what} to Variable {name}, which holds an array of shape {shape} and dtype {dtype}: "
+    "it is not a number or an array of numbers ({why}). Assign a number, a nested list of numbers or an "
+    "array, e.g. jnp.zeros({shape}, jnp.{dtype})."
+)
+
+MSG_DELTA_SHAPE = (
+    "cannot {verb} a value of shape {got} {to} Variable {name} of shape {want}: the result would not have "
+    "the Variable's fixed shape {want}. Pass a value of shape {want}, or one that broadcasts to it (a scalar)."
+)
+
+MSG_SLICE_SHAPE = (
+    "cannot assign a value of shape {got} to the slice {index!r} of Variable {name}, which has shape "
+    "{want}. Pass a value of shape {want} (or one that broadcasts to it)."
+)
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+_PYTHON_VALUES = (bool, int, float, complex, list, tuple)
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"the str {value!r}"
+    return f"a value of type {type(value).__name__}"
+
+
+def _numeric_shape_dtype(value, name: str, shape, dtype) -> tuple[tuple[int, ...], Any]:
+    """The shape and dtype ``value`` has as an array, or a clear error if it is not numeric."""
+    try:
+        if isinstance(value, _PYTHON_SCALARS):
+            # No array is made: assign_add(1.0) in an eager loop stays as cheap as it was.
+            got_shape, got_dtype = (), np.dtype(jnp.result_type(value))
+        else:
+            got_shape, got_dtype = _shape_dtype(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise _errors.GradkitTypeError(
+            MSG_NOT_NUMERIC.format(what=_describe(value), name=name, shape=tuple(shape), dtype=np.dtype(dtype), why=why)
+        ) from None
+    if got_dtype.kind in "OSU":  # a NumPy array of objects or strings
+        raise _errors.GradkitTypeError(
+            MSG_NOT_NUMERIC.format(
+                what=f"an array of dtype {got_dtype}",
+                name=name,
+                shape=tuple(shape),
+                dtype=np.dtype(dtype),
+                why=f"dtype {got_dtype}",
+            )
+        )
+    return got_shape, got_dtype
+
+
+def _check_kind(got_dtype, dtype, name: str) -> None:
+    if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
+        raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
+
+
+def _cast(value, got_dtype, dtype):
+    """An already checked ``value`` as a strongly typed array of ``dtype``."""
+    if isinstance(value, _PYTHON_VALUES):
+        return jnp.asarray(value, dtype=dtype)
+    if isinstance(value, (np.ndarray, np.generic)):
+        # Copied now, as TensorFlow's assign copies: a later write into the NumPy array must
+        # not change the Variable (jnp.asarray may share a NumPy array's buffer on CPU).
+        return owned_array(value, dtype)
+    if got_dtype != dtype or _is_weak(value):
+        value = frames.apply(_astype, value, dtype)
+    return value
+
+
 def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     """``value`` as an array of exactly ``shape`` and ``dtype``, or a clear error.
 
@@ -60,26 +132,62 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     """
     if isinstance(value, Variable):
         value = value.value
-    is_python = isinstance(value, (bool, int, float, complex, list, tuple))
-    if is_python:
-        converted = jnp.asarray(value)
-        if not np.can_cast(converted.dtype, dtype, casting="same_kind"):
-            raise _errors.AssignmentError(
-                _errors.MSG_DTYPE_CHANGE.format(got=converted.dtype, name=name, want=np.dtype(dtype))
-            )
-        value = jnp.asarray(value, dtype=dtype)
-    got_shape, got_dtype = _shape_dtype(value)
+    got_shape, got_dtype = _numeric_shape_dtype(value, name, shape, dtype)
     if got_shape != tuple(shape):
         raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
-    if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
-        raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
-    if isinstance(value, (np.ndarray, np.generic)):
-        # Copied now, as TensorFlow's assign copies: a later write into the NumPy array must
-        # not change the Variable (jnp.asarray may share a NumPy array's buffer on CPU).
-        return owned_array(value, dtype)
-    if got_dtype != dtype or _is_weak(value):
-        value = frames.apply(_astype, value, dtype)
-    return value
+    _check_kind(got_dtype, dtype, name)
+    return _cast(value, got_dtype, dtype)
+
+
+def coerce_update(value, var: Variable, index):
+    """``value`` ready to be written into ``var[index]`` (by set, add, multiply, ...), or a clear error.
+
+    The rules of :func:`coerce_to`, except that the value need only broadcast to the
+    slice's shape: a slice assignment may not do what a whole assignment may not.
+    """
+    if isinstance(value, Variable):
+        value = value.value
+    name = var._label()
+    got_shape, got_dtype = _numeric_shape_dtype(value, name, var.shape, var.dtype)
+    _check_kind(got_dtype, var.dtype, name)
+    target = slice_shape(var, index)
+    try:
+        fits = np.broadcast_shapes(got_shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise _errors.AssignmentError(MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target))
+    return _cast(value, got_dtype, var.dtype)
+
+
+def check_delta(delta, var: Variable, verb: str):
+    """``delta`` as the operand of ``var + delta`` (``verb`` "add") or ``var - delta`` ("subtract").
+
+    Checked before any arithmetic, so a bad delta gets a clear error rather than jax's.
+    The result's dtype is checked by the assignment that follows.
+    """
+    if isinstance(delta, Variable):
+        delta = delta.value
+    name = var._label()
+    got_shape, _ = _numeric_shape_dtype(delta, name, var.shape, var.dtype)
+    try:
+        fits = np.broadcast_shapes(got_shape, var.shape) == var.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise _errors.AssignmentError(
+            MSG_DELTA_SHAPE.format(
+                verb=verb, got=got_shape, to="to" if verb == "add" else "from", name=name, want=var.shape
+            )
+        )
+    # Python lists have no arithmetic with arrays (array + [1.0] raises), but TensorFlow
+    # accepts them wherever a tensor is expected.
+    return jnp.asarray(delta) if isinstance(delta, (list, tuple)) else delta
+
+
+def slice_shape(var: Variable, index) -> tuple[int, ...]:
+    """The shape of ``var[index]``."""
+    return tuple(jax.eval_shape(lambda x: x[index], jax.ShapeDtypeStruct(var.shape, var.dtype)).shape)
 
 
 def _scatter(current, index, update, how):
@@ -170,11 +278,13 @@ class Variable(ValueOperators):
 
     def assign_add(self, delta) -> Variable:
         """``v.assign(v + delta)``."""
-        return self.assign(self._read_value() + _plain(delta))
+        delta = check_delta(delta, self, "add")
+        return self.assign(self._read_value() + delta)
 
     def assign_sub(self, delta) -> Variable:
         """``v.assign(v - delta)``."""
-        return self.assign(self._read_value() - _plain(delta))
+        delta = check_delta(delta, self, "subtract")
+        return self.assign(self._read_value() - delta)
 
     def __getitem__(self, index) -> VariableSlice:
         return VariableSlice(self, index)
@@ -203,19 +313,6 @@ class Variable(ValueOperators):
         return f"<gk.Variable '{self._name}' shape={self._shape} dtype={self._dtype}, value={shown}>"
 
 
-def _plain(x):
-    """An operand as a value: a Variable's current value, a nested list as an array.
-
-    Python lists have no arithmetic with arrays (``array + [1.0]`` raises), but TensorFlow
-    accepts them wherever a tensor is expected, so ``v.assign_add([1.0, 2.0])`` must too.
-    """
-    if isinstance(x, Variable):
-        return x.value
-    if isinstance(x, (list, tuple)):
-        return jnp.asarray(x)
-    return x
-
-
 class VariableSlice(ValueOperators):
     """``v[index]``: reads as the sliced value; ``.assign(p)`` writes ``p`` into that slice.
 
@@ -234,9 +331,7 @@ class VariableSlice(ValueOperators):
 
     @property
     def shape(self):
-        return tuple(
-            jax.eval_shape(lambda x: x[self._index], jax.ShapeDtypeStruct(self._var.shape, self._var.dtype)).shape
-        )
+        return slice_shape(self._var, self._index)
 
     @property
     def dtype(self):
@@ -244,24 +339,9 @@ class VariableSlice(ValueOperators):
 
     def _update(self, update, how: str) -> Variable:
         var = self._var
-        update = _plain(update)
-        target = self.shape
-        _, update_dtype = _shape_dtype(update)
-        if not isinstance(update, (bool, int, float, complex)) and not np.can_cast(
-            update_dtype, var.dtype, "same_kind"
-        ):
-            raise _errors.AssignmentError(
-                _errors.MSG_DTYPE_CHANGE.format(got=update_dtype, name=var._label(), want=np.dtype(var.dtype))
-            )
-        update_shape, _ = _shape_dtype(update)
-        try:
-            np.broadcast_shapes(update_shape, target)
-        except ValueError:
-            raise _errors.AssignmentError(
-                f"cannot assign a value of shape {update_shape} to the slice {self._index!r} of Variable "
-                f"{var._label()}, which has shape {target}. Pass a value of shape {target} (or one that "
-                "broadcasts to it)."
-            ) from None
+        update = coerce_update(update, var, self._index)
+        if how == "subtract":
+            update, how = -update, "add"
         new = frames.apply(_scatter, var._read_value(), self._index, update, how)
         return var.assign(new)
 
@@ -273,7 +353,7 @@ class VariableSlice(ValueOperators):
         return self._update(delta, "add")
 
     def assign_sub(self, delta) -> Variable:
-        return self._update(-_plain(delta), "add")
+        return self._update(delta, "subtract")
 
     def __getitem__(self, index):
         return self._read_value()[index]
