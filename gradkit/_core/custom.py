@@ -37,10 +37,14 @@ class _ReadRecorder(frames.Frame):
 def custom_gradient(f: Callable | None = None) -> Callable:
     """Give ``f`` a gradient of your choosing (TensorFlow's ``tf.custom_gradient``).
 
-    ``f(*inputs)`` returns ``(y, grad_fn)``. ``grad_fn(dy)`` returns the gradient for
-    each input (a single value when there is one input). If ``f`` reads Variables,
-    ``grad_fn`` must accept ``variables=`` and return ``(input_grads, variable_grads)``,
-    one variable gradient per Variable in the order given. Built on ``jax.custom_vjp``.
+    ``f(*inputs, **kwargs)`` returns ``(y, grad_fn)``. ``grad_fn(*dys)`` takes one upstream
+    gradient per output of ``f`` (``grad_fn(dy)`` for a single output) and returns the
+    gradient for each input (a single value when there is one input); keyword arguments are
+    not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
+    return ``(input_grads, variable_grads)``, one variable gradient per Variable in the order
+    given. Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
+    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), and a
+    gradient returned as None counts as zeros.
 
     >>> import gradkit as gk, jax, jax.numpy as jnp
     >>> @gk.custom_gradient
@@ -53,13 +57,46 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     """
     if f is None:
         return custom_gradient
+    # One custom_vjp function per argument signature: a tape records the same op for every
+    # call, so a training step that uses f compiles once.
+    built: dict = {}
 
     @functools.wraps(f)
-    def wrapper(*args):
-        variables = _variables_read(f, args)
-        return frames.apply(_build(f, variables), tuple(v.value for v in variables), *args)
+    def wrapper(*args, **kwargs):
+        fk = functools.partial(f, **kwargs) if kwargs else f
+        try:
+            key = (tuple(_signature(a) for a in args), tuple(sorted(kwargs.items())))
+            hash(key)
+        except TypeError:  # an unhashable keyword argument: build afresh
+            key = None
+        entry = built.get(key) if key is not None else None
+        if entry is None:
+            variables = _variables_read(fk, args)
+            entry = (variables, _build(fk, variables))
+            if key is not None:
+                if len(built) >= _BUILT_PER_FUNCTION:
+                    built.pop(next(iter(built)))
+                built[key] = entry
+        variables, call = entry
+        return frames.apply(call, tuple(v.value for v in variables), *args)
 
     return wrapper
+
+
+_BUILT_PER_FUNCTION = 64
+
+# Raised when traced code needs a concrete value (bool(x), int(x), np.asarray(x), ...).
+_CONCRETE_VALUE_NEEDED = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
+def _signature(a) -> tuple:
+    shape = tuple(getattr(a, "shape", ()))
+    dtype = getattr(a, "dtype", None)
+    return (shape, str(dtype) if dtype is not None else type(a).__name__)
 
 
 def _variables_read(f, args) -> list[Variable]:
@@ -74,7 +111,15 @@ def _variables_read(f, args) -> list[Variable]:
         jax.ShapeDtypeStruct(getattr(a, "shape", ()), getattr(a, "dtype", None) or jax.numpy.result_type(a))
         for a in args
     ]
-    jax.eval_shape(probe, *shapes)
+    try:
+        jax.eval_shape(probe, *shapes)
+    except _CONCRETE_VALUE_NEEDED as e:
+        raise _errors.GradkitTypeError(
+            "a function decorated with custom_gradient is traced with abstract values to build its "
+            "jax.custom_vjp, so it cannot branch or loop in Python on its inputs' values (or call "
+            ".numpy() on them). Use jnp.where / jax.lax.cond / jax.lax.fori_loop inside it, or compute "
+            "the branch outside and pass it in as a keyword argument."
+        ) from e
     return list(recorder.seen.values())
 
 
@@ -118,7 +163,7 @@ def _grad_caller(grad_fn, variables):
     def caller(dy):
         if variables:
             try:
-                result = grad_fn(dy, variables=list(variables))
+                result = grad_fn(*jax.tree_util.tree_leaves(dy), variables=list(variables))
             except TypeError as e:
                 if "variables" not in str(e):
                     raise
@@ -130,7 +175,7 @@ def _grad_caller(grad_fn, variables):
                 ) from None
             input_grads, var_grads = result
             return input_grads, [values_of(g) for g in var_grads]
-        return grad_fn(dy), []
+        return grad_fn(*jax.tree_util.tree_leaves(dy)), []
 
     return caller
 
