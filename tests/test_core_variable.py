@@ -204,3 +204,17 @@ def test_pending_value_made_concrete_inside_a_trace():
     pending, seen = _Pending(jnp.array(2.0)), []
     jax.jit(lambda x: seen.append(frames.concrete(pending)) or x)(1.0)
     assert isinstance(seen[0], jax.Array) and float(seen[0]) == 6.0
+
+
+def test_a_slice_reads_as_the_value_when_it_was_taken_and_assigns_into_the_current_one():
+    v = gk.Variable(jnp.array([1.0, 2.0, 3.0]))
+    first = v[0]  # TensorFlow's v[0] is a snapshot: a later assignment does not change it
+    v.assign(jnp.array([5.0, 6.0, 7.0]))
+    assert float(first + 0.0) == 1.0
+    snapshots = []
+    for _ in range(3):
+        snapshots.append(v[:2])
+        v.assign_add(jnp.ones(3))
+    assert [np.asarray(s + 0.0).tolist() for s in snapshots] == [[5.0, 6.0], [6.0, 7.0], [7.0, 8.0]]
+    v[1:].assign(jnp.zeros(2))  # into the current value [8, 9, 10]
+    np.testing.assert_array_equal(np.asarray(v.value), [8.0, 0.0, 0.0])

@@ -575,3 +575,12 @@ def test_explain_a_watched_array():
         idx = gnp.argmax(vals)
     assert tape.explain(vals, xs).startswith("connected:")
     assert "integer or boolean result" in tape.explain(idx, xs)
+
+
+def test_a_slice_of_a_variable_as_a_gradient_target():
+    v = gk.Variable(np.array([1.0, 2.0, 3.0], np.float32))
+    with gk.GradientTape(persistent=True) as tape:
+        tail = v[1:]
+        both = [v[0], v[0] * 2.0]
+    close(tape.gradient(tail, v), [0.0, 1.0, 1.0])
+    close(tape.gradient(both, v), [3.0, 0.0, 0.0])

@@ -316,18 +316,27 @@ class Variable(ValueOperators):
 class VariableSlice(ValueOperators):
     """``v[index]``: reads as the sliced value; ``.assign(p)`` writes ``p`` into that slice.
 
-    Basic and advanced indexing follow ``jax.numpy`` (``x.at[index].set(p)``); the value
-    written must broadcast to the slice's shape.
+    As in TensorFlow, the value is the Variable's value when the slice was taken (a later
+    assignment to the Variable does not change it), while ``assign`` writes into the
+    Variable's current value. Basic and advanced indexing follow ``jax.numpy``
+    (``x.at[index].set(p)``); the value written must broadcast to the slice's shape.
     """
 
-    __slots__ = ("_var", "_index")
+    __slots__ = ("_var", "_index", "_base", "_sliced")
 
     def __init__(self, var: Variable, index):
         self._var = var
         self._index = index
+        self._base = var._read_value()
+        # Under a frame (a recording tape, a transform) the slice is taken now, where it is
+        # recorded, so it is a tensor of that frame even when used after it; otherwise only
+        # when used (a slice taken to be assigned is never computed).
+        self._sliced = None if frames.idle() else self._base[index]
 
     def _read_value(self):
-        return self._var._read_value()[self._index]
+        if self._sliced is None:
+            self._sliced = self._base[self._index]
+        return self._sliced
 
     @property
     def shape(self):

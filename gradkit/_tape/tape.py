@@ -219,6 +219,8 @@ class GradientTape:
 
     def _target_ref(self, t):
         """(node, index) of a recorded target in this tape's session, or None."""
+        if not isinstance(t, (Variable, Tensor)) and hasattr(t, "_read_value"):
+            t = t._read_value()  # a slice of a Variable: the value it was taken as
         if isinstance(t, Variable):
             s = self._session
             if s is not None and graph.local.session is s:
