@@ -90,3 +90,54 @@ MSG_TRANSFORM_UNDER_TAPE = (
     "an outer tape would lose this derivative. Inside a tape, take derivatives with tapes (tape.gradient, "
     "nested tapes for higher order, gk.ForwardAccumulator); or call {transform} outside the 'with tape:' block."
 )
+
+MSG_TRACER_INTO_LIVE_VARIABLE = (
+    "Variable {name} was assigned a traced value inside a jax transform (jax.jit, jax.vmap, "
+    "lax.fori_loop/scan/while_loop/cond, ...) that no gradkit transform wraps: the live Variable would keep "
+    "a tracer, which is invalid once that transform returns. The Variable is unchanged. Use gk.jit instead of "
+    "jax.jit (it passes the Variables in and writes the assignments back after each call), or return the new "
+    "value from the traced function and assign it outside, or thread the values through a gk.State "
+    "(jax.jit(gk.functionalize(fn)) returns the new State; call .commit() on it)."
+)
+
+MSG_TRACER_FROM_INNER_TRANSFORM = (
+    "Variable {name} was assigned inside a jax transform or control-flow body (lax.fori_loop, lax.scan, "
+    "lax.while_loop, lax.cond, jax.vmap, jax.jit, jax.checkpoint, ...) nested in the gradkit transform that "
+    "holds it: the value is traced by that inner transform and would leak out of it. Carry the value "
+    "through the body instead (pass w.value in as the carry, return the new value, assign it after the "
+    "loop), or make the body pure: gk.functionalize(body) and carry a gk.State."
+)
+
+MSG_INTEGER_ARGUMENT = (
+    "{transform} cannot differentiate with respect to positional argument {i}, {what} of dtype {dtype}: "
+    "integer and boolean values are not differentiable. Pass a float instead (1.0 rather than 1, or "
+    "x.astype(jnp.float32)), or leave that argument out of argnums= (the default is argnums=0)."
+)
+
+MSG_TANGENT_SHAPE = (
+    "gk.jvp: the tangent for Variable {name} has shape {got}, but the Variable has shape {want}. A tangent "
+    "has its primal's shape: give wrt_tangents= the structure of wrt= with one tangent of shape {want} per "
+    "Variable, e.g. jnp.ones({want})."
+)
+
+MSG_TANGENT_DTYPE = (
+    "gk.jvp: the tangent for Variable {name} has dtype {got}, but the Variable has dtype {want}. A tangent "
+    "has its primal's dtype, and jax.jvp refuses any other rather than cast it: pass t.astype(jnp.{want}), "
+    "or a Python float."
+)
+
+MSG_NOT_NUMERIC = (
+    "cannot assign {what} to Variable {name}, which holds an array of shape {shape} and dtype {dtype}: "
+    "it is not a number or an array of numbers ({why}). Assign a number, a nested list of numbers or an "
+    "array, e.g. jnp.zeros({shape}, jnp.{dtype})."
+)
+
+MSG_DELTA_SHAPE = (
+    "cannot {verb} a value of shape {got} {to} Variable {name} of shape {want}: the result would not have "
+    "the Variable's fixed shape {want}. Pass a value of shape {want}, or one that broadcasts to it (a scalar)."
+)
+
+MSG_SLICE_SHAPE = (
+    "cannot assign a value of shape {got} to the slice {index!r} of Variable {name}, which has shape "
+    "{want}. Pass a value of shape {want} (or one that broadcasts to it)."
+)

@@ -21,23 +21,6 @@ from jax.extend.core import get_opaque_trace_state
 
 from .. import _errors
 
-MSG_TRACER_INTO_LIVE_VARIABLE = (
-    "Variable {name} was assigned a traced value inside a jax transform (jax.jit, jax.vmap, "
-    "lax.fori_loop/scan/while_loop/cond, ...) that no gradkit transform wraps: the live Variable would keep "
-    "a tracer, which is invalid once that transform returns. The Variable is unchanged. Use gk.jit instead of "
-    "jax.jit (it passes the Variables in and writes the assignments back after each call), or return the new "
-    "value from the traced function and assign it outside, or thread the values through a gk.State "
-    "(jax.jit(gk.functionalize(fn)) returns the new State; call .commit() on it)."
-)
-
-MSG_TRACER_FROM_INNER_TRANSFORM = (
-    "Variable {name} was assigned inside a jax transform or control-flow body (lax.fori_loop, lax.scan, "
-    "lax.while_loop, lax.cond, jax.vmap, jax.jit, jax.checkpoint, ...) nested in the gradkit transform that "
-    "holds it: the value is traced by that inner transform and would leak out of it. Carry the value "
-    "through the body instead (pass w.value in as the carry, return the new value, assign it after the "
-    "loop), or make the body pure: gk.functionalize(body) and carry a gk.State."
-)
-
 
 class Frame:
     """Intercepts Variable reads and assignments while it is on the stack."""
@@ -136,7 +119,7 @@ def assign_below(frame: Frame, var, value) -> None:
 def set_live(var, value) -> None:
     """Replace the live value of ``var``, which outlives any jax trace, so never with a tracer."""
     if isinstance(value, jax.core.Tracer):
-        raise _errors.AssignmentError(MSG_TRACER_INTO_LIVE_VARIABLE.format(name=var._label()))
+        raise _errors.AssignmentError(_errors.MSG_TRACER_INTO_LIVE_VARIABLE.format(name=var._label()))
     var._value = value
 
 
@@ -153,7 +136,7 @@ def check_same_trace(var, value, token) -> None:
     belongs to that inner trace and would outlive it in the frame.
     """
     if isinstance(value, jax.core.Tracer) and trace_state() != token:
-        raise _errors.AssignmentError(MSG_TRACER_FROM_INNER_TRANSFORM.format(name=var._label()))
+        raise _errors.AssignmentError(_errors.MSG_TRACER_FROM_INNER_TRANSFORM.format(name=var._label()))
 
 
 class Suspend(Frame):

@@ -29,24 +29,6 @@ from .variable import Variable
 
 _DEFAULT = object()
 
-MSG_INTEGER_ARGUMENT = (
-    "{transform} cannot differentiate with respect to positional argument {i}, {what} of dtype {dtype}: "
-    "integer and boolean values are not differentiable. Pass a float instead (1.0 rather than 1, or "
-    "x.astype(jnp.float32)), or leave that argument out of argnums= (the default is argnums=0)."
-)
-
-MSG_TANGENT_SHAPE = (
-    "gk.jvp: the tangent for Variable {name} has shape {got}, but the Variable has shape {want}. A tangent "
-    "has its primal's shape: give wrt_tangents= the structure of wrt= with one tangent of shape {want} per "
-    "Variable, e.g. jnp.ones({want})."
-)
-
-MSG_TANGENT_DTYPE = (
-    "gk.jvp: the tangent for Variable {name} has dtype {got}, but the Variable has dtype {want}. A tangent "
-    "has its primal's dtype, and jax.jvp refuses any other rather than cast it: pass t.astype(jnp.{want}), "
-    "or a Python float."
-)
-
 
 class _Plan:
     """What one call differentiates: which arguments, which Variables, and how results nest."""
@@ -152,7 +134,7 @@ def _check_float_argument(transform: str, i: int, arg) -> None:
         if not jnp.issubdtype(dtype, jnp.inexact):
             what = f"a Python {type(leaf).__name__}" if isinstance(leaf, (bool, int)) else "an array"
             raise _errors.GradkitTypeError(
-                MSG_INTEGER_ARGUMENT.format(transform=transform, i=i, what=what, dtype=dtype)
+                _errors.MSG_INTEGER_ARGUMENT.format(transform=transform, i=i, what=what, dtype=dtype)
             )
 
 
@@ -167,10 +149,12 @@ def _wrt_tangent(var: Variable, tangent):
         converted = converted.astype(var.dtype)
     if converted.shape != var.shape:
         raise _errors.GradkitValueError(
-            MSG_TANGENT_SHAPE.format(name=var._label(), got=converted.shape, want=var.shape)
+            _errors.MSG_TANGENT_SHAPE.format(name=var._label(), got=converted.shape, want=var.shape)
         )
     if converted.dtype != var.dtype:
-        raise _errors.GradkitTypeError(MSG_TANGENT_DTYPE.format(name=var._label(), got=converted.dtype, want=var.dtype))
+        raise _errors.GradkitTypeError(
+            _errors.MSG_TANGENT_DTYPE.format(name=var._label(), got=converted.dtype, want=var.dtype)
+        )
     return converted
 
 

@@ -52,22 +52,6 @@ def _is_weak(x) -> bool:
     return bool(getattr(getattr(x, "aval", None), "weak_type", False))
 
 
-MSG_NOT_NUMERIC = (
-    "cannot assign {what} to Variable {name}, which holds an array of shape {shape} and dtype {dtype}: "
-    "it is not a number or an array of numbers ({why}). Assign a number, a nested list of numbers or an "
-    "array, e.g. jnp.zeros({shape}, jnp.{dtype})."
-)
-
-MSG_DELTA_SHAPE = (
-    "cannot {verb} a value of shape {got} {to} Variable {name} of shape {want}: the result would not have "
-    "the Variable's fixed shape {want}. Pass a value of shape {want}, or one that broadcasts to it (a scalar)."
-)
-
-MSG_SLICE_SHAPE = (
-    "cannot assign a value of shape {got} to the slice {index!r} of Variable {name}, which has shape "
-    "{want}. Pass a value of shape {want} (or one that broadcasts to it)."
-)
-
 _PYTHON_SCALARS = (bool, int, float, complex)
 _PYTHON_VALUES = (bool, int, float, complex, list, tuple)
 
@@ -91,11 +75,13 @@ def _numeric_shape_dtype(value, name: str, shape, dtype) -> tuple[tuple[int, ...
     except (TypeError, ValueError, OverflowError) as e:
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise _errors.GradkitTypeError(
-            MSG_NOT_NUMERIC.format(what=_describe(value), name=name, shape=tuple(shape), dtype=np.dtype(dtype), why=why)
+            _errors.MSG_NOT_NUMERIC.format(
+                what=_describe(value), name=name, shape=tuple(shape), dtype=np.dtype(dtype), why=why
+            )
         ) from None
     if got_dtype.kind in "OSU":  # a NumPy array of objects or strings
         raise _errors.GradkitTypeError(
-            MSG_NOT_NUMERIC.format(
+            _errors.MSG_NOT_NUMERIC.format(
                 what=f"an array of dtype {got_dtype}",
                 name=name,
                 shape=tuple(shape),
@@ -156,7 +142,9 @@ def coerce_update(value, var: Variable, index):
     except ValueError:
         fits = False
     if not fits:
-        raise _errors.AssignmentError(MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target))
+        raise _errors.AssignmentError(
+            _errors.MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target)
+        )
     return _cast(value, got_dtype, var.dtype)
 
 
@@ -176,7 +164,7 @@ def check_delta(delta, var: Variable, verb: str):
         fits = False
     if not fits:
         raise _errors.AssignmentError(
-            MSG_DELTA_SHAPE.format(
+            _errors.MSG_DELTA_SHAPE.format(
                 verb=verb, got=got_shape, to="to" if verb == "add" else "from", name=name, want=var.shape
             )
         )
