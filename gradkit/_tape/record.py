@@ -267,6 +267,13 @@ def _recorded_by(mask: int, any_float: bool, session) -> tuple[int, tuple | None
 # Functions that cut every tape's path by design, and how explain() names them.
 _CUTS = {jax.lax.stop_gradient: "stop_gradient"}
 
+
+def cut_by_design(fn, name: str) -> None:
+    """Record ``fn`` as an op that cuts every tape's path, as ``stop_gradient`` does (a
+    gradient through it is None); ``explain`` names the cut ``name``."""
+    _CUTS[fn] = name
+
+
 # Elementwise functions whose every operand may be an array: a Python float or complex
 # argument of one (``gnp.multiply(beta, kl)``, ``gnp.clip(t, lo, hi)``) is a runtime value of
 # the program, as an operator's float operand is. Other functions' non-array arguments stay

@@ -21,7 +21,7 @@ gk.Tensor(6., shape=(), dtype=float32)
 from gradkit._tape.tensor import Tensor as Tensor
 from gradkit.nn.module import Module as Module
 
-from . import _array, _autodiff, _custom, _linalg, _math, _nest, _nn, _random, _saved_model
+from . import _array, _autodiff, _convert, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
 from . import _dtypes as dtypes
 from . import _keras as keras
 from ._array import (
@@ -58,17 +58,23 @@ from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
 from ._function import TensorSpec, function
+from ._indexing import broadcast_to, gather_nd, newaxis, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     abs,
+    acos,
     add,
     add_n,
     argmax,
+    asin,
+    atan,
+    clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
     cos,
     divide,
     einsum,
     exp,
+    floor,
     log,
     matmul,
     maximum,
@@ -96,6 +102,8 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     tensordot,
 )
 from ._namespace import Namespace, missing
+from ._ordering import argsort, cumsum, reverse, sort
+from ._scatter import IndexedSlices, tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_update
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
 
@@ -105,14 +113,26 @@ _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
     "reciprocal real imag conj erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
-    "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp argmax add_n"
+    "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
+    "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid"
 ).split()
-math = Namespace("gradkit.tf.math", **{n: getattr(_math, n) for n in _MATH_NAMES})
+_ORDERING_NAMES = "cumsum cumprod top_k".split()
+math = Namespace(
+    "gradkit.tf.math",
+    **{n: getattr(_math, n) for n in _MATH_NAMES},
+    **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
+)
 
 
 def _public(module) -> dict:
-    """Every public callable of one of gradkit.tf's modules."""
-    return {n: getattr(module, n) for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))}
+    """Every public callable of one of gradkit.tf's modules (not the helpers it imports from _convert)."""
+    return {
+        n: getattr(module, n)
+        for n in dir(module)
+        if not n.startswith("_")
+        and callable(getattr(module, n))
+        and getattr(getattr(module, n), "__module__", None) != _convert.__name__
+    }
 
 
 nn = Namespace("gradkit.tf.nn", **_public(_nn))
@@ -138,7 +158,7 @@ saved_model = Namespace(
 )
 experimental = Namespace("gradkit.tf.experimental")
 
-del _array, _custom, _linalg, _math, _nest, _nn, _random, _saved_model
+del _array, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
 
 
 def __getattr__(name):

@@ -23,6 +23,12 @@ def as_dtype(dtype):
     return np.dtype(dtype)
 
 
+def __getattr__(name):
+    from ._namespace import missing
+
+    raise AttributeError(missing("gradkit.tf.dtypes", name))
+
+
 __all__ = [
     "float16",
     "float32",

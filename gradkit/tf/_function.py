@@ -1,9 +1,11 @@
 """``tf.function`` on ``gk.jit``, and ``tf.TensorSpec``.
 
-Arguments that are arrays, tensors or Python floats are traced; Python ints, bools,
-strings, None, Variables and other objects are static (TensorFlow retraces on them too),
-so ``if training:`` and ``for i in range(n):`` work and a Variable argument can be
-assigned. A loop of same-shaped calls compiles once.
+Arguments that are arrays, tensors or Python floats (also inside nested lists, tuples and
+dicts) are traced, and the function sees them as ``gk.Tensor``s, so a tape inside it records
+their Python operators. Python ints, bools, strings, None, Variables and other objects are
+static (TensorFlow retraces on them too), so ``if training:`` and ``for i in range(n):`` work
+and a Variable argument can be assigned. A loop of same-shaped calls compiles once. There is
+no autograph: Python control flow on a tensor's value raises a clear error.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import weakref
 import jax
 import numpy as np
 
+from gradkit import _errors
 from gradkit._core.jit import jit as _gk_jit
 from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
 from . import _dtypes
-from ._convert import TensorShape, wrap
+from ._convert import TensorShape, convert, wrap
 
 
 class TensorSpec:
@@ -70,47 +73,141 @@ def _is_traced(x) -> bool:
     return isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic, float, complex))
 
 
+def _is_leaf(x) -> bool:
+    # A Variable is a handle (static), not the array jax would flatten it to.
+    return isinstance(x, (Tensor, Variable))
+
+
 def _plain(x):
     # With no tape recording, pass a Tensor's value: gk.jit retraces once more on the
-    # second call when given gk.Tensor arguments (see the report); under a tape the Tensor
-    # must stay, so that the tape records the call.
+    # second call when given gk.Tensor arguments; under a tape the Tensor must stay, so
+    # that the tape records the call.
     if isinstance(x, Tensor) and _graph.local.session is None:
         return x.__gradkit_value__()
     return x
 
 
-def _unstatic(x):
-    return x.value if isinstance(x, _Static) else x
+class _Layout:
+    """Where the traced leaves go among the arguments: the static part of one call."""
+
+    __slots__ = ("treedef", "statics", "_hash")
+
+    def __init__(self, treedef, statics: tuple):
+        self.treedef = treedef
+        self.statics = statics  # _Static per static leaf, None where a traced leaf goes
+        self._hash = hash((treedef, statics))
+
+    def __eq__(self, other):
+        return isinstance(other, _Layout) and self.treedef == other.treedef and self.statics == other.statics
+
+    def __hash__(self):
+        return self._hash
+
+    def rebuild(self, traced):
+        it = iter(traced)
+        # Traced arguments arrive as tracers; as gk.Tensors their Python operators
+        # (x * x, x[0]) are recorded by a tape inside the function, as in TensorFlow.
+        leaves = [Tensor.concrete(next(it)) if s is None else s.value for s in self.statics]
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+
+# What jax raises when Python needs a concrete value of a traced one
+# (TracerBoolConversionError is a ConcretizationTypeError).
+_TRACER_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+_MSG_CONTROL_FLOW = (
+    "{fn} needed the value of a tensor while being traced ({kind}): Python control flow on a tensor "
+    "(`if`, `while`, `for ... in tf.range(n)`) or bool(), int(), float(), .numpy() of one. "
+    "gradkit's tf.function traces the function once with jax.jit and has no autograph: it does "
+    "not convert Python control flow on tensor values. Use tf.where(cond, x, y) to choose values, "
+    "gk.lift(jax.lax.cond) or gk.lift(jax.lax.fori_loop) for a traced branch or loop, pass the value "
+    "as a Python int/bool argument (static: one trace per value), or call the function without "
+    "@tf.function (eager, where Python control flow works as in TensorFlow)."
+)
+
+_MSG_SIGNATURE = (
+    "{fn} was called with {got} where its input_signature expects {spec}. Pass a value of that "
+    "dtype and a compatible shape (tf.cast(x, {dtype}) to convert the dtype), or widen the "
+    "input_signature (None for an unknown dimension)."
+)
+
+
+def _fits(shape, spec_shape) -> bool:
+    if spec_shape is None:
+        return True
+    return len(shape) == len(spec_shape) and all(d == -1 or d == s for s, d in zip(shape, spec_shape))
+
+
+def _bind(fn_name, spec, x):
+    """``x`` as ``spec`` asks: Python values converted to its dtype, tensors checked."""
+    if not isinstance(spec, TensorSpec):
+        return x
+    if isinstance(x, (Tensor, Variable, jax.Array, np.ndarray)):
+        if np.dtype(x.dtype) != spec.dtype or not _fits(tuple(x.shape), spec.shape):
+            got = f"shape={tuple(x.shape)} dtype={np.dtype(x.dtype).name}"
+            raise _errors.GradkitTypeError(
+                _MSG_SIGNATURE.format(fn=fn_name, got=got, spec=spec, dtype=f"tf.{spec.dtype.name}")
+            )
+        return x.value if isinstance(x, Variable) else x
+    out = convert(x, spec.dtype)
+    if not _fits(tuple(out.shape), spec.shape):
+        got = f"shape={tuple(out.shape)}"
+        raise _errors.GradkitTypeError(
+            _MSG_SIGNATURE.format(fn=fn_name, got=got, spec=spec, dtype=f"tf.{spec.dtype.name}")
+        )
+    return out
 
 
 class Function:
-    """A ``tf.function``: call it like the original; ``python_function`` is the original."""
+    """A ``tf.function``: call it like the original; ``python_function`` is the original.
+
+    Arguments may be nested lists, tuples and dicts: their tensor and float leaves are
+    traced, the other leaves are static.
+    """
 
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, **options):
         self.python_function = fn
-        self.input_signature = input_signature
-        self._compiled: dict = {}
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self._compiled = _gk_jit(self._run, static_argnums=0)
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, fn)
 
-    def _run(self, *args, **kwargs):
-        return self.python_function(*[_unstatic(a) for a in args], **{k: _unstatic(v) for k, v in kwargs.items()})
+    def _run(self, layout: _Layout, *traced):
+        args, kwargs = layout.rebuild(traced)
+        try:
+            return self.python_function(*args, **kwargs)
+        except _TRACER_ERRORS as e:
+            name = getattr(self.python_function, "__qualname__", repr(self.python_function))
+            raise _errors.GradkitTypeError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
 
     def __call__(self, *args, **kwargs):
-        static_pos = tuple(i for i, a in enumerate(args) if not _is_traced(a))
-        static_kw = tuple(sorted(k for k, a in kwargs.items() if not _is_traced(a)))
-        key = (static_pos, static_kw)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            compiled = self._compiled[key] = _gk_jit(self._run, static_argnums=static_pos, static_argnames=static_kw)
-        args = tuple(_Static(a) if i in static_pos else _plain(a) for i, a in enumerate(args))
-        kwargs = {k: _Static(v) if k in static_kw else _plain(v) for k, v in kwargs.items()}
-        return wrap(compiled(*args, **kwargs))
+        if self.input_signature is not None:
+            name = getattr(self.python_function, "__qualname__", "the function")
+            if kwargs or len(args) != len(self.input_signature):
+                raise _errors.GradkitTypeError(
+                    f"{name} has an input_signature of {len(self.input_signature)} TensorSpecs but was called "
+                    f"with {len(args)} positional and {len(kwargs)} keyword arguments. Pass exactly one "
+                    "positional argument per TensorSpec."
+                )
+            args = jax.tree_util.tree_map(
+                functools.partial(_bind, name),
+                tuple(self.input_signature),
+                tuple(args),
+                is_leaf=lambda s: isinstance(s, TensorSpec),
+            )
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+        traced = [_plain(x) for x in leaves if _is_traced(x)]
+        layout = _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves))
+        return wrap(self._compiled(layout, *traced))
 
     @property
     def trace_count(self) -> int:
         """How many times the Python function was traced (all argument kinds together)."""
-        return sum(c.trace_count for c in self._compiled.values())
+        return self._compiled.trace_count
 
     def __get__(self, instance, owner=None):
         if instance is None:

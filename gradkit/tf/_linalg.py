@@ -1,8 +1,10 @@
-"""``tf.linalg``: solve, matmul, norm, diag, inv, det, ..."""
+"""``tf.linalg``: solve, matmul, norm, diag, inv, det, slogdet, eigh, qr, triangular_solve, band_part, ..."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import jax.scipy.linalg  # noqa: F401  (jax.scipy.linalg.solve_triangular)
 
 from . import _math
 from ._convert import call, convert
@@ -67,3 +69,77 @@ def _matvec(a, b, transpose, conjugate):
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
     """``tf.linalg.matvec``: ``a @ b`` for a (batched) matrix ``a`` and vector ``b``."""
     return call(_matvec, convert(a), convert(b), transpose=bool(transpose_a or adjoint_a), conjugate=bool(adjoint_a))
+
+
+def _slogdet(x):
+    return tuple(jnp.linalg.slogdet(x))
+
+
+def slogdet(input, name=None):  # noqa: A002
+    """``(sign, log|det|)`` of a (batched) square matrix."""
+    return tuple(call(_slogdet, convert(input)))
+
+
+def _lower_hermitian(a):
+    # TensorFlow's eigh reads only the lower triangle, so its gradient is lower triangular.
+    lower = jnp.tril(a)
+    return lower + jnp.conj(jnp.swapaxes(jnp.tril(a, -1), -1, -2))
+
+
+def _eigh(a):
+    e, v = jnp.linalg.eigh(_lower_hermitian(a), symmetrize_input=False)
+    return e, v
+
+
+def eigh(tensor, name=None):
+    """``(eigenvalues, eigenvectors)`` of a self-adjoint matrix, from its lower triangle."""
+    return tuple(call(_eigh, convert(tensor)))
+
+
+def eigvalsh(tensor, name=None):
+    return eigh(tensor)[0]
+
+
+def _qr(a, full_matrices):
+    q, r = jnp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    return q, r
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002
+    """``(q, r)`` with ``q`` orthonormal and ``r`` upper triangular."""
+    return tuple(call(_qr, convert(input), full_matrices=bool(full_matrices)))
+
+
+def _triangular_solve(a, b, lower, adjoint):
+    return jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0)
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    """Solve ``matrix @ x = rhs`` (``adjoint``: ``matrix^H @ x = rhs``), reading one triangle of ``matrix``."""
+    return call(_triangular_solve, convert(matrix), convert(rhs), lower=bool(lower), adjoint=bool(adjoint))
+
+
+def _band_part(x, num_lower, num_upper):
+    m, n = x.shape[-2:]
+    i = jnp.arange(m)[:, None]
+    j = jnp.arange(n)[None, :]
+    keep = ((num_lower < 0) | (i - j <= num_lower)) & ((num_upper < 0) | (j - i <= num_upper))
+    return jnp.where(keep, x, jnp.zeros_like(x))
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+    """Keep ``num_lower`` sub- and ``num_upper`` superdiagonals (negative: all), zero the rest."""
+    return call(_band_part, convert(input), num_lower=int(num_lower), num_upper=int(num_upper))
+
+
+def _matrix_transpose(x, conjugate):
+    y = jnp.swapaxes(x, -1, -2)
+    return jnp.conj(y) if conjugate else y
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    return call(_matrix_transpose, convert(a), conjugate=bool(conjugate))
+
+
+def adjoint(matrix, name=None):
+    return matrix_transpose(matrix, conjugate=True)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import builtins
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit import _errors
+
 from ._convert import axis_arg, call, convert
+from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
 
 def _unary(jfn, tf_name):
@@ -18,12 +23,14 @@ def _unary(jfn, tf_name):
     return op
 
 
-def _tf_round(x):
-    return jnp.round(x)  # banker's rounding, as TensorFlow's
-
-
 def _tf_softplus(x):
     return jax.nn.softplus(x)
+
+
+def _tf_abs(x):
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        return jnp.abs(x)
+    return x * jnp.sign(x)  # TensorFlow's gradient at 0 is sign(0) = 0 (jnp.abs gives 1)
 
 
 def _reciprocal(x):
@@ -42,18 +49,19 @@ log1p = _unary(jnp.log1p, "log1p")
 square = _unary(jnp.square, "square")
 sqrt = _unary(jnp.sqrt, "sqrt")
 rsqrt = _unary(jax.lax.rsqrt, "rsqrt")
-abs = _unary(jnp.abs, "abs")  # noqa: A001
+abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
 sign = _unary(jnp.sign, "sign")
-floor = _unary(jnp.floor, "floor")
-ceil = _unary(jnp.ceil, "ceil")
-round = _unary(_tf_round, "round")  # noqa: A001
 softplus = _unary(_tf_softplus, "softplus")
 sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
 reciprocal = _unary(_reciprocal, "reciprocal")
 real = _unary(jnp.real, "real")
 imag = _unary(jnp.imag, "imag")
 conj = _unary(jnp.conj, "conj")
+asin = _unary(jnp.arcsin, "asin")
+acos = _unary(jnp.arccos, "acos")
+atan = _unary(jnp.arctan, "atan")
+log_sigmoid = _unary(jax.nn.log_sigmoid, "log_sigmoid")
 erf = _unary(jax.scipy.special.erf, "erf")
 lgamma = _unary(jax.scipy.special.gammaln, "lgamma")
 is_nan = _unary(jnp.isnan, "is_nan")
@@ -73,19 +81,57 @@ subtract = _binary(jnp.subtract, "subtract")
 multiply = _binary(jnp.multiply, "multiply")
 divide = _binary(jnp.true_divide, "divide")
 pow = _binary(jnp.power, "pow")  # noqa: A001
-maximum = _binary(jnp.maximum, "maximum")
-minimum = _binary(jnp.minimum, "minimum")
+
+
+# At a tie TensorFlow sends the whole gradient to x (jnp.maximum splits it in halves);
+# a NaN in either operand propagates, as in TensorFlow.
+def _tf_maximum(x, y):
+    return jnp.where((x >= y) | jnp.isnan(x), x, y)
+
+
+def _tf_minimum(x, y):
+    return jnp.where((x <= y) | jnp.isnan(x), x, y)
+
+
+maximum = _binary(_tf_maximum, "maximum")
+minimum = _binary(_tf_minimum, "minimum")
 squared_difference = _binary(lambda x, y: jnp.square(x - y), "squared_difference")
 equal = _binary(jnp.equal, "equal")
 not_equal = _binary(jnp.not_equal, "not_equal")
 greater = _binary(jnp.greater, "greater")
 less = _binary(jnp.less, "less")
 atan2 = _binary(jnp.arctan2, "atan2")
+floormod = mod = _binary(jnp.remainder, "floormod")
 
 
-def _reduction(jfn, tf_name):
+def _xlogy(x, y):
+    # 0 where x == 0, with TensorFlow's gradients there (zero for both x and y).
+    zero = x == 0
+    return jnp.where(zero, jnp.zeros_like(x), x * jnp.log(jnp.where(zero, jnp.ones_like(y), y)))
+
+
+def _divide_no_nan(x, y):
+    # 0 where y == 0, with TensorFlow's gradients there (zero for both x and y).
+    zero = y == 0
+    return jnp.where(zero, jnp.zeros_like(x / jnp.ones_like(y)), x / jnp.where(zero, jnp.ones_like(y), y))
+
+
+xlogy = _binary(_xlogy, "xlogy")
+divide_no_nan = _binary(_divide_no_nan, "divide_no_nan")
+
+
+_MSG_FLOAT_ONLY = (
+    "tf.math.{fn} takes a floating-point tensor, as in TensorFlow, but got dtype {dtype}. "
+    "Cast it first: tf.math.{fn}(tf.cast(x, tf.float32))."
+)
+
+
+def _reduction(jfn, tf_name, float_only=False):
     def op(input_tensor, axis=None, keepdims=False, name=None):
-        return call(jfn, convert(input_tensor), axis=axis_arg(axis), keepdims=bool(keepdims))
+        x = convert(input_tensor)
+        if float_only and not jnp.issubdtype(x.dtype, jnp.inexact):
+            raise _errors.GradkitTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
+        return call(jfn, x, axis=axis_arg(axis), keepdims=bool(keepdims))
 
     op.__name__ = op.__qualname__ = tf_name
     op.__doc__ = f"``tf.{tf_name}(input_tensor, axis=None, keepdims=False)``; a list of tensors is stacked first."
@@ -96,16 +142,45 @@ def _logsumexp(x, axis, keepdims):
     return jax.scipy.special.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
-reduce_sum = _reduction(jnp.sum, "reduce_sum")
-reduce_mean = _reduction(jnp.mean, "reduce_mean")
+def _is_integer(x) -> bool:
+    return jnp.issubdtype(x.dtype, jnp.integer)
+
+
+# TensorFlow reduces an integer tensor in its own dtype (jnp.sum widens int8 to int32,
+# jnp.mean returns a float).
+def _sum(x, axis, keepdims):
+    return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype if _is_integer(x) else None)
+
+
+def _prod(x, axis, keepdims):
+    return jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype if _is_integer(x) else None)
+
+
+def _mean(x, axis, keepdims):
+    if not _is_integer(x):
+        return jnp.mean(x, axis=axis, keepdims=keepdims)
+    total = _sum(x, axis, keepdims)
+    count = x.size // builtins.max(total.size, 1)
+    return jax.lax.div(total, jnp.asarray(count, x.dtype))  # C's division: truncates toward zero
+
+
+def _euclidean_norm(x, axis, keepdims):
+    if _is_integer(x):
+        return jnp.sqrt(_sum(x * x, axis, keepdims).astype(jnp.float32)).astype(x.dtype)
+    return jnp.sqrt(jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims))
+
+
+reduce_sum = _reduction(_sum, "reduce_sum")
+reduce_mean = _reduction(_mean, "reduce_mean")
 reduce_max = _reduction(jnp.max, "reduce_max")
 reduce_min = _reduction(jnp.min, "reduce_min")
-reduce_prod = _reduction(jnp.prod, "reduce_prod")
-reduce_std = _reduction(jnp.std, "reduce_std")
-reduce_variance = _reduction(jnp.var, "reduce_variance")
+reduce_prod = _reduction(_prod, "reduce_prod")
+reduce_euclidean_norm = _reduction(_euclidean_norm, "reduce_euclidean_norm")
+reduce_std = _reduction(jnp.std, "reduce_std", float_only=True)
+reduce_variance = _reduction(jnp.var, "reduce_variance", float_only=True)
 reduce_any = _reduction(jnp.any, "reduce_any")
 reduce_all = _reduction(jnp.all, "reduce_all")
-reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp")
+reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp", float_only=True)
 
 
 def _argmax(x, axis):
@@ -206,11 +281,35 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 
 def _clip_by_value(t, lo, hi):
-    return jnp.minimum(jnp.maximum(t, lo), hi)
+    # At a bound the gradient goes to t, as TensorFlow's.
+    return _tf_minimum(_tf_maximum(t, lo), hi)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     return call(_clip_by_value, convert(t), convert(clip_value_min), convert(clip_value_max))
+
+
+def _clip_by_global_norm(ts, clip_norm):
+    norm = jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in ts))
+    # TensorFlow's formula: an infinite or NaN norm makes every clipped value NaN.
+    scale = clip_norm * _tf_minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
+    return [t * scale.astype(t.dtype) for t in ts], norm
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """``([t * clip_norm / max(global_norm, clip_norm) ...], global_norm)``; None entries stay None."""
+    if use_norm is not None:
+        raise _errors.GradkitValueError(
+            "tf.clip_by_global_norm: use_norm= is not supported by gradkit.tf; leave it out (the global "
+            "norm is computed from t_list), or scale the tensors yourself by clip_norm / max(use_norm, clip_norm)."
+        )
+    t_list = list(t_list)
+    present = [i for i, t in enumerate(t_list) if t is not None]
+    clipped, norm = call(_clip_by_global_norm, [convert(t_list[i]) for i in present], convert(clip_norm))
+    out = [None] * len(t_list)
+    for i, t in zip(present, clipped):
+        out[i] = t
+    return out, norm
 
 
 def add_n(inputs, name=None):

@@ -1,12 +1,22 @@
-"""``tf.nn``: activations."""
+"""``tf.nn``: activations, normalisation, ``bias_add``, ``moments`` and ``embedding_lookup``.
+
+The cross-entropy losses are in ``_losses``.
+"""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 
-from . import _math
-from ._convert import call, convert
+from gradkit import _errors
+
+from . import _array, _math
+from ._convert import axis_arg, call, convert
+from ._losses import (  # noqa: F401  (tf.nn's names)
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
@@ -49,3 +59,69 @@ def _l2_loss(t):
 
 def l2_loss(t, name=None):
     return call(_l2_loss, convert(t))
+
+
+def _gelu(x, approximate):
+    return jax.nn.gelu(x, approximate=approximate)
+
+
+def gelu(features, approximate=False, name=None):
+    """``tf.nn.gelu``: exact (erf) by default, the tanh approximation with ``approximate=True``."""
+    return call(_gelu, convert(features), approximate=bool(approximate))
+
+
+def _l2_normalize(x, axis, epsilon):
+    square_sum = jnp.sum(x * jnp.conj(x), axis=axis, keepdims=True).real
+    return x * jax.lax.rsqrt(_math._tf_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """``x / sqrt(max(sum(x**2, axis), epsilon))``, as TensorFlow writes it."""
+    axis = dim if axis is None else axis
+    return call(_l2_normalize, convert(x), axis=axis_arg(axis), epsilon=float(epsilon))
+
+
+def _bias_add(value, bias, channel_axis):
+    shape = [1] * value.ndim
+    shape[channel_axis] = bias.shape[0]
+    return value + jnp.reshape(bias, shape)
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """``value + bias`` along the channel axis: the last one, or axis 1 for an 'NC...' data_format."""
+    channel_axis = 1 if data_format is not None and data_format.startswith("NC") else -1
+    v = convert(value)
+    return call(_bias_add, v, convert(bias), channel_axis=channel_axis % len(v.shape))
+
+
+def _moments(x, axes, keepdims):
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    # TensorFlow's formula: the variance treats the mean as a constant (the same gradient).
+    variance = jnp.mean(jnp.square(x - jax.lax.stop_gradient(mean)), axis=axes, keepdims=True)
+    if not keepdims:
+        mean, variance = jnp.squeeze(mean, axes), jnp.squeeze(variance, axes)
+    return mean, variance
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """``(mean, variance)`` of ``x`` over ``axes``."""
+    axes = axis_arg(axes)
+    axes = axes if isinstance(axes, tuple) else (axes,)
+    return tuple(call(_moments, convert(x), axes=axes, keepdims=bool(keepdims)))
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows ``ids`` of ``params`` (a tensor, or a list holding one)."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise _errors.GradkitValueError(
+                f"tf.nn.embedding_lookup got params as a list of {len(params)} shards; gradkit.tf takes one "
+                "tensor (or a list of one). Concatenate the shards first: tf.concat(params, axis=0)."
+            )
+        params = params[0]
+    if max_norm is not None:
+        raise _errors.GradkitValueError(
+            "tf.nn.embedding_lookup: max_norm= is not supported by gradkit.tf; clip the looked-up rows "
+            "with tf.clip_by_norm(rows, max_norm, axes=[-1]) instead."
+        )
+    return _array.gather(params, ids, axis=0)

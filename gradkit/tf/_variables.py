@@ -6,7 +6,9 @@ import jax
 
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
+from gradkit._core.variable import VariableSlice as _GkVariableSlice
 
+from . import _math, _nondiff, _scatter
 from ._convert import TensorShape, convert, wrap
 
 
@@ -75,8 +77,72 @@ class Variable(_GkVariable):
     def read_value(self):
         return wrap(self.value)
 
+    # TensorFlow's assignment signatures; with read_value=False TensorFlow returns None.
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        out = super().assign(value)
+        return out if read_value else None
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        out = super().assign_add(delta)
+        return out if read_value else None
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        out = super().assign_sub(delta)
+        return out if read_value else None
+
+    def __getitem__(self, index):
+        return _VariableSlice(self, index)
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        """``v[indices[i]] = updates[i]`` for each index tuple along ``indices``' last axis.
+
+        As every assignment in gradkit, it does not cut gradients: ``updates`` and the
+        entries not overwritten keep theirs.
+
+        >>> v = Variable([1.0, 2.0, 3.0, 4.0])
+        >>> v.scatter_nd_update([[1], [3]], [10.0, 30.0]).numpy().tolist()
+        [1.0, 10.0, 3.0, 30.0]
+        """
+        return self.assign(_scatter.tensor_scatter_nd_update(self.value, indices, updates))
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        """``v[indices[i]] += updates[i]`` (repeated indices add up)."""
+        return self.assign(_scatter.tensor_scatter_nd_add(self.value, indices, updates))
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        """``v[indices[i]] -= updates[i]`` (repeated indices add up)."""
+        return self.assign(_scatter.tensor_scatter_nd_sub(self.value, indices, updates))
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """``v[sparse_delta.indices] = sparse_delta.values`` along the first axis (a ``tf.IndexedSlices``)."""
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_update")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "set"))
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_add")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "add"))
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_sub")
+        return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add"))
+
     def __repr__(self) -> str:
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"
+
+
+class _VariableSlice(_GkVariableSlice):
+    """``v[index]``, whose ``assign`` takes TensorFlow's ``name=`` (its only keyword there)."""
+
+    __slots__ = ()
+
+    def assign(self, value, name=None):
+        return super().assign(value)
+
+    def assign_add(self, delta, name=None):
+        return super().assign_add(delta)
+
+    def assign_sub(self, delta, name=None):
+        return super().assign_sub(delta)
 
 
 # TensorFlow eager arithmetic on a Variable gives a tensor with .numpy(): wrap the results.
@@ -87,3 +153,7 @@ _OPERATORS = (
 for _name in _OPERATORS:
     setattr(Variable, f"__{_name}__", _wrapped(getattr(ValueOperators, f"__{_name}__")))
 Variable.__hash__ = _GkVariable.__hash__
+# TensorFlow's FloorDiv has no gradient: ``v // y`` gives None, as tf.math.floordiv does.
+Variable.__floordiv__ = lambda self, other: _nondiff.floordiv(self, other)
+Variable.__rfloordiv__ = lambda self, other: _nondiff.floordiv(other, self)
+Variable.__abs__ = lambda self: _math.abs(self)

@@ -1,12 +1,12 @@
-"""``tf.keras``: the parts autodiff code uses (layers, optimizers, utils.set_random_seed)."""
-
-from types import SimpleNamespace
+"""``tf.keras``: the parts autodiff code uses (layers, optimizers, Sequential, utils.set_random_seed)."""
 
 from gradkit.nn import initializers as _initializers
 
 from .. import _nn
+from .._namespace import Namespace, missing
 from . import layers as layers
 from . import optimizers as optimizers
+from .sequential import Sequential as Sequential
 
 
 def _set_random_seed(seed):
@@ -14,7 +14,17 @@ def _set_random_seed(seed):
     _initializers.set_seed(seed)
 
 
-utils = SimpleNamespace(set_random_seed=_set_random_seed)
-activations = SimpleNamespace(
-    relu=_nn.relu, elu=_nn.elu, sigmoid=_nn.sigmoid, tanh=_nn.tanh, softmax=_nn.softmax, softplus=_nn.softplus
+utils = Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed)
+activations = Namespace(
+    "gradkit.tf.keras.activations",
+    relu=_nn.relu,
+    elu=_nn.elu,
+    sigmoid=_nn.sigmoid,
+    tanh=_nn.tanh,
+    softmax=_nn.softmax,
+    softplus=_nn.softplus,
 )
+
+
+def __getattr__(name):
+    raise AttributeError(missing("gradkit.tf.keras", name))

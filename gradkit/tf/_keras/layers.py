@@ -8,7 +8,31 @@ from .._convert import convert, wrap
 from .._variables import Variable
 
 
-class _KerasLayer:
+class KerasVariableLists:
+    """Mixin: the variables properties as lists, as Keras returns them (``[x] +
+    layer.trainable_variables`` must work); tf.Module's stay tuples."""
+
+    @property
+    def variables(self):
+        return list(super().variables)
+
+    @property
+    def trainable_variables(self):
+        return list(super().trainable_variables)
+
+    @property
+    def non_trainable_variables(self):
+        return list(super().non_trainable_variables)
+
+    weights = variables
+    trainable_weights = trainable_variables
+    non_trainable_weights = non_trainable_variables
+
+    def get_weights(self):
+        return [v.numpy() for v in self.variables]
+
+
+class _KerasLayer(KerasVariableLists):
     """Mixin: TF-named Variables ('dense/kernel:0') and eager tensors out."""
 
     def _make_variable(self, value, name, trainable):
@@ -16,17 +40,6 @@ class _KerasLayer:
 
     def __call__(self, inputs, *args, **kwargs):
         return wrap(super().__call__(convert(inputs), *args, **kwargs))
-
-    @property
-    def weights(self):
-        return list(self.variables)
-
-    @property
-    def trainable_weights(self):
-        return list(self.trainable_variables)
-
-    def get_weights(self):
-        return [v.numpy() for v in self.variables]
 
 
 class Dense(_KerasLayer, nn.Dense):
@@ -51,3 +64,9 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 
     def __call__(self, inputs, training=None, **kwargs):
         return super().__call__(inputs, training=bool(training))
+
+
+def __getattr__(name):
+    from .._namespace import missing
+
+    raise AttributeError(missing("gradkit.tf.keras.layers", name))

@@ -185,3 +185,9 @@ class Adam(Optimizer):
     ):
         _check_options("Adam", kwargs)
         super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)))
+
+
+def __getattr__(name):
+    from .._namespace import missing
+
+    raise AttributeError(missing("gradkit.tf.keras.optimizers", name))

@@ -1,0 +1,67 @@
+"""Ops TensorFlow defines no gradient for: ``round``, ``floor``, ``ceil``, ``rint``, ``floordiv``.
+
+Their derivative is zero almost everywhere, and JAX says so (a zero gradient); TensorFlow
+gives None instead (zeros with ``unconnected_gradients=ZERO``). gradkit.tf follows
+TensorFlow: each op cuts every tape's path, as ``stop_gradient`` does, and
+``tape.explain`` names the op.
+
+>>> import gradkit.tf as tf
+>>> x = tf.Variable([0.4, 1.6])
+>>> with tf.GradientTape() as t:
+...     y = tf.round(x) * x
+>>> t.gradient(y, x).numpy().tolist()             # only the path through the factor x
+[0.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from gradkit._tape import record
+
+from ._convert import call, convert
+
+
+def _round(x):
+    return jnp.round(x)  # half to even, as TensorFlow's
+
+
+def _floor(x):
+    return jnp.floor(x)
+
+
+def _ceil(x):
+    return jnp.ceil(x)
+
+
+def _rint(x):
+    return jnp.rint(x)
+
+
+def _floordiv(x, y):
+    return jnp.floor_divide(x, y)
+
+
+for _fn, _tf_name in ((_round, "round"), (_floor, "floor"), (_ceil, "ceil"), (_rint, "rint"), (_floordiv, "floordiv")):
+    record.cut_by_design(_fn, f"tf.math.{_tf_name} (it has no gradient in TensorFlow)")
+
+
+def round(x, name=None):  # noqa: A001  (TensorFlow's name)
+    return call(_round, convert(x))
+
+
+def floor(x, name=None):
+    return call(_floor, convert(x))
+
+
+def ceil(x, name=None):
+    return call(_ceil, convert(x))
+
+
+def rint(x, name=None):
+    return call(_rint, convert(x))
+
+
+def floordiv(x, y, name=None):
+    """``x // y`` rounded toward minus infinity (also a tf.Variable's ``//``)."""
+    return call(_floordiv, convert(x), convert(y))

@@ -1,0 +1,87 @@
+"""Order along an axis: ``cumsum``/``cumprod`` (exclusive, reverse), ``sort``, ``argsort``,
+``top_k``, ``reverse``.
+
+>>> import gradkit.tf as tf
+>>> tf.math.cumsum([1.0, 2.0, 3.0], exclusive=True, reverse=True).numpy().tolist()
+[5.0, 3.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import jax.numpy as jnp
+
+from gradkit import _errors
+
+from ._convert import axis_arg, call, convert
+
+
+def _cumulative(x, axis, exclusive, reverse, prod):
+    scan, identity = (jnp.cumprod, jnp.ones_like) if prod else (jnp.cumsum, jnp.zeros_like)
+    if reverse:
+        x = jnp.flip(x, axis)
+    if exclusive:
+        # Shifted by one, starting from the identity: exact, where cumsum(x) - x would round.
+        n = x.shape[axis]
+        head = identity(jax.lax.slice_in_dim(x, 0, 1, axis=axis))
+        x = jnp.concatenate([head, jax.lax.slice_in_dim(x, 0, n - 1, axis=axis)], axis=axis)
+    out = scan(x, axis=axis)
+    return jnp.flip(out, axis) if reverse else out
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    return call(_cumulative, convert(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), prod=False)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """``tf.math.cumprod``; its gradient is exact where ``x`` has zeros (TensorFlow divides by ``x``)."""
+    return call(_cumulative, convert(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), prod=True)
+
+
+def _check_direction(direction, fn):
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise _errors.GradkitValueError(f"tf.{fn} got direction={direction!r}; it takes 'ASCENDING' or 'DESCENDING'.")
+
+
+def _sort(x, axis, descending):
+    return jnp.sort(x, axis=axis, descending=descending)
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    _check_direction(direction, "sort")
+    return call(_sort, convert(values), axis=int(axis), descending=direction == "DESCENDING")
+
+
+def _argsort(x, axis, descending):
+    return jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(jnp.int32)
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    _check_direction(direction, "argsort")
+    return call(_argsort, convert(values), axis=int(axis), descending=direction == "DESCENDING")
+
+
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _top_k(x, k):
+    values, indices = jax.lax.top_k(x, k)
+    return values, indices.astype(jnp.int32)
+
+
+def top_k(input, k=1, sorted=True, index_type=jnp.int32, name=None):  # noqa: A002
+    """The ``k`` largest entries along the last axis and their indices (``.values``, ``.indices``)."""
+    values, indices = call(_top_k, convert(input), k=int(k))
+    return TopKV2(values, indices)
+
+
+def _reverse(x, axis):
+    return jnp.flip(x, axis)
+
+
+def reverse(tensor, axis, name=None):
+    """``tensor`` with the order of the given axes (a list) reversed."""
+    axes = axis_arg(axis)
+    return call(_reverse, convert(tensor), axis=axes if isinstance(axes, tuple) else (axes,))

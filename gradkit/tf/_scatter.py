@@ -1,0 +1,85 @@
+"""Scatter updates: ``tf.tensor_scatter_nd_*``, ``tf.IndexedSlices`` and the rows they write.
+
+``indices`` has shape ``batch + (K,)``: each of its rows indexes the first ``K`` axes of the
+tensor, and ``updates`` has shape ``batch + tensor.shape[K:]``. Written with ``.at[]``, so the
+gradient is exact: zero at overwritten entries, and the updates' own gradient gathered back.
+
+>>> import gradkit.tf as tf
+>>> tf.tensor_scatter_nd_add(tf.zeros([3]), [[0], [0], [2]], [1.0, 2.0, 5.0]).numpy().tolist()
+[3.0, 0.0, 5.0]
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from gradkit import _errors
+
+from ._convert import call, convert
+
+
+def _nd_index(indices):
+    return tuple(jnp.moveaxis(indices, -1, 0))
+
+
+def _scatter_nd(tensor, indices, updates, how):
+    return getattr(tensor.at[_nd_index(indices)], how)(updates)
+
+
+def _scatter(tensor, indices, updates, how):
+    return call(_scatter_nd, convert(tensor), convert(indices), convert(updates), how=how)
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    return _scatter(tensor, indices, updates, "set")
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    return _scatter(tensor, indices, updates, "add")
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    return _scatter(tensor, indices, -convert(updates), "add")
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    return _scatter(tensor, indices, updates, "max")
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    return _scatter(tensor, indices, updates, "min")
+
+
+class IndexedSlices:
+    """``tf.IndexedSlices(values, indices, dense_shape=None)``: rows ``indices`` of a tensor hold ``values``."""
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+
+    def __repr__(self) -> str:
+        return f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+
+
+_MSG_NOT_SLICES = (
+    "Variable.{method} takes a tf.IndexedSlices (rows `indices` get `values`), but got {got}. "
+    "Pass tf.IndexedSlices(values, indices), or call Variable.scatter_nd_update(indices, updates) "
+    "with indices of shape (n, 1)."
+)
+
+
+def slices_of(sparse_delta, method: str):
+    """``(indices, values)`` of an IndexedSlices-like argument, or a clear error."""
+    if not (hasattr(sparse_delta, "indices") and hasattr(sparse_delta, "values")):
+        raise _errors.GradkitTypeError(_MSG_NOT_SLICES.format(method=method, got=type(sparse_delta).__name__))
+    return sparse_delta.indices, sparse_delta.values
+
+
+def _rows(tensor, indices, values, how):
+    return getattr(tensor.at[indices], how)(values)
+
+
+def scatter_rows(tensor, indices, values, how):
+    """Rows ``indices`` (any shape) of ``tensor`` set or added to ``values``."""
+    return call(_rows, convert(tensor), convert(indices), convert(values), how=how)

@@ -1,0 +1,146 @@
+"""Values and gradients of gradkit.tf's ops against real TensorFlow (small shapes)."""
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+from test_tf_parity import run_both  # noqa: E402
+
+X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
+W = np.array([[0.7, 0.2, -0.5], [0.3, -0.9, 0.4]], np.float32)  # weights, so no gradient is all ones
+SPD = np.array([[4.0, 1.0, 0.5], [0.2, 3.0, 0.3], [0.1, 0.7, 2.0]], np.float32)  # TF reads the lower triangle
+
+
+def _weights(w, shape):
+    shape = [int(d) for d in shape]
+    return np.resize(w.ravel(), int(np.prod(shape))).reshape(shape).astype(np.float32)
+
+
+def _values_and_gradient(f, x=X, w=W):
+    """``f(tf, x)`` and the gradient of ``sum(f(tf, x) * w)`` (each output weighted) with respect to x."""
+
+    def program(tf):
+        xv = tf.Variable(x)
+        with tf.GradientTape() as t:
+            outs = f(tf, xv)
+            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            loss = sum(
+                tf.reduce_sum(o * tf.constant(_weights(w, o.shape))) for o in outs if o.dtype.name.startswith("float")
+            )
+        return outs + [tf.convert_to_tensor(t.gradient(loss, xv))]  # TF gives IndexedSlices for gathers
+
+    return program
+
+
+UNARY = {
+    "gelu_exact": lambda tf, x: tf.nn.gelu(x),
+    "gelu_tanh": lambda tf, x: tf.nn.gelu(x, approximate=True),
+    "l2_normalize_axis": lambda tf, x: tf.nn.l2_normalize(x, axis=1),
+    "l2_normalize_all": lambda tf, x: tf.nn.l2_normalize(x),
+    "moments": lambda tf, x: tf.nn.moments(x, axes=[0]),
+    "moments_keepdims": lambda tf, x: tf.nn.moments(x, axes=[1], keepdims=True),
+    "asin_acos_atan": lambda tf, x: [tf.math.asin(x / 2.0), tf.math.acos(x / 2.0), tf.math.atan(x), tf.asin(x / 3.0)],
+    "log_sigmoid": lambda tf, x: tf.math.log_sigmoid(x * 3.0),
+    "reduce_euclidean_norm": lambda tf, x: [tf.math.reduce_euclidean_norm(x), tf.math.reduce_euclidean_norm(x, 1)],
+    "cumsum": lambda tf, x: [tf.math.cumsum(x, axis=1), tf.cumsum(x, exclusive=True), tf.math.cumsum(x, 1, True, True)],
+    "cumprod": lambda tf, x: [tf.math.cumprod(x, axis=1), tf.math.cumprod(x, 1, exclusive=True, reverse=True)],
+    "top_k": lambda tf, x: list(tf.math.top_k(x, k=2)),
+    "sort": lambda tf, x: [tf.sort(x), tf.sort(x, axis=0, direction="DESCENDING"), tf.argsort(x)],
+    "reverse_slice": lambda tf, x: [tf.reverse(x, [1]), tf.reverse(x, axis=[0, 1]), tf.slice(x, [0, 1], [-1, 2])],
+    "broadcast_newaxis": lambda tf, x: [tf.broadcast_to(x[0], [3, 3]), x[:, tf.newaxis, 1:] * 2.0],
+    "gather_nd": lambda tf, x: [tf.gather_nd(x, [[1, 2], [0, 0], [1, 2]]), tf.gather_nd(x, [[1]])],
+    "gather_nd_batch": lambda tf, x: tf.gather_nd(x, [[2], [0]], batch_dims=1),
+    "embedding_lookup": lambda tf, x: tf.nn.embedding_lookup(x, [[1, 0], [1, 1]]),
+    "bias_add": lambda tf, x: [tf.nn.bias_add(tf.reshape(x, [1, 2, 3]), x[0]), tf.nn.bias_add(x, x[:, 0], "NCHW")],
+    "band_part_transpose": lambda tf, x: [
+        tf.linalg.band_part(tf.reshape(tf.concat([x, x], 1), [3, 4]), 1, 0),
+        tf.linalg.band_part(tf.reshape(tf.concat([x, x], 1), [3, 4]), -1, 1),
+        tf.linalg.matrix_transpose(x),
+    ],
+    "xlogy_divide_no_nan": lambda tf, x: [
+        tf.math.xlogy(x * tf.constant([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]), tf.abs(x)),
+        tf.math.divide_no_nan(x, x * tf.constant([[1.0, 0.0, 2.0], [0.0, 1.0, 3.0]])),
+    ],
+    "clip_by_global_norm": lambda tf, x: [
+        *tf.clip_by_global_norm([x, x[0] * 2.0], 1.5)[0],
+        tf.clip_by_global_norm([x, x[0] * 2.0], 1.5)[1],
+        *tf.clip_by_global_norm([x * 0.1], 100.0)[0],
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_op_values_and_gradients(name):
+    run_both(_values_and_gradient(UNARY[name]))
+
+
+LOSSES = {
+    "sigmoid_cross_entropy": lambda tf, x, y: tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=y, logits=x * tf.constant([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    ),
+    "softmax_cross_entropy": lambda tf, x, y: tf.nn.softmax_cross_entropy_with_logits(
+        labels=tf.nn.softmax(y), logits=x
+    ),
+    "softmax_cross_entropy_axis0": lambda tf, x, y: tf.nn.softmax_cross_entropy_with_logits(
+        labels=tf.nn.softmax(y, axis=0), logits=x, axis=0
+    ),
+    "sparse_softmax_cross_entropy": lambda tf, x, y: tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.constant([2, 0]), logits=x * y
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_losses_values_and_gradients_in_logits_and_labels(name):
+    def program(tf):
+        x, y = tf.Variable(X), tf.Variable(W)
+        with tf.GradientTape() as t:
+            loss = LOSSES[name](tf, x, y)
+            total = tf.reduce_sum(
+                loss * tf.constant(np.arange(1.0, 1.0 + np.prod(loss.shape), dtype=np.float32).reshape(loss.shape))
+            )
+        return [loss, t.gradient(total, [x, y])]
+
+    run_both(program)
+
+
+LINALG = {
+    "slogdet": lambda tf, a: list(tf.linalg.slogdet(a)),
+    "eigh_values": lambda tf, a: tf.linalg.eigh(a)[0],
+    "eigh_vectors_sign_free": lambda tf, a: [tf.abs(tf.linalg.eigh(a)[1]), tf.linalg.eigh(a)[1] ** 2],
+    "qr": lambda tf, a: list(tf.linalg.qr(tf.concat([a, a[:1] * 2.0], 0))),
+    "triangular_solve": lambda tf, a: [
+        tf.linalg.triangular_solve(a, a[:, :2]),
+        tf.linalg.triangular_solve(a, a[:, 1:], lower=False, adjoint=True),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_linalg_values_and_gradients(name):
+    w = np.array(
+        [[0.7, 0.2, -0.5, 0.3], [-0.9, 0.4, 1.1, 0.6], [0.8, -0.3, 0.5, 0.9], [0.2, 0.1, -0.7, 0.4]], np.float32
+    )
+    run_both(_values_and_gradient(LINALG[name], x=SPD, w=w))
+
+
+def test_keras_sequential():
+    def program(tf):
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(3, activation="tanh"),
+                tf.keras.layers.Dense(2),
+                tf.keras.layers.BatchNormalization(),
+            ]
+        )
+        x = tf.constant(X)
+        model(x)
+        rng = np.random.default_rng(0)
+        for v in model.trainable_variables:
+            v.assign(rng.standard_normal(v.shape).astype(np.float32))
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(model(x, training=True) * tf.constant(W[:, :2]))
+        grads = t.gradient(y, model.trainable_variables)
+        return [y, type(model.trainable_variables).__name__, len(model.variables), grads, model(x, training=False)]
+
+    run_both(program)
