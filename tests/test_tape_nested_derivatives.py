@@ -183,3 +183,24 @@ def test_unrolled_newton_steps_with_recorded_jacobians_give_the_exact_meta_gradi
     assert count_compiles(lambda: results.extend(np.asarray(meta_step()[1]) for _ in range(3))) == 0
     grad = results[-1]
     close(grad, expected_grad, rtol=1e-4, atol=1e-5)
+
+
+def test_a_gk_jit_step_with_its_own_tape_differentiated_by_an_outer_tape():
+    @gk.jit
+    def inner_grad(x):
+        with gk.GradientTape() as tape:
+            tape.watch(x)
+            y = gnp.sum(gnp.sin(x) * x)
+        return tape.gradient(y, x)
+
+    w0 = np.array([0.3, -1.2], np.float32)
+    w = gk.Variable(w0)
+    for _ in range(2):  # the second call reuses the compiled step
+        with gk.GradientTape() as outer:
+            s = gnp.sum(inner_grad(w * 2.0))
+        got = outer.gradient(s, w)
+
+    def pure(x):
+        return jnp.sum(jax.grad(lambda u: jnp.sum(jnp.sin(u) * u))(x * 2.0))
+
+    close(got, jax.grad(pure)(w0), rtol=1e-5)

@@ -154,8 +154,12 @@ class TapeFrame(frames.Frame):
 
 def begin(tape) -> Session:
     s = graph.local.session
-    if s is None:
+    if s is None or frames.top() is not s.frame:
+        # No session, or a frame above it (a gk.jit step traced while a tape records): the
+        # tape records in a session of its own, nested in that one until it ends.
+        outer = s
         s = graph.local.session = Session()
+        s.outer = outer
         s.frame = TapeFrame(s)
         s.frame.__enter__()
     tape._bit = s.new_bit(tape)
@@ -178,7 +182,7 @@ def end(tape) -> None:
             s.frame.write_back()
         finally:
             s.frame.__exit__(None, None, None)
-            graph.local.session = None
+            graph.local.session, s.outer = s.outer, None
             # Nothing records in this session any more. Drop what only recording needed, so
             # that the session's references to its tapes, frame and constants (copies of the
             # data a step used) do not outlive the step waiting for the cyclic collector.

@@ -50,7 +50,15 @@ class Op:
         for i, v in zip(self.dynamic_at, values):
             leaves[i] = v
         args, kwargs = jax.tree_util.tree_unflatten(self.treedef, leaves)
-        return self.fn(*args, **kwargs)
+        # The op runs (abstractly, or traced into a program) outside the recording session
+        # that holds it: a tape the function itself opens (a gk.jit step with a tape inside,
+        # called while a tape records) starts a session of its own.
+        saved = local.session
+        local.session = None
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            local.session = saved
 
     def call_flat(self, *values) -> list:
         return jax.tree_util.tree_leaves(self.call(*values))
@@ -373,6 +381,7 @@ class Session:
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
         self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
         self.read_while_paused: set[int] = set()  # id(var) of Variables read while a tape was paused
+        self.outer: Session | None = None  # the session this one is nested in (see frame.begin)
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)
