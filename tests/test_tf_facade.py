@@ -278,3 +278,13 @@ def test_constants_and_variables_copy_numpy_inputs():
     src[:] = 5.0
     for t in (c, v, v2):
         np.testing.assert_array_equal(t.numpy(), np.ones((64, 64), np.float32))
+
+
+def test_a_numpy_array_keeps_its_dtype_and_python_numbers_get_tensorflows_defaults():
+    with jax.enable_x64(True):
+        x = tf.Variable(np.array([3.0, 1.0]))  # float64, as in TensorFlow
+        with tf.GradientTape() as t:
+            y = tf.reduce_sum(x**2)
+        assert x.dtype == np.float64 and t.gradient(y, x).dtype == np.float64
+        assert tf.constant(np.array([1, 2])).dtype == np.int64
+        assert tf.constant([1.0, 2.0]).dtype == np.float32 and tf.constant(3).dtype == np.int32

@@ -191,3 +191,14 @@ def test_unknown_attribute_of_submodules_is_a_gradkit_error():
     ]:
         with pytest.raises(AttributeError, match=rf"^\[gradkit\] {where} has no 'NotAThing'"):
             _ = namespace.NotAThing
+
+
+def p_watched_variables_in_creation_order(tf):
+    a, b, c = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
+    with tf.GradientTape() as t:
+        _ = c * b * a  # read in the reverse order
+    return [float(v.numpy()) for v in t.watched_variables()]
+
+
+def test_watched_variables_in_creation_order():
+    run_both(p_watched_variables_in_creation_order)

@@ -190,8 +190,9 @@ class GradientTape:
         self._session, self._bit, self._used = None, 0, False
 
     def watched_variables(self) -> tuple:
-        """The Variables this tape has seen (watched or read while recording), in order."""
-        return tuple(self._watched_vars.values())
+        """The Variables this tape has seen (watched or read while recording), in the order
+        they were created, as TensorFlow lists them."""
+        return tuple(sorted(self._watched_vars.values(), key=lambda v: v._uid))
 
     # -- derivatives -----------------------------------------------------------------------
     def _check_usable(self):

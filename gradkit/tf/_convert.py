@@ -36,10 +36,13 @@ def convert(x, dtype=None):
         x = _stack([convert(e) for e in x])
     elif not isinstance(x, (Tensor, jax.Array, jax.core.Tracer)):
         arr = np.asarray(x)
-        if dtype is None and arr.dtype == np.float64:
-            arr = arr.astype(np.float32)  # TensorFlow's default float
-        elif dtype is None and arr.dtype == np.int64:
-            arr = arr.astype(np.int32)
+        # Python numbers and lists get TensorFlow's defaults; a NumPy array keeps its dtype, as
+        # in TensorFlow (float64 stays float64 where JAX has 64-bit types: jax_enable_x64).
+        if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
+            if arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+            elif arr.dtype == np.int64:
+                arr = arr.astype(np.int32)
         x = owned_array(arr)  # tf.constant copies: later writes to a NumPy input must not leak in
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
