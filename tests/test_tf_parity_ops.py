@@ -6,6 +6,13 @@ import pytest
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
 
+
+def run_both_ok(program):
+    """``run_both`` for programs valid in TensorFlow: both must run and agree (not raise alike)."""
+    out = run_both(program)
+    assert not isinstance(out, Exception), out
+
+
 X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
 W = np.array([[0.7, 0.2, -0.5], [0.3, -0.9, 0.4]], np.float32)  # weights, so no gradient is all ones
 SPD = np.array([[4.0, 1.0, 0.5], [0.2, 3.0, 0.3], [0.1, 0.7, 2.0]], np.float32)  # TF reads the lower triangle
@@ -51,7 +58,10 @@ UNARY = {
     "gather_nd": lambda tf, x: [tf.gather_nd(x, [[1, 2], [0, 0], [1, 2]]), tf.gather_nd(x, [[1]])],
     "gather_nd_batch": lambda tf, x: tf.gather_nd(x, [[2], [0]], batch_dims=1),
     "embedding_lookup": lambda tf, x: tf.nn.embedding_lookup(x, [[1, 0], [1, 1]]),
-    "bias_add": lambda tf, x: [tf.nn.bias_add(tf.reshape(x, [1, 2, 3]), x[0]), tf.nn.bias_add(x, x[:, 0], "NCHW")],
+    "bias_add": lambda tf, x: [
+        tf.nn.bias_add(tf.reshape(x, [1, 2, 3]), x[0]),
+        tf.nn.bias_add(tf.reshape(x, [1, 2, 3]), x[:, 0], "NCHW"),
+    ],
     "band_part_transpose": lambda tf, x: [
         tf.linalg.band_part(tf.reshape(tf.concat([x, x], 1), [3, 4]), 1, 0),
         tf.linalg.band_part(tf.reshape(tf.concat([x, x], 1), [3, 4]), -1, 1),
@@ -71,7 +81,7 @@ UNARY = {
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_op_values_and_gradients(name):
-    run_both(_values_and_gradient(UNARY[name]))
+    run_both_ok(_values_and_gradient(UNARY[name]))
 
 
 LOSSES = {
@@ -101,7 +111,7 @@ def test_losses_values_and_gradients_in_logits_and_labels(name):
             )
         return [loss, t.gradient(total, [x, y])]
 
-    run_both(program)
+    run_both_ok(program)
 
 
 LINALG = {
@@ -121,7 +131,7 @@ def test_linalg_values_and_gradients(name):
     w = np.array(
         [[0.7, 0.2, -0.5, 0.3], [-0.9, 0.4, 1.1, 0.6], [0.8, -0.3, 0.5, 0.9], [0.2, 0.1, -0.7, 0.4]], np.float32
     )
-    run_both(_values_and_gradient(LINALG[name], x=SPD, w=w))
+    run_both_ok(_values_and_gradient(LINALG[name], x=SPD, w=w))
 
 
 def test_keras_sequential():
@@ -143,4 +153,4 @@ def test_keras_sequential():
         grads = t.gradient(y, model.trainable_variables)
         return [y, type(model.trainable_variables).__name__, len(model.variables), grads, model(x, training=False)]
 
-    run_both(program)
+    run_both_ok(program)
