@@ -204,3 +204,18 @@ def test_a_gk_jit_step_with_its_own_tape_differentiated_by_an_outer_tape():
         return jnp.sum(jax.grad(lambda u: jnp.sum(jnp.sin(u) * u))(x * 2.0))
 
     close(got, jax.grad(pure)(w0), rtol=1e-5)
+
+
+def test_a_use_of_a_variable_from_before_a_tape_saw_it_is_not_that_tapes_path():
+    w, z = gk.Variable(2.0), gk.Variable(5.0)
+    with gk.GradientTape() as t1:
+        r = w.read_value()  # t1 reads w: t2 does not exist yet
+        with gk.GradientTape() as t2:
+            e = r * z  # uses w's value through r, which t2 never saw
+            y = w * 3.0  # t2 first sees w here
+            s = e + y
+        g2 = t2.gradient(s, [w, z])
+    # t2: ds/dw counts only the read t2 saw (3); ds/dz = r = 2. t1 sees both paths to w.
+    close(g2[0], 3.0)
+    close(g2[1], 2.0)
+    close(t1.gradient(s, w), 5.0 + 3.0)

@@ -38,11 +38,10 @@ class TapeFrame(frames.Frame):
                             new |= tape._bit
                     elif not tape._track and bound is not None and bound[0] is not src:
                         parity_sources = (parity_sources or []) + [src]
-                elif bound is not None:
-                    s.read_while_paused.add(id(var))  # see _shareable
         if bound is None and not new:
             return frames.read_below(self, var)
         node = self._see(var, bound, new) if new else bound
+        s.handed_out.add(id(var))  # see _shareable
         if parity_sources:
             node = (record.record_parity_read(node, parity_sources, s), 0)
         return Tensor._make(*node)
@@ -53,11 +52,13 @@ class TapeFrame(frames.Frame):
         if bound is None:
             node = make_leaf(frames.read_below(self, var), bits, s)
             node.origin = ("variable", var)
-        elif self._shareable(var, bound, bits):
+        elif self._shareable(var, bound):
             node = bound[0]
             graph.share_source(node, bits)
         else:
             node = record.record_identity(bound[0], bound[1], bound[0].mask | bits, s, source=True)
+        if bound is None or node is not bound[0]:
+            s.handed_out.discard(id(var))  # a new node: no read has returned it yet
         rest = bits
         while rest:  # the tapes of the bits in ``bits`` (not a scan of every tape the session had)
             low = rest & -rest
@@ -70,31 +71,22 @@ class TapeFrame(frames.Frame):
         s.variables[id(var)] = var
         return node, 0
 
-    def _shareable(self, var, bound, bits: int) -> bool:
-        """Whether the tapes in ``bits`` can take the source node another tape has for ``var``.
+    def _shareable(self, var, bound) -> bool:
+        """Whether tapes seeing ``var`` for the first time can take the source node another
+        tape has for it, instead of a new node after it.
 
-        They can when the Variable is unchanged since that tape saw it and no recorded op
-        has used that node on their behalf yet: each of them reads Variables as it records
-        (so it would have seen this one at any earlier read), and no read happened while a
-        tape was paused. Sharing the node, instead of starting a new one after it, keeps
-        their source outside the other tape's part of the graph, so a derivative that tape
-        takes while they record (a gradient, a Jacobian, a JVP, recorded as one op over
-        what the tape's part reads) still has their source among its inputs.
+        They can when that node is another tape's source and no read has handed it out yet
+        (the other tape only watched it): then no op uses it, and every use from now on is
+        one the new tapes see. Sharing keeps their source outside the other tape's part of
+        the graph, so a derivative that tape takes while they record (a gradient, a
+        Jacobian, a JVP, recorded as one op over what that part reads) still has their
+        source among its inputs.
         """
         s = self.session
         node = bound[0]
-        if bound[1] != 0 or id(var) in s.read_while_paused or not var.trainable:
+        if bound[1] != 0 or id(var) in s.handed_out:
             return False
-        if not any(tape._var_sources.get(id(var)) is node for tape in s.recording):
-            return False
-        rest = bits
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            tape = s.tapes[low.bit_length() - 1]
-            if tape is None or not tape._watch_accessed:
-                return False
-        return True
+        return any(tape._var_sources.get(id(var)) is node for tape in s.recording)
 
     def watch(self, tape, var):
         s = self.session
@@ -123,7 +115,7 @@ class TapeFrame(frames.Frame):
         s.bindings[id(var)] = (node, index)
         s.variables[id(var)] = var
         s.assign_sites[id(var)] = graph.user_site()
-        s.read_while_paused.discard(id(var))
+        s.handed_out.discard(id(var))
 
     def write_back(self):
         """Give the live Variables the values assigned while recording."""

@@ -380,7 +380,7 @@ class Session:
         self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
         self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
         self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
-        self.read_while_paused: set[int] = set()  # id(var) of Variables read while a tape was paused
+        self.handed_out: set[int] = set()  # id(var) whose bound node a read has returned
         self.outer: Session | None = None  # the session this one is nested in (see frame.begin)
 
     def new_bit(self, tape) -> int:
