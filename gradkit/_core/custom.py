@@ -43,8 +43,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
     return ``(input_grads, variable_grads)``, one variable gradient per Variable in the order
     given. Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
-    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), and a
-    gradient returned as None counts as zeros.
+    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), a
+    gradient returned as None counts as zeros, and under a recording tape each call is a new
+    op (compiled anew at the gradient).
 
     >>> import gradkit as gk, jax, jax.numpy as jnp
     >>> @gk.custom_gradient
@@ -57,33 +58,17 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     """
     if f is None:
         return custom_gradient
-    # One custom_vjp function per argument signature: a tape records the same op for every
-    # call, so a training step that uses f compiles once.
-    built: dict = {}
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        # Built afresh each call, as TensorFlow runs f each call: Variables or Python state
+        # that f reads may differ from one call to the next.
         fk = functools.partial(f, **kwargs) if kwargs else f
-        try:
-            key = (tuple(_signature(a) for a in args), tuple(sorted(kwargs.items())))
-            hash(key)
-        except TypeError:  # an unhashable keyword argument: build afresh
-            key = None
-        entry = built.get(key) if key is not None else None
-        if entry is None:
-            variables = _variables_read(fk, args)
-            entry = (variables, _build(fk, variables))
-            if key is not None:
-                if len(built) >= _BUILT_PER_FUNCTION:
-                    built.pop(next(iter(built)))
-                built[key] = entry
-        variables, call = entry
-        return frames.apply(call, tuple(v.value for v in variables), *args)
+        variables = _variables_read(fk, args)
+        return frames.apply(_build(fk, variables), tuple(v.value for v in variables), *args)
 
     return wrapper
 
-
-_BUILT_PER_FUNCTION = 64
 
 # Raised when traced code needs a concrete value (bool(x), int(x), np.asarray(x), ...).
 _CONCRETE_VALUE_NEEDED = (
@@ -91,12 +76,6 @@ _CONCRETE_VALUE_NEEDED = (
     jax.errors.TracerArrayConversionError,
     jax.errors.TracerIntegerConversionError,
 )
-
-
-def _signature(a) -> tuple:
-    shape = tuple(getattr(a, "shape", ()))
-    dtype = getattr(a, "dtype", None)
-    return (shape, str(dtype) if dtype is not None else type(a).__name__)
 
 
 def _variables_read(f, args) -> list[Variable]:
