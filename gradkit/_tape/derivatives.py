@@ -217,12 +217,6 @@ class _VjpEntry:
         return flat
 
 
-def touches(session, leaves, cts) -> bool:
-    return any(leaf.session is session and leaf.mask for leaf in leaves) or any(
-        isinstance(c, Tensor) and c._node.session is session for c in cts
-    )
-
-
 def as_array(c):
     if isinstance(c, Tensor):
         return record.value_of(c)

@@ -260,10 +260,6 @@ class Plan:
         return [env[t] for t in self.target_slots]
 
 
-def _float_like(x) -> bool:
-    return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
-
-
 def _scatter(n, positions, values) -> list:
     full: list[Any] = [None] * n
     for i, v in zip(positions, values):
