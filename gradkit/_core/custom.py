@@ -70,14 +70,6 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     return wrapper
 
 
-# Raised when traced code needs a concrete value (bool(x), int(x), np.asarray(x), ...).
-_CONCRETE_VALUE_NEEDED = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerArrayConversionError,
-    jax.errors.TracerIntegerConversionError,
-)
-
-
 def _variables_read(f, args) -> list[Variable]:
     recorder = _ReadRecorder()
 
@@ -92,7 +84,7 @@ def _variables_read(f, args) -> list[Variable]:
     ]
     try:
         jax.eval_shape(probe, *shapes)
-    except _CONCRETE_VALUE_NEEDED as e:
+    except frames.TRACER_VALUE_ERRORS as e:
         raise _errors.GradkitTypeError(
             "a function decorated with custom_gradient is traced with abstract values to build its "
             "jax.custom_vjp, so it cannot branch or loop in Python on its inputs' values (or call "

@@ -116,6 +116,14 @@ def assign_below(frame: Frame, var, value) -> None:
         set_live(var, value)
 
 
+# What jax raises when Python needs the value of a traced one (bool(x), int(x), np.asarray(x)).
+TRACER_VALUE_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
 def set_live(var, value) -> None:
     """Replace the live value of ``var``, which outlives any jax trace, so never with a tracer."""
     if isinstance(value, jax.core.Tracer):

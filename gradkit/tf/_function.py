@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import frames
 from gradkit._core.jit import jit as _gk_jit
 from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
@@ -111,13 +112,7 @@ class _Layout:
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
 
 
-# What jax raises when Python needs a concrete value of a traced one
-# (TracerBoolConversionError is a ConcretizationTypeError).
-_TRACER_ERRORS = (
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerArrayConversionError,
-    jax.errors.TracerIntegerConversionError,
-)
+_TRACER_ERRORS = frames.TRACER_VALUE_ERRORS
 
 _MSG_CONTROL_FLOW = (
     "{fn} needed the value of a tensor while being traced ({kind}): Python control flow on a tensor "
