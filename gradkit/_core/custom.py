@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import functools
+import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 
 import jax
+import jax.numpy as jnp
+from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
@@ -21,19 +26,6 @@ def stop_gradient(x):
     return frames.apply(jax.lax.stop_gradient, x)
 
 
-class _ReadRecorder(frames.Frame):
-    """Notes which Variables a function reads, answering from the frame below."""
-
-    def __init__(self):
-        self.seen: dict[int, Variable] = {}
-
-    def read(self, var):
-        self.seen.setdefault(id(var), var)
-        # The probe only needs shapes; a value a layer above wraps (a recorded tensor)
-        # must not leak into the abstract trace.
-        return frames.concrete(frames.read_below(self, var))
-
-
 def custom_gradient(f: Callable | None = None) -> Callable:
     """Give ``f`` a gradient of your choosing (TensorFlow's ``tf.custom_gradient``).
 
@@ -43,9 +35,22 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
     return ``(input_grads, variable_grads)``, one variable gradient per Variable in the order
     given. Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
-    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), a
-    gradient returned as None counts as zeros, and under a recording tape each call is a new
-    op (compiled anew at the gradient).
+    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), and a
+    gradient returned as None counts as zeros.
+
+    As in TensorFlow, ``f`` runs at every call, with the Python state and Variable values of
+    that call. ``grad_fn`` is traced (with abstract values) at the call too, so it sees them as
+    they were then, even if the gradient is taken later; a Variable only ``grad_fn`` reads is
+    a constant of it. Arrays that ``f`` or ``grad_fn`` close over are runtime inputs of the
+    traced programs (constants: no gradient flows to them, as in TensorFlow), so calls whose
+    programs are the same, whatever those arrays hold, are one op to a recording tape: a loop
+    of same-shaped steps compiles once. A Python number they read is part of the program: a
+    new value compiles a new one. A ``jax.custom_jvp`` or ``jax.custom_vjp`` rule or a
+    callback used inside them is known by its name in the program, so, as under ``jax.jit``,
+    it must not change with Python state between calls (a gradkit ``custom_gradient`` inside
+    is told apart by its own programs, so it may). A ``grad_fn`` that cannot be traced at the
+    call (one that branches in Python on ``dy``) runs when the gradient is taken instead, and
+    each such call is a new op, compiled anew at the gradient.
 
     >>> import gradkit as gk, jax, jax.numpy as jnp
     >>> @gk.custom_gradient
@@ -61,29 +66,71 @@ def custom_gradient(f: Callable | None = None) -> Callable:
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        # Built afresh each call, as TensorFlow runs f each call: Variables or Python state
-        # that f reads may differ from one call to the next.
+        # f runs at each call, as in TensorFlow: Variables or Python state it reads may differ
+        # from one call to the next. What stays the same is found by comparing the programs.
         fk = functools.partial(f, **kwargs) if kwargs else f
-        variables = _variables_read(fk, args)
-        return frames.apply(_build(fk, variables), tuple(v.value for v in variables), *args)
+        in_avals = tuple(_aval(a) for a in args)
+        variables, forward, out_tree = _trace_forward(fk, in_avals)
+        var_values = tuple(v.value for v in variables)
+        if variables:
+            var_avals = tuple(_aval(x) for x in var_values)
+            forward, out_tree = _trace(_forward_fn(fk, variables), (*var_avals, *in_avals))
+        else:
+            var_avals = ()
+        dy_avals = tuple(_cotangent_aval(a) for a in forward.out_avals)
+        try:
+            backward, grads_tree = _trace(_backward_fn(fk, variables, len(args)), (*var_avals, *in_avals, *dy_avals))
+        except Exception:
+            # grad_fn cannot be traced now (it branches on dy's value, or raises): it runs at the
+            # gradient, as before, on a custom_vjp of its own (an error surfaces there too).
+            return frames.apply(_build(fk, variables), var_values, *args)
+        call = _interned_op(forward, out_tree, backward, grads_tree, len(variables), getattr(f, "__name__", "f"))
+        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *args)
 
     return wrapper
 
 
-def _variables_read(f, args) -> list[Variable]:
-    recorder = _ReadRecorder()
+def _aval(x) -> jax.ShapeDtypeStruct:
+    """The abstract value ``x`` is traced as; a recorded tensor's is known without computing it."""
+    dtype = getattr(x, "dtype", None)
+    dtype = jnp.result_type(x) if dtype is None else jax.dtypes.canonicalize_dtype(dtype)
+    weak = getattr(x, "weak_type", None)
+    if weak is None:
+        weak = type(x) in (int, float, complex)  # a Python number is weakly typed, as jax takes it
+    return jax.ShapeDtypeStruct(tuple(getattr(x, "shape", ())), dtype, weak_type=bool(weak))
+
+
+def _cotangent_aval(aval) -> jax.ShapeDtypeStruct:
+    # jax hands the backward a float0 cotangent for an integer or boolean output.
+    if jnp.issubdtype(aval.dtype, jnp.inexact):
+        return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+    return jax.ShapeDtypeStruct(aval.shape, jax.dtypes.float0)
+
+
+def _constant(var) -> None:
+    """A Variable that only ``grad_fn`` reads is a constant of it, read when ``f`` is called."""
+
+
+def _trace(fn, avals) -> tuple[ClosedJaxpr, object]:
+    """``fn`` traced to a program on ``avals``, and the structure of what it returns."""
+    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*avals)
+    return closed, jax.tree_util.tree_structure(shapes)
+
+
+def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, object]:
+    """The Variables ``f`` reads, and, when it reads none, its program and output structure."""
+    seen: dict[int, Variable] = {}
 
     def probe(*xs):
-        with recorder:
+        # Reads answer from the frame below, concretely (a recorded tensor must not leak into
+        # the trace); the program found is f's own when nothing was read.
+        frame = StateFrame(State._make((), ()), strict=False, on_unknown_read=lambda v: seen.setdefault(id(v), v))
+        with frame:
             y, _ = f(*xs)
-        return values_of(y)
+            return values_of(y)
 
-    shapes = [
-        jax.ShapeDtypeStruct(getattr(a, "shape", ()), getattr(a, "dtype", None) or jax.numpy.result_type(a))
-        for a in args
-    ]
     try:
-        jax.eval_shape(probe, *shapes)
+        closed, out_tree = _trace(probe, in_avals)
     except frames.TRACER_VALUE_ERRORS as e:
         raise _errors.GradkitTypeError(
             "a function decorated with custom_gradient is traced with abstract values to build its "
@@ -91,12 +138,102 @@ def _variables_read(f, args) -> list[Variable]:
             ".numpy() on them). Use jnp.where / jax.lax.cond / jax.lax.fori_loop inside it, or compute "
             "the branch outside and pass it in as a keyword argument."
         ) from e
-    return list(recorder.seen.values())
+    return tuple(seen.values()), closed, out_tree
 
 
-def _build(f: Callable, variables: list[Variable]) -> Callable:
-    """A ``custom_vjp`` function of (variable values, *inputs)."""
-    variables = tuple(variables)
+def _forward_fn(f, variables):
+    n = len(variables)
+
+    def forward(*flat):
+        frame = StateFrame(State._make(variables, flat[:n]), strict=False, on_unknown_read=_constant)
+        with frame:
+            y, _ = f(*flat[n:])
+            return values_of(y)
+
+    return forward
+
+
+def _backward_fn(f, variables, n_inputs):
+    n = len(variables)
+
+    def backward(*flat):
+        # As in _build's bwd: f runs again to make grad_fn, under the Variable values the
+        # forward saw, so a derivative of the backward with respect to them is exact.
+        var_values, xs, dys = flat[:n], flat[n : n + n_inputs], flat[n + n_inputs :]
+        frame = StateFrame(State._make(variables, var_values), strict=False, on_unknown_read=_constant)
+        with frame:
+            _, grad_fn = f(*xs)
+            input_grads, var_grads = _grad_caller(grad_fn, variables)(dys)
+        return (tuple(var_grads), *_as_tuple(input_grads, n_inputs))
+
+    return backward
+
+
+# Programs -> their custom_vjp function. Equal programs must give the very same function object:
+# a recording tape keys its ops, and so its compiled programs, by it. Bounded: a forgotten
+# entry is rebuilt as a new function (a new op, compiled again), never a wrong one.
+_OPS_BOUND = 512
+_ops: OrderedDict = OrderedDict()
+_ops_lock = threading.Lock()
+_op_ids = itertools.count()
+
+
+def _interned_op(forward: ClosedJaxpr, out_tree, backward: ClosedJaxpr, grads_tree, n_vars: int, name: str):
+    # The text names every primitive, parameter, shape and Python literal; the avals add weak
+    # types, which it leaves out. Constants are not in it: they are the op's runtime inputs.
+    key = (
+        str(forward.jaxpr),
+        tuple(v.aval for v in forward.jaxpr.constvars),
+        tuple(forward.in_avals),
+        out_tree,
+        str(backward.jaxpr),
+        tuple(v.aval for v in backward.jaxpr.constvars),
+        tuple(backward.in_avals),
+        grads_tree,
+        n_vars,
+    )
+    with _ops_lock:
+        call = _ops.get(key)
+        if call is not None:
+            _ops.move_to_end(key)
+            return call
+        call = _ops[key] = _from_programs(forward.jaxpr, out_tree, backward.jaxpr, grads_tree, n_vars, name)
+        if len(_ops) > _OPS_BOUND:
+            _ops.popitem(last=False)
+        return call
+
+
+def _unique_name(name: str) -> str:
+    # A custom_vjp appears by name in the program of a function that calls it (a custom_gradient
+    # function inside another): the name must tell rules apart.
+    return f"gradkit_custom_gradient_{next(_op_ids)}_{name}"
+
+
+def _from_programs(fwd_jaxpr, out_tree, bwd_jaxpr, grads_tree, n_vars: int, name: str) -> Callable:
+    """A ``custom_vjp`` function of (forward constants, backward constants, variable values, *inputs)."""
+
+    def primal(fwd_consts, bwd_consts, var_values, *xs):
+        out = jaxpr_as_fun(ClosedJaxpr(fwd_jaxpr, list(fwd_consts)))(*var_values, *xs)
+        return jax.tree_util.tree_unflatten(out_tree, out)
+
+    primal.__name__ = primal.__qualname__ = _unique_name(name)
+    call = jax.custom_vjp(primal)
+
+    def fwd(fwd_consts, bwd_consts, var_values, *xs):
+        return primal(fwd_consts, bwd_consts, var_values, *xs), (bwd_consts, var_values, xs)
+
+    def bwd(res, dy):
+        bwd_consts, var_values, xs = res
+        flat = jaxpr_as_fun(ClosedJaxpr(bwd_jaxpr, list(bwd_consts)))(*var_values, *xs, *jax.tree_util.tree_leaves(dy))
+        var_grads, *input_grads = jax.tree_util.tree_unflatten(grads_tree, flat)
+        return (None, None, var_grads, *input_grads)
+
+    call.defvjp(fwd, bwd)
+    return call
+
+
+def _build(f: Callable, variables: tuple[Variable, ...]) -> Callable:
+    """A ``custom_vjp`` function of (variable values, *inputs) that runs ``grad_fn`` at the gradient."""
 
     def run(var_values, *xs):
         frame = StateFrame(State._make(variables, var_values), strict=False)
@@ -105,9 +242,11 @@ def _build(f: Callable, variables: list[Variable]) -> Callable:
             y = values_of(y)
         return y, grad_fn
 
-    @jax.custom_vjp
-    def call(var_values, *xs):
+    def primal(var_values, *xs):
         return run(var_values, *xs)[0]
+
+    primal.__name__ = primal.__qualname__ = _unique_name(getattr(f, "__name__", "f"))
+    call = jax.custom_vjp(primal)
 
     def fwd(var_values, *xs):
         return run(var_values, *xs)[0], (var_values, xs)

@@ -23,6 +23,8 @@ def custom_gradient(f=None):
 
     If ``f`` reads Variables, ``grad_fn(dy, variables=None)`` must return
     ``(input_grads, variable_grads)``; a ``grad_fn`` without ``variables=`` raises TypeError.
+    ``f`` runs at each call, and calls with the same programs share one compiled program
+    under a tape (see ``gradkit.custom_gradient``).
 
     >>> import gradkit.tf as tf
     >>> @tf.custom_gradient
