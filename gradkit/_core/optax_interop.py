@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import optax
 
 from .. import _errors
-from .state import State, flatten_variables
+from .state import State, check_live_assignments, flatten_variables
 from .variable import coerce_to
 
 
@@ -29,8 +29,8 @@ def apply_updates(params, updates):
     Array([0.8, 1.6], dtype=float32)
     """
     if isinstance(params, State):
-        return optax.apply_updates(params, updates)
-    variables, treedef = flatten_variables(params)
+        return optax.apply_updates(params, _updates_for_state(params, updates))
+    variables, treedef = flatten_variables(params, "apply_updates")
     if isinstance(updates, State):
         update_leaves = [updates[v] for v in variables]
     else:
@@ -55,6 +55,40 @@ def apply_updates(params, updates):
     ]
     # Check every new value before assigning any, so a bad update changes nothing.
     checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in new_values]
+    check_live_assignments(checked)
     for v, x in checked:
         v.assign(x)
     return params
+
+
+def _updates_for_state(params: State, updates):
+    """``updates`` as a State with the structure of ``params``, or a clear error.
+
+    A State's structure is its Variables in order, so a State of updates built by hand
+    (``gk.State({b: gb, a: ga})``) would fail optax's tree_map with jax's structure error
+    though it names every Variable: it is reordered to match.
+    """
+    if not isinstance(updates, State):
+        raise _errors.GradkitValueError(
+            f"apply_updates: params is a gk.State, so updates must be one too (what optimizer.update returns "
+            f"for a State of gradients), but got {type(updates).__name__}. Build the gradients as a State, "
+            f"e.g. gk.State(dict(zip(variables, grads))), before optimizer.update."
+        )
+    if len(updates) == len(params) and all(a is b for a, b in zip(updates.variables, params.variables)):
+        return updates
+    missing = [v._label() for v in params.variables if v not in updates]
+    extra = [v._label() for v in updates.variables if v not in params]
+    if missing or extra:
+        raise _errors.GradkitValueError(
+            "apply_updates: updates must hold exactly the Variables of params, but "
+            + "; ".join(
+                part
+                for part in (
+                    f"it lacks {', '.join(missing)}" if missing else "",
+                    f"it also holds {', '.join(extra)}" if extra else "",
+                )
+                if part
+            )
+            + ". Pass the updates optimizer.update returned for a State of gradients of these params."
+        )
+    return State._make(params._keys, tuple(updates[v] for v in params.variables), params._index)

@@ -43,12 +43,43 @@ class _Keys:
         return "(" + ", ".join(v.name for v in self.vars) + ")"
 
 
-def flatten_variables(tree) -> tuple[list[Variable], Any]:
-    """The Variables in a (possibly nested) structure and the structure, or a clear error."""
-    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, Variable))
+# What each caller of flatten_variables takes, for its error messages.
+_TAKES_VARIABLES = {
+    "State.of": (
+        "gk.State.of takes Variables (or a nested list/tuple/dict of them), but got {what}. To build a State "
+        "from values, write gk.State({{variable: value}})."
+    ),
+    "apply_updates": (
+        "apply_updates takes params that are a gk.State or Variables (a Variable or a nested list/tuple/dict "
+        "of them), but got {what}. Pass the State or the Variables you gave optimizer.init."
+    ),
+}
+
+_STATE_AS_WRT = (
+    "wrt= takes Variables (or a list/tuple/dict of them), but got a gk.State. A transform differentiates "
+    "with respect to the Variables' values when it is entered, not the values a State holds: pass its "
+    "Variables, wrt=list(state.variables); to differentiate at the State's own values, use "
+    "jax.grad(gk.functionalize(fn))(state, ...)."
+)
+
+
+def flatten_variables(tree, caller: str = "wrt") -> tuple[list[Variable], Any]:
+    """The Variables in a (possibly nested) structure and the structure, or a clear error.
+
+    ``caller`` ("wrt", "State.of" or "apply_updates") picks the message of that error.
+    """
+    # A State is a leaf here: flattened, it would give its values, and the error would
+    # describe an array the caller never passed.
+    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Variable, State)))
     for leaf in leaves:
-        if not isinstance(leaf, Variable):
+        if isinstance(leaf, Variable):
+            continue
+        if caller == "wrt":
+            if isinstance(leaf, State):
+                raise _errors.GradkitTypeError(_STATE_AS_WRT)
             raise _errors.GradkitTypeError(_errors.MSG_NOT_A_VARIABLE.format(what=_describe(leaf)))
+        what = "a gk.State" if isinstance(leaf, State) else _describe(leaf)
+        raise _errors.GradkitTypeError(_TAKES_VARIABLES[caller].format(what=what))
     return leaves, treedef
 
 
@@ -124,7 +155,7 @@ class State:
 
         A Variable that appears twice is one entry.
         """
-        leaves, _ = flatten_variables(variables)
+        leaves, _ = flatten_variables(variables, "State.of")
         leaves = unique(leaves)
         return cls._make(tuple(leaves), tuple(frames.read(v) for v in leaves))
 
@@ -225,6 +256,7 @@ class State:
         """
         # Validate everything first so that a bad value leaves every Variable unchanged.
         checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in self.items()]
+        check_live_assignments(checked)
         for var, value in checked:
             frames.assign(var, value)
 
@@ -238,6 +270,21 @@ class State:
                 shown = type(value).__name__
             parts.append(f"{var.name}: {shown}")
         return "State({" + ", ".join(parts) + "})"
+
+
+def check_live_assignments(pairs) -> None:
+    """Refuse, before any is made, assignments of traced values that would land on live Variables.
+
+    With no frame active each assignment replaces a live value, and ``frames.set_live``
+    refuses a tracer; checking only there would leave the Variables assigned before it
+    changed (``State({a: 5.0, b: x}).commit()`` under ``jax.grad``). Under a frame (a gradkit
+    transform, a tape) the frame receives the values, and tracers are its business.
+    """
+    if not frames.idle():
+        return
+    for var, value in pairs:
+        if isinstance(value, jax.core.Tracer):
+            raise _errors.AssignmentError(_errors.MSG_TRACER_INTO_LIVE_VARIABLE.format(name=var._label()))
 
 
 class _StateAt:

@@ -49,7 +49,13 @@ class _Plan:
                     f"{transform}: argnums={argnums!r} does not fit a call with {len(args)} positional "
                     "argument(s). Pass the arguments to differentiate positionally, or use wrt= for Variables."
                 )
-        self.argnums = tuple(i % len(args) for i in self.argnums)
+        requested = tuple(i % len(args) for i in self.argnums)
+        # An argument named twice (argnums=(0, 0)) is differentiated once and its result
+        # repeated, as a Variable listed twice in wrt= is: differentiating two copies of it
+        # would give the gradient to the last copy only (each copy is written into the same
+        # position of the call) and silently zero to the others.
+        self.argnums = tuple(_unique_positions(requested))
+        self.arg_positions = [self.argnums.index(i) for i in requested]
         if float_args:
             for i in self.argnums:
                 _check_float_argument(transform, i, args[i])
@@ -111,7 +117,8 @@ class _Plan:
 
     def pack(self, per_input: Sequence[Any]):
         """Arrange results computed per (wrt values, *diff args) as the caller asked."""
-        wrt_part, arg_part = per_input[0], tuple(per_input[1:])
+        wrt_part = per_input[0]
+        arg_part = tuple(per_input[1 + p] for p in self.arg_positions)
         if self.argnums_int:
             arg_result = arg_part[0]
         else:
@@ -122,6 +129,11 @@ class _Plan:
         if not self.explicit_argnums:
             return wrt_result
         return arg_result, wrt_result
+
+
+def _unique_positions(positions):
+    seen: set[int] = set()
+    return [i for i in positions if not (i in seen or seen.add(i))]
 
 
 def _check_float_argument(transform: str, i: int, arg) -> None:
@@ -333,6 +345,18 @@ def jvp(
     (12.0, 16.0)
     """
     primals, tangents = tuple(primals), tuple(tangents)
+    p_tree, t_tree = jax.tree_util.tree_structure(primals), jax.tree_util.tree_structure(tangents)
+    if p_tree != t_tree:
+        # Checked here: jax's own message would show the tuple of Variable values gradkit adds.
+        raise _errors.GradkitValueError(
+            f"gk.jvp: tangents= must have the structure of primals= ({p_tree}), one tangent per primal, "
+            f"but it has {t_tree}. Tangents of Variables go in wrt_tangents=, beside wrt=."
+        )
+    if wrt is None and wrt_tangents is not None:
+        raise _errors.GradkitTypeError(
+            "gk.jvp: wrt_tangents= was given without wrt=, so it would be ignored. Name the Variables the "
+            "tangents belong to: gk.jvp(fn, primals, tangents, wrt=[v], wrt_tangents=[t])."
+        )
     plan = _Plan("gk.jvp", tuple(range(len(primals))), wrt, primals)
     if wrt is not None:
         if wrt_tangents is None:
@@ -346,7 +370,10 @@ def jvp(
             ) from None
         by_var = {}
         for v, t in zip(plan.wrt_leaves, t_leaves):
-            by_var[id(v)] = _wrt_tangent(v, t)
+            t = _wrt_tangent(v, t)
+            # A Variable listed twice is one entry of the state, and gk.vjp gives each listing
+            # its whole cotangent; the JVP dual to that pushes the sum of its tangents.
+            by_var[id(v)] = by_var[id(v)] + t if id(v) in by_var else t
         var_tangents = tuple(by_var[id(v)] for v in plan.variables)
     else:
         var_tangents = ()

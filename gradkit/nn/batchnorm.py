@@ -28,6 +28,7 @@ class BatchNorm(Layer):
         self.epsilon = float(epsilon)
 
     def build(self, input_shape) -> None:
+        self._needs_features(input_shape)
         n = (input_shape[-1],)
         self.gamma = self.add_weight("gamma", n, "ones")
         self.beta = self.add_weight("beta", n, "zeros")

@@ -37,6 +37,7 @@ class Dense(Layer):
         self.bias_initializer = bias_initializer
 
     def build(self, input_shape) -> None:
+        self._needs_features(input_shape)
         self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)

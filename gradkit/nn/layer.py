@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import itertools
 
+from gradkit import _errors
 from gradkit._core.variable import Variable
 
 from . import initializers
@@ -37,8 +38,25 @@ class Layer(Module):
     def build(self, input_shape) -> None:  # pragma: no cover - overridden
         pass
 
+    def _needs_features(self, input_shape) -> None:
+        """A clear error for a scalar input to a layer whose weights follow the last axis."""
+        if len(input_shape) == 0:
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}' needs inputs with a last (feature) axis, but got a scalar "
+                "(shape ()). Pass an array of shape (batch, features), e.g. x.reshape(1, -1)."
+            )
+
     def __call__(self, x, *args, **kwargs):
+        shape = getattr(x, "shape", None)
+        if shape is None:
+            # A Python list or number has no shape: building from () would fail deep in build()
+            # with an IndexError that names neither the layer nor the input (and jax.numpy
+            # refuses lists anyway, as it does everywhere).
+            raise _errors.GradkitTypeError(
+                f"{type(self).__name__} '{self.name}' takes an array (a jax or NumPy array, a tensor, a "
+                f"Variable), but got {type(x).__name__}. Convert it first: layer(jnp.asarray(x))."
+            )
         if not self.built:
-            self.build(tuple(getattr(x, "shape", ())))
+            self.build(tuple(shape))
             self.built = True
         return self.call(x, *args, **kwargs)
