@@ -137,6 +137,17 @@ MSG_DELTA_SHAPE = (
     "the Variable's fixed shape {want}. Pass a value of shape {want}, or one that broadcasts to it (a scalar)."
 )
 
+MSG_INT_OUT_OF_RANGE = (
+    "cannot {verb} the Python int {value} {to} Variable {name} of dtype {dtype}: it does not fit in {dtype} "
+    "(range {lo} to {hi}), and converting it would wrap it around to another number (TensorFlow silently "
+    "does). Pass a value in that range, or create the Variable with a dtype that holds it (a float dtype)."
+)
+
+MSG_INT_TOO_LARGE_FOR_FLOAT = (
+    "cannot {verb} the Python int {value} {to} Variable {name} of dtype {dtype}: it is beyond the range of "
+    "every float dtype. Pass a smaller value (or float('inf') if infinity is what you mean)."
+)
+
 MSG_SLICE_SHAPE = (
     "cannot assign a value of shape {got} to the slice {index!r} of Variable {name}, which has shape "
     "{want}. Pass a value of shape {want} (or one that broadcasts to it)."

@@ -66,6 +66,11 @@ def top() -> Frame | None:
     return stack[-1] if stack else None
 
 
+def is_open(frame: Frame) -> bool:
+    """Whether ``frame`` is on this thread's stack now."""
+    return any(f is frame for f in _local.stack)
+
+
 def live(var) -> Any:
     """The live value of ``var``.
 

@@ -10,6 +10,7 @@ branch) triggers one retrace with the larger set.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 import jax
 import numpy as np
 
+from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
 from .state import State, _Keys
@@ -57,17 +59,22 @@ class JitFunction:
         return out, frame.assigned_state()
 
     def __call__(self, *args, **kwargs):
-        if self._keys is None:
-            self._discover(args, kwargs)
-        self._discovered = []
-        out, new_state = self._run(args, kwargs)
-        if self._discovered:
-            # A retrace (new argument shapes, another Python branch) read Variables this
-            # function had not read before, so their values were baked in: learn them and
-            # run again with them as arguments.
-            self._learn()
-            self._discover(args, kwargs)
+        try:
+            if self._keys is None:
+                self._discover(args, kwargs)
+            self._discovered = []
             out, new_state = self._run(args, kwargs)
+            if self._discovered:
+                # A retrace (new argument shapes, another Python branch) read Variables this
+                # function had not read before, so their values were baked in: learn them and
+                # run again with them as arguments.
+                self._learn()
+                self._discover(args, kwargs)
+                out, new_state = self._run(args, kwargs)
+        except TypeError:
+            # Looked for only after jax has refused a call, so a good call pays nothing.
+            self._check_arguments(args, kwargs)
+            raise
         # Every value was checked by Variable.assign while tracing: write them back as they are.
         for var, value in new_state.items():
             frames.assign(var, value)
@@ -79,6 +86,30 @@ class JitFunction:
             # active, and the arguments are plain arrays): call the compiled program directly.
             return self._jitted(self._state(), *args, **kwargs)
         return frames.apply(self._jitted, self._state(), *args, **kwargs)
+
+    def _check_arguments(self, args, kwargs) -> None:
+        """Raise a clear error for a non-static argument that cannot be an array."""
+        dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
+        dynamic += [(k, a) for k, a in kwargs.items() if k not in self._static_argnames]
+        for where, arg in dynamic:
+            bad = next((x for x in jax.tree_util.tree_leaves(arg, is_leaf=_wrapped) if not _array_like(x)), None)
+            if bad is None:
+                continue
+            if isinstance(where, str):
+                name, mark = where, f"static_argnames=({where!r},)"
+            else:
+                name = _parameter_name(self._fn, where)
+                # On a method, static_argnums count self as argument 0.
+                number = where + 1 if isinstance(self._fn, types.MethodType) else where
+                mark = f"static_argnums=({number},)" + (f" or static_argnames=({name!r},)" if name else "")
+            what = repr(bad) if isinstance(bad, (str, bytes)) else f"a value of type {type(bad).__name__}"
+            raise _errors.GradkitTypeError(
+                f"gk.jit: argument {name or where} of {getattr(self._fn, '__name__', 'the function')} is (or holds) "
+                f"{what}, which cannot be an argument of the compiled program: only arrays and numbers can, as "
+                f"the program is traced for their shapes and dtypes, not their values. Mark it static, "
+                f"gk.jit(fn, {mark}), to compile once per value (it must be hashable), or close over it "
+                "(functools.partial, or a Python variable the function reads) so it is fixed when traced."
+            ) from None
 
     def _state(self) -> State:
         return State._make(self._keys, tuple(frames.read(v) for v in self._reads))
@@ -132,6 +163,30 @@ class JitFunction:
 def _plain(x) -> bool:
     """Whether an argument is a plain value, whatever layers sit above the core."""
     return x is None or isinstance(x, (jax.Array, np.ndarray, int, float, complex))
+
+
+def _wrapped(x) -> bool:
+    return hasattr(type(x), "__gradkit_value__")
+
+
+def _array_like(x) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex, jax.core.Tracer)) or (
+        _wrapped(x) or hasattr(x, "__jax_array__")
+    )
+
+
+def _parameter_name(fn, position: int) -> str | None:
+    """The name of ``fn``'s positional parameter ``position``, if it has one."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if position < len(params) and params[position].kind in (
+        params[position].POSITIONAL_ONLY,
+        params[position].POSITIONAL_OR_KEYWORD,
+    ):
+        return params[position].name
+    return None
 
 
 def _concrete(tree):

@@ -92,6 +92,49 @@ def _numeric_shape_dtype(value, name: str, shape, dtype) -> tuple[tuple[int, ...
     return got_shape, got_dtype
 
 
+def _python_int(value, dtype, name: str, verb: str):
+    """A Python int operand for a Variable of ``dtype``, checked before any array is made.
+
+    JAX refuses an int outside int32 even where the Variable is a float (TensorFlow
+    converts it: ``assign_add(2**40)`` on a float32), and would otherwise raise its own
+    OverflowError for an int that its integer dtype cannot hold.
+    """
+    if type(value) is not int:  # bool is an int, but always fits
+        return value
+    dtype = np.dtype(dtype)
+    to = "from" if verb == "subtract" else ("to" if verb in ("add", "assign") else "into")
+    if dtype.kind in "fc":
+        try:
+            return float(value)  # as TensorFlow converts it
+        except OverflowError:
+            raise _errors.AssignmentError(
+                _errors.MSG_INT_TOO_LARGE_FOR_FLOAT.format(verb=verb, value=value, to=to, name=name, dtype=dtype)
+            ) from None
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise _errors.AssignmentError(
+                _errors.MSG_INT_OUT_OF_RANGE.format(
+                    verb=verb, value=value, to=to, name=name, dtype=dtype, lo=info.min, hi=info.max
+                )
+            )
+    return value
+
+
+def broadcasts_to(shape, target) -> bool:
+    """Whether a value of ``shape`` broadcasts to exactly ``target`` (it may not grow it).
+
+    The one rule for an update of a slice, the operand of ``assign_add``/``assign_sub`` and
+    an ``output_gradients`` cotangent: each must have its target's shape or one that
+    broadcasts to it (a scalar does), since the result keeps the target's shape.
+    """
+    target = tuple(target)
+    try:
+        return np.broadcast_shapes(tuple(shape), target) == target
+    except ValueError:
+        return False
+
+
 def _check_kind(got_dtype, dtype, name: str) -> None:
     if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
@@ -118,6 +161,7 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     """
     if isinstance(value, Variable):
         value = value.value
+    value = _python_int(value, dtype, name, "assign")
     got_shape, got_dtype = _numeric_shape_dtype(value, name, shape, dtype)
     if got_shape != tuple(shape):
         raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
@@ -134,14 +178,11 @@ def coerce_update(value, var: Variable, index):
     if isinstance(value, Variable):
         value = value.value
     name = var._label()
+    value = _python_int(value, var.dtype, name, "write")
     got_shape, got_dtype = _numeric_shape_dtype(value, name, var.shape, var.dtype)
     _check_kind(got_dtype, var.dtype, name)
     target = slice_shape(var, index)
-    try:
-        fits = np.broadcast_shapes(got_shape, target) == target
-    except ValueError:
-        fits = False
-    if not fits:
+    if not broadcasts_to(got_shape, target):
         raise _errors.AssignmentError(
             _errors.MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target)
         )
@@ -157,12 +198,9 @@ def check_delta(delta, var: Variable, verb: str):
     if isinstance(delta, Variable):
         delta = delta.value
     name = var._label()
+    delta = _python_int(delta, var.dtype, name, verb)
     got_shape, _ = _numeric_shape_dtype(delta, name, var.shape, var.dtype)
-    try:
-        fits = np.broadcast_shapes(got_shape, var.shape) == var.shape
-    except ValueError:
-        fits = False
-    if not fits:
+    if not broadcasts_to(got_shape, var.shape):
         raise _errors.AssignmentError(
             _errors.MSG_DELTA_SHAPE.format(
                 verb=verb, got=got_shape, to="to" if verb == "add" else "from", name=name, want=var.shape

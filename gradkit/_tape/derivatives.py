@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _errors
 from .._core import frames
-from .._core.variable import Variable
+from .._core.variable import Variable, broadcasts_to
 from . import bounded, graph, record, replay
 from .bounded import BoundedDict
 from .graph import make_leaf, merge_leaves
@@ -174,11 +174,7 @@ def run_vjp(tape, t_refs, s_refs, cts):
 def _check_cotangent(target_shape, c) -> None:
     """An ``output_gradients`` entry must have its target's shape, or broadcast to it."""
     shape = shape_of(c) if not isinstance(c, (list, tuple)) else np.shape(c)
-    try:
-        ok = np.broadcast_shapes(shape, target_shape) == tuple(target_shape)
-    except ValueError:
-        ok = False
-    if not ok:
+    if not broadcasts_to(shape, target_shape):
         raise _errors.GradkitValueError(
             f"output_gradients has an entry of shape {tuple(shape)} for a target of shape {tuple(target_shape)}; "
             "each cotangent must have its target's shape (or broadcast to it, as a scalar does)."

@@ -12,6 +12,9 @@ the last tape stops recording.
 
 from __future__ import annotations
 
+import weakref
+
+from .. import _errors
 from .._core import frames
 from . import graph, record
 from .graph import Node, Session, make_leaf
@@ -129,7 +132,7 @@ class TapeFrame(frames.Frame):
                 # same value, so a Variable only ever read is still unchanged.
                 base = base.inputs[0][0]
             if base.op is None and base.origin is not None and base.origin[1] is var:
-                finals[key] = (node, index, var._value)  # only ever read: unchanged
+                finals[key] = (node, index, _held_below(self, var))  # only ever read: unchanged
                 continue
             if self.parent is None and node.values is None:
                 # Left pending: computed at the first read, or never if overwritten first
@@ -137,7 +140,7 @@ class TapeFrame(frames.Frame):
                 var._value = Tensor._make(node, index)
             else:
                 frames.assign_below(self, var, record.materialize(node)[index])
-            finals[key] = (node, index, var._value)
+            finals[key] = (node, index, _held_below(self, var))
         for tape in s.tapes:
             if tape is not None and (tape._persistent or not tape._used):
                 tape._final_bindings = finals
@@ -154,13 +157,97 @@ def begin(tape) -> Session:
         s.outer = outer
         s.frame = TapeFrame(s)
         s.frame.__enter__()
+        _homes[s] = (_ref(outer), _ref(s.frame.parent))
     tape._bit = s.new_bit(tape)
     tape._session = s
+    _join(tape, s)
+    return s
+
+
+# Session -> (its outer session, the frame below its TapeFrame), as weak references: where
+# it was opened, so that a tape entered again continues it only from the same place.
+_homes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _ref(obj):
+    return None if obj is None else weakref.ref(obj)
+
+
+def _is(ref, obj) -> bool:
+    return obj is None if ref is None else (obj is not None and ref() is obj)
+
+
+def _join(tape, s) -> None:
     s.recording.append(tape)
     s.active |= tape._bit
     if not tape._track:
         s.parity_bits |= tape._bit
-    return s
+
+
+def resume(tape) -> None:
+    """Record on ``tape`` again, in the session it recorded in before (TensorFlow's tape
+    entered again: what it records now connects to what it recorded then, and what ran in
+    between is not recorded, as under ``stop_recording``).
+
+    If another tape still keeps that session recording, the tape simply rejoins it. If the
+    session has ended, it is reopened, with each Variable bound again to the value it had
+    when the session ended, unless it was assigned since (then to that new value, which
+    does not depend on this tape's sources).
+    """
+    s = tape._session
+    current = graph.local.session
+    if s.frame is not None:
+        if current is not s or frames.top() is not s.frame:
+            raise _errors.GradkitRuntimeError(_MSG_RESUME_ELSEWHERE)
+    else:
+        home = _homes.get(s)
+        if home is None or not (_is(home[0], current) and _is(home[1], frames.top())):
+            raise _errors.GradkitRuntimeError(_MSG_RESUME_ELSEWHERE)
+        _reopen(tape, s, current)
+    s.tapes[tape._bit.bit_length() - 1] = tape
+    _join(tape, s)
+
+
+def _reopen(tape, s, outer) -> None:
+    s.tapes = [None] * s.alive.bit_length()  # by bit position: a tape entered now gets a new bit
+    for key, (node, index, value) in tape._final_bindings.items():
+        var = s.variables[key]
+        if unchanged(s, var, node, index, value):
+            s.bindings[key] = (node, index)
+        elif key in tape._var_sources:
+            # Assigned while nothing recorded: later reads see the new value, cut from this
+            # tape's source (a parity tape adds their gradient to the Variable's, as TensorFlow does).
+            leaf = make_leaf(frames.read(var), 0, s)  # read where the tape is entered (a gk.jit step's value)
+            leaf.origin = ("variable", var)
+            s.bindings[key] = (leaf, 0)
+    s.outer = outer
+    s.frame = TapeFrame(s)
+    s.frame.__enter__()
+    graph.local.session = s
+
+
+def _held_below(frame, var):
+    """What ``var`` holds just below ``frame``, without computing a pending value. Inside a
+    ``gk.jit`` step or a transform that is the value its frame keeps, not the live one."""
+    return var._value if frame.parent is None else frames.read_below(frame, var)
+
+
+def unchanged(s, var, node, index, value) -> bool:
+    """Whether ``var`` still holds the value session ``s``, which recorded ``node``, left it
+    (an assignment since, even inside the same ``gk.jit`` step, replaces that value)."""
+    home = _homes.get(s)
+    below = home[1]() if home is not None and home[1] is not None else None
+    live = below.read(var) if below is not None and frames.is_open(below) else var._value
+    return live is value or (node.values is not None and live is node.values[index])
+
+
+_MSG_RESUME_ELSEWHERE = (
+    "this GradientTape is entered again, but where it recorded before (its earlier 'with' block) is not "
+    "where it is entered now: another tape, gk.jit step or transform began recording in between and is "
+    "still open, so what the tape recorded then could not connect to what it records now. Enter it again "
+    "where it was entered first (outside that other block), or call tape.reset() first to start over, or "
+    "use a new tape."
+)
 
 
 def end(tape) -> None:

@@ -7,6 +7,7 @@ Recording itself is in ``frame`` (Variables) and ``record`` (ops); ``gradient``,
 from __future__ import annotations
 
 import contextlib
+import math
 import weakref
 
 import jax
@@ -25,7 +26,7 @@ from .derivatives import (
     unconnected,
     zeros_if_unconnected,
 )
-from .frame import begin, end
+from .frame import begin, end, resume, unchanged
 from .graph import Node, Session, make_leaf
 from .tensor import Tensor
 
@@ -36,6 +37,30 @@ def _check_single_target(target, what: str) -> None:
             f"{what} takes one target tensor, but got {type(target).__name__}. For several targets, call "
             f"{what} once per target on a persistent tape (GradientTape(persistent=True)), or stack them into one tensor."
         )
+
+
+def _is_complex(x) -> bool:
+    return np.issubdtype(dtype_of(x), np.complexfloating)
+
+
+def _empty_jacobian(t_shape, x, s_ref):
+    """The Jacobian of a target with no elements: empty (None if ``x`` is no source)."""
+    if s_ref is None:
+        return None
+    return Tensor.concrete(jnp.zeros(t_shape + shape_of(x), dtype_of(x)))
+
+
+def _broadcast(c, shape, dtype):
+    return jnp.broadcast_to(jnp.asarray(c, dtype), shape)
+
+
+def _identity_cotangent(target, ct):
+    """The gradient a target that is its own source passes to itself: its cotangent."""
+    shape, dtype = shape_of(target), dtype_of(target)
+    if ct is None:
+        return Tensor.concrete(jnp.ones(shape, dtype))
+    derivatives._check_cotangent(shape, ct)
+    return record.apply(_broadcast, ct, shape, dtype)
 
 
 # An output_gradients that is one array (not a structure of them), for a single target.
@@ -91,14 +116,10 @@ class GradientTape:
             )
         if self._session is not None and self._used and not self._persistent:
             self._forget()  # used up: entered again, it starts afresh, as in TensorFlow
-        if self._session is not None:
-            raise _errors.GradkitRuntimeError(
-                "this GradientTape has already recorded a 'with' block and is entered again; what it "
-                "recorded before would not connect to what it records now. Record everything in one "
-                "'with tape:' block (tape.stop_recording() pauses it for the part in between), call "
-                "tape.reset() first to start over, or use a new tape."
-            )
-        begin(self)
+        if self._session is None:
+            begin(self)
+        else:
+            resume(self)  # continues recording, as TensorFlow's tape does
         self._recording = True
         return self
 
@@ -231,11 +252,9 @@ class GradientTape:
             else:
                 final = self._final_bindings.get(id(t))
                 if final is not None:
-                    node, index, value = final
-                    live = t._value
                     # Unless the Variable was assigned since, its value is the recorded one.
-                    if live is value or (node.values is not None and live is node.values[index]):
-                        return node, index
+                    if unchanged(self._session, t, *final):
+                        return final[0], final[1]
                     return None  # assigned after the tapes stopped: not a recorded value
             src = self._var_sources.get(id(t))
             return (src, 0) if src is not None else None
@@ -277,6 +296,7 @@ class GradientTape:
         if (
             type(target) is Tensor
             and isinstance(sources, (Variable, Tensor))
+            and target is not sources
             and (output_gradients is None or isinstance(output_gradients, _SINGLE_COTANGENT))
         ):
             # The usual call, one tensor with respect to one Variable or tensor: no pytrees.
@@ -295,10 +315,39 @@ class GradientTape:
             cts = flatten_like(output_gradients, len(targets))
         t_refs = [self._target_ref(t) for t in targets]
         s_refs = [self._source_ref(x) for x in src_leaves]
+        pairs = self._self_targets(targets, t_refs, src_leaves, s_refs)
         results = derivatives.run_vjp(self, t_refs, s_refs, cts)
+        for i, j in pairs.items():
+            ct = _identity_cotangent(targets[i], cts[i])
+            results[j] = ct if results[j] is None else results[j] + ct
         out = [zeros_if_unconnected(g, shape_of(x), dtype_of(x), mode) for g, x in zip(results, src_leaves)]
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
+
+    def _self_targets(self, targets, t_refs, src_leaves, s_refs) -> dict[int, int]:
+        """TensorFlow's rule for a target that is itself one of the sources (the same
+        Variable or tensor): its derivative with respect to itself is the identity, even
+        where the tape never saw it. Returns {target index: source index} for the targets
+        that take the rule, and drops them from ``t_refs``.
+
+        It applies where the tape saw neither (no recorded value, no source), and to every
+        Variable target of a TensorFlow-parity tape, which (as in TensorFlow) stands for the
+        Variable itself, not a recorded value. Otherwise the recorded graph answers: for a
+        Variable the tape saw, the derivative of its final value with respect to its value
+        when the tape first saw it (None if it was assigned after the tape stopped).
+        Integer targets keep None, as every integer derivative does.
+        """
+        pairs = {}
+        for i, t in enumerate(targets):
+            if not isinstance(t, (Variable, Tensor)) or not jnp.issubdtype(dtype_of(t), jnp.inexact):
+                continue
+            j = next((j for j, x in enumerate(src_leaves) if x is t), None)
+            if j is None:
+                continue
+            if (not self._track and isinstance(t, Variable)) or (t_refs[i] is None and s_refs[j] is None):
+                pairs[i] = j
+                t_refs[i] = None
+        return pairs
 
     def jacobian(
         self,
@@ -319,13 +368,42 @@ class GradientTape:
         self._check_usable()
         _check_single_target(target, "jacobian")
         src_leaves, src_tree = flatten(sources)
-        t_ref = self._target_ref(target)
+        t_refs = [self._target_ref(target)]
         s_refs = [self._source_ref(x) for x in src_leaves]
         t_shape = shape_of(target)
-        results = derivatives.run_jacobian(self, t_ref, s_refs, t_shape, src_leaves)
+        pairs = self._self_targets([target], t_refs, src_leaves, s_refs)
+        if any(_is_complex(x) for x in [target, *src_leaves]):
+            results = self._jacobian_by_rows(t_refs[0], s_refs, t_shape, dtype_of(target), src_leaves)
+        else:
+            results = derivatives.run_jacobian(self, t_refs[0], s_refs, t_shape, src_leaves)
+        for j in pairs.values():
+            size = math.prod(t_shape)
+            results[j] = Tensor.concrete(jnp.eye(size, dtype=dtype_of(target)).reshape(t_shape + t_shape))
         out = [zeros_if_unconnected(j, t_shape + shape_of(x), dtype_of(x), mode) for j, x in zip(results, src_leaves)]
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
+
+    def _jacobian_by_rows(self, t_ref, s_refs, t_shape, t_dtype, src_leaves):
+        """A Jacobian with a complex target or source: one gradient per target element.
+
+        jax's ``jacrev``/``jacfwd`` take complex values only for holomorphic functions, but
+        TensorFlow's Jacobian is defined for any: row ``i`` is the gradient with the one-hot
+        cotangent ``e_i``, which is what this computes (each row one cached program call).
+        """
+        size = math.prod(t_shape)
+        rows = []
+        for i in range(size):
+            one_hot = jnp.zeros(size, t_dtype).at[i].set(1).reshape(t_shape)
+            rows.append(derivatives.run_vjp(self, [t_ref], s_refs, [one_hot]))
+        out = []
+        for k, x in enumerate(src_leaves):
+            column = [row[k] for row in rows]
+            if size == 0 or column[0] is None:
+                out.append(None if size else _empty_jacobian(t_shape, x, s_refs[k]))
+                continue
+            stacked = record.apply(jnp.stack, column)
+            out.append(record.apply(jnp.reshape, stacked, t_shape + shape_of(x)))
+        return out
 
     def batch_jacobian(
         self,

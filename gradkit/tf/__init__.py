@@ -19,7 +19,6 @@ gk.Tensor(6., shape=(), dtype=float32)
 """
 
 from gradkit._tape.tensor import Tensor as Tensor
-from gradkit.nn.module import Module as Module
 
 from . import _array, _autodiff, _convert, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
 from . import _dtypes as dtypes
@@ -101,13 +100,12 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     tanh,
     tensordot,
 )
+from ._module import Module
 from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._scatter import IndexedSlices, tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_update
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
-
-Module.__doc__ = "``tf.Module`` (gradkit.nn.Module): finds its Variables by walking its attributes."
 
 _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "

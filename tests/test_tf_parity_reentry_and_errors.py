@@ -1,0 +1,276 @@
+"""gradkit.tf against real TensorFlow: a tape entered again, complex Jacobians, Variable
+updates by large Python ints, the gradient of a Variable with respect to itself, and the
+order in which tf.Module lists its Variables."""
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+from test_tf_parity import _tape, run_both  # noqa: E402
+
+import gradkit.tf as gtf  # noqa: E402
+
+# -- a tape entered again continues recording ---------------------------------------------
+
+
+def p_reentered_tape_sees_both_blocks(tf):
+    out = []
+    for persistent in (False, True):
+        x = tf.Variable(3.0)
+        t = _tape(tf, persistent=persistent)
+        with t:
+            y = x * x
+        with t:
+            z = y * x
+        out.append(t.gradient(z, x))
+        if persistent:
+            out.append(t.gradient(y, x))
+    return out
+
+
+def p_reentered_after_a_gradient(tf):
+    x = tf.Variable(3.0)
+    t = _tape(tf)  # used up by its gradient: entered again, it starts afresh
+    with t:
+        y = x * x
+    out = [t.gradient(y, x)]
+    with t:
+        z = y * x
+    out.append(t.gradient(z, x))
+    p = _tape(tf, persistent=True)  # a persistent one keeps what it recorded
+    with p:
+        y = x * x
+    out.append(p.gradient(y, x))
+    with p:
+        z = y * x
+    return out + [p.gradient(z, x), p.gradient(y, x)]
+
+
+def p_reentered_three_times(tf):
+    x = tf.Variable(2.0)
+    t = _tape(tf)
+    y = 1.0
+    for _ in range(3):
+        with t:
+            y = y * x
+    return t.gradient(y, x)
+
+
+def p_reentered_with_a_watched_tensor_and_a_new_variable(tf):
+    c = tf.constant(2.0)
+    u = tf.Variable(4.0)
+    t = _tape(tf, persistent=True)
+    with t:
+        t.watch(c)
+        y = c * c
+    with t:
+        z = y * c * u
+    return [t.gradient(z, c), t.gradient(z, u), t.gradient(y, c), len(t.watched_variables())]
+
+
+def p_reentered_ops_in_between_are_not_recorded(tf):
+    x = tf.Variable(3.0)
+    t = _tape(tf, persistent=True)
+    with t:
+        y = x * x
+        with t.stop_recording():
+            v = y * x
+    w = y * 2.0
+    with t:
+        z = w * x + v * y
+    return t.gradient(z, x)
+
+
+def p_reentered_while_an_outer_tape_records(tf):
+    x = tf.Variable(3.0)
+    outer = _tape(tf, persistent=True)
+    t = _tape(tf, persistent=True)
+    with outer:
+        with t:
+            y = x * x
+        w = y * 2.0
+        with t:
+            z = w * x
+        gz = t.gradient(z, x)
+    return [gz, t.gradient(y, x), outer.gradient(z, x), outer.gradient(gz, x)]
+
+
+def p_reentered_around_assignments(tf):
+    # TensorFlow parity (track_assignments=False under gradkit): an assignment cuts.
+    x, c, v = tf.Variable(3.0), tf.Variable(1.0), tf.Variable(2.0)
+    t = _tape(tf, persistent=True)
+    with t:
+        c.assign(x * 2.0)
+        a = v * 1.0
+    v.assign(5.0)
+    with t:
+        z = c * x
+        b = v * v
+    return [t.gradient(z, x), t.gradient(z, c), t.gradient(b, v), t.gradient(a, v)]
+
+
+def p_reentered_inside_tf_function(tf):
+    x = tf.Variable(2.0)
+
+    @tf.function
+    def f():
+        t = _tape(tf)
+        with t:
+            y = x * x
+        with t:
+            z = y * x
+        return t.gradient(z, x)
+
+    return [f(), f()]
+
+
+def p_nested_with_on_one_tape_is_a_value_error(tf):
+    t = _tape(tf)
+    with t:
+        with t:
+            pass
+
+
+# -- Jacobians with complex targets or sources ---------------------------------------------
+
+
+def p_complex_jacobians(tf):
+    z = tf.Variable([1 + 2j, 3 - 1j, -0.5 + 0.25j], dtype=tf.complex64)
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as t:
+        holomorphic = tf.reshape(z * z, [3, 1]) * tf.constant([[1.0 + 0j, 2j]], dtype=tf.complex64)
+        conj = z * tf.math.conj(z) + z
+        real = tf.math.real(z * tf.math.conj(z))
+        from_real = tf.cast(x, tf.complex64) * (1 + 2j)
+        mixed = tf.math.real(tf.reduce_sum(z)) * x
+    return [
+        t.jacobian(holomorphic, z),
+        t.jacobian(conj, z),
+        t.jacobian(real, z),
+        t.jacobian(from_real, x),
+        t.jacobian(mixed, [z, x]),
+        t.jacobian(real, x),
+        t.jacobian(real, x, unconnected_gradients=tf.UnconnectedGradients.ZERO),
+    ]
+
+
+# -- Variable updates by Python ints -------------------------------------------------------
+
+
+def p_float_variable_takes_a_large_python_int(tf):
+    out = []
+    for big in (2**31, 2**40, 2**64):
+        for op in ("assign", "assign_add", "assign_sub"):
+            v = tf.Variable(1.0)
+            getattr(v, op)(big)
+            out.append(v.numpy())
+    w = tf.Variable([1.0, 2.0])
+    w[0].assign(2**40)
+    return out + [w.numpy()]
+
+
+def test_int32_variable_refuses_an_int_it_cannot_hold():
+    # TensorFlow wraps the int around silently (tf.Variable(1).assign_add(2**40) leaves 1,
+    # .assign(2**31) gives -2**31); gradkit refuses it, leaving the Variable unchanged.
+    assert int(tf_real.Variable(1).assign_add(2**40).numpy()) == 1
+    v = gtf.Variable([1, 2])
+    for op, verb in (("assign_add", "add"), ("assign_sub", "subtract"), ("assign", "assign")):
+        value = 2**40 if op != "assign" else 2**31
+        with pytest.raises(ValueError, match=rf"^\[gradkit\] cannot {verb} the Python int {value} .* int32"):
+            getattr(v, op)(value)
+        assert v.numpy().tolist() == [1, 2]
+    with pytest.raises(ValueError, match=r"^\[gradkit\] cannot write the Python int -2147483649 into"):
+        v[0].assign(-(2**31) - 1)
+    v.assign_add(2**31 - 3)  # in range: as TensorFlow
+    assert v.numpy().tolist() == [2**31 - 2, 2**31 - 1]
+    with pytest.raises(ValueError, match=r"^\[gradkit\] cannot add the Python int 1000.* float32: it is beyond"):
+        gtf.Variable(1.0).assign_add(10**400)
+
+
+# -- the gradient of a Variable with respect to itself -------------------------------------
+
+
+def p_gradient_of_a_variable_with_respect_to_itself(tf):
+    v = tf.Variable(3.0)
+    m = tf.Variable([1.0, 2.0])
+    c = tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as watched:
+        watched.watch(v)
+        watched.watch(m)
+        watched.watch(c)
+    with tf.GradientTape(persistent=True) as unwatched:
+        pass
+    with tf.GradientTape(persistent=True, watch_accessed_variables=False) as no_access:
+        _ = v * 2.0
+    with tf.GradientTape(persistent=True) as read:
+        _ = v * 2.0
+    out = []
+    for t in (watched, unwatched, no_access, read):
+        out += [t.gradient(v, v), t.gradient(v, v, unconnected_gradients="zero"), t.gradient(m, m)]
+        out += [t.gradient([v, v], [v]), t.gradient(v, [v, m]), t.gradient(v, v, output_gradients=5.0)]
+    return out + [watched.gradient(c, c), watched.jacobian(m, m), watched.jacobian(v, v)]
+
+
+def p_gradient_of_a_target_that_is_its_own_source(tf):
+    v, u = tf.Variable(3.0), tf.Variable([1.0, 2.0])
+    frozen = tf.Variable(1.0, trainable=False)
+    c = tf.constant(2.0)
+    with _tape(tf, persistent=True) as t:  # parity under gradkit: v stands for the Variable
+        v.assign(v * 2.0)
+        y = u * 2.0 + frozen
+    og = [tf.constant([3.0, 4.0]), tf.constant(2.0)]
+    return [
+        t.gradient(v, v),
+        t.gradient(c, c),
+        t.gradient([c, y], c),
+        t.gradient([u, y], u),
+        t.gradient(frozen, frozen),
+        t.gradient(u, u, output_gradients=og[0]),
+        t.gradient([u, v], [u, v], output_gradients=og),
+        t.jacobian(u, u),
+    ]
+
+
+# -- tf.Module lists its Variables as TensorFlow does ----------------------------------------
+
+
+def p_module_variable_order(tf):
+    class Inner(tf.Module):
+        def __init__(self, tag):
+            super().__init__()
+            self.z = tf.Variable(0.0, name=tag + "_z")
+            self.a = tf.Variable(0.0, name=tag + "_a", trainable=False)
+            self.deeper = [] if tag != "b1" else [Inner("b1_inner")]
+
+    class Outer(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.zeta = tf.Variable(1.0, name="zeta")
+            self.child = Inner("child")
+            self.alpha = tf.Variable(1.0, name="alpha")
+            self.blocks = [Inner("b0"), tf.Variable(2.0, name="in_list"), Inner("b1")]
+            self.d = {"y": tf.Variable(3.0, name="d_y"), "b": (tf.Variable(3.0, name="d_b"),)}
+            self.again = self.alpha
+            self.shared = self.child.z
+            self.Big = tf.Variable(5.0, name="Big")
+            self._private = tf.Variable(6.0, name="private")
+
+    m = Outer()
+    names = [[v.name for v in vs] for vs in (m.variables, m.trainable_variables, m.non_trainable_variables)]
+    return names + [[s.z.name for s in m.submodules]]
+
+
+PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
+def test_parity(program):
+    run_both(program)
+
+
+def test_reentered_tape_matches_tensorflow_exactly():
+    # run_both compares exception classes only; make sure the programs that should give
+    # values did give them under both.
+    for program in (p_reentered_tape_sees_both_blocks, p_reentered_while_an_outer_tape_records):
+        out = run_both(program)
+        assert not isinstance(out, Exception) and all(np.all(np.isfinite(g)) for g in out)
