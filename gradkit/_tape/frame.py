@@ -141,8 +141,15 @@ class TapeFrame(frames.Frame):
             else:
                 frames.assign_below(self, var, record.materialize(node)[index])
             finals[key] = (node, index, _held_below(self, var))
-        for tape in s.tapes:
-            if tape is not None and (tape._persistent or not tape._used):
+        # Every tape of the session that can still use them gets them, not only the tapes
+        # entered in this stretch of recording: a tape left out of it (entered again, later,
+        # on its own or first) reopens the session from these bindings, so they must be what
+        # the session left. Its own older ones would rebind a Variable that another tape's
+        # recorded assignment changed meanwhile to a constant, cutting that tape's path too.
+        # (An assignment a tape did not record is still a constant for it: the node's mask
+        # lacks its bit.)
+        for tape in list(s.members):
+            if tape._session is s and (tape._persistent or not tape._used):
                 tape._final_bindings = finals
         s.bindings.clear()
 

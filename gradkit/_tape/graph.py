@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
+import weakref
 from typing import Any
 
 import jax
@@ -382,10 +383,15 @@ class Session:
         self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
         self.handed_out: set[int] = set()  # id(var) whose bound node a read has returned
         self.outer: Session | None = None  # the session this one is nested in (see frame.begin)
+        # Every tape given a bit in this session, weakly: ``tapes`` lists only those entered
+        # since the session was last (re)opened, but one not entered again since can still
+        # resume it, and needs the Variables' values it left (see frame.write_back).
+        self.members: weakref.WeakSet = weakref.WeakSet()
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)
         self.tapes.append(tape)
+        self.members.add(tape)
         self.alive |= bit
         return bit
 
