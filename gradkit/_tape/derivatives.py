@@ -399,7 +399,11 @@ def _probe(aval):
     """The independence check's random tangent for a source of this shape (made once)."""
     probe = _probes.get(aval)
     if probe is None:
-        probe = _probes[aval] = jnp.asarray(np.random.default_rng(0).standard_normal(aval.shape), aval.dtype)
+        rng = np.random.default_rng(0)
+        value = rng.standard_normal(aval.shape)
+        if jnp.issubdtype(aval.dtype, jnp.complexfloating):
+            value = value + 1j * rng.standard_normal(aval.shape)  # a tangent in every direction
+        probe = _probes[aval] = jnp.asarray(value, aval.dtype)
     return probe
 
 

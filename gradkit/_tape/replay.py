@@ -203,9 +203,6 @@ class Plan:
                     produced_inside.add(o)
                 inside_steps.append((node.op, ins, outs))
             outside_steps.append((node.op, ins, outs))
-        self.connected = tuple(
-            tuple(bool(dep.get(t, 0) & (1 << j)) for j in range(len(self.source_slots))) for t in self.target_slots
-        )
         self.outside_steps = outside_steps
         self.inside_steps = inside_steps
         self.produced_inside = produced_inside
@@ -219,6 +216,15 @@ class Plan:
         # computed inside do not exist until the differentiated function runs.
         self.source_avals = tuple(None if s is None else refs[s][0].avals[refs[s][1]] for s in self.source_slots)
         self.target_avals = tuple(refs[t][0].avals[refs[t][1]] for t in self.target_slots)
+        # Integer and boolean values carry no gradient (TensorFlow gives None): a path from
+        # an integer source, or to an integer target, does not connect them.
+        self.connected = tuple(
+            tuple(
+                bool(dep.get(t, 0) & (1 << j)) and _is_float(t_aval) and _is_float(s_aval)
+                for j, s_aval in enumerate(self.source_avals)
+            )
+            for t, t_aval in zip(self.target_slots, self.target_avals)
+        )
 
     # -- evaluation ------------------------------------------------------------------------
     def forward(self, leaf_values) -> list:
@@ -347,10 +353,15 @@ def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False
 
         result: list[Any] = [None] * len(plan.source_slots)
         if active and _is_float(plan.target_avals[0]):
-            zeros = [jnp.zeros(plan.source_avals[i].shape, plan.source_avals[i].dtype) for i in active]
-            jac = (jax.jacfwd if forward_mode else jax.jacrev)(g)(zeros)
-            for i, j in zip(active, jac):
-                result[i] = j
+            avals = [plan.source_avals[i] for i in active]
+            zeros = [jnp.zeros(a.shape, a.dtype) for a in avals]
+            # TensorFlow's Jacobian has each source's dtype, computed in reverse mode. Forward
+            # mode computes in the target's dtype: used only where the two agree (a float32
+            # target of a float16 source would lose the float32 precision otherwise).
+            same = all(a.dtype == plan.target_avals[0].dtype for a in avals)
+            jac = (jax.jacfwd if forward_mode and same else jax.jacrev)(g)(zeros)
+            for i, j, a in zip(active, jac, avals):
+                result[i] = j.astype(a.dtype)
         return env[plan.target_slots[0]], result
 
     return program
@@ -405,7 +416,17 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
             else:
                 s_axes = "".join(chr(ord("m") + i) for i in range(source.ndim - 1))
                 t_axes = "".join(chr(ord("c") + i) for i in range(len(t_inner)))
-                explained = jnp.einsum(f"a{t_axes}{s_axes},a{s_axes}->a{t_axes}", jac, probe)
+                spec = f"a{t_axes}{s_axes},a{s_axes}->a{t_axes}"
+                explained = jnp.einsum(spec, jac, probe)
+                if _is_complex(t_aval) or _is_complex(source):
+                    # Complex values: the map from tangent to target tangent is only real-linear.
+                    # A VJP's rows ``r`` satisfy Re(ct . jvp(p)) = Re(r . p) (JAX's pairing), so
+                    # Re(dy_j) = Re(r_j . p) and Im(dy_j) = -Re(r'_j . p), r'_j the row of the
+                    # cotangent 1j * e_j.
+                    explained = jnp.real(explained)
+                    if _is_complex(t_aval):
+                        imag_rows = _batch_summed_jacobian(g, zero, t_aval.shape, 1j)
+                        explained = explained - 1j * jnp.real(jnp.einsum(spec, imag_rows, probe))
             scale = jnp.max(jnp.abs(t_out)) + jnp.max(jnp.abs(explained)) + 1e-30
             leak = jnp.max(jnp.abs(t_out - explained)) / scale
         else:
@@ -415,14 +436,24 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
     return program
 
 
-def _batch_summed_jacobian(g, zero, t_shape):
-    """``result[i] = sum_b d y[b] / d x[i]``, one VJP per target element (TensorFlow's)."""
+def _is_complex(x) -> bool:
+    return jnp.issubdtype(x.dtype, jnp.complexfloating)
+
+
+def _batch_summed_jacobian(g, zero, t_shape, unit=1):
+    """``result[i] = sum_b d y[b] / d x[i]``, one VJP per target element (TensorFlow's).
+
+    Row ``j`` is the VJP of the cotangent ``unit * e_j`` on every example.
+    """
     y, pull = jax.vjp(g, zero)
     t_inner = t_shape[1:]
     t_size = int(np.prod(t_inner, dtype=np.int64))
 
     def row(j):
-        ct = jnp.broadcast_to(jax.nn.one_hot(j, t_size, dtype=y.dtype).reshape(t_inner), y.shape)
+        ct = jax.nn.one_hot(j, t_size, dtype=y.dtype)
+        if unit != 1:
+            ct = ct * jnp.asarray(unit, y.dtype)
+        ct = jnp.broadcast_to(ct.reshape(t_inner), y.shape)
         return pull(ct)[0]
 
     rows = jax.vmap(row)(jnp.arange(t_size))  # (t_size, b, *s)
@@ -446,6 +477,7 @@ def _one_example(plan: Plan, env, source, t_inner) -> _OneExample | None:
     def one(example):
         return batch_of_one(example)[0]
 
+    t_dtype = plan.target_avals[0].dtype
     row = jax.ShapeDtypeStruct(source.shape[1:], source.dtype)
     try:
         out = jax.eval_shape(batch_of_one, row)
@@ -455,4 +487,24 @@ def _one_example(plan: Plan, env, source, t_inner) -> _OneExample | None:
         return None  # a value with the batch's size broadcast against the single example
     s_size = int(np.prod(source.shape[1:], dtype=np.int64))
     t_size = int(np.prod(t_inner, dtype=np.int64))
-    return _OneExample(one, jax.jacrev(one) if t_size <= s_size else jax.jacfwd(one))
+    if jnp.issubdtype(t_dtype, jnp.complexfloating):
+        # jacrev/jacfwd of a complex output need a holomorphic function; TensorFlow's rows
+        # (one VJP per target element) are defined for any.
+        return _OneExample(one, _rows_jacobian(one, t_inner, t_size))
+    # Forward mode takes real inputs only, and computes in the target's dtype: reverse mode
+    # (TensorFlow's) for a complex source or a target of another dtype.
+    reverse = t_size <= s_size or source.dtype != t_dtype or jnp.issubdtype(source.dtype, jnp.complexfloating)
+    return _OneExample(one, jax.jacrev(one) if reverse else jax.jacfwd(one))
+
+
+def _rows_jacobian(fn, t_inner, t_size):
+    """The Jacobian of ``fn`` (one example) as one VJP per output element with the one-hot
+    cotangent: TensorFlow's definition, valid for non-holomorphic complex functions."""
+
+    def jacobian(example):
+        y, pull = jax.vjp(fn, example)
+        basis = jnp.eye(t_size, dtype=y.dtype).reshape((t_size, *t_inner))
+        (rows,) = jax.vmap(pull)(basis)
+        return rows.reshape((*t_inner, *example.shape))
+
+    return jacobian

@@ -429,7 +429,7 @@ class GradientTape:
         run the step once eagerly to check it. A source the target does not depend on
         gives zeros whatever ``unconnected_gradients`` says, as TensorFlow's does.
         """
-        unconnected(unconnected_gradients)  # validated; unconnected gives zeros either way, as in TensorFlow
+        mode = unconnected(unconnected_gradients)  # unconnected gives zeros either way, as in TensorFlow
         self._check_usable()
         _check_single_target(target, "batch_jacobian")
         t_shape = shape_of(target)
@@ -443,7 +443,9 @@ class GradientTape:
         s_ref = self._source_ref(source)
         result = derivatives.run_batch_jacobian(self, t_ref, s_ref, check_independence)
         if result is None:
-            result = Tensor.concrete(jnp.zeros(t_shape + s_shape[1:], dtype_of(target)))
+            # TensorFlow's zeros take the target's dtype, but the source's with UnconnectedGradients.ZERO.
+            dtype = dtype_of(source) if mode is UnconnectedGradients.ZERO else dtype_of(target)
+            result = Tensor.concrete(jnp.zeros(t_shape + s_shape[1:], dtype))
         self._release()
         return result
 

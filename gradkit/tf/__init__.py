@@ -55,7 +55,7 @@ from ._array import (
 )
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
-from ._dtypes import bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
+from ._dtypes import bfloat16, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
 from ._function import TensorSpec, function
 from ._indexing import broadcast_to, gather_nd, newaxis, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
@@ -69,6 +69,7 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
+    complex,
     cos,
     divide,
     einsum,
@@ -109,7 +110,7 @@ from ._variables import Variable
 
 _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
-    "reciprocal real imag conj erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
+    "reciprocal real imag conj angle erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
     "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid"

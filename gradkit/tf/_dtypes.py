@@ -3,9 +3,11 @@
 Without ``jax_enable_x64`` JAX stores float64/int64 as float32/int32.
 """
 
+import jax.numpy as jnp
 import numpy as np
 
 float16 = np.dtype("float16")
+bfloat16 = np.dtype(jnp.bfloat16)
 float32 = np.dtype("float32")
 float64 = np.dtype("float64")
 int8 = np.dtype("int8")
@@ -31,6 +33,7 @@ def __getattr__(name):
 
 __all__ = [
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "int8",

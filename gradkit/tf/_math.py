@@ -58,6 +58,7 @@ reciprocal = _unary(_reciprocal, "reciprocal")
 real = _unary(jnp.real, "real")
 imag = _unary(jnp.imag, "imag")
 conj = _unary(jnp.conj, "conj")
+angle = _unary(jnp.angle, "angle")
 asin = _unary(jnp.arcsin, "asin")
 acos = _unary(jnp.arccos, "acos")
 atan = _unary(jnp.arctan, "atan")
@@ -81,6 +82,20 @@ subtract = _binary(jnp.subtract, "subtract")
 multiply = _binary(jnp.multiply, "multiply")
 divide = _binary(jnp.true_divide, "divide")
 pow = _binary(jnp.power, "pow")  # noqa: A001
+
+
+def _tf_complex(real, imag):
+    if real.dtype != imag.dtype or real.dtype not in (np.float32, np.float64):
+        raise _errors.GradkitTypeError(
+            f"tf.complex takes real and imag of one dtype, float32 or float64, but got {real.dtype} and "
+            f"{imag.dtype}. Cast them first: tf.complex(tf.cast(re, tf.float32), tf.cast(im, tf.float32))."
+        )
+    return jax.lax.complex(real, imag)
+
+
+def complex(real, imag, name=None):  # noqa: A001  (TensorFlow's name)
+    """``tf.complex(real, imag)``: ``real + 1j * imag`` (complex64 from float32, complex128 from float64)."""
+    return call(_tf_complex, convert(real), convert(imag))
 
 
 # At a tie TensorFlow sends the whole gradient to x (jnp.maximum splits it in halves);

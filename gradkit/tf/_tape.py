@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 import gradkit.numpy as gnp
+from gradkit._errors import GradkitTypeError
 from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor
@@ -22,6 +23,23 @@ def _conj_tree(tree):
     return jax.tree_util.tree_map(
         lambda g: gnp.conj(g) if _is_complex(g) else g, tree, is_leaf=lambda x: isinstance(x, Tensor) or x is None
     )
+
+
+def _check_cotangent_dtypes(targets, cotangents) -> None:
+    """TensorFlow refuses an ``output_gradients`` entry whose dtype is not its target's
+    (``InvalidArgumentError``); gradkit.tf does too, rather than casting it silently (a
+    complex cotangent for a real target would lose its imaginary part)."""
+    for k, (t, c) in enumerate(zip(targets, cotangents)):
+        t_dtype, c_dtype = getattr(t, "dtype", None), getattr(c, "dtype", None)
+        if c is None or t_dtype is None or c_dtype is None:
+            continue  # Python numbers and lists take the target's dtype
+        t_dtype, c_dtype = np.dtype(t_dtype), np.dtype(c_dtype)
+        if np.issubdtype(t_dtype, np.inexact) and c_dtype != t_dtype:
+            raise GradkitTypeError(
+                f"output_gradients[{k}] has dtype {c_dtype.name} but its target has dtype {t_dtype.name}; "
+                "TensorFlow refuses a cotangent of another dtype (InvalidArgumentError). Cast it first: "
+                f"tf.cast(output_gradient, tf.{t_dtype.name})."
+            )
 
 
 def _leaves(tree):
@@ -72,6 +90,7 @@ class GradientTape(_GkTape):
                 output_gradients = flat[:n_targets]
             elif isinstance(target, (list, tuple, dict)) is False and len(flat) == 1:
                 output_gradients = flat[0]
+            _check_cotangent_dtypes(_leaves(target), flat)
         out = super().gradient(target, sources, output_gradients, unconnected_gradients)
         return wrap(_conj_tree(out))
 
