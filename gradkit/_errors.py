@@ -79,9 +79,24 @@ MSG_NOT_IN_STATE = (
 )
 
 MSG_VMAP_ASSIGN = (
-    "gk.vmap cannot vectorise a function that assigns Variable {name}: each example would write its "
-    "own value into one Variable. Use gk.functionalize(fn) and jax.vmap the pure function over a State "
-    "instead, so the batched state comes back as an output."
+    "gk.vmap cannot vectorise a function that assigns Variable {name}, which existed before the call: each "
+    "example would write its own value into that one Variable, which outlives the call. The Variable is "
+    "unchanged. Variables created inside the mapped function may be assigned (they are local to each "
+    "example). To get per-example new values of {name}, vectorise the pure function over a State instead: "
+    "jax.vmap(gk.functionalize(fn), in_axes=(None, 0))(gk.State.of([{name_plain}]), xs) returns "
+    "(outputs, per-example States)."
+)
+
+MSG_STATE_AS_AXES = (
+    "gk.vmap: {what} holds a gk.State of values, but an axes spec holds an int or None for each entry. A "
+    "State built with gk.State({{v: 0}}) holds the value 0 for v, not an axis. Build the spec from the "
+    "State you map over: state.axes(0) (every entry along axis 0), or state.axes({{v: 0}}, default=None)."
+)
+
+MSG_STATE_AXIS_VALUE = (
+    "gk.State({{...}}) got {what} for Variable {name}, but a State holds values of its Variables (shape "
+    "{shape}, dtype {dtype}). If this is meant as an in_axes/out_axes spec for jax.vmap, build it from the "
+    "State you map over: state.axes({{v: 0}}, default=None), or jax.tree.map(lambda _: 0, state)."
 )
 
 MSG_TRANSFORM_UNDER_TAPE = (

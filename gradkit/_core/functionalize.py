@@ -8,6 +8,7 @@ live Variable. The frame's contents at the end are the new State.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ import jax
 
 from .. import _errors
 from . import frames
+from . import variable as _variable
 from .state import State
 from .variable import Variable
 
@@ -28,9 +30,26 @@ class StateFrame(frames.Frame):
         otherwise they are kept here and returned as part of the new State (transforms).
       on_unknown_read: called with each Variable read that ``state`` does not hold
         (``gk.jit`` uses it to learn which Variables a function reads).
+      created_are_local: Variables created while the frame is open are local to the call:
+        read, until assigned, as the constants they were created with (never asked of the
+        frames below, nor passed to ``on_unknown_read``), and assignable even when ``strict``;
+        they stay out of the new State (nothing outside the call can want their values).
+        One that is still alive when the call has returned (a layer built on its first call
+        keeps its weights) was not local after all: see ``escaped``.
     """
 
-    def __init__(self, state: State, *, strict: bool, on_unknown_read: Callable | None = None):
+    def __init__(
+        self,
+        state: State,
+        *,
+        strict: bool,
+        on_unknown_read: Callable | None = None,
+        created_are_local: bool = False,
+    ):
+        # Every Variable made after this has a larger uid. (One made meanwhile by another
+        # thread counts as local too: its assignments here stay here, as every assignment
+        # under a transform does, instead of being refused.)
+        self.first_uid = next(_variable._counter) if created_are_local else None
         self.values: dict[int, Any] = {id(v): x for v, x in state.items()}
         self.variables: dict[int, Variable] = {id(v): v for v in state.variables}
         self.assigned: dict[int, Variable] = {}
@@ -38,10 +57,22 @@ class StateFrame(frames.Frame):
         self.on_unknown_read = on_unknown_read
         # Made inside the trace of the pure call it serves, so this is that call's trace.
         self.trace = frames.trace_state()
+        # Weak, so that an accumulator dies with the call that made it; one still here after
+        # the call was stored somewhere that outlives it.
+        self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def is_local(self, var) -> bool:
+        """Whether ``var`` was created while this frame was open (with ``created_are_local``)."""
+        return self.first_uid is not None and var._uid > self.first_uid
 
     def read(self, var):
         value = self.values.get(id(var), _MISSING)
         if value is _MISSING:
+            if self.is_local(var):
+                # Its initial value, a constant of this call: no frame below can hold it.
+                self._used_locals[id(var)] = var
+                return frames.live(var)
             # A Variable outside the state is a constant of this pure function.
             if self.on_unknown_read is not None:
                 self.on_unknown_read(var)
@@ -54,6 +85,11 @@ class StateFrame(frames.Frame):
         frames.check_same_trace(var, value, self.trace)
         key = id(var)
         if key not in self.variables:
+            if self.is_local(var):
+                self.values[key] = value
+                self._used_locals[key] = var
+                self._assigned_locals[key] = var
+                return
             if self.strict:
                 raise _errors.AssignmentError(_errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name))
             self.variables[key] = var
@@ -66,9 +102,18 @@ class StateFrame(frames.Frame):
         return State._make(variables, tuple(self.values[id(v)] for v in variables))
 
     def assigned_state(self) -> State:
-        """Only the Variables assigned during the call, with their final values."""
-        variables = tuple(self.assigned.values())
+        """The Variables assigned during the call, with their final values.
+
+        Called after the call has returned, it includes the created Variables it assigned
+        that outlive it (``escaped``): their new values are wanted, as any other's.
+        """
+        variables = tuple(self.assigned.values()) + tuple(self.escaped(assigned=True))
         return State._make(variables, tuple(self.values[id(v)] for v in variables))
+
+    def escaped(self, *, assigned: bool = False) -> list[Variable]:
+        """The Variables created during the call, read or assigned in it (or only assigned), that
+        are still alive: valid only once the function has returned and its locals are gone."""
+        return list((self._assigned_locals if assigned else self._used_locals).values())
 
 
 _MISSING = object()
@@ -94,8 +139,10 @@ def functionalize(fn: Callable) -> Callable:
       that ``state`` holds returns its value in ``state`` (a tracer under ``jax.jit`` or
       ``jax.grad``), and assigning it changes only ``new_state``. ``new_state`` holds the
       same Variables as ``state``. Variables ``fn`` reads that ``state`` does not hold are
-      read as constants; assigning one raises a clear error. No live Variable changes:
-      call ``new_state.commit()`` to write the result back.
+      read as constants; assigning one raises a clear error, unless ``fn`` created it during
+      the call (a local accumulator): such a Variable is local to the call, and its values
+      are not part of ``new_state``. No live Variable changes: call ``new_state.commit()``
+      to write the result back.
 
     >>> import gradkit as gk, jax, jax.numpy as jnp
     >>> a, c = gk.Variable(2.0, name="a"), gk.Variable(0.0, name="c")
@@ -118,10 +165,12 @@ def functionalize(fn: Callable) -> Callable:
                 f"a functionalized function takes a gk.State first, but got {type(state).__name__}. "
                 "Call it as f(gk.State.of(variables), *args)."
             )
-        frame = StateFrame(state, strict=True)
+        frame = StateFrame(state, strict=True, created_are_local=True)
         with frame:
-            out = fn(*args, **kwargs)
-            out = values_of(out)
+            out = values_of(fn(*args, **kwargs))
+        for var in frame.escaped(assigned=True):
+            # Created and assigned during the call, and kept by something that outlives it.
+            raise _errors.AssignmentError(_errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name))
         return out, frame.state()
 
     return pure

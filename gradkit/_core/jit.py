@@ -53,9 +53,13 @@ class JitFunction:
 
     def _pure(self, state: State, *args, **kwargs):
         self.trace_count += 1
-        frame = StateFrame(state, strict=False, on_unknown_read=self._note_read)
+        frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
         with frame:
             out = values_of(self._fn(*args, **kwargs))
+        # A Variable created during this trace and kept by something that outlives it (a layer
+        # built on its first call) is read by later calls: learn it as one this function reads.
+        for var in frame.escaped():
+            self._note_read(var)
         return out, frame.assigned_state()
 
     def __call__(self, *args, **kwargs):

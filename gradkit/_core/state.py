@@ -18,6 +18,8 @@ from .. import _errors
 from . import frames
 from .variable import Variable, check_delta, coerce_to, coerce_update
 
+_NO_DEFAULT = object()
+
 
 class _Keys:
     """The Variables a State holds, compared by identity (a Variable's ``==`` is elementwise)."""
@@ -116,7 +118,7 @@ class State:
     (1.0, 5.0, 1.0)
     """
 
-    __slots__ = ("_keys", "_values", "_index")
+    __slots__ = ("_keys", "_values", "_index", "_is_axes")
 
     def __init__(self, mapping: Mapping[Variable, Any] | Iterable[tuple[Variable, Any]] = ()):
         pairs = mapping.items() if isinstance(mapping, Mapping) else mapping
@@ -128,7 +130,7 @@ class State:
                     f"State keys must be Variables, but got {_describe(var)}. "
                     "Write gk.State({my_variable: value}) or gk.State.of([my_variable])."
                 )
-            value = coerce_to(value, var.shape, var.dtype, var._label())
+            value = _coerce_entry(value, var)
             if id(var) in index:
                 values[index[id(var)]] = value
                 continue
@@ -141,6 +143,7 @@ class State:
         object.__setattr__(self, "_keys", variables if isinstance(variables, _Keys) else _Keys(variables))
         object.__setattr__(self, "_values", tuple(values))
         object.__setattr__(self, "_index", self._keys.index if index is None else index)
+        object.__setattr__(self, "_is_axes", False)
 
     @classmethod
     def _make(cls, keys, values, index=None) -> State:
@@ -203,6 +206,7 @@ class State:
     # -- pure updates ----------------------------------------------------------------------
     def assign(self, var: Variable, value) -> State:
         """A new State in which ``var`` holds ``value``; this State is unchanged."""
+        self._refuse_axes("assign")
         i = self._index.get(id(var))
         if i is None:
             self._missing(var)
@@ -254,11 +258,75 @@ class State:
 
         This is the only way a State changes Variables: transforms never do it for you.
         """
+        self._refuse_axes("commit")
         # Validate everything first so that a bad value leaves every Variable unchanged.
         checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in self.items()]
         check_live_assignments(checked)
         for var, value in checked:
             frames.assign(var, value)
+
+    # -- axes specs --------------------------------------------------------------------------
+    def axes(self, spec: Mapping[Variable, int | None] | int | None = 0, *, default: Any = _NO_DEFAULT) -> State:
+        """An ``in_axes``/``out_axes`` spec for ``jax.vmap`` (or ``gk.vmap``) with this State's structure.
+
+        ``jax.vmap`` takes, for a pytree argument, a pytree of the same structure whose leaves
+        are ints or None; for a State that is a State holding the same Variables, in the same
+        order, with an axis for each. ``gk.State({v: 0})`` is not one: it holds the *value*
+        0 of ``v`` (checked against ``v``'s shape and dtype), so build the spec here.
+
+        Args:
+          spec: an int or None for every entry, or a mapping ``{variable: int | None}``.
+          default: the axis of each Variable the mapping leaves out; without it, the mapping
+            must name every Variable of this State.
+
+        Returns:
+          A State of axes (not of values): it cannot be assigned or committed.
+
+        >>> import gradkit as gk, jax, jax.numpy as jnp
+        >>> a, w = gk.Variable(2.0, name="a"), gk.Variable(jnp.ones(3), name="w")
+        >>> state = gk.State.of([a, w])
+        >>> batch = state | jax.tree.map(lambda x: jnp.stack([x] * 4), gk.State.of([w]))  # w along axis 0
+        >>> spec = batch.axes({w: 0}, default=None)
+        >>> spec
+        State.axes({a: None, w: 0})
+        >>> jax.vmap(lambda s: s[a] * s[w], in_axes=(spec,))(batch).shape
+        (4, 3)
+        """
+        if isinstance(spec, Mapping):
+            for var in spec:
+                if var not in self:
+                    self._missing(var)
+            missing = [v for v in self._keys.vars if v not in spec]
+            if missing and default is _NO_DEFAULT:
+                names = ", ".join(v._label() for v in missing)
+                raise _errors.GradkitValueError(
+                    f"state.axes got no axis for Variable(s) {names} of this State. Name every Variable, or pass "
+                    "default=None (not mapped) or default=0 for the ones left out."
+                )
+            axes = [spec[v] if v in spec else default for v in self._keys.vars]
+        else:
+            if default is not _NO_DEFAULT:
+                raise _errors.GradkitTypeError(
+                    "state.axes(spec, default=...) takes default= only with a mapping spec, {variable: axis}; "
+                    f"got spec={spec!r}, which already gives every entry its axis."
+                )
+            axes = [spec] * len(self._values)
+        for var, axis in zip(self._keys.vars, axes):
+            if not (axis is None or type(axis) is int):
+                raise _errors.GradkitTypeError(
+                    f"state.axes: the axis for Variable {var._label()} is {_describe(axis)}, but an axis is an "
+                    "int (negative counts from the end) or None (not mapped), as in jax.vmap's in_axes."
+                )
+        out = State._make(self._keys, axes, self._index)
+        object.__setattr__(out, "_is_axes", True)
+        return out
+
+    def _refuse_axes(self, what: str) -> None:
+        if self._is_axes:
+            raise _errors.GradkitTypeError(
+                f"cannot {what} a State made by state.axes(...): it holds jax.vmap axes (ints or None), not "
+                f"values of its Variables. Call {what} on the State of values you map over."
+            )
 
     # -- printing --------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -269,7 +337,21 @@ class State:
             except Exception:  # traced or placeholder values while jax transforms the State
                 shown = type(value).__name__
             parts.append(f"{var.name}: {shown}")
-        return "State({" + ", ".join(parts) + "})"
+        return ("State.axes({" if self._is_axes else "State({") + ", ".join(parts) + "})"
+
+
+def _coerce_entry(value, var: Variable):
+    """A constructor entry as a value of ``var``; None or a Python int that is not one hints at ``axes``."""
+    hint = value is None or type(value) is int
+    try:
+        return coerce_to(value, var.shape, var.dtype, var._label())
+    except (_errors.AssignmentError, _errors.GradkitTypeError):
+        if not hint:
+            raise
+    what = "None" if value is None else f"the int {value}"
+    raise _errors.GradkitTypeError(
+        _errors.MSG_STATE_AXIS_VALUE.format(what=what, name=var._label(), shape=var.shape, dtype=var.dtype)
+    ) from None
 
 
 def check_live_assignments(pairs) -> None:

@@ -15,6 +15,7 @@ With ``return_state=True`` every transform returns ``(result, state)``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -97,7 +98,7 @@ class _Plan:
             full = list(args)
             for i, x in zip(argnums, diff_args):
                 full[i] = x
-            frame = StateFrame(State._make(variables, wrt_values), strict=False)
+            frame = StateFrame(State._make(variables, wrt_values), strict=False, created_are_local=True)
             with frame:
                 result = values_of(fn(*full, **kwargs))
             if has_aux:
@@ -414,25 +415,81 @@ def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: b
     return _finish(result, state, return_state)
 
 
-def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None) -> Callable:
-    """Like ``jax.vmap``, for functions that read Variables.
+class _VmapFrame(StateFrame):
+    """The frame of one traced call of a ``gk.vmap`` function.
 
-    Variables read inside are the same for every example (they are not batched). A
-    function that assigns a Variable cannot be vectorised this way: use
-    ``jax.vmap(gk.functionalize(fn))`` over a batched State instead. Keyword arguments
-    are mapped over their leading axis, as ``jax.vmap`` maps them.
+    Variables created during the call are local to it: their assignments are kept here, per
+    example, and dropped when the call ends. A Variable that existed before the call
+    outlives it, so assigning it is refused at the assignment.
     """
 
+    def __init__(self):
+        super().__init__(State._make((), ()), strict=False, created_are_local=True)
+
+    def assign(self, var, value):
+        if not self.is_local(var):
+            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
+        super().assign(var, value)
+
+
+def _check_axes_spec(what: str, spec) -> None:
+    """Refuse a gk.State of values used as an axes spec, saying how to build one."""
+    for leaf in jax.tree_util.tree_leaves(spec, is_leaf=lambda x: isinstance(x, State)):
+        if isinstance(leaf, State) and not all(x is None or type(x) is int for x in leaf.values()):
+            raise _errors.GradkitTypeError(_errors.MSG_STATE_AS_AXES.format(what=what))
+
+
+def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None, spmd_axis_name=None) -> Callable:
+    """Like ``jax.vmap``, for functions that read Variables and assign their own.
+
+    Arguments as for ``jax.vmap``; keyword arguments of the call are mapped over their
+    leading axis, as ``jax.vmap`` maps them. Outputs may be Variables (their values are
+    returned) or any pytree of arrays.
+
+    - A Variable that exists before the call is read as the same value by every example
+      (it is not batched; inside ``gk.grad`` it is the transform's traced value, so
+      ``gk.grad(..., wrt=v)`` of a function using ``gk.vmap`` differentiates through it).
+      Assigning one is refused with a ``[gradkit]`` error: each example would write its own
+      value into one Variable. Use ``jax.vmap(gk.functionalize(fn), in_axes=(None, 0))``
+      over a State instead, which returns the per-example States.
+    - A Variable created inside the mapped function is local to the call: it may be read
+      and assigned (``acc = gk.Variable(0.0); acc.assign_add(x * w)``), its values are per
+      example, and its live value stays the one it was created with.
+
+    To map over a ``gk.State`` argument, give ``in_axes`` an axes spec of the same structure,
+    ``state.axes(0)`` or ``state.axes({w: 0}, default=None)``.
+
+    >>> import gradkit as gk, jax.numpy as jnp
+    >>> w = gk.Variable(jnp.array([1.0, 2.0]))
+    >>> def dot(x):
+    ...     acc = gk.Variable(0.0)
+    ...     for i in range(2):
+    ...         acc.assign_add(x[i] * w[i])
+    ...     return acc
+    >>> gk.vmap(dot)(jnp.array([[1.0, 1.0], [3.0, -1.0]]))
+    Array([3., 1.], dtype=float32)
+    """
+    _check_axes_spec("in_axes", in_axes)
+    _check_axes_spec("out_axes", out_axes)
+
+    @functools.wraps(fn)
     def run(*args, **kwargs):
-        frame = StateFrame(State._make((), ()), strict=False)
+        frame = _VmapFrame()
         with frame:
             out = values_of(fn(*args, **kwargs))
-        if frame.assigned:
-            var = next(iter(frame.assigned.values()))
-            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label()))
+        for var in frame.escaped(assigned=True):
+            # Created during the call but kept by something that outlives it: not local.
+            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
         return out
 
-    return jax.vmap(run, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+    return jax.vmap(
+        run,
+        in_axes=in_axes,
+        out_axes=out_axes,
+        axis_name=axis_name,
+        axis_size=axis_size,
+        spmd_axis_name=spmd_axis_name,
+    )
 
 
 def is_variable(x) -> bool:

@@ -248,14 +248,18 @@ class Variable(ValueOperators):
     def __init__(self, value, *, name: str | None = None, trainable: bool = True, dtype=None):
         if isinstance(value, Variable):
             value = value.value
-        with frames.Suspend():
+        # A Python or NumPy initial value is converted now even inside jax.jit, so that a
+        # function may create a local Variable (an accumulator) while it is traced.
+        with frames.Suspend(), jax.ensure_compile_time_eval():
             arr = owned_array(frames.concrete(value), dtype)
             if _is_weak(arr):
                 arr = arr.astype(arr.dtype)
         if isinstance(arr, jax.core.Tracer):
             raise _errors.GradkitTypeError(
                 "a Variable's initial value must be concrete, but it got a traced value inside a "
-                "jax transform. Create Variables outside jax.jit/grad/vmap, or keep the value in a State."
+                "jax transform (jnp.zeros(...) inside jax.jit is traced too). Create the Variable from a "
+                "Python or NumPy value (gk.Variable(0.0), gk.Variable(np.zeros(shape, np.float32))), "
+                "create it outside jax.jit/grad/vmap, or keep the value in a gk.State."
             )
         self._value = arr
         self._shape = tuple(arr.shape)
