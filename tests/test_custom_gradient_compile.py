@@ -349,3 +349,36 @@ def test_tf_facade_with_a_variable_matches_tensorflow():
 
     for got, want in zip(program(gtf), program(tf)):
         assert_close(got, want)
+
+
+@gk.custom_gradient
+def scaled_softsign(x, scale):
+    def backward(dy):
+        # d/dx scale * x / (1 + |x|) = scale / (1 + |x|)^2; the scale gets no gradient here.
+        return dy * scale / (1.0 + jnp.abs(x)) ** 2, jnp.zeros_like(scale)
+
+    return scale * x / (1.0 + jnp.abs(x)), backward
+
+
+def test_a_python_float_argument_that_changes_every_step_compiles_once():
+    # A schedule passed positionally, as a Python float, is a runtime value of the program,
+    # as a Python float operand of an operator is: no step after the first compiles.
+    w = gk.Variable(W0.copy(), name="w")
+    x = np.array([0.5, 1.5, -2.0], np.float32)
+    compiles = []
+    for step in range(6):
+        scale = 1.0 + 0.25 * step
+
+        def one_step(scale=scale):
+            with gk.GradientTape() as tape:
+                loss = gnp.sum(scaled_softsign(w * x, scale) ** 2)
+            return loss, tape.gradient(loss, w)
+
+        (loss, g), n = _timed_step(one_step)
+        compiles.append(n)
+        # Hand derivation: y = s u / (1 + |u|), u = w x, dL/dw = 2 y * s / (1 + |u|)^2 * x.
+        u = jnp.asarray(W0) * x
+        y = scale * u / (1.0 + jnp.abs(u))
+        assert_close(np.asarray(loss), jnp.sum(y**2))
+        assert_close(np.asarray(g), 2 * y * scale / (1.0 + jnp.abs(u)) ** 2 * x)
+    assert compiles[2:] == [0] * 4, compiles

@@ -85,9 +85,22 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             # gradient, as before, on a custom_vjp of its own (an error surfaces there too).
             return frames.apply(_build(fk, variables), var_values, *args)
         call = _interned_op(forward, out_tree, backward, grads_tree, len(variables), getattr(f, "__name__", "f"))
-        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *args)
+        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *_runtime(args))
 
     return wrapper
+
+
+def _runtime(args) -> tuple:
+    """``args`` with each Python number as the (weakly typed) array it was traced as.
+
+    The programs were traced with abstract values, so a number is a runtime input of them
+    either way; as an array it is one for a tape too, which would otherwise take a Python
+    number for a fixed part of the op and compile again for every new value (a schedule).
+    """
+    return tuple(jnp.asarray(a) if type(a) in _PYTHON_NUMBERS else a for a in args)
+
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 def _aval(x) -> jax.ShapeDtypeStruct:
