@@ -87,6 +87,14 @@ MSG_VMAP_ASSIGN = (
     "(outputs, per-example States)."
 )
 
+MSG_JIT_CREATES_EACH_TRACE = (
+    "gk.jit: {fn} creates a new Variable ({name}) each time it is traced and keeps it after the call "
+    "(stores it in a list, a dict or an attribute that is reassigned), so there is no fixed set of "
+    "Variables to compile it for. Create the Variable once, outside the function or on its first call "
+    "only (if self.v is None: self.v = gk.Variable(...)), as tf.function requires; a Variable the "
+    "function creates and does not keep (an accumulator) is fine."
+)
+
 MSG_STATE_AS_AXES = (
     "gk.vmap: {what} holds a gk.State of values, but an axes spec holds an int or None for each entry. A "
     "State built with gk.State({{v: 0}}) holds the value 0 for v, not an axis. Build the spec from the "

@@ -548,3 +548,47 @@ def test_grad_return_state_carries_a_created_variable_that_outlives_the_call():
     assert float(g) == 6.0
     assert layer["count"] in state and float(state[layer["count"]]) == 1.0
     assert float(layer["count"].value) == 0.0
+
+
+def test_gk_jit_of_a_function_keeping_a_new_variable_each_trace_is_a_clear_error():
+    code = textwrap.dedent(
+        """
+        import gradkit as gk
+        kept = []
+        def f(x):
+            v = gk.Variable(1.0, name="made_each_call")
+            kept.append(v)
+            return v.value * x
+        try:
+            gk.jit(f)(3.0)
+        except gk.GradkitError as e:
+            print("ERROR", str(e).startswith("[gradkit]"), "made_each_call" in str(e), "if self.v is None" in str(e))
+        """
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("gk.jit kept tracing a function that keeps a new Variable at each trace")
+    assert done.stdout.split() == ["ERROR", "True", "True", "True"], done.stderr[-2000:]
+
+
+def test_gk_jit_builds_a_layer_on_its_first_call_and_then_reads_its_weights():
+    # The weights a layer creates on its first call are arguments of the program afterwards:
+    # a new value is seen by the next call (oracle: the same arithmetic in NumPy).
+    class Scale:
+        def __init__(self):
+            self.w = None
+
+        def __call__(self, x):
+            if self.w is None:
+                self.w = gk.Variable(np.full(3, 2.0, np.float32), name="w")
+            return x * self.w
+
+    layer = Scale()
+    step = gk.jit(lambda x: layer(x))
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    assert_close(step(x), x * 2.0)
+    layer.w.assign(np.array([1.0, 3.0, -1.0], np.float32))
+    traces = step.trace_count
+    assert_close(step(x), x * np.array([1.0, 3.0, -1.0], np.float32))
+    assert step.trace_count == traces

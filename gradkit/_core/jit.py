@@ -34,6 +34,7 @@ class JitFunction:
         self._reads: list = []
         self._read_ids: set[int] = set()
         self._discovered: list = []
+        self._created_kept: list = []  # Variables the last trace created that outlive it
         self._keys: _Keys | None = None  # the State structure of _reads, once known
         self.trace_count = 0
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -58,8 +59,10 @@ class JitFunction:
             out = values_of(self._fn(*args, **kwargs))
         # A Variable created during this trace and kept by something that outlives it (a layer
         # built on its first call) is read by later calls: learn it as one this function reads.
-        for var in frame.escaped():
+        escaped = frame.escaped()
+        for var in escaped:
             self._note_read(var)
+        self._created_kept = escaped
         return out, frame.assigned_state()
 
     def __call__(self, *args, **kwargs):
@@ -124,12 +127,24 @@ class JitFunction:
         The call that follows reuses the last trace from jax's cache, so a step compiles once
         even when its first trace finds the Variables it reads.
         """
+        created_before = False
         while True:
             self._keys = _Keys(tuple(self._reads))
             self._discovered = []
+            self._created_kept = []
             self._jitted.trace(_concrete(self._state()), *_concrete(args), **_concrete(kwargs))
             if not self._discovered:
                 return
+            if self._created_kept and created_before:
+                # Each trace makes new Variables that outlive it: learning them would trace again
+                # forever. tf.function refuses this too.
+                self._keys = None
+                raise _errors.GradkitRuntimeError(
+                    _errors.MSG_JIT_CREATES_EACH_TRACE.format(
+                        fn=getattr(self._fn, "__name__", "the function"), name=self._created_kept[0]._label()
+                    )
+                )
+            created_before = bool(self._created_kept)
             self._learn()
 
     def _learn(self):
