@@ -87,6 +87,22 @@ MSG_VMAP_ASSIGN = (
     "(outputs, per-example States)."
 )
 
+MSG_TRACED_INITIAL_VALUE = (
+    "a Variable's initial value must be concrete here, but it got a traced value inside a jax transform "
+    "(jnp.zeros(...) inside jax.jit is traced too). Inside gk.jit, gk.vmap, gk.grad and the other gk "
+    "transforms a Variable the function creates and does not keep may start from a traced value; elsewhere "
+    "(directly under jax.jit, jax.grad, a tape, or in a Variable that outlives the call), create it from a "
+    "Python or NumPy value (gk.Variable(0.0), gk.Variable(np.zeros(shape, np.float32))), create it outside "
+    "the transform, or keep the value in a gk.State."
+)
+
+MSG_TRACED_INITIAL_VALUE_KEPT = (
+    "Variable {name} was created from a traced value during a traced call (gk.jit, gk.vmap, a gk transform) "
+    "and is kept after it (stored in a list, a dict or an attribute), but a traced value has no meaning "
+    "outside the call. Create a Variable that must outlive the call from a concrete value: a Python or "
+    "NumPy value, or create it outside the function."
+)
+
 MSG_JIT_CREATES_EACH_TRACE = (
     "gk.jit: {fn} creates a new Variable ({name}) each time it is traced and keeps it after the call "
     "(stores it in a list, a dict or an attribute that is reassigned), so there is no fixed set of "

@@ -2,8 +2,8 @@
 gk.vmap, gk.jit and jax.grad, what its pure rewrite computes under jax.vmap and jax.grad.
 
 The programs are those of test_core_property.py. Here the Variables are created inside the
-function, from constants, and first take in the function's (batched) input by assign_add; the
-pure rewrite threads a dict of arrays instead. Nothing outside the call changes.
+function, from the function's (batched, traced) input or from constants that then take it in by
+assign_add; the pure rewrite threads a dict of arrays instead.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ def _entries(n_vars, seed):
 
 def _with_locals(steps, n_vars, entry):
     def per_example(x):  # x: (n_vars, SIZE), one example
-        variables = [gk.Variable(e, name=f"local{k}") for k, e in enumerate(entry)]
+        # Even ones start from the traced input itself, odd ones from a constant and take it in.
+        variables = [gk.Variable(e + x[k] if k % 2 == 0 else e, name=f"local{k}") for k, e in enumerate(entry)]
         for k, v in enumerate(variables):
-            v.assign_add(x[k])
+            if k % 2:
+                v.assign_add(x[k])
         return interpret(steps, VariableStore(variables), n_vars)
 
     return per_example

@@ -37,9 +37,7 @@ def _accumulate(w, s):
     """Per example: a local accumulator summing x_i * w_i, scaled by s: (x @ w) * s."""
 
     def per_example(x):
-        # ensure_compile_time_eval: a Variable's initial value must be concrete, also under jax.jit.
-        with jax.ensure_compile_time_eval():
-            acc = gk.Variable(0.0, name="acc")
+        acc = gk.Variable(0.0, name="acc")
         for i in range(3):
             acc.assign_add(x[i] * w[i])
         acc.assign(acc * s)
@@ -64,7 +62,6 @@ def test_vmap_local_accumulator_matches_jax_vmap(vs, jit):
 
 
 def test_vmap_local_accumulator_from_a_jnp_array_eagerly(vs):
-    # The program of the report: acc = gk.Variable(jnp.zeros(())), no ensure_compile_time_eval.
     _, s = vs
 
     def per_example(x):
@@ -196,14 +193,63 @@ def test_jax_jit_of_vmap_creating_a_variable_from_a_constant(vs):
     assert_close(jax.jit(gk.vmap(per_example))(XS), XS[:, 0] * W0[0])
 
 
-def test_a_variable_created_from_a_traced_value_is_a_clear_error():
+def test_a_local_variable_may_start_from_a_traced_value(vs):
+    w, _ = vs
+
     def per_example(x):
         acc = gk.Variable(jnp.zeros(()), name="acc")  # jnp.zeros inside jax.jit is traced
-        acc.assign_add(x[0])
-        return acc.value
+        acc.assign_add(x[0] * w[0])
+        fast = gk.Variable(x * w, name="fast")  # per example, batched
+        fast[1].assign(acc)
+        return fast
 
+    want = jax.vmap(lambda x: (x * W0).at[1].set(x[0] * W0[0]))(XS)
+    assert_close(jax.jit(gk.vmap(per_example))(XS), want)
+    assert_close(gk.vmap(per_example)(XS), want)
+    assert_close(gk.jit(per_example)(XS[0]), want[0])
+
+
+def test_per_example_fast_weights_from_a_traced_variable_give_the_exact_meta_gradient(vs):
+    # MAML-style: each example copies w into its own fast weights, takes one SGD step on them,
+    # and the meta-loss is differentiated with respect to w through gk.vmap (w is traced by
+    # gk.grad, so each copy starts from a traced value). Oracle: the pure-JAX rewrite.
+    w, _ = vs
+    lr = 0.1
+
+    def inner_loss(v, x):
+        return jnp.sum(jnp.sin(v * x))
+
+    def adapted_loss(x):
+        fast = gk.Variable(w, name="fast")
+        fast.assign_sub(lr * jax.grad(inner_loss)(fast.value, x))
+        return inner_loss(fast.value, x + 1.0)
+
+    def pure(w0, x):
+        v = w0 - lr * jax.grad(inner_loss)(w0, x)
+        return inner_loss(v, x + 1.0)
+
+    got = gk.grad(lambda: jnp.mean(gk.vmap(adapted_loss)(XS)), wrt=w)()
+    want = jax.grad(lambda w0: jnp.mean(jax.vmap(lambda x: pure(w0, x))(XS)))(jnp.asarray(W0))
+    assert_close(got, want, rtol=1e-5)
+
+
+def test_a_variable_from_a_traced_value_outside_a_gradkit_call_is_a_clear_error():
     with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*gk.Variable\(0.0\)"):
-        jax.jit(gk.vmap(per_example))(XS)
+        jax.jit(lambda x: gk.Variable(x * 2.0).value)(1.0)
+
+
+def test_a_kept_variable_from_a_traced_value_is_a_clear_error():
+    kept = []
+
+    def per_example(x):
+        v = gk.Variable(x * 2.0, name="kept_traced")
+        kept.append(v)
+        return v.value
+
+    with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*kept_traced.*traced value"):
+        gk.vmap(per_example)(XS)
+    with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*kept_traced.*traced value"):
+        gk.jit(per_example)(XS[0])
 
 
 def test_gk_jit_of_a_function_creating_a_variable_terminates():
@@ -236,8 +282,7 @@ def test_vmap_refuses_assigning_an_outer_variable_and_changes_nothing(vs, jit):
     w, s = vs
 
     def per_example(x):
-        with jax.ensure_compile_time_eval():
-            acc = gk.Variable(0.0, name="acc")
+        acc = gk.Variable(0.0, name="acc")
         acc.assign(jnp.sum(x))  # a local assignment first: allowed
         w.assign(x * acc)  # then an outer one: refused
         return acc.value

@@ -31,7 +31,8 @@ class StateFrame(frames.Frame):
       on_unknown_read: called with each Variable read that ``state`` does not hold
         (``gk.jit`` uses it to learn which Variables a function reads).
       created_are_local: Variables created while the frame is open are local to the call:
-        read, until assigned, as the constants they were created with (never asked of the
+        read, until assigned, as the values they were created with (``adopt_traced`` holds a
+        traced one; a concrete one is never asked of the
         frames below, nor passed to ``on_unknown_read``), and assignable even when ``strict``;
         they stay out of the new State (nothing outside the call can want their values).
         One that is still alive when the call has returned (a layer built on its first call
@@ -61,10 +62,26 @@ class StateFrame(frames.Frame):
         # the call was stored somewhere that outlives it.
         self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._traced_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def is_local(self, var) -> bool:
         """Whether ``var`` was created while this frame was open (with ``created_are_local``)."""
         return self.first_uid is not None and var._uid > self.first_uid
+
+    def adopt_traced(self, var, value) -> bool:
+        """Hold ``value``, a traced initial value, for ``var``, created just now during the call.
+
+        Returns False when this frame does not keep created Variables local (the caller then
+        refuses the traced value).
+        """
+        if not self.is_local(var):
+            return False
+        frames.check_same_trace(var, value, self.trace)
+        key = id(var)
+        self.values[key] = value
+        self._used_locals[key] = var
+        self._traced_locals[key] = var
+        return True
 
     def read(self, var):
         value = self.values.get(id(var), _MISSING)
@@ -112,7 +129,12 @@ class StateFrame(frames.Frame):
 
     def escaped(self, *, assigned: bool = False) -> list[Variable]:
         """The Variables created during the call, read or assigned in it (or only assigned), that
-        are still alive: valid only once the function has returned and its locals are gone."""
+        are still alive: valid only once the function has returned and its locals are gone.
+
+        Raises if one of them started from a traced value: it has no value outside the call.
+        """
+        for var in self._traced_locals.values():
+            raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=var._label()))
         return list((self._assigned_locals if assigned else self._used_locals).values())
 
 

@@ -454,7 +454,10 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
       over a State instead, which returns the per-example States.
     - A Variable created inside the mapped function is local to the call: it may be read
       and assigned (``acc = gk.Variable(0.0); acc.assign_add(x * w)``), its values are per
-      example, and its live value stays the one it was created with.
+      example, and it may start from a traced value (``fast = gk.Variable(w)`` inside
+      ``gk.grad``, ``gk.Variable(x)`` of a mapped ``x``). A Variable created inside and kept
+      after the call is an ordinary one: assigning it is refused, and it must start from a
+      concrete value.
 
     To map over a ``gk.State`` argument, give ``in_axes`` an axes spec of the same structure,
     ``state.axes(0)`` or ``state.axes({w: 0}, default=None)``.

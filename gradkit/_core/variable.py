@@ -254,19 +254,24 @@ class Variable(ValueOperators):
             arr = owned_array(frames.concrete(value), dtype)
             if _is_weak(arr):
                 arr = arr.astype(arr.dtype)
+        traced = None
         if isinstance(arr, jax.core.Tracer):
-            raise _errors.GradkitTypeError(
-                "a Variable's initial value must be concrete, but it got a traced value inside a "
-                "jax transform (jnp.zeros(...) inside jax.jit is traced too). Create the Variable from a "
-                "Python or NumPy value (gk.Variable(0.0), gk.Variable(np.zeros(shape, np.float32))), "
-                "create it outside jax.jit/grad/vmap, or keep the value in a gk.State."
-            )
+            # Only a Variable local to the call being traced (gk.jit, gk.vmap, gk.grad, ...) can
+            # start from a traced value: that call's frame holds it. Its live value, which no
+            # one can read while it stays local, is a placeholder of its shape and dtype.
+            traced = arr
+            with jax.ensure_compile_time_eval():
+                arr = jnp.zeros(traced.shape, traced.dtype)
         self._value = arr
         self._shape = tuple(arr.shape)
         self._dtype = arr.dtype
         self._uid = next(_counter)
         self._name = name if name is not None else "Variable"
         self._trainable = bool(trainable)
+        if traced is not None:
+            adopt = getattr(frames.top(), "adopt_traced", None)
+            if adopt is None or not adopt(self, traced):
+                raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE)
 
     # -- reading ---------------------------------------------------------------------------
     def _read_value(self):
