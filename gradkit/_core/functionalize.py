@@ -31,12 +31,12 @@ class StateFrame(frames.Frame):
       on_unknown_read: called with each Variable read that ``state`` does not hold
         (``gk.jit`` uses it to learn which Variables a function reads).
       created_are_local: Variables created while the frame is open are local to the call:
-        read, until assigned, as the values they were created with (``adopt_traced`` holds a
-        traced one; a concrete one is never asked of the
-        frames below, nor passed to ``on_unknown_read``), and assignable even when ``strict``;
-        they stay out of the new State (nothing outside the call can want their values).
-        One that is still alive when the call has returned (a layer built on its first call
-        keeps its weights) was not local after all: see ``escaped``.
+        read, until assigned, as the values they were created with (a traced one is held
+        here, see ``adopt_traced``; none is asked of the frames below or passed to
+        ``on_unknown_read``), and assignable even when ``strict``; they stay out of the new
+        State (nothing outside the call can want their values). One that is still alive
+        when the call has returned (a layer built on its first call keeps its weights) was
+        not local after all: see ``escaped``.
     """
 
     def __init__(
