@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
+from .jit import JitFunction
 from .state import State, flatten_variables, unique
 from .variable import Variable
 
@@ -485,7 +486,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
             raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
         return out
 
-    return jax.vmap(
+    vectorised = jax.vmap(
         run,
         in_axes=in_axes,
         out_axes=out_axes,
@@ -493,6 +494,22 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         axis_size=axis_size,
         spmd_axis_name=spmd_axis_name,
     )
+    as_one_op: list = []  # a JitFunction of ``vectorised``, made at the first call that needs it
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        top = frames.top()
+        if top is None or isinstance(top, StateFrame):
+            return vectorised(*args, **kwargs)
+        # A layer above the core (a recording tape) keeps the Variables' values: inside the
+        # vectorised trace they would be its own objects, not arrays. As a gk.jit function the
+        # call reads them as arguments, through frames.apply, so that layer records the whole
+        # mapped call as one op and differentiates it.
+        if not as_one_op:
+            as_one_op.append(JitFunction(vectorised))
+        return as_one_op[0](*args, **kwargs)
+
+    return call
 
 
 def is_variable(x) -> bool:

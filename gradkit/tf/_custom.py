@@ -8,8 +8,9 @@ import jax
 
 from gradkit._core.custom import custom_gradient as _gk_custom_gradient
 from gradkit._core.custom import stop_gradient as _gk_stop_gradient
-from gradkit._core.functionalize import values_of
+from gradkit._core.transforms import vmap as _gk_vmap
 from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
 
 from ._convert import convert, wrap
 
@@ -78,8 +79,7 @@ def grad_pass_through(f):
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     """``tf.vectorized_map``: ``fn`` mapped over the first axis with ``jax.vmap`` (one recorded op)."""
 
-    def mapped(e):
-        return jax.vmap(lambda x: values_of(fn(x)))(e)
-
-    leaves = jax.tree_util.tree_map(convert, elems)
-    return wrap(lift(mapped)(leaves))
+    leaves = jax.tree_util.tree_map(convert, elems, is_leaf=lambda e: isinstance(e, Tensor))
+    # gk.vmap reads the Variables fn uses as inputs of the mapped call, which a recording tape
+    # then records (and differentiates) as one op.
+    return wrap(_gk_vmap(fn)(leaves))
