@@ -16,7 +16,7 @@ from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
 from .state import State
-from .variable import Variable
+from .variable import _PYTHON_SCALARS, Variable
 
 
 def stop_gradient(x):
@@ -97,10 +97,7 @@ def _runtime(args) -> tuple:
     either way; as an array it is one for a tape too, which would otherwise take a Python
     number for a fixed part of the op and compile again for every new value (a schedule).
     """
-    return tuple(jnp.asarray(a) if type(a) in _PYTHON_NUMBERS else a for a in args)
-
-
-_PYTHON_NUMBERS = (bool, int, float, complex)
+    return tuple(jnp.asarray(a) if type(a) in _PYTHON_SCALARS else a for a in args)
 
 
 def _aval(x) -> jax.ShapeDtypeStruct:

@@ -77,7 +77,7 @@ def grad_pass_through(f):
 
 
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
-    """``tf.vectorized_map``: ``fn`` mapped over the first axis with ``jax.vmap`` (one recorded op)."""
+    """``tf.vectorized_map``: ``fn`` mapped over the first axis with ``gk.vmap`` (one recorded op)."""
 
     leaves = jax.tree_util.tree_map(convert, elems, is_leaf=lambda e: isinstance(e, Tensor))
     # gk.vmap reads the Variables fn uses as inputs of the mapped call, which a recording tape
