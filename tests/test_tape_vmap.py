@@ -95,3 +95,32 @@ def test_assigning_an_outer_variable_in_a_mapped_call_under_a_tape_is_refused():
         with gk.GradientTape():
             gk.vmap(per_example)(XS)
     np.testing.assert_array_equal(w.numpy(), W0)
+
+
+def test_a_new_mapped_function_each_step_compiles_once():
+    # Eager code often builds the mapped function inside the step (a lambda closing over this
+    # step's arrays): equal programs are one op, the closed-over arrays runtime inputs.
+    w = gk.Variable(W0, name="w")
+    w_oracle = jnp.asarray(W0)
+    rng = np.random.default_rng(1)
+    compiles = []
+    for _ in range(5):
+        xs = rng.normal(size=XS.shape).astype(np.float32)
+        shift = jnp.asarray(rng.normal(size=2).astype(np.float32))  # closed over, new each step
+
+        def step(xs=xs, shift=shift):
+            with gk.GradientTape() as tape:
+                loss = gnp.sum(gk.vmap(lambda x: jnp.tanh(jnp.sum((x + shift) * w.value)))(xs) ** 2)
+            w.assign_sub(0.1 * tape.gradient(loss, w))
+
+        compiles.append(count_compiles(step))
+        w_oracle = w_oracle - 0.1 * jax.grad(_pure_loss)(w_oracle, xs + shift[None, :])
+    assert_close(w.numpy(), w_oracle, rtol=1e-5)
+    assert compiles[2:] == [0, 0, 0], compiles
+
+
+def test_a_non_array_argument_under_a_tape_is_a_clear_error():
+    w = gk.Variable(W0, name="w")
+    with pytest.raises(GradkitError, match=r"^\[gradkit\] gk.vmap was called while a GradientTape records"):
+        with gk.GradientTape():
+            gk.vmap(lambda x, name: jnp.sum(x * w.value), in_axes=(0, None))(XS, "label")

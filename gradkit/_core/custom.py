@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import jax
@@ -15,8 +13,9 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
+from .programs import aval_of, intern, program_key, runtime, trace
 from .state import State
-from .variable import _PYTHON_SCALARS, Variable
+from .variable import Variable
 
 
 def stop_gradient(x):
@@ -69,45 +68,25 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         # f runs at each call, as in TensorFlow: Variables or Python state it reads may differ
         # from one call to the next. What stays the same is found by comparing the programs.
         fk = functools.partial(f, **kwargs) if kwargs else f
-        in_avals = tuple(_aval(a) for a in args)
+        in_avals = tuple(aval_of(a) for a in args)
         variables, forward, out_tree = _trace_forward(fk, in_avals)
         var_values = tuple(v.value for v in variables)
         if variables:
-            var_avals = tuple(_aval(x) for x in var_values)
-            forward, out_tree = _trace(_forward_fn(fk, variables), (*var_avals, *in_avals))
+            var_avals = tuple(aval_of(x) for x in var_values)
+            forward, out_tree = trace(_forward_fn(fk, variables), (*var_avals, *in_avals))
         else:
             var_avals = ()
         dy_avals = tuple(_cotangent_aval(a) for a in forward.out_avals)
         try:
-            backward, grads_tree = _trace(_backward_fn(fk, variables, len(args)), (*var_avals, *in_avals, *dy_avals))
+            backward, grads_tree = trace(_backward_fn(fk, variables, len(args)), (*var_avals, *in_avals, *dy_avals))
         except Exception:
             # grad_fn cannot be traced now (it branches on dy's value, or raises): it runs at the
             # gradient, as before, on a custom_vjp of its own (an error surfaces there too).
             return frames.apply(_build(fk, variables), var_values, *args)
         call = _interned_op(forward, out_tree, backward, grads_tree, len(variables), getattr(f, "__name__", "f"))
-        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *_runtime(args))
+        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *map(runtime, args))
 
     return wrapper
-
-
-def _runtime(args) -> tuple:
-    """``args`` with each Python number as the (weakly typed) array it was traced as.
-
-    The programs were traced with abstract values, so a number is a runtime input of them
-    either way; as an array it is one for a tape too, which would otherwise take a Python
-    number for a fixed part of the op and compile again for every new value (a schedule).
-    """
-    return tuple(jnp.asarray(a) if type(a) in _PYTHON_SCALARS else a for a in args)
-
-
-def _aval(x) -> jax.ShapeDtypeStruct:
-    """The abstract value ``x`` is traced as; a recorded tensor's is known without computing it."""
-    dtype = getattr(x, "dtype", None)
-    dtype = jnp.result_type(x) if dtype is None else jax.dtypes.canonicalize_dtype(dtype)
-    weak = getattr(x, "weak_type", None)
-    if weak is None:
-        weak = type(x) in (int, float, complex)  # a Python number is weakly typed, as jax takes it
-    return jax.ShapeDtypeStruct(tuple(getattr(x, "shape", ())), dtype, weak_type=bool(weak))
 
 
 def _cotangent_aval(aval) -> jax.ShapeDtypeStruct:
@@ -119,12 +98,6 @@ def _cotangent_aval(aval) -> jax.ShapeDtypeStruct:
 
 def _constant(var) -> None:
     """A Variable that only ``grad_fn`` reads is a constant of it, read when ``f`` is called."""
-
-
-def _trace(fn, avals) -> tuple[ClosedJaxpr, object]:
-    """``fn`` traced to a program on ``avals``, and the structure of what it returns."""
-    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*avals)
-    return closed, jax.tree_util.tree_structure(shapes)
 
 
 def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, object]:
@@ -140,7 +113,7 @@ def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, obje
             return values_of(y)
 
     try:
-        closed, out_tree = _trace(probe, in_avals)
+        closed, out_tree = trace(probe, in_avals)
     except frames.TRACER_VALUE_ERRORS as e:
         raise _errors.GradkitTypeError(
             "a function decorated with custom_gradient is traced with abstract values to build its "
@@ -179,38 +152,14 @@ def _backward_fn(f, variables, n_inputs):
     return backward
 
 
-# Programs -> their custom_vjp function. Equal programs must give the very same function object:
-# a recording tape keys its ops, and so its compiled programs, by it. Bounded: a forgotten
-# entry is rebuilt as a new function (a new op, compiled again), never a wrong one.
-_OPS_BOUND = 512
-_ops: OrderedDict = OrderedDict()
-_ops_lock = threading.Lock()
-_op_ids = itertools.count()
-
-
 def _interned_op(forward: ClosedJaxpr, out_tree, backward: ClosedJaxpr, grads_tree, n_vars: int, name: str):
-    # The text names every primitive, parameter, shape and Python literal; the avals add weak
-    # types, which it leaves out. Constants are not in it: they are the op's runtime inputs.
-    key = (
-        str(forward.jaxpr),
-        tuple(v.aval for v in forward.jaxpr.constvars),
-        tuple(forward.in_avals),
-        out_tree,
-        str(backward.jaxpr),
-        tuple(v.aval for v in backward.jaxpr.constvars),
-        tuple(backward.in_avals),
-        grads_tree,
-        n_vars,
-    )
-    with _ops_lock:
-        call = _ops.get(key)
-        if call is not None:
-            _ops.move_to_end(key)
-            return call
-        call = _ops[key] = _from_programs(forward.jaxpr, out_tree, backward.jaxpr, grads_tree, n_vars, name)
-        if len(_ops) > _OPS_BOUND:
-            _ops.popitem(last=False)
-        return call
+    """The custom_vjp function of these programs: equal programs give the very same function
+    object, as a recording tape keys its ops (and so its compiled programs) by it."""
+    key = ("custom_gradient", *program_key(forward), out_tree, *program_key(backward), grads_tree, n_vars)
+    return intern(key, lambda: _from_programs(forward.jaxpr, out_tree, backward.jaxpr, grads_tree, n_vars, name))
+
+
+_op_ids = itertools.count()
 
 
 def _unique_name(name: str) -> str:

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
-from .jit import JitFunction
+from .programs import program_call
 from .state import State, flatten_variables, unique
 from .variable import Variable
 
@@ -460,6 +460,11 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
       after the call is an ordinary one: assigning it is refused, and it must start from a
       concrete value.
 
+    Called while a tape records, the mapped call is one op the tape records over the values
+    of the Variables it reads (read anew at each call), traced once per argument structure for
+    each ``gk.vmap`` function, as ``jax.jit`` traces; a new function with the same program (a
+    lambda built each step) is traced again but is the same op, so it compiles nothing new.
+
     To map over a ``gk.State`` argument, give ``in_axes`` an axes spec of the same structure,
     ``state.axes(0)`` or ``state.axes({w: 0}, default=None)``.
 
@@ -494,7 +499,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         axis_size=axis_size,
         spmd_axis_name=spmd_axis_name,
     )
-    as_one_op: list = []  # a JitFunction of ``vectorised``, made at the first call that needs it
+    traced: dict = {}  # its programs under a tape, per argument structure (see program_call)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -502,12 +507,10 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         if top is None or isinstance(top, StateFrame):
             return vectorised(*args, **kwargs)
         # A layer above the core (a recording tape) keeps the Variables' values: inside the
-        # vectorised trace they would be its own objects, not arrays. As a gk.jit function the
-        # call reads them as arguments, through frames.apply, so that layer records the whole
-        # mapped call as one op and differentiates it.
-        if not as_one_op:
-            as_one_op.append(JitFunction(vectorised))
-        return as_one_op[0](*args, **kwargs)
+        # vectorised trace they would be its own objects, not arrays. As one interned program
+        # over the values of the Variables it reads, the call is one op that layer records and
+        # differentiates, the same op for every equal program (a new lambda each step too).
+        return program_call(vectorised, args, kwargs, "gk.vmap", traced)
 
     return call
 

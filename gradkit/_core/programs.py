@@ -1,0 +1,140 @@
+"""Functions that read Variables, traced to programs and interned by their text.
+
+A layer above the core that records calls (a tape) keys its ops, and so its compiled
+programs, by the function it is given. A call made through ``program_call`` hands it one
+function per distinct program, so a loop that builds a new Python function each step (a
+lambda, a fresh ``gk.vmap``) still records the same op and compiles once. Arrays the function
+closes over are the program's constants, passed as runtime inputs, so new values compile
+nothing new either.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+
+from .. import _errors
+from . import frames
+from .functionalize import StateFrame, values_of
+from .state import State
+from .variable import _PYTHON_SCALARS
+
+_BOUND = 512  # programs remembered; a forgotten one is rebuilt as a new op (compiled again), never a wrong one
+_interned: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+
+
+def intern(key, build: Callable):
+    """The object ``build()`` made for ``key`` (equal keys: the very same object)."""
+    with _lock:
+        hit = _interned.get(key)
+        if hit is not None:
+            _interned.move_to_end(key)
+            return hit
+        hit = _interned[key] = build()
+        if len(_interned) > _BOUND:
+            _interned.popitem(last=False)
+        return hit
+
+
+def aval_of(x) -> jax.ShapeDtypeStruct:
+    """The abstract value ``x`` is traced as; a recorded tensor's is known without computing it."""
+    dtype = getattr(x, "dtype", None)
+    dtype = jnp.result_type(x) if dtype is None else jax.dtypes.canonicalize_dtype(dtype)
+    weak = getattr(x, "weak_type", None)
+    if weak is None:
+        weak = type(x) in (int, float, complex)  # a Python number is weakly typed, as jax takes it
+    return jax.ShapeDtypeStruct(tuple(getattr(x, "shape", ())), dtype, weak_type=bool(weak))
+
+
+def runtime(x):
+    """``x``, or a Python number as the (weakly typed) array it was traced as.
+
+    The program takes it as a runtime input either way; as an array it is one for a tape too,
+    which would otherwise take a Python number for a fixed part of the op and compile again
+    for every new value (a schedule).
+    """
+    return jnp.asarray(x) if type(x) in _PYTHON_SCALARS else x
+
+
+def trace(fn, avals) -> tuple[ClosedJaxpr, object]:
+    """``fn`` traced to a program on ``avals``, and the structure of what it returns."""
+    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*avals)
+    return closed, jax.tree_util.tree_structure(shapes)
+
+
+def program_key(closed: ClosedJaxpr) -> tuple:
+    """What makes two traced programs the same program (their constants' values aside)."""
+    # The text names every primitive, parameter, shape and Python literal; the avals add weak
+    # types, which it leaves out. Constants are not in it: they are the op's runtime inputs.
+    return str(closed.jaxpr), tuple(v.aval for v in closed.jaxpr.constvars), tuple(closed.in_avals)
+
+
+def _is_value(x) -> bool:
+    # A layer above (a tape's tensor) marks what stands for a value: one argument, not a pytree.
+    return hasattr(type(x), "__gradkit_value__")
+
+
+def _array_like(x) -> bool:
+    return type(x) in _PYTHON_SCALARS or _is_value(x) or hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dict | None = None):
+    """``fn(*args, **kwargs)``, where ``fn`` reads Variables, as one call of an interned program
+    over (its constants, the values of the Variables it reads, the arguments), made through
+    ``frames.apply`` so that a recording layer records it as one op and differentiates it.
+
+    ``traced``, kept by the caller for one ``fn``, remembers its program per argument
+    structure, as ``jax.jit`` does: a later call with the same shapes traces nothing.
+    """
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_value)
+    bad = next((x for x in leaves if not _array_like(x)), None)
+    if bad is not None:
+        raise _errors.GradkitTypeError(
+            f"{what} was called while a GradientTape records, with an argument of type {type(bad).__name__}: "
+            "it then runs as one recorded program, whose arguments must be arrays or numbers. Close over the "
+            "other values (functools.partial) instead of passing them."
+        )
+    avals = tuple(aval_of(x) for x in leaves)
+    hit = None if traced is None else traced.get((treedef, avals))
+    if hit is None:
+        hit = _trace_program(fn, treedef, avals, what)
+        if traced is not None:
+            traced[(treedef, avals)] = hit
+    variables, op, consts = hit
+    return frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, leaves))
+
+
+def _trace_program(fn, treedef, avals, what: str) -> tuple:
+    """(the Variables ``fn`` reads, its interned op, the op's constants) for these arguments."""
+    seen: dict[int, object] = {}
+
+    def call(state: State, flat):
+        a, k = jax.tree_util.tree_unflatten(treedef, flat)
+        on_unknown = (lambda v: seen.setdefault(id(v), v)) if not state.variables else None
+        with StateFrame(state, strict=False, on_unknown_read=on_unknown, created_are_local=True):
+            return values_of(fn(*a, **k))
+
+    # First the Variables it reads (their values answered concretely from below, so nothing a
+    # layer above recorded leaks into the trace); then the program, with them as inputs.
+    closed, out_tree = trace(lambda *flat: call(State._make((), ()), flat), avals)
+    variables = tuple(seen.values())
+    if variables:
+        n = len(variables)
+        var_avals = [aval_of(frames.read(v)) for v in variables]
+        closed, out_tree = trace(lambda *flat: call(State._make(variables, flat[:n]), flat[n:]), [*var_avals, *avals])
+    op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
+    return variables, op, tuple(closed.consts)
+
+
+def _program_op(jaxpr, out_tree, what: str) -> Callable:
+    def op(consts, *flat):
+        return jax.tree_util.tree_unflatten(out_tree, jaxpr_as_fun(ClosedJaxpr(jaxpr, list(consts)))(*flat))
+
+    op.__name__ = op.__qualname__ = what.replace(".", "_")
+    return op
