@@ -13,7 +13,7 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
-from .programs import aval_of, intern, program_key, runtime, trace
+from .programs import aval_of, discover, intern, program_key, runtime, trace
 from .state import State
 from .variable import Variable
 
@@ -102,18 +102,8 @@ def _constant(var) -> None:
 
 def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, object]:
     """The Variables ``f`` reads, and, when it reads none, its program and output structure."""
-    seen: dict[int, Variable] = {}
-
-    def probe(*xs):
-        # Reads answer from the frame below, concretely (a recorded tensor must not leak into
-        # the trace); the program found is f's own when nothing was read.
-        frame = StateFrame(State._make((), ()), strict=False, on_unknown_read=lambda v: seen.setdefault(id(v), v))
-        with frame:
-            y, _ = f(*xs)
-            return values_of(y)
-
     try:
-        closed, out_tree = trace(probe, in_avals)
+        return discover(lambda *xs: f(*xs)[0], in_avals)
     except frames.TRACER_VALUE_ERRORS as e:
         raise _errors.GradkitTypeError(
             "a function decorated with custom_gradient is traced with abstract values to build its "
@@ -121,7 +111,6 @@ def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, obje
             ".numpy() on them). Use jnp.where / jax.lax.cond / jax.lax.fori_loop inside it, or compute "
             "the branch outside and pass it in as a keyword argument."
         ) from e
-    return tuple(seen.values()), closed, out_tree
 
 
 def _forward_fn(f, variables):

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
+from .programs import array_like, is_value
 from .state import State, _Keys
 
 
@@ -99,7 +100,7 @@ class JitFunction:
         dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
         dynamic += [(k, a) for k, a in kwargs.items() if k not in self._static_argnames]
         for where, arg in dynamic:
-            bad = next((x for x in jax.tree_util.tree_leaves(arg, is_leaf=_wrapped) if not _array_like(x)), None)
+            bad = next((x for x in jax.tree_util.tree_leaves(arg, is_leaf=is_value) if not array_like(x)), None)
             if bad is None:
                 continue
             if isinstance(where, str):
@@ -182,16 +183,6 @@ class JitFunction:
 def _plain(x) -> bool:
     """Whether an argument is a plain value, whatever layers sit above the core."""
     return x is None or isinstance(x, (jax.Array, np.ndarray, int, float, complex))
-
-
-def _wrapped(x) -> bool:
-    return hasattr(type(x), "__gradkit_value__")
-
-
-def _array_like(x) -> bool:
-    return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex, jax.core.Tracer)) or (
-        _wrapped(x) or hasattr(x, "__jax_array__")
-    )
 
 
 def _parameter_name(fn, position: int) -> str | None:

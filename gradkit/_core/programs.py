@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .. import _errors
@@ -75,13 +76,33 @@ def program_key(closed: ClosedJaxpr) -> tuple:
     return str(closed.jaxpr), tuple(v.aval for v in closed.jaxpr.constvars), tuple(closed.in_avals)
 
 
-def _is_value(x) -> bool:
-    # A layer above (a tape's tensor) marks what stands for a value: one argument, not a pytree.
+def is_value(x) -> bool:
+    """Whether ``x`` is a layer above's stand-in for a value (a tape's tensor): one argument, not a pytree."""
     return hasattr(type(x), "__gradkit_value__")
 
 
-def _array_like(x) -> bool:
-    return type(x) in _PYTHON_SCALARS or _is_value(x) or hasattr(x, "shape") and hasattr(x, "dtype")
+def array_like(x) -> bool:
+    """Whether ``x`` can be an argument of a compiled program."""
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex, jax.core.Tracer)) or (
+        is_value(x) or hasattr(x, "__jax_array__")
+    )
+
+
+def discover(fn: Callable, avals) -> tuple[tuple, ClosedJaxpr, object]:
+    """The Variables ``fn(*flat)`` reads, and its program and output structure (``fn``'s own
+    program when it reads none). Its reads answer concretely from the frames below, so nothing
+    a layer above recorded leaks into the trace; Variables it creates are local to it."""
+    seen: dict[int, object] = {}
+
+    def note(var):
+        seen.setdefault(id(var), var)
+
+    def probe(*flat):
+        with StateFrame(State._make((), ()), strict=False, on_unknown_read=note, created_are_local=True):
+            return values_of(fn(*flat))
+
+    closed, out_tree = trace(probe, avals)
+    return tuple(seen.values()), closed, out_tree
 
 
 def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dict | None = None):
@@ -92,8 +113,8 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
     ``traced``, kept by the caller for one ``fn``, remembers its program per argument
     structure, as ``jax.jit`` does: a later call with the same shapes traces nothing.
     """
-    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_value)
-    bad = next((x for x in leaves if not _array_like(x)), None)
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=is_value)
+    bad = next((x for x in leaves if not array_like(x)), None)
     if bad is not None:
         raise _errors.GradkitTypeError(
             f"{what} was called while a GradientTape records, with an argument of type {type(bad).__name__}: "
@@ -112,22 +133,20 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
 
 def _trace_program(fn, treedef, avals, what: str) -> tuple:
     """(the Variables ``fn`` reads, its interned op, the op's constants) for these arguments."""
-    seen: dict[int, object] = {}
 
-    def call(state: State, flat):
+    def flat_fn(*flat):
         a, k = jax.tree_util.tree_unflatten(treedef, flat)
-        on_unknown = (lambda v: seen.setdefault(id(v), v)) if not state.variables else None
-        with StateFrame(state, strict=False, on_unknown_read=on_unknown, created_are_local=True):
-            return values_of(fn(*a, **k))
+        return fn(*a, **k)
 
-    # First the Variables it reads (their values answered concretely from below, so nothing a
-    # layer above recorded leaks into the trace); then the program, with them as inputs.
-    closed, out_tree = trace(lambda *flat: call(State._make((), ()), flat), avals)
-    variables = tuple(seen.values())
+    variables, closed, out_tree = discover(flat_fn, avals)
     if variables:
         n = len(variables)
-        var_avals = [aval_of(frames.read(v)) for v in variables]
-        closed, out_tree = trace(lambda *flat: call(State._make(variables, flat[:n]), flat[n:]), [*var_avals, *avals])
+
+        def pure(*flat):  # the Variables' values are the program's first inputs
+            with StateFrame(State._make(variables, flat[:n]), strict=False, created_are_local=True):
+                return values_of(flat_fn(*flat[n:]))
+
+        closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
     return variables, op, tuple(closed.consts)
 

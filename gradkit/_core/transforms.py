@@ -429,8 +429,12 @@ class _VmapFrame(StateFrame):
 
     def assign(self, var, value):
         if not self.is_local(var):
-            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
+            _refuse_vmap_assign(var)
         super().assign(var, value)
+
+
+def _refuse_vmap_assign(var) -> None:
+    raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
 
 
 def _check_axes_spec(what: str, spec) -> None:
@@ -487,8 +491,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         with frame:
             out = values_of(fn(*args, **kwargs))
         for var in frame.escaped(assigned=True):
-            # Created during the call but kept by something that outlives it: not local.
-            raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
+            _refuse_vmap_assign(var)  # created during the call, but kept by something that outlives it
         return out
 
     vectorised = jax.vmap(
