@@ -124,10 +124,10 @@ MSG_STATE_AXIS_VALUE = (
 )
 
 MSG_TRANSFORM_UNDER_TAPE = (
-    "{transform} was called while a GradientTape records Variable {name}. The functional transforms "
-    "differentiate a pure function of the Variables' values and cannot see the tape's recorded history, so "
-    "an outer tape would lose this derivative. Inside a tape, take derivatives with tapes (tape.gradient, "
-    "nested tapes for higher order, gk.ForwardAccumulator); or call {transform} outside the 'with tape:' block."
+    "{transform} was called inside a pure call (a gk.functionalize'd function) made while a GradientTape "
+    "records, and Variable {name} is not in that call's State, so its value is the tape's recorded tensor, "
+    "which the transform cannot differentiate as an array. Put {name} in the State the call is given, or call "
+    "{transform} directly under the tape, where it runs as one recorded op that outer tapes differentiate."
 )
 
 MSG_TRACER_INTO_LIVE_VARIABLE = (

@@ -472,14 +472,6 @@ def test_batch_jacobian_inside_gk_jit_equals_per_example_jacobians():
     np.testing.assert_allclose(per_example(x), want, rtol=1e-5, atol=1e-6)
 
 
-def test_a_functional_transform_inside_a_recording_tape_says_what_to_use_instead():
-    w = gk.Variable(jnp.ones(2))
-    with gk.GradientTape():
-        with pytest.raises(TypeError, match=r"^\[gradkit\] gk\.grad was called while a GradientTape records"):
-            gk.grad(lambda: jnp.sum(w**2), wrt=w)()
-    np.testing.assert_allclose(w.numpy(), [1.0, 1.0])
-
-
 def test_explain_names_the_line_where_a_value_left_the_tape_through_numpy():
     v, w = gk.Variable(2.0), gk.Variable(3.0)
     with gk.GradientTape() as tape:

@@ -11,6 +11,11 @@ as a State you can ``commit()``.
 Result layout: with ``wrt=`` only, results mirror ``wrt``; with ``argnums`` only, they
 are what the ``jax`` transform returns; with both, ``(argument results, wrt results)``.
 With ``return_state=True`` every transform returns ``(result, state)``.
+
+Called while a layer above the core holds the Variables' values (a recording tape), a
+transform runs as one program over the values of the Variables its function reads and its
+arguments (``programs.program_call``), which that layer records as one op: an outer tape
+differentiates through ``gk.grad`` as through ``tape.gradient``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,29 @@ from .state import State, flatten_variables, unique
 from .variable import Variable
 
 _DEFAULT = object()
+
+
+def _recorded() -> bool:
+    """Whether a layer above the core (a recording tape) holds the Variables' values now.
+
+    The transform then runs through ``program_call``: inside its trace a ``StateFrame`` is on
+    top, so the call below runs as it does anywhere else, on the values the tape hands it.
+    """
+    top = frames.top()
+    return top is not None and not isinstance(top, (StateFrame, frames.Suspend))
+
+
+def _recordable(run: Callable, what: str) -> Callable:
+    """``run``, or under a recording tape one recorded program of it (see ``_recorded``)."""
+
+    # ``run`` is not a closure over this wrapper: a reference cycle would keep the Variables it
+    # closes over alive after the call (a local Variable created inside gk.vmap would escape).
+    def wrapper(*args, **kwargs):
+        if _recorded():
+            return program_call(run, args, kwargs, what)
+        return run(*args, **kwargs)
+
+    return wrapper
 
 
 class _Plan:
@@ -221,7 +249,7 @@ def value_and_grad(
     (9.0, 6.0, 6.0)
     """
 
-    def wrapper(*args, **kwargs):
+    def run(*args, **kwargs):
         plan = _Plan("gk.grad", argnums, wrt, args, float_args=True)
         pure = plan.pure(fn, kwargs, has_aux, _check_scalar("gk.grad"))
         n = 1 + len(plan.argnums)
@@ -229,7 +257,7 @@ def value_and_grad(
         head = (value, aux) if has_aux else value
         return _finish((head, plan.pack(grads)), state, return_state)
 
-    return wrapper
+    return _recordable(run, "gk.grad")
 
 
 def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False) -> Callable:
@@ -260,7 +288,7 @@ def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, ret
 
 def _jacobian(jax_transform, name):
     def transform(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False):
-        def wrapper(*args, **kwargs):
+        def run(*args, **kwargs):
             plan = _Plan(name, argnums, wrt, args, float_args=True)
             pure = plan.pure(fn, kwargs, has_aux)
             n = 1 + len(plan.argnums)
@@ -276,7 +304,7 @@ def _jacobian(jax_transform, name):
             packed = out_tree[0].unflatten([plan.pack(j) for j in per_output])
             return _finish((packed, aux) if has_aux else packed, state, return_state)
 
-        return wrapper
+        return _recordable(run, name)
 
     return transform
 
@@ -346,6 +374,14 @@ def jvp(
     >>> float(out), float(t)    # d(a x^2) = x^2 da + 2 a x dx
     (12.0, 16.0)
     """
+    if _recorded():
+
+        def pushed(primals, tangents, wrt_tangents):
+            return jvp(
+                fn, primals, tangents, wrt=wrt, wrt_tangents=wrt_tangents, has_aux=has_aux, return_state=return_state
+            )
+
+        return program_call(pushed, (tuple(primals), tuple(tangents), wrt_tangents), {}, "gk.jvp")
     primals, tangents = tuple(primals), tuple(tangents)
     p_tree, t_tree = jax.tree_util.tree_structure(primals), jax.tree_util.tree_structure(tangents)
     if p_tree != t_tree:
@@ -403,6 +439,8 @@ def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: b
     >>> pull(jnp.array([1.0, 1.0]))[1]
     Array([3., 3.], dtype=float32)
     """
+    if _recorded():
+        return _recorded_vjp(fn, primals, wrt, has_aux, return_state)
     plan = _Plan("gk.vjp", tuple(range(len(primals))), wrt, primals)
     plan.explicit_argnums = True
     pure = plan.pure(fn, {}, has_aux)
@@ -414,6 +452,33 @@ def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: b
 
     result = (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
     return _finish(result, state, return_state)
+
+
+def _recorded_vjp(fn: Callable, primals: tuple, wrt, has_aux: bool, return_state: bool):
+    """``gk.vjp`` while a tape records: the forward call and each pull are recorded programs.
+
+    A pull sees the Variables as the forward call did, as ``jax.vjp``'s residuals do: their
+    values are read at the ``gk.vjp`` call and passed to every pull, so an assignment made
+    in between changes nothing.
+    """
+    traced: dict = {}
+
+    def forward(*p):
+        (out, _, *aux), state = vjp(fn, *p, wrt=wrt, has_aux=has_aux, return_state=True)
+        return out, aux, state
+
+    out, aux, state = program_call(forward, primals, {}, "gk.vjp", traced)
+    ((variables, _, _),) = traced.values()
+    at_call = tuple(frames.read(v) for v in variables)
+
+    def vjp_fn(cotangent):
+        def pull(values, cotangent, primals):
+            with StateFrame(State._make(variables, values), strict=False):
+                return vjp(fn, *primals, wrt=wrt, has_aux=has_aux)[1](cotangent)
+
+        return program_call(pull, (at_call, cotangent, primals), {}, "gk.vjp")
+
+    return _finish((out, vjp_fn, *aux), state, return_state)
 
 
 class _VmapFrame(StateFrame):
@@ -506,8 +571,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        top = frames.top()
-        if top is None or isinstance(top, StateFrame):
+        if not _recorded():
             return vectorised(*args, **kwargs)
         # A layer above the core (a recording tape) keeps the Variables' values: inside the
         # vectorised trace they would be its own objects, not arrays. As one interned program

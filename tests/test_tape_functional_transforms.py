@@ -1,0 +1,232 @@
+"""The functional transforms (gk.grad, value_and_grad, jacrev, jacfwd, hessian, jvp, vjp) called
+while a tape records: each call is one recorded op over the values of the Variables its function
+reads and its arguments, so an outer tape differentiates through it (meta-gradients with a
+functional inner step, Hessians as the tape's Jacobian of gk.grad, ...).
+
+Oracles: jax.grad / jax.hessian / jax.jvp / jax.vjp of the pure-JAX rewrites (hypothesis-generated
+programs too); compilations counted, never timed.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _oracles import assert_close, count_compiles
+from hypothesis import given, settings
+from test_core_property import ArrayStore, VariableStore, interpret
+from test_core_property import programs as random_programs
+
+import gradkit as gk
+from gradkit import GradkitError
+
+gnp = gk.numpy
+
+X = jnp.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
+Y = jnp.array([0.3, -0.2, 0.7])
+W0 = np.array([0.5, -0.3], np.float32)
+
+
+def loss(w, b=0.0):
+    return jnp.mean((jnp.tanh(X @ w + b) - Y) ** 2)
+
+
+def test_meta_gradient_through_gk_grad_inner_steps():
+    # MAML written with the functional API for the inner step, an outer tape for the meta-gradient.
+    w, lr = gk.Variable(W0, name="w"), gk.Variable(0.1, name="lr")
+    with gk.GradientTape() as tape:
+        for _ in range(3):
+            w.assign_sub(lr * gk.grad(lambda: loss(w.value), wrt=w)())
+        meta = gnp.sum(w**2)
+    d_w, d_lr = tape.gradient(meta, [w, lr])
+
+    def pure(w, lr):
+        for _ in range(3):
+            w = w - lr * jax.grad(loss)(w)
+        return jnp.sum(w**2)
+
+    want_w, want_lr = jax.grad(pure, argnums=(0, 1))(jnp.asarray(W0), 0.1)
+    assert_close(np.asarray(d_w), want_w)
+    assert_close(np.asarray(d_lr), np.asarray(want_lr))
+
+
+def test_value_and_grad_with_aux_of_a_recorded_argument_and_a_variable_it_does_not_differentiate():
+    # The transform differentiates with respect to w and its argument; the outer tape also sees
+    # the paths through b (read, not differentiated) and through the recorded argument.
+    w, b = gk.Variable(W0, name="w"), gk.Variable(0.2, name="b")
+
+    def f(scale):
+        value = loss(w.value * scale, b.value)
+        return value, jnp.sum(w.value)
+
+    with gk.GradientTape() as tape:
+        scale = b * 3.0
+        ((value, aux), (d_scale, d_w)) = gk.value_and_grad(f, argnums=0, wrt=w, has_aux=True)(scale)
+        total = value + gnp.sum(d_w**2) + d_scale**2 + aux
+    got = tape.gradient(total, [w, b])
+
+    def pure(w, b):
+        scale = b * 3.0
+        g = lambda s, w: loss(w * s, b)  # noqa: E731
+        value = g(scale, w)
+        d_scale, d_w = jax.grad(g, argnums=(0, 1))(scale, w)
+        return value + jnp.sum(d_w**2) + d_scale**2 + jnp.sum(w)
+
+    assert_close(np.asarray(value), np.asarray(loss(jnp.asarray(W0) * 0.6, 0.2)))
+    want = jax.grad(pure, argnums=(0, 1))(jnp.asarray(W0), jnp.float32(0.2))
+    assert_close([np.asarray(g) for g in got], [np.asarray(x) for x in want])
+
+
+def test_the_tapes_jacobian_of_gk_grad_is_the_hessian():
+    w = gk.Variable(W0, name="w")
+    with gk.GradientTape() as tape:
+        g = gk.grad(lambda: loss(w.value), wrt=w)()
+    assert_close(np.asarray(tape.jacobian(g, w)), jax.hessian(loss)(jnp.asarray(W0)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd", "hessian"])
+def test_jacobians_and_hessians_under_a_tape_and_the_gradient_through_them(name):
+    w = gk.Variable(W0, name="w")
+    transform = getattr(gk, name)
+    jax_transform = getattr(jax, name)
+    f = (lambda wv: jnp.tanh(X @ wv)) if name != "hessian" else loss
+    with gk.GradientTape() as tape:
+        jac = transform(lambda: f(w.value), wrt=w)()
+        total = gnp.sum(jac**2)
+    assert_close(np.asarray(jac), jax_transform(f)(jnp.asarray(W0)), rtol=1e-5)
+    want = jax.grad(lambda wv: jnp.sum(jax_transform(f)(wv) ** 2))(jnp.asarray(W0))
+    assert_close(np.asarray(tape.gradient(total, w)), want, rtol=1e-4)
+
+
+def test_jvp_under_a_tape_with_a_variable_tangent_and_a_recorded_primal():
+    w = gk.Variable(W0, name="w")
+    t_w = jnp.array([1.0, -2.0])
+    with gk.GradientTape() as tape:
+        x = w * 2.0
+        out, t_out = gk.jvp(lambda x: jnp.sum(jnp.sin(x * w.value)), (x,), (jnp.ones(2),), wrt=w, wrt_tangents=t_w)
+        total = t_out**2 + out
+
+    def pure(wv):
+        out, t_out = jax.jvp(lambda x, wv: jnp.sum(jnp.sin(x * wv)), (wv * 2.0, wv), (jnp.ones(2), t_w))
+        return t_out**2 + out
+
+    assert_close(np.asarray(total), np.asarray(pure(jnp.asarray(W0))))
+    assert_close(np.asarray(tape.gradient(total, w)), jax.grad(pure)(jnp.asarray(W0)), rtol=1e-5)
+
+
+def test_vjp_pull_sees_the_variables_as_the_forward_call_did():
+    w = gk.Variable(W0, name="w")
+    ct = jnp.array([1.0, 0.5, -1.0])
+    f = lambda wv: jnp.tanh(X @ wv)  # noqa: E731
+    with gk.GradientTape() as tape:
+        out, pull = gk.vjp(lambda: f(w.value), wrt=w)
+        w.assign(w * 3.0)  # after the forward call: the pull must not see it
+        (_, d_w) = pull(ct)
+        total = gnp.sum(d_w**2) + gnp.sum(out)
+
+    def pure(wv):
+        out, pull = jax.vjp(f, wv)
+        return jnp.sum(pull(ct)[0] ** 2) + jnp.sum(out)
+
+    w0 = jnp.asarray(W0)
+    assert_close(np.asarray(d_w), jax.vjp(f, w0)[1](ct)[0])
+    assert_close(np.asarray(tape.gradient(total, w)), jax.grad(pure)(w0), rtol=1e-5)
+
+
+def test_return_state_committed_under_the_tape_is_a_recorded_assignment():
+    w, c = gk.Variable(W0, name="w"), gk.Variable(np.zeros(2, np.float32), name="c")
+
+    def f():
+        c.assign(jnp.sin(w.value))
+        return jnp.sum(c.value * w.value)
+
+    with gk.GradientTape() as tape:
+        g, state = gk.grad(f, wrt=w, return_state=True)()
+        state.commit()
+        total = gnp.sum(c * g)
+
+    def pure(wv):
+        cv = jnp.sin(wv)
+        return jnp.sum(cv * jax.grad(lambda u: jnp.sum(jnp.sin(u) * u))(wv))
+
+    assert_close(np.asarray(tape.gradient(total, w)), jax.grad(pure)(jnp.asarray(W0)), rtol=1e-5)
+    assert_close(c.numpy(), np.sin(W0))
+
+
+def test_a_loop_building_a_new_gk_grad_each_step_compiles_once():
+    w, lr = gk.Variable(W0, name="w"), gk.Variable(0.1, name="lr")
+    rng = np.random.default_rng(0)
+    w_oracle, lr_oracle = jnp.asarray(W0), jnp.float32(0.1)
+    compiles = []
+    for _ in range(5):
+        y = jnp.asarray(rng.normal(size=3).astype(np.float32))  # closed over, new each step
+
+        def step(y=y):
+            with gk.GradientTape() as tape:
+                g = gk.grad(lambda: jnp.mean((jnp.tanh(X @ w.value) - y) ** 2), wrt=w)()
+                w.assign_sub(lr * g)
+                meta = gnp.sum(w**2)
+            lr.assign_sub(0.01 * tape.gradient(meta, lr))
+
+        compiles.append(count_compiles(step))
+
+        def pure(lr, w, y=y):
+            w = w - lr * jax.grad(lambda u: jnp.mean((jnp.tanh(X @ u) - y) ** 2))(w)
+            return jnp.sum(w**2), w
+
+        d_lr, w_oracle = jax.grad(pure, has_aux=True)(lr_oracle, w_oracle)
+        lr_oracle = lr_oracle - 0.01 * d_lr
+    assert_close(w.numpy(), np.asarray(w_oracle), rtol=1e-5)
+    assert_close(lr.numpy(), np.asarray(lr_oracle), rtol=1e-5)
+    assert compiles[2:] == [0, 0, 0], compiles
+
+
+def test_a_non_array_argument_under_a_tape_is_a_clear_error_and_changes_nothing():
+    w = gk.Variable(W0, name="w")
+    with pytest.raises(GradkitError, match=r"^\[gradkit\] gk.grad was called while a GradientTape records"):
+        with gk.GradientTape():
+            gk.grad(lambda x, tag: loss(w.value * x), wrt=w)(2.0, "label")
+    np.testing.assert_array_equal(w.numpy(), W0)
+
+
+def test_under_stop_recording_the_result_is_a_constant_for_the_tape():
+    w = gk.Variable(W0, name="w")
+    with gk.GradientTape() as tape:
+        with tape.stop_recording():
+            g = gk.grad(lambda: loss(w.value), wrt=w)()
+        total = gnp.sum(w * g)
+    g0 = jax.grad(loss)(jnp.asarray(W0))
+    assert_close(np.asarray(g), g0)
+    assert_close(np.asarray(tape.gradient(total, w)), g0)
+
+
+def test_a_transform_inside_a_functionalized_call_under_a_tape_names_the_missing_variable():
+    w, v = gk.Variable(W0, name="w"), gk.Variable(1.0, name="v")
+    f = gk.functionalize(lambda: gk.grad(lambda: loss(w.value) * v.value, wrt=w)())
+    with gk.GradientTape():
+        with pytest.raises(TypeError, match=r"^\[gradkit\] gk.grad was called inside a pure call .* 'w'"):
+            f(gk.State.of([v]))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(random_programs())
+def test_random_programs_inner_gk_grad_step_under_an_outer_tape_match_the_pure_rewrite(program):
+    # The inner gradient of a random program over Variables (assignments and slices included)
+    # by gk.grad, an SGD step with it, then the outer tape's meta-gradient of every Variable.
+    n_vars, steps, wrt_mask, seed = program
+    entry = list(np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n_vars, 4)).astype(np.float32))
+    variables = [gk.Variable(x, name=f"v{k}") for k, x in enumerate(entry)]
+    wrt = [v for v, use in zip(variables, wrt_mask) if use]
+    with gk.GradientTape() as tape:
+        grads = gk.grad(lambda: interpret(steps, VariableStore(variables), n_vars), wrt=wrt)()
+        for v, g in zip(wrt, grads):
+            v.assign_sub(0.1 * g)
+        meta = sum(gnp.sum(gnp.sin(v) * (k + 1.0)) for k, v in enumerate(variables))
+    got = tape.gradient(meta, variables)
+
+    def pure(vals):
+        inner = jax.grad(lambda vs: interpret(steps, ArrayStore(vs), n_vars))(vals)
+        vals = [x - 0.1 * g if use else x for x, g, use in zip(vals, inner, wrt_mask)]
+        return sum(jnp.sum(jnp.sin(x) * (k + 1.0)) for k, x in enumerate(vals))
+
+    want = jax.grad(pure)([jnp.asarray(x) for x in entry])
+    assert_close([np.asarray(g) for g in got], [np.asarray(w) for w in want], rtol=1e-4, atol=1e-5)
