@@ -239,6 +239,11 @@ def value_and_grad(
     Returns:
       A function returning ``(value, grads)`` (``((value, aux), grads)`` with ``has_aux``).
 
+    Called while a ``GradientTape`` records, it differentiates the Variables' current values
+    and the tape records the call as one op, so an outer tape differentiates through it (a
+    meta-gradient through ``w.assign_sub(lr * gk.grad(loss, wrt=w)())``). Its arguments must
+    then be arrays, tensors or numbers; the other transforms behave the same way.
+
     >>> import gradkit as gk, jax.numpy as jnp
     >>> a, b, c = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0)
     >>> def loss():
