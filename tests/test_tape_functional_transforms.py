@@ -230,3 +230,11 @@ def test_random_programs_inner_gk_grad_step_under_an_outer_tape_match_the_pure_r
 
     want = jax.grad(pure)([jnp.asarray(x) for x in entry])
     assert_close([np.asarray(g) for g in got], [np.asarray(w) for w in want], rtol=1e-4, atol=1e-5)
+
+
+def test_a_result_that_cannot_be_a_program_output_is_a_clear_error():
+    w = gk.Variable(W0, name="w")
+    with pytest.raises(GradkitError, match=r"^\[gradkit\] gk.grad was called while .* holds a str: 'a label'"):
+        with gk.GradientTape():
+            gk.grad(lambda: (loss(w.value), "a label"), wrt=w, has_aux=True)()
+    np.testing.assert_array_equal(w.numpy(), W0)

@@ -136,7 +136,7 @@ def _trace_program(fn, treedef, avals, what: str) -> tuple:
 
     def flat_fn(*flat):
         a, k = jax.tree_util.tree_unflatten(treedef, flat)
-        return fn(*a, **k)
+        return _checked_results(values_of(fn(*a, **k)), what)
 
     variables, closed, out_tree = discover(flat_fn, avals)
     if variables:
@@ -149,6 +149,19 @@ def _trace_program(fn, treedef, avals, what: str) -> tuple:
         closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
     return variables, op, tuple(closed.consts)
+
+
+def _checked_results(out, what: str):
+    """``out``, if every leaf can be a result of a program (an aux string cannot)."""
+    for leaf in jax.tree_util.tree_leaves(out):
+        if not array_like(leaf):
+            raise _errors.GradkitTypeError(
+                f"{what} was called while a GradientTape records, so it runs as one recorded program, whose "
+                f"results (an aux value included) must be arrays or numbers, but its result holds a "
+                f"{type(leaf).__name__}: {leaf!r:.60}. Return that value some other way (compute it outside "
+                f"the call), or call {what} outside the tape."
+            )
+    return out
 
 
 def _program_op(jaxpr, out_tree, what: str) -> Callable:
