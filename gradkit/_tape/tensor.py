@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.operators import install_binary_operators
-from . import graph, record
+from . import array_methods, graph, record
 from .graph import Node, make_leaf
 
 
@@ -173,26 +173,11 @@ class Tensor:
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return record.apply(jnp.transpose, self, tuple(axes) if axes else None)
 
-    def sum(self, axis=None, keepdims=False):
-        return record.apply(jnp.sum, self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return record.apply(jnp.mean, self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return record.apply(jnp.max, self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        return record.apply(jnp.min, self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis=None, keepdims=False):
-        return record.apply(jnp.prod, self, axis=axis, keepdims=keepdims)
-
     def flatten(self):
         return record.apply(jnp.ravel, self)
 
-    def squeeze(self, axis=None):
-        return record.apply(jnp.squeeze, self, axis=axis)
+    # The other jax.Array methods (sum, mean, clip, cumsum, at[], real, ...) are installed
+    # below, lifted wholesale from jax.Array (array_methods.py).
 
 
 def _show(t: Tensor) -> str:
@@ -217,6 +202,7 @@ def _reflected(fn):
 
 
 install_binary_operators(Tensor, _forward, _reflected)
+array_methods.install(Tensor)
 record.install_tensor(Tensor)
 
 

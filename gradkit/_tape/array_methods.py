@@ -1,0 +1,103 @@
+"""``jax.Array``'s methods on ``Tensor``, lifted wholesale: ``t.clip(0, 1)``, ``t.cumsum(0)``,
+``t.at[i].set(v)``, ``t.real``, ... each one op that a recording tape sees.
+
+A method is lifted when ``jax.Array`` has it and ``jax.numpy`` has the function of the same
+name (``a.clip`` is ``jnp.clip(a, ...)``): the array operations, not the buffer and device
+queries. Each name gets one function, made once, so the same call records the same op.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import jax.numpy as jnp
+
+from . import record
+
+
+def _array_method(name: str):
+    def method(a, *args, **kwargs):
+        return getattr(a, name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _lifted(fn):
+    def method(self, *args, **kwargs):
+        return record.apply(fn, self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = f"Like ``jax.Array.{fn.__name__}``; recorded as one op under a tape."
+    return method
+
+
+def _lifted_property(fn):
+    return property(lambda self: record.apply_unary(fn, self), doc=f"Like ``jax.Array``'s, by ``{fn.__name__}``.")
+
+
+# ``t.at[index].<update>(...)``: the updates jax's ``.at[]`` offers.
+_INDEX_UPDATES = {
+    name: _array_method(name)
+    for name in ("get", "set", "add", "subtract", "multiply", "divide", "power", "min", "max", "apply")
+}
+
+
+def _index_update(name: str):
+    update = _INDEX_UPDATES[name]
+
+    def at_index(a, index, *args, **kwargs):
+        return update(a.at[index], *args, **kwargs)
+
+    at_index.__name__ = at_index.__qualname__ = f"at_{name}"
+    return at_index
+
+
+_AT_INDEX = {name: _index_update(name) for name in _INDEX_UPDATES}
+
+
+class IndexUpdates:
+    """``t.at``: ``t.at[index].set(v)`` and the other updates of ``jax.Array.at``, recorded."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def __getitem__(self, index):
+        return IndexUpdate(self._tensor, index)
+
+
+class IndexUpdate:
+    """``t.at[index]``: its methods return the updated copy (``t`` itself is never changed)."""
+
+    __slots__ = ("_tensor", "_index")
+
+    def __init__(self, tensor, index):
+        self._tensor = tensor
+        self._index = index
+
+    def __getattr__(self, name):
+        fn = _AT_INDEX.get(name)
+        if fn is None:
+            raise AttributeError(
+                f"[gradkit] t.at[...] has no update {name!r}; the updates are {', '.join(sorted(_AT_INDEX))}."
+            )
+        return lambda *args, **kwargs: record.apply(fn, self._tensor, self._index, *args, **kwargs)
+
+
+def install(cls) -> None:
+    """Give ``cls`` every ``jax.Array`` method mirroring a ``jax.numpy`` function it lacks, and
+    the properties ``real``, ``imag``, ``mT``, ``at``, ``itemsize`` and ``nbytes``."""
+    for name in dir(jax.Array):
+        if name.startswith("_") or hasattr(cls, name) or not hasattr(jnp, name):
+            continue
+        if inspect.isfunction(inspect.getattr_static(jax.Array, name)):
+            setattr(cls, name, _lifted(_array_method(name)))
+    cls.real = _lifted_property(jnp.real)
+    cls.imag = _lifted_property(jnp.imag)
+    cls.mT = _lifted_property(jnp.matrix_transpose)
+    cls.at = property(IndexUpdates, doc="Like ``jax.Array.at``: ``t.at[i].set(v)`` returns the updated copy.")
+    cls.itemsize = property(lambda self: self.dtype.itemsize)
+    cls.nbytes = property(lambda self: self.size * self.dtype.itemsize)
