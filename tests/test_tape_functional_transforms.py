@@ -238,3 +238,97 @@ def test_a_result_that_cannot_be_a_program_output_is_a_clear_error():
         with gk.GradientTape():
             gk.grad(lambda: (loss(w.value), "a label"), wrt=w, has_aux=True)()
     np.testing.assert_array_equal(w.numpy(), W0)
+
+
+class _LazyLayer:
+    """Builds its weight on its first call, as a Keras layer does."""
+
+    def __init__(self):
+        self.w = None
+
+    def __call__(self, x):
+        if self.w is None:
+            self.w = gk.Variable(W0, name="lazy_w")
+        return jnp.sum(jnp.sin(self.w.value * x))
+
+
+def _lazy_oracle(w, x=2.0):
+    # d/dw of g(w) = d/dx sum(sin(w x))
+    return jax.grad(lambda w: jax.grad(lambda x: jnp.sum(jnp.sin(w * x)))(x))(w)
+
+
+def test_a_layer_built_inside_gk_grad_on_the_first_call_under_a_tape_is_differentiated():
+    layer, v = _LazyLayer(), gk.Variable(1.5, name="v")
+    with gk.GradientTape() as tape:
+        g = gk.grad(lambda x: layer(x) * v.value)(2.0)
+    assert_close(np.asarray(tape.gradient(g, layer.w)), 1.5 * _lazy_oracle(jnp.asarray(W0)))
+
+
+def test_a_layer_built_inside_gk_grad_inside_gk_jit_is_an_input_not_a_constant():
+    layer = _LazyLayer()
+    step = gk.jit(lambda x: gk.grad(lambda x: layer(x))(x))
+    step(2.0)
+    layer.w.assign(W0 * 2)  # a constant baked into the program would ignore this
+    want = jax.grad(lambda x: jnp.sum(jnp.sin(jnp.asarray(W0 * 2) * x)))(2.0)
+    assert_close(np.asarray(step(2.0)), np.asarray(want))
+
+
+def test_python_int_and_bool_arguments_are_part_of_the_program():
+    w = gk.Variable(W0, name="w")
+
+    def f(x, n, training=False):
+        total = 0.0
+        for i in range(n):
+            total = total + jnp.sum(jnp.sin(w.value * x) ** (i + 1))
+        return total * (0.5 if training else 1.0)
+
+    def pure(wv, x, n, training):
+        return sum(jnp.sum(jnp.sin(wv * x) ** (i + 1)) for i in range(n)) * (0.5 if training else 1.0)
+
+    for n, training in [(3, True), (2, False)]:
+        with gk.GradientTape() as tape:
+            g = gk.grad(f)(2.0, n, training=training)
+        want = jax.grad(pure, argnums=1)(jnp.asarray(W0), 2.0, n, training)
+        assert_close(np.asarray(g), np.asarray(want))
+        want_w = jax.grad(lambda wv, n=n, t=training: jax.grad(pure, argnums=1)(wv, 2.0, n, t))(jnp.asarray(W0))
+        assert_close(np.asarray(tape.gradient(g, w)), want_w)
+
+
+def test_python_control_flow_on_a_value_under_a_tape_is_a_clear_error():
+    w = gk.Variable(W0, name="w")
+
+    def f(x):
+        y = jnp.sum(jnp.sin(w.value * x))
+        return y if y > 0 else -y
+
+    with pytest.raises(GradkitError, match=r"^\[gradkit\] gk.grad was called while .* Python control flow"):
+        with gk.GradientTape():
+            gk.grad(f)(2.0)
+
+
+def test_a_variable_created_and_assigned_each_step_compiles_once_and_is_not_kept():
+    import gc
+    import weakref
+
+    w = gk.Variable(W0, name="w")
+    kept = []
+
+    def step():
+        c = gk.Variable(np.zeros(2, np.float32), name="c")  # a fresh buffer each step
+        kept.append(weakref.ref(c))
+
+        def f():
+            c.assign(jnp.sin(w.value))
+            return jnp.sum(c.value * w.value)
+
+        with gk.GradientTape() as tape:
+            g = gk.grad(f, wrt=w)()
+            total = gnp.sum(g**2)
+        return tape.gradient(total, w)
+
+    compiles = [count_compiles(step) for _ in range(4)]
+    want = jax.grad(lambda u: jnp.sum(jax.grad(lambda u: jnp.sum(jnp.sin(u) * u))(u) ** 2))(jnp.asarray(W0))
+    assert_close(np.asarray(step()), want, rtol=1e-5)
+    assert compiles[1:] == [0, 0, 0], compiles
+    gc.collect()
+    assert sum(r() is not None for r in kept) <= 1  # at most the last step's, still held by a tape

@@ -88,7 +88,7 @@ class StateFrame(frames.Frame):
         if value is _MISSING:
             if self.is_local(var):
                 # Its initial value, a constant of this call: no frame below can hold it.
-                self._used_locals[id(var)] = var
+                self._note_local_use(var)
                 return frames.live(var)
             # A Variable outside the state is a constant of this pure function.
             if self.on_unknown_read is not None:
@@ -97,6 +97,16 @@ class StateFrame(frames.Frame):
                 return frames.concrete(frames.read_below(self, var))
             return frames.read_below(self, var)
         return value
+
+    def _note_local_use(self, var) -> None:
+        """``var``, created during this call, was read: here and in every enclosing call it is
+        local to too, so a call that keeps it (``escaped``) learns of it even when the read
+        happened inside a nested transform."""
+        frame = self
+        while isinstance(frame, StateFrame):
+            if frame.is_local(var):
+                frame._used_locals[id(var)] = var
+            frame = frame.parent
 
     def assign(self, var, value):
         frames.check_same_trace(var, value, self.trace)

@@ -91,17 +91,23 @@ def array_like(x) -> bool:
 def discover(fn: Callable, avals) -> tuple[tuple, ClosedJaxpr, object]:
     """The Variables ``fn(*flat)`` reads, and its program and output structure (``fn``'s own
     program when it reads none). Its reads answer concretely from the frames below, so nothing
-    a layer above recorded leaks into the trace; Variables it creates are local to it."""
+    a layer above recorded leaks into the trace. Variables it creates are local to it, unless
+    something keeps them after the call (a layer built on its first call): those are Variables
+    it reads, as any other."""
     seen: dict[int, object] = {}
 
     def note(var):
         seen.setdefault(id(var), var)
 
+    frame = StateFrame(State._make((), ()), strict=False, on_unknown_read=note, created_are_local=True)
+
     def probe(*flat):
-        with StateFrame(State._make((), ()), strict=False, on_unknown_read=note, created_are_local=True):
+        with frame:
             return values_of(fn(*flat))
 
     closed, out_tree = trace(probe, avals)
+    for var in frame.escaped():
+        note(var)
     return tuple(seen.values()), closed, out_tree
 
 
@@ -109,6 +115,9 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
     """``fn(*args, **kwargs)``, where ``fn`` reads Variables, as one call of an interned program
     over (its constants, the values of the Variables it reads, the arguments), made through
     ``frames.apply`` so that a recording layer records it as one op and differentiates it.
+
+    A Python int or bool argument is part of the program (``range(n)``, ``if training:``), as
+    a static argument of ``jax.jit`` is; every other argument is a runtime input.
 
     ``traced``, kept by the caller for one ``fn``, remembers its program per argument
     structure, as ``jax.jit`` does: a later call with the same shapes traces nothing.
@@ -121,21 +130,39 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
             "it then runs as one recorded program, whose arguments must be arrays or numbers. Close over the "
             "other values (functools.partial) instead of passing them."
         )
-    avals = tuple(aval_of(x) for x in leaves)
-    hit = None if traced is None else traced.get((treedef, avals))
+    static = tuple((i, x) for i, x in enumerate(leaves) if type(x) in _STATIC_TYPES)
+    dynamic = [x for x in leaves if type(x) not in _STATIC_TYPES] if static else leaves
+    avals = tuple(aval_of(x) for x in dynamic)
+    # The static values with their types: 1 and True are equal in Python, not to jax.
+    key = (treedef, avals, tuple((i, type(x), x) for i, x in static))
+    hit = None if traced is None else traced.get(key)
     if hit is None:
-        hit = _trace_program(fn, treedef, avals, what)
+        try:
+            hit = _trace_program(fn, treedef, static, avals, what)
+        except frames.TRACER_VALUE_ERRORS as e:
+            raise _errors.GradkitTypeError(
+                f"{what} was called while a GradientTape records, so it is traced as one recorded program "
+                f"(as jax.jit traces), where Python control flow on a traced value cannot run "
+                f"({type(e).__name__}). Use jnp.where or jax.lax.cond inside it, pass a flag as a Python bool "
+                f"or int (those are part of the program), or call {what} outside the tape."
+            ) from e
         if traced is not None:
-            traced[(treedef, avals)] = hit
+            traced[key] = hit
     variables, op, consts = hit
-    return frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, leaves))
+    return frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, dynamic))
 
 
-def _trace_program(fn, treedef, avals, what: str) -> tuple:
+_STATIC_TYPES = (int, bool)
+
+
+def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
     """(the Variables ``fn`` reads, its interned op, the op's constants) for these arguments."""
 
     def flat_fn(*flat):
-        a, k = jax.tree_util.tree_unflatten(treedef, flat)
+        leaves = list(flat)
+        for i, x in static:
+            leaves.insert(i, x)
+        a, k = jax.tree_util.tree_unflatten(treedef, leaves)
         return _checked_results(values_of(fn(*a, **k)), what)
 
     variables, closed, out_tree = discover(flat_fn, avals)

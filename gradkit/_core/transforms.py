@@ -283,12 +283,13 @@ def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, ret
     """
     vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True)
 
-    def wrapper(*args, **kwargs):
+    def run(*args, **kwargs):
         (head, grads), state = vg(*args, **kwargs)
         result = (grads, head[1]) if has_aux else grads
         return _finish(result, state, return_state)
 
-    return wrapper
+    # Recorded as itself, not as ``vg``: a State it drops must not be a result of the program.
+    return _recordable(run, "gk.grad")
 
 
 def _jacobian(jax_transform, name):
@@ -469,7 +470,8 @@ def _recorded_vjp(fn: Callable, primals: tuple, wrt, has_aux: bool, return_state
     traced: dict = {}
 
     def forward(*p):
-        (out, _, *aux), state = vjp(fn, *p, wrt=wrt, has_aux=has_aux, return_state=True)
+        result = vjp(fn, *p, wrt=wrt, has_aux=has_aux, return_state=return_state)
+        (out, _, *aux), state = result if return_state else (result, None)
         return out, aux, state
 
     out, aux, state = program_call(forward, primals, {}, "gk.vjp", traced)
