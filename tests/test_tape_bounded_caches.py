@@ -24,9 +24,11 @@ def test_bounded_dict_forgets_its_oldest_entries():
 
 @pytest.fixture
 def small_caches(monkeypatch):
-    monkeypatch.setattr(derivatives.programs, "maxsize", 4)
-    monkeypatch.setattr(graph._sids, "maxsize", 50)
-    monkeypatch.setattr(graph._aval_cache, "maxsize", 20)
+    # Fresh small caches: the process-wide ones may already hold every entry this test
+    # needs (from tests run before it in this process), and a cache is trimmed on insert.
+    monkeypatch.setattr(derivatives, "programs", bounded.BoundedDict(4))
+    monkeypatch.setattr(graph, "_sids", bounded.BoundedDict(50))
+    monkeypatch.setattr(graph, "_aval_cache", bounded.BoundedDict(20))
 
 
 def test_many_structures_keep_the_caches_bounded_and_gradients_exact(small_caches):

@@ -40,13 +40,16 @@ class TapeFrame(frames.Frame):
                         if tape._watch_accessed and var.trainable:
                             new |= tape._bit
                     elif not tape._track and bound is not None and bound[0] is not src:
-                        parity_sources = (parity_sources or []) + [src]
+                        # Two parity tapes may share a source: its term is added once, seen by both.
+                        parity_sources = parity_sources or {}
+                        bits = parity_sources.get(id(src), (src, 0))[1]
+                        parity_sources[id(src)] = (src, bits | tape._bit)
         if bound is None and not new:
             return frames.read_below(self, var)
         node = self._see(var, bound, new) if new else bound
         s.handed_out.add(id(var))  # see _shareable
         if parity_sources:
-            node = (record.record_parity_read(node, parity_sources, s), 0)
+            node = record.record_parity_read(node, list(parity_sources.values()), s)
         return Tensor._make(*node)
 
     def _see(self, var, bound, bits: int) -> tuple[Node, int]:

@@ -420,20 +420,29 @@ def record_identity(node: Node, index: int, mask: int, session, cut=None, source
     return out
 
 
-def _parity_read(current, *sources):
-    # TensorFlow's rule: a Variable source collects the gradient of every read of it.
-    for s in sources:
-        current = current + (s - jax.lax.stop_gradient(s))
+def _parity_term(source):
+    return source - jax.lax.stop_gradient(source)  # zero, with the source's gradient path
+
+
+def _plus(a, b):
+    return a + b
+
+
+def record_parity_read(current: tuple[Node, int], sources: list[tuple[Node, int]], session) -> tuple[Node, int]:
+    """A read of a Variable for TensorFlow-parity tapes: its current value, plus, for each
+    ``(source, bits)``, a zero term through the source that only the tapes in ``bits`` record.
+
+    TensorFlow's rule is that a Variable source collects the gradient of every read of it;
+    the term gives a parity tape that path without changing the value, and, recorded by
+    that tape alone, without adding a path for any other tape that shares the source.
+    """
+    term_op = intern_op(_parity_term, _UNARY_TREEDEF, (None,), (0,), "parity_read")
+    plus_op = intern_op(_plus, _args_treedef(2, ()), (None, None), (0, 1), "parity_read")
+    for source, bits in sources:
+        term = make_node(term_op, ((source, 0),), source.mask & bits & session.active, session)[0]
+        node = make_node(plus_op, (current, (term, 0)), (current[0].mask | term.mask) & session.active, session)[0]
+        current = (node, 0)
     return current
-
-
-def record_parity_read(current: tuple[Node, int], sources: list[Node], session) -> Node:
-    mask = current[0].mask
-    for s in sources:
-        mask |= s.mask
-    n = 1 + len(sources)
-    op = intern_op(_parity_read, _args_treedef(n, ()), (None,) * n, tuple(range(n)), "parity_read")
-    return make_node(op, (current, *[(s, 0) for s in sources]), mask & session.active, session)[0]
 
 
 _call_ops: dict = BoundedDict(bounded.PROGRAMS)
