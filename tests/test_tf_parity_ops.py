@@ -154,3 +154,25 @@ def test_keras_sequential():
         return [y, type(model.trainable_variables).__name__, len(model.variables), grads, model(x, training=False)]
 
     run_both_ok(program)
+
+
+def test_norms_at_zero_follow_tensorflow():
+    x = np.array([[0.0, -1.2, 0.8], [1.5, 0.0, -0.4]], np.float32)
+    run_both_ok(
+        _values_and_gradient(
+            lambda tf, x: [tf.norm(x, ord=1), tf.norm(x, ord=1, axis=1), tf.norm(x, ord=np.inf, axis=0)], x=x
+        )
+    )
+
+
+def test_a_numpy_function_on_a_tensor_leaves_the_tape():
+    # TensorFlow's guide ("calculation outside TensorFlow"): the gradient is None, the value NumPy's.
+    def program(tf):
+        x = tf.Variable([[1.0, 2.0], [3.0, 4.0]], dtype=tf.float32)
+        with tf.GradientTape() as tape:
+            x2 = x**2
+            y = np.mean(x2, axis=0) + np.sum(np.clip(x2, 2.0, 9.0), axis=1)
+            y = tf.reduce_mean(y, axis=0)
+        return [y, tape.gradient(y, x)]
+
+    run_both_ok(program)  # None-ness compared too: TensorFlow's gradient is None

@@ -25,7 +25,14 @@ def _array_method(name: str):
 
 
 def _lifted(fn):
+    name = fn.__name__
+
     def method(self, *args, **kwargs):
+        if "out" in kwargs:
+            # NumPy's own functions (np.mean(t), np.clip(t, ...)) hand the call to the method with
+            # out=: they take the value, which leaves every tape, as np.sin(t) does (and as NumPy
+            # does with TensorFlow tensors).
+            return getattr(self.numpy(), name)(*args, **kwargs)
         return record.apply(fn, self, *args, **kwargs)
 
     method.__name__ = fn.__name__

@@ -266,9 +266,9 @@ def _norm(x, ord, axis, keepdims):
     if ord == "euclidean" or (ord == 2 and not isinstance(axis, tuple)) or ord == "fro":
         return jnp.sqrt(jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims).real)
     if ord == 1 and not isinstance(axis, tuple):
-        return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
+        return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
-        return jnp.max(jnp.abs(x), axis=axis, keepdims=keepdims)
+        return jnp.max(_tf_abs(x), axis=axis, keepdims=keepdims)
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
