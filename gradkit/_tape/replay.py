@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import subjaxprs
 
 from .graph import Node
 
@@ -307,6 +308,38 @@ def vjp_program(plan: Plan, from_boundary: bool = False):
     return program
 
 
+def _holds_custom_vjp(f, *args) -> bool:
+    """Whether ``f`` on arguments like ``args`` runs a ``jax.custom_vjp`` (a ``custom_gradient``):
+    it has no forward rule, and ``jax.jvp`` of it fails only when the program is compiled."""
+    avals = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), args)
+    return _jaxpr_holds_custom_vjp(jax.make_jaxpr(f)(*avals).jaxpr)
+
+
+def _jaxpr_holds_custom_vjp(jaxpr) -> bool:
+    if any("custom_vjp" in eqn.primitive.name for eqn in jaxpr.eqns):
+        return True
+    return any(_jaxpr_holds_custom_vjp(getattr(sub, "jaxpr", sub)) for sub in subjaxprs(jaxpr))
+
+
+def _jvp(f, primals: tuple, tangents: tuple):
+    """``jax.jvp(f, primals, tangents)``; where ``f`` holds a ``custom_gradient``, the JVP as the
+    transpose of its VJP (the double-backward trick TensorFlow's forward mode uses)."""
+    if not _holds_custom_vjp(f, *primals):
+        return jax.jvp(f, primals, tangents)
+    out, pull = jax.vjp(f, *primals)
+    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.zeros_like, out))
+    return out, pull_back(tuple(tangents))[0]
+
+
+def _jacfwd(f):
+    """``jax.jacfwd(f)``, or ``jax.jacrev(f)`` where ``f`` holds a ``custom_gradient``."""
+
+    def jacobian(*args):
+        return (jax.jacrev if _holds_custom_vjp(f, *args) else jax.jacfwd)(f)(*args)
+
+    return jacobian
+
+
 def _is_float(aval) -> bool:
     return jnp.issubdtype(aval.dtype, jnp.inexact)
 
@@ -329,7 +362,7 @@ def jvp_program(plan: Plan, pattern: tuple, from_boundary: bool = False):
         avals = [plan.source_avals[i] for i in active]
         primals = [jnp.zeros(a.shape, a.dtype) for a in avals]
         tans = [jnp.asarray(tangents[tangent_at[i]], a.dtype).reshape(a.shape) for i, a in zip(active, avals)]
-        _, out_t = jax.jvp(g, (primals,), (tans,))
+        _, out_t = _jvp(g, (primals,), (tans,))
         return out_t
 
     return program
@@ -359,7 +392,7 @@ def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False
             # mode computes in the target's dtype: used only where the two agree (a float32
             # target of a float16 source would lose the float32 precision otherwise).
             same = all(a.dtype == plan.target_avals[0].dtype for a in avals)
-            jac = (jax.jacfwd if forward_mode and same else jax.jacrev)(g)(zeros)
+            jac = (_jacfwd if forward_mode and same else jax.jacrev)(g)(zeros)
             for i, j, a in zip(active, jac, avals):
                 result[i] = j.astype(a.dtype)
         return env[plan.target_slots[0]], result
@@ -408,11 +441,11 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
             jac = _batch_summed_jacobian(g, zero, t_aval.shape)
         if check:
             probe = probe.astype(source.dtype)
-            _, t_out = jax.jvp(g, (zero,), (probe,))
+            _, t_out = _jvp(g, (zero,), (probe,))
             if one is not None:
                 # What the per-example Jacobians say the tangent does, as a JVP of each example:
                 # the same linear map as ``jac``, without reading ``jac`` back from memory.
-                explained = jax.vmap(lambda e, p: jax.jvp(one.fn, (e,), (p,))[1])(source, probe)
+                explained = jax.vmap(lambda e, p: _jvp(one.fn, (e,), (p,))[1])(source, probe)
             else:
                 s_axes = "".join(chr(ord("m") + i) for i in range(source.ndim - 1))
                 t_axes = "".join(chr(ord("c") + i) for i in range(len(t_inner)))
@@ -494,7 +527,7 @@ def _one_example(plan: Plan, env, source, t_inner) -> _OneExample | None:
     # Forward mode takes real inputs only, and computes in the target's dtype: reverse mode
     # (TensorFlow's) for a complex source or a target of another dtype.
     reverse = t_size <= s_size or source.dtype != t_dtype or jnp.issubdtype(source.dtype, jnp.complexfloating)
-    return _OneExample(one, jax.jacrev(one) if reverse else jax.jacfwd(one))
+    return _OneExample(one, jax.jacrev(one) if reverse else _jacfwd(one))
 
 
 def _rows_jacobian(fn, t_inner, t_size):
