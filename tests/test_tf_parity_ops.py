@@ -6,6 +6,8 @@ import pytest
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
 
+import gradkit.tf as gtf  # noqa: E402
+
 
 def run_both_ok(program):
     """``run_both`` for programs valid in TensorFlow: both must run and agree (not raise alike)."""
@@ -176,3 +178,22 @@ def test_a_numpy_function_on_a_tensor_leaves_the_tape():
         return [y, tape.gradient(y, x)]
 
     run_both_ok(program)  # None-ness compared too: TensorFlow's gradient is None
+
+
+def test_tensor_shapes_read_as_tensorflows():
+    def facts(tf):
+        t = tf.ones([2, 3]) * tf.Variable(2.0)
+        s = t.shape
+        return [
+            s.as_list(),
+            s.rank,
+            s.ndims,
+            s == [2, 3],
+            s == (2, 3),
+            s != [2, 3],
+            s.num_elements(),
+            s.is_fully_defined(),
+        ]
+
+    assert facts(gtf) == facts(tf_real)
+    assert gtf.ones([2, 3]).get_shape().as_list() == tf_real.ones([2, 3]).get_shape().as_list()

@@ -18,6 +18,7 @@ import numpy as np
 from .._core.operators import install_binary_operators
 from . import array_methods, graph, record
 from .graph import Node, make_leaf
+from .shape import Shape
 
 
 def _getitem(x, index):
@@ -54,8 +55,11 @@ class Tensor:
 
     # -- what it is --------------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self._node.avals[self._index].shape)
+    def shape(self) -> Shape:
+        return Shape(self._node.avals[self._index].shape)
+
+    def get_shape(self) -> Shape:
+        return self.shape
 
     @property
     def dtype(self):

@@ -13,6 +13,7 @@ import numpy as np
 
 from gradkit._core.variable import Variable, VariableSlice, owned_array
 from gradkit._tape.lift import lift
+from gradkit._tape.shape import Shape
 from gradkit._tape.tensor import Tensor
 
 _stack = lift(jnp.stack)
@@ -95,23 +96,14 @@ def static_ints(x):
     return tuple(int(np.asarray(d)) if d is not None else -1 for d in x)
 
 
-class TensorShape(tuple):
-    """A shape: a tuple of ints with TensorFlow's ``as_list()`` and ``rank``.
+class TensorShape(Shape):
+    """TensorFlow's ``tf.TensorShape``: a tuple of ints with ``as_list()``, ``rank``, ...
 
     >>> TensorShape((2, 3)).as_list(), TensorShape((2, 3)).rank
     ([2, 3], 2)
     """
 
-    def as_list(self) -> list:
-        return list(self)
+    __slots__ = ()
 
-    @property
-    def rank(self) -> int:
-        return len(self)
-
-    @property
-    def ndims(self) -> int:
-        return len(self)
-
-    def num_elements(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
