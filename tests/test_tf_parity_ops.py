@@ -197,3 +197,31 @@ def test_tensor_shapes_read_as_tensorflows():
 
     assert facts(gtf) == facts(tf_real)
     assert gtf.ones([2, 3]).get_shape().as_list() == tf_real.ones([2, 3]).get_shape().as_list()
+
+
+def test_a_frozen_keras_layer_lists_its_variables_as_tensorflow_does():
+    def facts(tf):
+        layer = tf.keras.layers.Dense(2, name="d")
+        layer(tf.ones([1, 3]))
+        layer.trainable = False
+        out = [
+            len(layer.trainable_variables),
+            [v.name.split("/")[-1].split(":")[0] for v in layer.non_trainable_variables],
+        ]
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(layer(tf.ones([1, 3])))
+        out.append(tape.gradient(y, layer.bias).numpy().tolist())  # still watched, as in Keras
+        layer.trainable = True
+        out.append(len(layer.trainable_variables))
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2), tf.keras.layers.Dense(1)])
+        model(tf.ones([1, 3]))
+        model.layers[0].trainable = False
+        out += [len(model.trainable_variables), len(model.non_trainable_variables)]
+        model.trainable = False
+        out += [len(model.trainable_variables), len(model.non_trainable_variables), model.layers[1].trainable]
+        bn = tf.keras.layers.BatchNormalization()
+        bn(tf.ones([2, 3]), training=True)
+        bn.trainable = False
+        return out + [len(bn.trainable_variables), len(bn.non_trainable_variables)]
+
+    assert facts(gtf) == facts(tf_real)

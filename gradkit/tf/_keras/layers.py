@@ -17,12 +17,38 @@ class KerasVariableLists:
         return list(super().variables)
 
     @property
+    def trainable(self) -> bool:
+        """Keras' layer flag. ``False`` lists every variable of the layer and of its sublayers
+        as non-trainable (``apply_gradients(zip(grads, layer.trainable_variables))`` skips
+        them); a tape still watches them, as in Keras."""
+        return self.__dict__.get("_keras_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self.__dict__["_keras_trainable"] = bool(value)
+        for sub in self._collect()[1]:  # Keras sets it on every sublayer too
+            if isinstance(sub, KerasVariableLists):
+                sub.__dict__["_keras_trainable"] = bool(value)
+
+    def _frozen(self) -> set:
+        """ids of the variables of this layer or of a sublayer whose ``trainable`` is False."""
+        layers = [self, *self._collect()[1]]
+        return {
+            id(v)
+            for layer in layers
+            if isinstance(layer, KerasVariableLists) and not layer.trainable
+            for v in layer.variables
+        }
+
+    @property
     def trainable_variables(self):
-        return list(super().trainable_variables)
+        frozen = self._frozen()
+        return [v for v in super().trainable_variables if id(v) not in frozen]
 
     @property
     def non_trainable_variables(self):
-        return list(super().non_trainable_variables)
+        frozen = self._frozen()
+        return [v for v in self.variables if not v.trainable or id(v) in frozen]
 
     weights = variables
     trainable_weights = trainable_variables

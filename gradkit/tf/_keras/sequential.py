@@ -33,6 +33,8 @@ class Sequential(KerasVariableLists, Module):
     def __init__(self, layers=None, trainable=True, name=None):
         super().__init__(name if name is not None else "sequential")
         self.layers = list(layers or [])
+        if not trainable:
+            self.trainable = False
 
     def add(self, layer) -> None:
         self.layers.append(layer)
