@@ -14,13 +14,26 @@ AttributeError that points at ``gk.numpy`` / ``gk.lift``.
 >>> with tf.GradientTape() as tape:
 ...     _ = c.assign(a + b)
 ...     loss = tf.reduce_mean(c ** 2)
->>> print(tape.gradient(loss, b))            # TensorFlow prints None
-gk.Tensor(6., shape=(), dtype=float32)
+>>> float(tape.gradient(loss, b))            # TensorFlow gives None
+6.0
 """
 
 from gradkit._tape.tensor import Tensor as Tensor
 
-from . import _array, _autodiff, _convert, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
+from . import (
+    _array,
+    _autodiff,
+    _control,
+    _convert,
+    _custom,
+    _linalg,
+    _math,
+    _nest,
+    _nn,
+    _ordering,
+    _random,
+    _saved_model,
+)
 from . import _dtypes as dtypes
 from . import _keras as keras
 from ._array import (
@@ -40,7 +53,9 @@ from ._array import (
     pad,
     range,  # noqa: A004
     rank,
+    repeat,
     reshape,
+    roll,
     shape,
     size,
     split,
@@ -53,17 +68,19 @@ from ._array import (
     zeros,
     zeros_like,
 )
+from ._control import cond, executing_eagerly, foldl, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import bfloat16, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
 from ._function import TensorSpec, function
-from ._indexing import broadcast_to, gather_nd, newaxis, slice  # noqa: A004
+from ._indexing import boolean_mask, broadcast_to, gather_nd, newaxis, searchsorted, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     abs,
     acos,
     add,
     add_n,
     argmax,
+    argmin,
     asin,
     atan,
     clip_by_global_norm,
@@ -73,17 +90,29 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     cos,
     divide,
     einsum,
+    equal,
     exp,
     floor,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
     log,
+    logical_and,
+    logical_not,
+    logical_or,
     matmul,
     maximum,
     minimum,
     multiply,
+    negative,
     norm,
+    not_equal,
     pow,
+    realdiv,
     reduce_all,
     reduce_any,
+    reduce_logsumexp,
     reduce_max,
     reduce_mean,
     reduce_min,
@@ -100,6 +129,7 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     subtract,
     tanh,
     tensordot,
+    truediv,
 )
 from ._module import Module
 from ._namespace import Namespace, missing
@@ -113,13 +143,16 @@ _MATH_NAMES = (
     "reciprocal real imag conj angle erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
-    "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid"
+    "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid greater_equal less_equal "
+    "logical_and logical_or logical_not logical_xor argmin expm1 truediv"
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
 math = Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
+    softmax=_nn.softmax,
+    log_softmax=_nn.log_softmax,
 )
 
 
@@ -157,11 +190,12 @@ saved_model = Namespace(
 )
 experimental = Namespace("gradkit.tf.experimental")
 
-del _array, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
+del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
 
 
 def __getattr__(name):
     raise AttributeError(missing("gradkit.tf", name))
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("Namespace", "missing")]
+# Not print: ``from gradkit.tf import *`` must not hide Python's own.
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("Namespace", "missing", "print")]

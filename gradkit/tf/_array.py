@@ -254,3 +254,31 @@ def _identity(x):
 
 def identity(input, name=None):  # noqa: A002
     return call(_identity, convert(input))
+
+
+def _repeat(x, repeats, axis):
+    if np.ndim(repeats):
+        return jnp.repeat(x, np.asarray(repeats), axis=axis, total_repeat_length=int(np.sum(repeats)))
+    return jnp.repeat(x, repeats, axis=axis)
+
+
+def repeat(input, repeats, axis=None, name=None):  # noqa: A002
+    """``tf.repeat``: each element repeated ``repeats`` times (an int, or one per element along ``axis``)."""
+    x = convert(input)
+    if axis is None:
+        x, axis = reshape(x, [-1]), 0
+    counts = static_ints(repeats) if isinstance(repeats, (list, tuple, np.ndarray)) else int(repeats)
+    return call(_repeat, x, repeats=counts, axis=int(axis))
+
+
+def _roll(x, shift, axis):
+    return jnp.roll(x, shift, axis=axis)
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002
+    """``tf.roll``: elements shifted along ``axis`` (ints, or lists of them), wrapping around."""
+    return call(_roll, convert(input), shift=_ints(shift), axis=_ints(axis))
+
+
+def _ints(x):
+    return static_ints(x) if isinstance(x, (list, tuple, np.ndarray)) else int(x)

@@ -1,4 +1,5 @@
-"""Reading parts of a tensor: ``gather_nd``, ``slice``, ``broadcast_to``, ``newaxis``.
+"""Reading parts of a tensor: ``gather_nd``, ``slice``, ``broadcast_to``, ``newaxis``,
+``boolean_mask``, ``searchsorted``.
 
 >>> import gradkit.tf as tf
 >>> x = tf.reshape(tf.range(6.0), [2, 3])
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._convert import call, convert, static_ints
 
@@ -43,3 +45,43 @@ def _broadcast_to(x, shape):
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
     return call(_broadcast_to, convert(input), shape=static_ints(shape))
+
+
+def _take_flat(x, indices, axis, k):
+    """``x`` with axes ``axis .. axis+k`` flattened, then those positions taken."""
+    flat = x.reshape((*x.shape[:axis], -1, *x.shape[axis + k :]))
+    return jnp.take(flat, indices, axis=axis)
+
+
+def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
+    """``tf.boolean_mask``: the entries of ``tensor`` where ``mask`` is True (the mask spans
+    ``tensor``'s axes from ``axis``). The result's size depends on the mask's values, so the
+    mask must be concrete: it may be a recorded tensor eagerly, not a traced one inside
+    ``tf.function``, where ``tf.where(mask, tensor, 0)`` keeps the shape instead.
+    """
+    x = convert(tensor)
+    m = convert(mask)
+    value = m.__gradkit_value__() if hasattr(m, "__gradkit_value__") else m
+    if isinstance(value, jax.core.Tracer):
+        from gradkit import _errors
+
+        raise _errors.GradkitTypeError(
+            "tf.boolean_mask inside tf.function needs a concrete mask: its result's size depends on the mask's "
+            "values, which a traced program cannot have. Use tf.where(mask, tensor, 0) to keep the shape."
+        )
+    axis = 0 if axis is None else int(axis)
+    flat_mask = np.asarray(value, bool).reshape(-1)
+    indices = jnp.asarray(np.flatnonzero(flat_mask), jnp.int32)
+    return call(_take_flat, x, indices, axis=axis, k=int(np.ndim(value)))
+
+
+def _searchsorted(sorted_sequence, values, side):
+    return jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
+        sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])
+    ).reshape(values.shape)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=jnp.int32, name=None):
+    """``tf.searchsorted``: for each row of ``values``, where it would go in the matching row of
+    ``sorted_sequence`` (innermost axis); an integer result, so no gradient."""
+    return call(_searchsorted, convert(sorted_sequence), convert(values), side=side)

@@ -46,6 +46,8 @@ cosh = _unary(jnp.cosh, "cosh")
 exp = _unary(jnp.exp, "exp")
 log = _unary(jnp.log, "log")
 log1p = _unary(jnp.log1p, "log1p")
+expm1 = _unary(jnp.expm1, "expm1")
+logical_not = _unary(jnp.logical_not, "logical_not")
 square = _unary(jnp.square, "square")
 sqrt = _unary(jnp.sqrt, "sqrt")
 rsqrt = _unary(jax.lax.rsqrt, "rsqrt")
@@ -114,7 +116,13 @@ squared_difference = _binary(lambda x, y: jnp.square(x - y), "squared_difference
 equal = _binary(jnp.equal, "equal")
 not_equal = _binary(jnp.not_equal, "not_equal")
 greater = _binary(jnp.greater, "greater")
+greater_equal = _binary(jnp.greater_equal, "greater_equal")
 less = _binary(jnp.less, "less")
+less_equal = _binary(jnp.less_equal, "less_equal")
+logical_and = _binary(jnp.logical_and, "logical_and")
+logical_or = _binary(jnp.logical_or, "logical_or")
+logical_xor = _binary(jnp.logical_xor, "logical_xor")
+truediv = realdiv = _binary(jnp.true_divide, "truediv")
 atan2 = _binary(jnp.arctan2, "atan2")
 floormod = mod = _binary(jnp.remainder, "floormod")
 
@@ -204,6 +212,14 @@ def _argmax(x, axis):
 
 def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     return call(_argmax, convert(input), axis=0 if axis is None else int(axis))
+
+
+def _argmin(x, axis):
+    return jnp.argmin(x, axis=axis)
+
+
+def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
+    return call(_argmin, convert(input), axis=0 if axis is None else int(axis))
 
 
 def _matmul(a, b, ta, tb, ca, cb):

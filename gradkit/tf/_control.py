@@ -1,0 +1,210 @@
+"""TensorFlow's functional control flow: ``cond``, ``while_loop``, ``map_fn``, ``scan``,
+``foldl``, and ``executing_eagerly``, ``print``, ``is_tensor``.
+
+Eagerly (a tape recording or not) they run as TensorFlow's eager ops do: ``cond`` calls one
+branch, ``while_loop`` loops in Python, so a tape records what runs; so do they inside
+``tf.function`` while the predicate is one Python can read (a loop counter). A traced
+predicate makes ``cond`` and ``while_loop`` ``jax.lax.cond`` / ``jax.lax.while_loop`` (their
+functions must then be pure: no Variable assignment inside, no tape recording them); reverse
+mode differentiates such a loop only with ``maximum_iterations`` (a bounded ``jax.lax.scan``
+then). ``map_fn``, ``scan`` and ``foldl`` loop over the leading axis, whose length is always
+known, so they run the same way in both.
+
+>>> import gradkit.tf as tf
+>>> x = tf.Variable(3.0)
+>>> with tf.GradientTape() as tape:
+...     y = tf.cond(x > 2.0, lambda: x * x, lambda: -x)
+...     (i, z) = tf.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, z * x), (0, y))
+>>> float(z), float(tape.gradient(z, x))   # z = x^5
+(243.0, 405.0)
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
+from gradkit._core.variable import Variable
+from gradkit._tape import record
+from gradkit._tape.tensor import Tensor
+
+from ._array import stack, unstack
+from ._convert import convert, wrap
+
+
+def _value(x):
+    """The value behind a tensor, Variable or number (a tracer inside tf.function)."""
+    if isinstance(x, Variable):
+        x = x.value
+    return x.__gradkit_value__() if isinstance(x, Tensor) else x
+
+
+def _traced(x) -> bool:
+    return isinstance(_value(x), jax.core.Tracer)
+
+
+def _is_value(x) -> bool:
+    return isinstance(x, (Tensor, Variable))
+
+
+def _arrays(tree):
+    return jax.tree_util.tree_map(_value, tree, is_leaf=_is_value)
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``tf.cond(pred, true_fn, false_fn)``: the result of the branch ``pred`` picks."""
+    if not _traced(pred):
+        return true_fn() if builtins.bool(np.asarray(_value(pred))) else false_fn()
+    out = jax.lax.cond(
+        _value(pred), lambda: _traced_arrays(true_fn(), "cond"), lambda: _traced_arrays(false_fn(), "cond")
+    )
+    return wrap(out)
+
+
+def _traced_arrays(tree, what: str):
+    """The arrays of a branch's or loop body's result inside ``tf.function``, which must not
+    be ones a tape records there: a ``jax.lax`` control-flow op is not recorded op by op."""
+    leaves = jax.tree_util.tree_leaves(tree, is_leaf=_is_value)
+    if builtins.any(isinstance(x, Tensor) and record.is_recorded(x) for x in leaves):
+        raise _errors.GradkitTypeError(
+            f"tf.{what} with a traced condition computed values a GradientTape records inside tf.function; "
+            f"gradkit runs it as jax.lax.{'cond' if what == 'cond' else 'while_loop'}, which that tape cannot "
+            f"record. Open the GradientTape outside the tf.function (it then differentiates the whole call), "
+            f"or use tf.where instead of tf.cond."
+        )
+    return _arrays(tree)
+
+
+def while_loop(
+    cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, maximum_iterations=None, name=None
+):  # noqa: A002
+    """``tf.while_loop(cond, body, loop_vars)``: ``loop_vars = body(*loop_vars)`` while
+    ``cond(*loop_vars)``; returns the final ``loop_vars`` in their structure."""
+    single = not isinstance(loop_vars, (list, tuple))
+    state = [loop_vars] if single else list(loop_vars)
+
+    def step(values):
+        out = body(*values)
+        if single:
+            return [out]
+        if not isinstance(out, (list, tuple)) or len(out) != len(values):
+            raise _errors.GradkitValueError(
+                f"tf.while_loop: body must return the structure of loop_vars ({len(values)} values in a "
+                f"{type(loop_vars).__name__}), as in TensorFlow, but it returned {type(out).__name__}."
+            )
+        return list(out)
+
+    count = 0
+    while maximum_iterations is None or count < maximum_iterations:
+        go = cond(*state)
+        if _traced(go):  # a condition Python can read (a counter) unrolls, even inside tf.function
+            return _traced_while(cond, step, state, single, maximum_iterations, count)
+        if not builtins.bool(np.asarray(_value(go))):
+            break
+        state = step(state)
+        count += 1
+    return state[0] if single else type(loop_vars)(state) if isinstance(loop_vars, tuple) else state
+
+
+def _traced_while(cond, step, state, single, maximum_iterations, done):
+    """The loop inside ``tf.function``: ``jax.lax.while_loop``, or with ``maximum_iterations`` a
+    ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
+    which, unlike a while loop, reverse mode can differentiate."""
+
+    def go_on(values):
+        return jnp.asarray(_traced_arrays(cond(*wrap(values)), "while_loop"), bool)
+
+    def advance(values):
+        out = _traced_arrays(step(wrap(values)), "while_loop")
+        return [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
+
+    initial = [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")]
+    if maximum_iterations is None:
+        final = jax.lax.while_loop(go_on, advance, initial)
+    else:
+
+        def masked(carry, _):
+            stopped, values = carry
+            go = jnp.logical_and(jnp.logical_not(stopped), go_on(values))
+            new = advance(values)
+            return (jnp.logical_not(go), [jnp.where(go, n, v) for n, v in zip(new, values)]), None
+
+        carry = (jnp.asarray(False), initial)
+        (_, final), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
+    final = wrap(final)
+    return final[0] if single else final
+
+
+def _over_leading_axis(elems):
+    """``elems`` (a tensor or a tuple/list of them) as a list of per-row structures."""
+    if isinstance(elems, (list, tuple)):
+        columns = [unstack(convert(e)) for e in elems]
+        return [type(elems)(row) for row in zip(*columns)]
+    return unstack(convert(elems))
+
+
+def _stacked(outputs):
+    first = outputs[0]
+    if isinstance(first, (list, tuple)):
+        return type(first)(stack([o[k] for o in outputs]) for k in builtins.range(len(first)))
+    return stack(outputs)
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
+           infer_shape=True, name=None, fn_output_signature=None):  # fmt: skip
+    """``tf.map_fn(fn, elems)``: ``fn`` of each row of ``elems`` (along axis 0), stacked."""
+    return _stacked([fn(row) for row in _over_leading_axis(elems)])
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
+         infer_shape=True, reverse=False, name=None):  # fmt: skip
+    """``tf.scan(fn, elems, initializer)``: every accumulator ``a = fn(a, row)``, stacked."""
+    rows = _over_leading_axis(elems)
+    if reverse:
+        rows = rows[::-1]
+    acc = rows.pop(0) if initializer is None else initializer
+    outputs = [acc] if initializer is None else []
+    for row in rows:
+        acc = fn(acc, row)
+        outputs.append(acc)
+    return _stacked(outputs[::-1] if reverse else outputs)
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """``tf.foldl(fn, elems, initializer)``: the last accumulator of ``scan``."""
+    rows = _over_leading_axis(elems)
+    acc = rows.pop(0) if initializer is None else initializer
+    for row in rows:
+        acc = fn(acc, row)
+    return acc
+
+
+def executing_eagerly() -> bool:
+    """False while ``tf.function`` traces its function, True otherwise."""
+    return not isinstance(jnp.zeros(()), jax.core.Tracer)
+
+
+def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, name=None):  # noqa: A001
+    """``tf.print``: the values of ``inputs`` (inside ``tf.function``, when the program runs)."""
+    values = [_value(x) if isinstance(x, (Tensor, Variable)) else x for x in inputs]
+    if builtins.any(isinstance(v, jax.core.Tracer) for v in values):
+        arrays = [v for v in values if isinstance(v, jax.core.Tracer)]
+        text = sep.join(
+            "{}" if isinstance(v, jax.core.Tracer) else str(v).replace("{", "{{").replace("}", "}}") for v in values
+        )
+        jax.debug.print(text, *arrays)
+        return None
+    builtins.print(
+        *[np.asarray(v) if isinstance(v, jax.Array) else v for v in values], sep=sep, end=end, file=output_stream
+    )
+    return None
+
+
+def is_tensor(x) -> bool:
+    """Whether ``x`` is a tensor or a Variable (TensorFlow counts a Variable as tensor-like)."""
+    return isinstance(x, (Tensor, Variable))
