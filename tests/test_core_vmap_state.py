@@ -637,3 +637,25 @@ def test_gk_jit_builds_a_layer_on_its_first_call_and_then_reads_its_weights():
     traces = step.trace_count
     assert_close(step(x), x * np.array([1.0, 3.0, -1.0], np.float32))
     assert step.trace_count == traces
+
+
+def test_a_variable_kept_after_its_traced_creation_has_no_value_until_assigned():
+    # A layer whose first call (traced, under gk.jit) builds its weight from a traced value: the
+    # call fails, and the kept Variable must not later read as the placeholder it held.
+    class Layer:
+        def __init__(self):
+            self.w = None
+
+        def __call__(self, x):
+            if self.w is None:
+                self.w = gk.Variable(x * 0.0 + 1.0, name="w_from_trace")
+            return jnp.sum(self.w.value * x)
+
+    layer = Layer()
+    step = gk.jit(lambda x: layer(x))
+    with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] Variable .w_from_trace. was created from a traced value"):
+        step(jnp.ones(2))
+    with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] Variable .w_from_trace. was created from a traced value"):
+        layer(jnp.ones(2))
+    layer.w.assign(np.array([2.0, 3.0], np.float32))
+    assert float(layer(jnp.ones(2))) == 5.0

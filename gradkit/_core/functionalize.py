@@ -144,11 +144,25 @@ class StateFrame(frames.Frame):
         Raises if one of them started from a traced value: it has no value outside the call.
         """
         for var in self._traced_locals.values():
+            var._value = _NoValue(var._label())  # its placeholder must not be read as a value later
             raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=var._label()))
         return list((self._assigned_locals if assigned else self._used_locals).values())
 
 
 _MISSING = object()
+
+
+class _NoValue:
+    """The live value of a Variable created from a traced value and kept after its call: it has
+    none, so a read raises (until a concrete value is assigned) instead of seeing a placeholder."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __gradkit_value__(self):
+        raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=self.name))
 
 
 def values_of(tree):
