@@ -225,3 +225,15 @@ def test_a_frozen_keras_layer_lists_its_variables_as_tensorflow_does():
         return out + [len(bn.trainable_variables), len(bn.non_trainable_variables)]
 
     assert facts(gtf) == facts(tf_real)
+
+
+@pytest.mark.parametrize(
+    "index", [lambda tf, t: t[5], lambda tf, t: t[-4], lambda tf, t: t[1, 3], lambda tf, t: tf.gather(t, [2, 3])]
+)
+def test_an_index_out_of_bounds_raises_as_in_tensorflow(index):
+    # jax would clamp (or fill) silently; TensorFlow raises, and so does gradkit.tf.
+    def program(tf):
+        return index(tf, tf.constant(X))
+
+    assert isinstance(run_both(program), Exception)
+    run_both_ok(lambda tf: [tf.constant(X)[1, -1], tf.gather(tf.constant(X), [1, 0])])

@@ -25,6 +25,21 @@ def _getitem(x, index):
     return x[index]
 
 
+def _check_int_indices(index, shape) -> None:
+    """Refuse a Python int index outside its axis, as NumPy and TensorFlow do (jax would clamp
+    it silently to the last element)."""
+    items = index if type(index) is tuple else (index,)
+    axis = 0
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis or not isinstance(item, (int, slice)) or isinstance(item, bool):
+            return  # past an ellipsis or an array index, axes are not counted here
+        if isinstance(item, int) and axis < len(shape) and not -shape[axis] <= item < shape[axis]:
+            raise IndexError(f"[gradkit] index {item} is out of bounds for axis {axis} with size {shape[axis]}.")
+        axis += 1
+
+
 class Tensor:
     """An array value that a GradientTape may be recording.
 
@@ -159,6 +174,7 @@ class Tensor:
         return record.apply_unary(operator.invert, self)
 
     def __getitem__(self, index):
+        _check_int_indices(index, self.shape)
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------

@@ -173,7 +173,21 @@ def _gather(params, indices, axis, batch_dims):
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     axis = batch_dims if axis is None else int(axis)
-    return call(_gather, convert(params), convert(indices), axis=axis, batch_dims=int(batch_dims))
+    params, indices = convert(params), convert(indices)
+    _check_gather_indices(indices, params.shape[axis if axis >= 0 else axis + len(params.shape)])
+    return call(_gather, params, indices, axis=axis, batch_dims=int(batch_dims))
+
+
+def _check_gather_indices(indices, size) -> None:
+    """TensorFlow refuses an index outside [0, size) on the CPU (jax would fill or wrap it);
+    indices known now are checked here, traced ones inside tf.function cannot be."""
+    value = indices.__gradkit_value__() if isinstance(indices, Tensor) else indices
+    if isinstance(value, jax.core.Tracer) or not np.size(value):
+        return
+    value = np.asarray(value)
+    if value.min() < 0 or value.max() >= size:
+        bad = value[(value < 0) | (value >= size)].flat[0]
+        raise IndexError(f"[gradkit] tf.gather: index {bad} is not in [0, {size}), as TensorFlow requires.")
 
 
 def _one_hot(indices, depth, on_value, off_value, axis, dtype):
