@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit import _errors
+
 from ._convert import call, convert, static_ints
 
 newaxis = None
@@ -63,8 +65,6 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     m = convert(mask)
     value = m.__gradkit_value__() if hasattr(m, "__gradkit_value__") else m
     if isinstance(value, jax.core.Tracer):
-        from gradkit import _errors
-
         raise _errors.GradkitTypeError(
             "tf.boolean_mask inside tf.function needs a concrete mask: its result's size depends on the mask's "
             "values, which a traced program cannot have. Use tf.where(mask, tensor, 0) to keep the shape."
