@@ -174,7 +174,7 @@ class Tensor:
         return record.apply_unary(operator.invert, self)
 
     def __getitem__(self, index):
-        _check_int_indices(index, self.shape)
+        _check_int_indices(index, self._node.avals[self._index].shape)
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------
