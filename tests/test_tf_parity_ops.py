@@ -237,3 +237,28 @@ def test_an_index_out_of_bounds_raises_as_in_tensorflow(index):
 
     assert isinstance(run_both(program), Exception)
     run_both_ok(lambda tf: [tf.constant(X)[1, -1], tf.gather(tf.constant(X), [1, 0])])
+
+
+@pytest.mark.parametrize("which", ["sgd_momentum", "adam", "adam_amsgrad"])
+def test_optimizer_slots_belong_to_each_variable_as_in_keras(which):
+    # A Variable left out of a step keeps its moments; Adam's bias correction counts the
+    # optimizer's steps. (Slots keyed by the set of Variables restarted whenever it changed.)
+    make = {
+        "sgd_momentum": lambda tf: tf.keras.optimizers.SGD(0.1, momentum=0.9),
+        "adam": lambda tf: tf.keras.optimizers.Adam(0.1),
+        "adam_amsgrad": lambda tf: tf.keras.optimizers.Adam(0.1, amsgrad=True),
+    }[which]
+
+    def program(tf):
+        v1, v2 = tf.Variable(1.0), tf.Variable(2.0)
+        opt = make(tf)
+        out = []
+        for step in range(4):
+            vs = [v1, v2] if step % 2 == 0 else [v2]
+            with tf.GradientTape() as tape:
+                loss = v1 * v1 + v2 * v2 * v2
+            opt.apply_gradients(zip(tape.gradient(loss, vs), vs))
+            out += [tf.identity(v1), tf.identity(v2)]
+        return out
+
+    run_both_ok(program)

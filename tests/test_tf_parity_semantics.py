@@ -2,6 +2,7 @@
 gradients at ties and kinks, integer reductions, ops TensorFlow gives no gradient,
 Variable assignment keywords and scatters, Keras' list-valued variable properties."""
 
+import numpy as np
 import pytest
 
 tf_real = pytest.importorskip("tensorflow")
@@ -202,3 +203,28 @@ def p_watched_variables_in_creation_order(tf):
 
 def test_watched_variables_in_creation_order():
     run_both(p_watched_variables_in_creation_order)
+
+
+@pytest.mark.parametrize("second", ["tape", "parity_tape", "watch", "forward_accumulator"])
+def test_a_parity_tape_counts_each_read_once_when_another_tape_first_sees_the_variable(second):
+    # The other tape's first look at u rebinds it to a node still on the parity tape's path:
+    # no extra term for the parity tape (it counted u twice), as TensorFlow gives.
+    def program(tf):
+        u = tf.Variable(3.0)
+        kwargs = {"track_assignments": False} if tf is gtf else {}
+        with tf.GradientTape(**kwargs) as t1:
+            a = u * 1.0
+            if second == "forward_accumulator":
+                with tf.autodiff.ForwardAccumulator(u, tf.constant(1.0)):
+                    b = u * 2.0
+            else:
+                inner = {"parity_tape": kwargs}.get(second, {})
+                with tf.GradientTape(**inner) as t2:
+                    if second == "watch":
+                        t2.watch(u)
+                    b = u * 2.0
+            c = u * 5.0
+            loss = a + c + 0.0 * b
+        return t1.gradient(loss, u)
+
+    np.testing.assert_allclose(np.asarray(program(gtf)), np.asarray(program(tf_real)))

@@ -39,8 +39,10 @@ class TapeFrame(frames.Frame):
                     if src is None:
                         if tape._watch_accessed and var.trainable:
                             new |= tape._bit
-                    elif not tape._track and bound is not None and bound[0] is not src:
-                        # Two parity tapes may share a source: its term is added once, seen by both.
+                    elif not tape._track and bound is not None and not bound[0].mask & tape._bit:
+                        # An assignment cut this parity tape's path (the bound value is not on it):
+                        # a read still reaches the source, TensorFlow's sum over reads. Two parity
+                        # tapes may share a source: its term is added once, seen by both.
                         parity_sources = parity_sources or {}
                         bits = parity_sources.get(id(src), (src, 0))[1]
                         parity_sources[id(src)] = (src, bits | tape._bit)

@@ -7,6 +7,8 @@ and hypergradients with respect to a learning rate that is a Variable are exact.
 
 from __future__ import annotations
 
+import weakref
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -20,7 +22,7 @@ from gradkit._tape.tensor import Tensor
 from .._convert import convert
 
 
-def _sgd(lr, momentum, nesterov):
+def _sgd(lr, step, momentum, nesterov):
     """Keras' SGD, step for step: the learning rate is inside the momentum buffer
     (``m = momentum * m - lr * g``), so a learning rate changed between steps acts as in
     Keras, where ``optax.sgd`` would rescale the whole buffer."""
@@ -49,24 +51,26 @@ def _sqrt(v):
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, v, 1)), 0)
 
 
-def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
+def _adam(lr, step, beta_1, beta_2, epsilon, amsgrad):
     """Keras' Adam, step for step: ``epsilon`` is added to ``sqrt(v)`` before the bias
     correction (the paper's "epsilon hat"), where ``optax.adam`` adds it after; with Keras'
-    default 1e-7 the two differ visibly while ``v`` is small."""
+    default 1e-7 the two differ visibly while ``v`` is small. The bias correction counts the
+    optimizer's steps (``step``, its ``iterations``), as Keras does, not a Variable's own."""
 
     def init(params):
         zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
-        return (jnp.zeros((), jnp.int32), zeros, zeros, zeros if amsgrad else ())
+        return (zeros, zeros, zeros if amsgrad else ())
 
     def update(grads, state, params=None):
-        count, m, v, v_hat = state
+        m, v, v_hat = state
+        count = step
         m = jax.tree_util.tree_map(lambda g, m: m + (g - m) * (1 - beta_1), grads, m)
         v = jax.tree_util.tree_map(lambda g, v: v + (g * g - v) * (1 - beta_2), grads, v)
         if amsgrad:
             v_hat = jax.tree_util.tree_map(jnp.maximum, v_hat, v)
         denominators = v_hat if amsgrad else v
 
-        def step(mi, vi):
+        def scaled_step(mi, vi):
             t = (count + 1).astype(mi.dtype)
             alpha = (
                 lr
@@ -75,7 +79,7 @@ def _adam(lr, beta_1, beta_2, epsilon, amsgrad):
             )
             return -((mi * alpha) / (_sqrt(vi) + epsilon))
 
-        return jax.tree_util.tree_map(step, m, denominators), (count + 1, m, v, v_hat)
+        return jax.tree_util.tree_map(scaled_step, m, denominators), (m, v, v_hat)
 
     return optax.GradientTransformation(init, update)
 
@@ -106,9 +110,12 @@ def _check_options(cls_name: str, kwargs: dict) -> None:
         )
 
 
-def _update(lr, grads, opt_state, params, make, hyper):
-    tx = make(lr, *hyper)
-    return tx.update(grads, opt_state, params)
+def _update(lr, step, grads, states, params, make, hyper):
+    """Each Variable's update and new state from its own state (Keras keeps one set of slots per
+    Variable, so a Variable left out of a step keeps its moments)."""
+    tx = make(lr, step, *hyper)
+    results = [tx.update([g], state, [p]) for g, state, p in zip(grads, states, params)]
+    return [u[0] for u, _ in results], [state for _, state in results]
 
 
 class Optimizer:
@@ -123,20 +130,25 @@ class Optimizer:
         self.learning_rate = learning_rate
         self._make = make
         self._hyper = hyper
-        self._slots: dict = {}  # the Variables it updates -> (their state Variables, the state's treedef)
+        self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
         self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
 
-    def _slot_variables(self, key, variables):
-        if key not in self._slots:
-            # Initial state from the Variables' live values: concrete even when the first step
+    def _slot_variables(self, variable):
+        """The state Variables of ``variable``'s slots (made at its first step) and their treedef."""
+        key = id(variable)
+        hit = self._slots.get(key)
+        if hit is None or hit[0]() is not variable:
+            # Initial state from the Variable's live value: concrete even when the first step
             # is being traced, so the slots can be Variables.
             with frames.Suspend(), jax.ensure_compile_time_eval():
-                params = [jnp.asarray(v.value) for v in variables]
-                state = self._make(0.0, *self._hyper).init(params)
+                state = self._make(0.0, 0, *self._hyper).init([jnp.asarray(variable.value)])
             leaves, treedef = jax.tree_util.tree_flatten(state)
-            slots = [Variable(leaf, name=f"slot_{i}", trainable=False) for i, leaf in enumerate(leaves)]
-            self._slots[key] = (slots, treedef)
-        return self._slots[key]
+            slots = [
+                Variable(leaf, name=f"{variable.name.split(':')[0]}/slot_{i}", trainable=False)
+                for i, leaf in enumerate(leaves)
+            ]
+            hit = self._slots[key] = (weakref.ref(variable), slots, treedef)
+        return hit[1], hit[2]
 
     def apply_gradients(self, grads_and_vars, name=None):
         """Assign each Variable ``v + update`` (skips pairs whose gradient is None)."""
@@ -145,15 +157,18 @@ class Optimizer:
             return
         grads = [convert(g) for g, _ in pairs]
         variables = [v for _, v in pairs]
-        slots, treedef = self._slot_variables(tuple(id(v) for v in variables), variables)
-        state = jax.tree_util.tree_unflatten(treedef, [slot.value for slot in slots])
+        slots = [self._slot_variables(v) for v in variables]
+        states = [jax.tree_util.tree_unflatten(treedef, [s.value for s in ss]) for ss, treedef in slots]
         params = [v.value for v in variables]
         lr = self.learning_rate.value if isinstance(self.learning_rate, Variable) else self.learning_rate
-        updates, new_state = lift(_update)(lr, grads, state, params, make=self._make, hyper=self._hyper)
-        # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
-        new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
-        for slot, value in zip(slots, new_leaves):
-            slot.assign(value)
+        updates, new_states = lift(_update)(
+            lr, self.iterations.value, grads, states, params, make=self._make, hyper=self._hyper
+        )
+        for (ss, _), new_state in zip(slots, new_states):
+            # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
+            new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
+            for slot, value in zip(ss, new_leaves):
+                slot.assign(value)
         for v, u in zip(variables, updates):
             v.assign(v.value + u)
         self.iterations.assign_add(1)
