@@ -2,6 +2,8 @@
 boolean_mask, ...) in gradkit.tf: values and gradients against real TensorFlow, eagerly and
 inside tf.function."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
 
 X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
+_P = collections.namedtuple("_P", "a b")
 
 
 def _ok(program):
@@ -57,6 +60,15 @@ CASES = {
     "scan": lambda tf, x: tf.scan(lambda a, row: a * row + 1.0, x, initializer=tf.ones([3])),
     "scan_no_initializer": lambda tf, x: tf.scan(lambda a, row: a + row * row, x),
     "foldl": lambda tf, x: tf.foldl(lambda a, row: a * row, x, initializer=tf.ones([3])),
+    "map_fn_nested": lambda tf, x: tf.map_fn(lambda r: r[0] * r[1][0], (x, (x * 2.0,)), fn_output_signature=tf.float32),
+    "map_fn_dict": lambda tf, x: tf.map_fn(lambda d: d["a"] * 2.0, {"a": x}, fn_output_signature=tf.float32),
+    "scan_nested": lambda tf, x: tf.scan(
+        lambda a, r: (a[0] + r, (a[1][0] * r,)), x, initializer=(tf.zeros([3]), (tf.ones([3]),))
+    )[1][0],
+    "while_loop_namedtuple": lambda tf, x: (
+        tf.while_loop(lambda a, b: a < 3, lambda a, b: _P(a + 1, b * x), _P(tf.constant(0), x)).b
+    ),
+    "repeat_broadcast_and_tensor": lambda tf, x: tf.repeat(x, [2], axis=0) + tf.repeat(x, tf.constant([2, 2]), axis=0),
     "boolean_mask": lambda tf, x: tf.boolean_mask(x, x > 0),
     "boolean_mask_rows": lambda tf, x: tf.boolean_mask(x, [True, False]) * 2.0,
     "boolean_mask_axis": lambda tf, x: tf.boolean_mask(x, [True, False, True], axis=1),
@@ -72,7 +84,9 @@ def test_values_and_gradients_match_tensorflow(name):
     _ok(_with_gradient(CASES[name]))
 
 
-@pytest.mark.parametrize("name", ["cond", "cond_false", "while_loop", "while_loop_max_iterations", "map_fn", "scan"])
+@pytest.mark.parametrize(
+    "name", ["cond", "cond_false", "while_loop", "while_loop_max_iterations", "map_fn", "scan", "boolean_mask_rows"]
+)
 def test_inside_tf_function_match_tensorflow(name):
     f = CASES[name]
 
@@ -101,6 +115,11 @@ def test_a_traced_cond_under_a_tape_inside_tf_function_is_a_clear_error():
 
     with pytest.raises(GradkitError, match=r"^\[gradkit\] tf.cond with a traced condition .* outside the tf.function"):
         step()
+
+
+@pytest.mark.parametrize("mask", [[True, False, True], [[True, False], [True, True]], True])
+def test_a_boolean_mask_of_the_wrong_shape_raises_as_in_tensorflow(mask):
+    assert isinstance(run_both(lambda tf: tf.boolean_mask(tf.constant(X), mask)), ValueError)
 
 
 def test_a_while_loop_body_of_another_structure_raises_as_in_tensorflow():

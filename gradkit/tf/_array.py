@@ -281,7 +281,11 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     x = convert(input)
     if axis is None:
         x, axis = reshape(x, [-1]), 0
-    counts = static_ints(repeats) if isinstance(repeats, (list, tuple, np.ndarray)) else int(repeats)
+    if isinstance(repeats, Tensor):
+        repeats = np.asarray(repeats.numpy())
+    counts = static_ints(repeats) if np.ndim(repeats) else int(repeats)
+    if isinstance(counts, tuple) and len(counts) == 1:
+        counts = counts[0]  # one count for every element, as TensorFlow broadcasts it
     return call(_repeat, x, repeats=counts, axis=int(axis))
 
 

@@ -33,6 +33,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
+from . import _nest as nest
 from ._array import stack, unstack
 from ._convert import convert, wrap
 
@@ -103,15 +104,22 @@ def while_loop(
     while maximum_iterations is None or count < maximum_iterations:
         go = cond(*state)
         if _traced(go):  # a condition Python can read (a counter) unrolls, even inside tf.function
-            return _traced_while(cond, step, state, single, maximum_iterations, count)
+            return _traced_while(cond, step, state, single, maximum_iterations, count, loop_vars)
         if not builtins.bool(np.asarray(_value(go))):
             break
         state = step(state)
         count += 1
-    return state[0] if single else type(loop_vars)(state) if isinstance(loop_vars, tuple) else state
+    return state[0] if single else _like(loop_vars, state)
 
 
-def _traced_while(cond, step, state, single, maximum_iterations, done):
+def _like(loop_vars, values):
+    """``values`` in the sequence type of ``loop_vars`` (a list, tuple or namedtuple)."""
+    if isinstance(loop_vars, tuple):
+        return type(loop_vars)(*values) if hasattr(loop_vars, "_fields") else tuple(values)
+    return list(values)
+
+
+def _traced_while(cond, step, state, single, maximum_iterations, done, state_type):
     """The loop inside ``tf.function``: ``jax.lax.while_loop``, or with ``maximum_iterations`` a
     ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
     which, unlike a while loop, reverse mode can differentiate."""
@@ -137,22 +145,20 @@ def _traced_while(cond, step, state, single, maximum_iterations, done):
         carry = (jnp.asarray(False), initial)
         (_, final), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
     final = wrap(final)
-    return final[0] if single else final
+    return final[0] if single else _like(state_type, final)
 
 
 def _over_leading_axis(elems):
-    """``elems`` (a tensor or a tuple/list of them) as a list of per-row structures."""
-    if isinstance(elems, (list, tuple)):
-        columns = [unstack(convert(e)) for e in elems]
-        return [type(elems)(row) for row in zip(*columns)]
-    return unstack(convert(elems))
+    """``elems`` (a tensor, or a nested structure of them) as a list of per-row structures."""
+    leaves = nest.flatten(elems)
+    columns = [unstack(convert(leaf)) for leaf in leaves]
+    return [nest.pack_sequence_as(elems, list(row)) for row in zip(*columns)]
 
 
 def _stacked(outputs):
-    first = outputs[0]
-    if isinstance(first, (list, tuple)):
-        return type(first)(stack([o[k] for o in outputs]) for k in builtins.range(len(first)))
-    return stack(outputs)
+    """Per-row results (structures of tensors) stacked leaf by leaf, in their structure."""
+    columns = zip(*[nest.flatten(out) for out in outputs])
+    return nest.pack_sequence_as(outputs[0], [stack(list(column)) for column in columns])
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,

@@ -62,17 +62,27 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     ``tf.function``, where ``tf.where(mask, tensor, 0)`` keeps the shape instead.
     """
     x = convert(tensor)
-    m = convert(mask)
-    value = m.__gradkit_value__() if hasattr(m, "__gradkit_value__") else m
+    if isinstance(mask, (list, tuple, np.ndarray, np.generic, bool)):
+        value = np.asarray(mask)  # known now, also inside tf.function
+    else:
+        m = convert(mask)
+        value = m.__gradkit_value__() if hasattr(m, "__gradkit_value__") else m
     if isinstance(value, jax.core.Tracer):
         raise _errors.GradkitTypeError(
             "tf.boolean_mask inside tf.function needs a concrete mask: its result's size depends on the mask's "
             "values, which a traced program cannot have. Use tf.where(mask, tensor, 0) to keep the shape."
         )
+    value = np.asarray(value)
     axis = 0 if axis is None else int(axis)
-    flat_mask = np.asarray(value, bool).reshape(-1)
-    indices = jnp.asarray(np.flatnonzero(flat_mask), jnp.int32)
-    return call(_take_flat, x, indices, axis=axis, k=int(np.ndim(value)))
+    axis = axis + len(x.shape) if axis < 0 else axis
+    k = value.ndim
+    if k == 0 or tuple(x.shape[axis : axis + k]) != value.shape:
+        raise _errors.GradkitValueError(
+            f"tf.boolean_mask: the mask's shape {value.shape} must be the tensor's shape from axis {axis} "
+            f"({tuple(x.shape[axis : axis + max(k, 1)])}), as TensorFlow requires, and not a scalar."
+        )
+    indices = jnp.asarray(np.flatnonzero(value.astype(bool).reshape(-1)), jnp.int32)
+    return call(_take_flat, x, indices, axis=axis, k=k)
 
 
 def _searchsorted(sorted_sequence, values, side):
