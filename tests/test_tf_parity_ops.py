@@ -180,6 +180,47 @@ def test_a_numpy_function_on_a_tensor_leaves_the_tape():
     run_both_ok(program)  # None-ness compared too: TensorFlow's gradient is None
 
 
+@pytest.mark.parametrize(
+    "numpy_fn",
+    [
+        lambda y: np.repeat(y, 2),
+        lambda y: np.squeeze(y),
+        lambda y: np.swapaxes(y, 0, 1),
+        lambda y: np.moveaxis(y, 0, 1),
+        lambda y: np.real(y),
+        lambda y: np.argsort(y).astype(np.float32),
+    ],
+)
+def test_numpy_functions_calling_tensor_methods_leave_the_tape(numpy_fn):
+    def program(tf):
+        x = tf.Variable([[1.0, 2.0, 3.0]])
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.convert_to_tensor(numpy_fn(x * 1.0)) * 2.0)
+        return [y, tape.gradient(y, x)]
+
+    run_both_ok(program)
+
+
+def test_numpy_arrays_of_tensors_and_variables_are_writable_copies():
+    def program(tf):
+        x = tf.Variable([[1.0, 2.0, 3.0]])
+        a, b, c = (x * 1.0).numpy(), np.array(x * 1.0, copy=True), x.numpy()
+        a[0, 0], b[0, 0], c[0, 0] = 9.0, 7.0, 5.0
+        return [a, b, c, tf.identity(x)]
+
+    run_both_ok(program)
+
+
+def test_a_boolean_mask_index_selects_and_differentiates_as_in_tensorflow():
+    def program(tf):
+        v = tf.Variable(X)
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(v[v > 0.2] ** 2)
+        return [y, tape.gradient(y, v)]
+
+    run_both_ok(program)
+
+
 def test_tensor_shapes_read_as_tensorflows():
     def facts(tf):
         t = tf.ones([2, 3]) * tf.Variable(2.0)
@@ -228,7 +269,18 @@ def test_a_frozen_keras_layer_lists_its_variables_as_tensorflow_does():
 
 
 @pytest.mark.parametrize(
-    "index", [lambda tf, t: t[5], lambda tf, t: t[-4], lambda tf, t: t[1, 3], lambda tf, t: tf.gather(t, [2, 3])]
+    "index",
+    [
+        lambda tf, t: t[5],
+        lambda tf, t: t[-4],
+        lambda tf, t: t[1, 3],
+        lambda tf, t: tf.gather(t, [2, 3]),
+        lambda tf, t: t[..., 5],
+        lambda tf, t: t[None, ..., 3],
+        lambda tf, t: t[tf.constant(5)],
+        lambda tf, t: t[np.int64(2)],
+        lambda tf, t: t[:, np.int32(-4)],
+    ],
 )
 def test_an_index_out_of_bounds_raises_as_in_tensorflow(index):
     # jax would clamp (or fill) silently; TensorFlow raises, and so does gradkit.tf.

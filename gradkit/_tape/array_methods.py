@@ -9,6 +9,7 @@ queries. Each name gets one function, made once, so the same call records the sa
 from __future__ import annotations
 
 import inspect
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -28,10 +29,10 @@ def _lifted(fn):
     name = fn.__name__
 
     def method(self, *args, **kwargs):
-        if "out" in kwargs:
-            # NumPy's own functions (np.mean(t), np.clip(t, ...)) hand the call to the method with
-            # out=: they take the value, which leaves every tape, as np.sin(t) does (and as NumPy
-            # does with TensorFlow tensors).
+        if _numpy_calls(sys._getframe(1)):
+            # NumPy's own functions (np.mean(t), np.repeat(t, 2)) hand the call to the method: they
+            # take the value, which leaves every tape, as np.sin(t) does (and as NumPy does with
+            # TensorFlow tensors).
             return getattr(self.numpy(), name)(*args, **kwargs)
         return record.apply(fn, self, *args, **kwargs)
 
@@ -40,8 +41,18 @@ def _lifted(fn):
     return method
 
 
-def _lifted_property(fn):
-    return property(lambda self: record.apply_unary(fn, self), doc=f"Like ``jax.Array``'s, by ``{fn.__name__}``.")
+def _lifted_property(fn, name):
+    def get(self):
+        if _numpy_calls(sys._getframe(1)):  # np.real(t): NumPy takes the value
+            return getattr(self.numpy(), name)
+        return record.apply_unary(fn, self)
+
+    return property(get, doc=f"Like ``jax.Array``'s, by ``{fn.__name__}``.")
+
+
+def _numpy_calls(frame) -> bool:
+    """Whether ``frame`` (a method's caller) is NumPy's own code."""
+    return frame.f_globals.get("__name__", "").startswith("numpy")
 
 
 # ``t.at[index].<update>(...)``: the updates jax's ``.at[]`` offers.
@@ -102,9 +113,9 @@ def install(cls) -> None:
             continue
         if inspect.isfunction(inspect.getattr_static(jax.Array, name)):
             setattr(cls, name, _lifted(_array_method(name)))
-    cls.real = _lifted_property(jnp.real)
-    cls.imag = _lifted_property(jnp.imag)
-    cls.mT = _lifted_property(jnp.matrix_transpose)
+    cls.real = _lifted_property(jnp.real, "real")
+    cls.imag = _lifted_property(jnp.imag, "imag")
+    cls.mT = _lifted_property(jnp.matrix_transpose, "mT")
     cls.at = property(IndexUpdates, doc="Like ``jax.Array.at``: ``t.at[i].set(v)`` returns the updated copy.")
     cls.itemsize = property(lambda self: self.dtype.itemsize)
     cls.nbytes = property(lambda self: self.size * self.dtype.itemsize)

@@ -25,19 +25,68 @@ def _getitem(x, index):
     return x[index]
 
 
-def _check_int_indices(index, shape) -> None:
-    """Refuse a Python int index outside its axis, as NumPy and TensorFlow do (jax would clamp
-    it silently to the last element)."""
+def _concrete_index(item):
+    """An index item's value as a NumPy array when it is a concrete integer or boolean index (a
+    number, a NumPy or JAX array, a tensor already computed), else None."""
+    if isinstance(item, (int, np.integer, np.ndarray)):
+        value = np.asarray(item)
+    elif isinstance(item, Tensor):
+        values = item._node.values
+        value = None if values is None else values[item._index]
+        if value is None or isinstance(value, jax.core.Tracer):
+            return None
+        value = np.asarray(value)
+    elif isinstance(item, jax.Array) and not isinstance(item, jax.core.Tracer):
+        value = np.asarray(item)
+    else:
+        return None
+    return value if value.dtype.kind in "iub" else None
+
+
+def _check_indices(index, shape) -> None:
+    """Refuse an integer index outside its axis, as NumPy and TensorFlow do (jax would clamp it
+    silently to the last element)."""
     items = index if type(index) is tuple else (index,)
-    axis = 0
+    ellipsis = next((i for i, item in enumerate(items) if item is Ellipsis), None)
+    if ellipsis is None:
+        _check_run(items, shape, 0)
+        return
+    head, tail = items[:ellipsis], items[ellipsis + 1 :]
+    _check_run(head, shape, 0)
+    if all(item is None or isinstance(item, (int, np.integer, slice)) for item in tail):
+        _check_run(tail, shape, len(shape) - sum(item is not None for item in tail))
+
+
+def _check_run(items, shape, axis: int) -> None:
     for item in items:
         if item is None:
             continue
-        if item is Ellipsis or not isinstance(item, (int, slice)) or isinstance(item, bool):
-            return  # past an ellipsis or an array index, axes are not counted here
-        if isinstance(item, int) and axis < len(shape) and not -shape[axis] <= item < shape[axis]:
-            raise IndexError(f"[gradkit] index {item} is out of bounds for axis {axis} with size {shape[axis]}.")
+        if isinstance(item, slice):
+            axis += 1
+            continue
+        value = None if isinstance(item, (bool, np.bool_)) else _concrete_index(item)
+        if value is None or value.dtype.kind == "b":
+            return  # a boolean or a traced index: the axes after it are not counted here
+        if axis < len(shape) and value.size and (value.min() < -shape[axis] or value.max() >= shape[axis]):
+            bad = value[(value < -shape[axis]) | (value >= shape[axis])].flat[0]
+            raise IndexError(f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}.")
         axis += 1
+
+
+def _boolean_mask_index(index):
+    """``index`` with a concrete boolean mask (``t[t > 0]``, ``t[np_mask]``) as the integer indices
+    of its True entries, which a recorded op can take (a mask's result size depends on its values)."""
+    value = _concrete_index(index)
+    if value is None and isinstance(index, Tensor) and index.dtype == np.bool_ and not _traced(index):
+        value = np.asarray(record.value_of(index))
+    if value is None or value.dtype.kind != "b" or value.ndim == 0:
+        return index
+    return tuple(np.nonzero(value))
+
+
+def _traced(t) -> bool:
+    values = t._node.values
+    return values is not None and isinstance(values[t._index], jax.core.Tracer)
 
 
 class Tensor:
@@ -106,11 +155,11 @@ class Tensor:
         return record.value_of(self)
 
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array; the value leaves every tape here."""
-        out = np.asarray(record.value_of(self))
+        """The value as a NumPy array of its own (writable, as TensorFlow's); the value leaves
+        every tape here."""
+        out = np.array(record.value_of(self))
         if self._node.mask and self._node.session is graph.local.session:
-            out = np.array(out)  # a fresh array whose identity explain() can recognise later
-            record.note_numpy_exit(out, self._node, graph.user_site())
+            record.note_numpy_exit(out, self._node, graph.user_site())  # explain() recognises it later
         return out
 
     def __array__(self, dtype=None, copy=None):
@@ -174,7 +223,8 @@ class Tensor:
         return record.apply_unary(operator.invert, self)
 
     def __getitem__(self, index):
-        _check_int_indices(index, self._node.avals[self._index].shape)
+        index = _boolean_mask_index(index)
+        _check_indices(index, self._node.avals[self._index].shape)
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------
@@ -190,6 +240,8 @@ class Tensor:
         return record.apply(jnp.reshape, self, tuple(int(s) for s in shape))
 
     def transpose(self, *axes):
+        if sys._getframe(1).f_globals.get("__name__", "").startswith("numpy"):
+            return self.numpy().transpose(*axes)  # np.moveaxis(t, ...): NumPy takes the value
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return record.apply(jnp.transpose, self, tuple(axes) if axes else None)
 

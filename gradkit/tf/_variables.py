@@ -72,7 +72,7 @@ class Variable(_GkVariable):
 
         from gradkit._core import frames
 
-        return np.asarray(frames.concrete(self.value))
+        return np.array(frames.concrete(self.value))  # an array of its own, writable, as TensorFlow's
 
     def read_value(self):
         return wrap(self.value)
