@@ -314,3 +314,18 @@ def test_optimizer_slots_belong_to_each_variable_as_in_keras(which):
         return out
 
     run_both_ok(program)
+
+
+def test_a_frozen_batch_normalization_runs_in_inference_mode_and_trainable_is_a_layer_argument():
+    def program(tf):
+        bn = tf.keras.layers.BatchNormalization()
+        x = tf.constant([[1.0, 2.0], [3.0, 6.0]])
+        bn(x, training=True)
+        bn.trainable = False
+        y = bn(x, training=True)  # Keras: inference mode, moving statistics untouched
+        dense = tf.keras.layers.Dense(2, trainable=False)
+        dense(x)
+        counts = tf.constant([len(dense.trainable_variables), len(dense.non_trainable_variables)])
+        return [y, tf.identity(bn.moving_mean), counts]
+
+    run_both_ok(program)

@@ -59,7 +59,12 @@ class KerasVariableLists:
 
 
 class _KerasLayer(KerasVariableLists):
-    """Mixin: TF-named Variables ('dense/kernel:0') and eager tensors out."""
+    """Mixin: TF-named Variables ('dense/kernel:0'), eager tensors out, Keras' ``trainable=``."""
+
+    def __init__(self, *args, trainable=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not trainable:
+            self.trainable = False
 
     def _make_variable(self, value, name, trainable):
         return Variable(value, name=f"{self.name}/{name}", trainable=trainable)
@@ -81,15 +86,17 @@ class Dense(_KerasLayer, nn.Dense):
 class BatchNormalization(_KerasLayer, nn.BatchNorm):
     """``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001)``, called with ``training=``."""
 
-    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, name=None, **kwargs):
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, name=None, trainable=True, **kwargs):
         if axis not in (-1,):
             from gradkit import _errors
 
             raise _errors.GradkitValueError("gradkit.tf BatchNormalization supports axis=-1 only.")
-        super().__init__(momentum=momentum, epsilon=epsilon, name=name)
+        super().__init__(momentum=momentum, epsilon=epsilon, name=name, trainable=trainable)
 
     def __call__(self, inputs, training=None, **kwargs):
-        return super().__call__(inputs, training=bool(training))
+        # A frozen BatchNormalization runs in inference mode, as in Keras: the moving
+        # statistics normalise and are left alone.
+        return super().__call__(inputs, training=bool(training) and self.trainable)
 
 
 def __getattr__(name):
