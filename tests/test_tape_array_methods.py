@@ -70,3 +70,30 @@ def test_at_update_leaves_the_tensor_unchanged_and_names_the_updates_on_a_typo()
     assert_close(np.asarray(t), np.ones(3, np.float32))
     with pytest.raises(AttributeError, match=r"^\[gradkit\] t.at\[...\] has no update 'sett'; the updates are add"):
         t.at[0].sett(1.0)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        lambda t, h: t.clip(0.1, h),
+        lambda t, h: t.clip(max=h),
+        lambda t, h: t.at[0, 0].set(h),
+        lambda t, h: t.at[0].multiply(h),
+    ],
+)
+def test_a_float_argument_of_clip_or_an_update_is_a_runtime_value(method):
+    from _oracles import count_compiles
+
+    w = gk.Variable(X0)
+    compiles, grads = [], []
+    for h in [0.3, 0.4, 0.5, 0.6]:
+
+        def step(h=h):
+            with gk.GradientTape() as tape:
+                y = gnp.sum(method(w * 1.0, h) ** 2)
+            grads.append(np.asarray(tape.gradient(y, w)))
+
+        compiles.append(count_compiles(step))
+        want = jax.grad(lambda u, h=h: jnp.sum(method(u * 1.0, h) ** 2))(jnp.asarray(X0))
+        assert_close(grads[-1], np.asarray(want))
+    assert compiles[1:] == [0, 0, 0], compiles

@@ -105,6 +105,12 @@ class IndexUpdate:
         return lambda *args, **kwargs: record.apply(fn, self._tensor, self._index, *args, **kwargs)
 
 
+# Methods whose float arguments are values (bounds, the values an update writes), never shapes
+# or flags: runtime inputs of the program, so a new value compiles nothing new.
+for _fn in _AT_INDEX.values():
+    record.floats_are_runtime(_fn)
+
+
 def install(cls) -> None:
     """Give ``cls`` every ``jax.Array`` method mirroring a ``jax.numpy`` function it lacks, and
     the properties ``real``, ``imag``, ``mT``, ``at``, ``itemsize`` and ``nbytes``."""
@@ -112,7 +118,10 @@ def install(cls) -> None:
         if name.startswith("_") or hasattr(cls, name) or not hasattr(jnp, name):
             continue
         if inspect.isfunction(inspect.getattr_static(jax.Array, name)):
-            setattr(cls, name, _lifted(_array_method(name)))
+            fn = _array_method(name)
+            if name == "clip":
+                record.floats_are_runtime(fn)
+            setattr(cls, name, _lifted(fn))
     cls.real = _lifted_property(jnp.real, "real")
     cls.imag = _lifted_property(jnp.imag, "imag")
     cls.mT = _lifted_property(jnp.matrix_transpose, "mT")

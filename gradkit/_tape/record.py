@@ -278,14 +278,20 @@ def cut_by_design(fn, name: str) -> None:
 # argument of one (``gnp.multiply(beta, kl)``, ``gnp.clip(t, lo, hi)``) is a runtime value of
 # the program, as an operator's float operand is. Other functions' non-array arguments stay
 # static: they may be shapes, axes or flags that must be concrete.
-_ELEMENTWISE = frozenset(
+_ELEMENTWISE = {
     getattr(jnp, name)
     for name in (
         "add subtract multiply divide true_divide power float_power maximum minimum fmax fmin "
         "arctan2 hypot logaddexp logaddexp2 copysign fmod remainder mod heaviside where clip"
     ).split()
-)
+}
 _RUNTIME_FLOATS = frozenset((float, complex))
+
+
+def floats_are_runtime(fn) -> None:
+    """Record ``fn``'s Python float and complex arguments as runtime values, as the elementwise
+    ``gk.numpy`` functions' are (``t.clip(0, hi)``, ``t.at[i].set(v)``): a new value compiles nothing."""
+    _ELEMENTWISE.add(fn)
 
 
 _binary_ops: dict = BoundedDict(bounded.INTERNED)
