@@ -234,6 +234,10 @@ def test_tensor_shapes_read_as_tensorflows():
             s != [2, 3],
             s.num_elements(),
             s.is_fully_defined(),
+            s[1:].as_list(),
+            (s[:-1] + [5]).as_list(),
+            ([1] + s).as_list(),
+            tf.reshape(t, t.shape[:1] + [3]).shape.as_list(),
         ]
 
     assert facts(gtf) == facts(tf_real)

@@ -10,8 +10,8 @@ class Shape(tuple):
     """A tuple of ints with TensorFlow's ``TensorShape`` methods.
 
     >>> s = Shape((2, 3))
-    >>> s == (2, 3), s == [2, 3], s.as_list(), s.rank, s.num_elements()
-    (True, True, [2, 3], 2, 6)
+    >>> s == (2, 3), s == [2, 3], s.as_list(), s.rank, s.num_elements(), (s[1:] + [4]).as_list()
+    (True, True, [2, 3], 2, 6, [3, 4])
     """
 
     __slots__ = ()
@@ -36,6 +36,17 @@ class Shape(tuple):
 
     def is_fully_defined(self) -> bool:
         return True  # every dimension of a gradkit value is known
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return type(self)(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        # TensorFlow code writes ``x.shape[:-1] + [units]``.
+        return type(self)(tuple(self) + tuple(other)) if isinstance(other, (tuple, list)) else NotImplemented
+
+    def __radd__(self, other):
+        return type(self)(tuple(other) + tuple(self)) if isinstance(other, (tuple, list)) else NotImplemented
 
     def __eq__(self, other):
         # TensorFlow compares a shape with a list of its dimensions too.
