@@ -119,7 +119,7 @@ def _like(loop_vars, values):
     return list(values)
 
 
-def _traced_while(cond, step, state, single, maximum_iterations, done, state_type):
+def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars):
     """The loop inside ``tf.function``: ``jax.lax.while_loop``, or with ``maximum_iterations`` a
     ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
     which, unlike a while loop, reverse mode can differentiate."""
@@ -145,7 +145,7 @@ def _traced_while(cond, step, state, single, maximum_iterations, done, state_typ
         carry = (jnp.asarray(False), initial)
         (_, final), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
     final = wrap(final)
-    return final[0] if single else _like(state_type, final)
+    return final[0] if single else _like(loop_vars, final)
 
 
 def _over_leading_axis(elems):
