@@ -148,22 +148,26 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
             ) from e
         if traced is not None:
             traced[key] = hit
-    variables, op, consts = hit
-    return frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, dynamic))
+    variables, op, consts, states = hit
+    out = frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, dynamic))
+    return _with_states(out, states) if states else out
 
 
 _STATIC_TYPES = (int, bool)
 
 
 def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
-    """(the Variables ``fn`` reads, its interned op, the op's constants) for these arguments."""
+    """(the Variables ``fn`` reads, its interned op, the op's constants, the Variables of each
+    State it returns) for these arguments."""
+    states: list = []
 
     def flat_fn(*flat):
         leaves = list(flat)
         for i, x in static:
             leaves.insert(i, x)
         a, k = jax.tree_util.tree_unflatten(treedef, leaves)
-        return _checked_results(values_of(fn(*a, **k)), what)
+        states.clear()  # each trace finds them anew
+        return _without_states(_checked_results(values_of(fn(*a, **k)), what), states)
 
     variables, closed, out_tree = discover(flat_fn, avals)
     if variables:
@@ -175,7 +179,43 @@ def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
 
         closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
-    return variables, op, tuple(closed.consts)
+    return variables, op, tuple(closed.consts), tuple(states)
+
+
+class _StateValues:
+    """A State's values in a program's results, without its Variables: the program (interned by
+    its results' structure) is then the same whichever Variables the State holds, and keeps
+    none of them alive."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+
+jax.tree_util.register_pytree_node(_StateValues, lambda s: (s.values, len(s.values)), lambda _, c: _StateValues(c))
+
+
+def _without_states(out, states: list):
+    """``out`` with each State's values in a ``_StateValues``; its Variables appended to ``states``."""
+
+    def strip(x):
+        if isinstance(x, State):
+            states.append(x.variables)
+            return _StateValues(x.values())
+        return x
+
+    return jax.tree_util.tree_map(strip, out, is_leaf=lambda x: isinstance(x, State))
+
+
+def _with_states(out, states):
+    """The inverse of ``_without_states`` on a program's results."""
+    found = iter(states)
+    return jax.tree_util.tree_map(
+        lambda x: State._make(next(found), x.values) if isinstance(x, _StateValues) else x,
+        out,
+        is_leaf=lambda x: isinstance(x, _StateValues) or is_value(x),  # a tape's tensors are leaves here
+    )
 
 
 def _checked_results(out, what: str):

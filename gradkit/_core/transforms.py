@@ -475,7 +475,7 @@ def _recorded_vjp(fn: Callable, primals: tuple, wrt, has_aux: bool, return_state
         return out, aux, state
 
     out, aux, state = program_call(forward, primals, {}, "gk.vjp", traced)
-    ((variables, _, _),) = traced.values()
+    ((variables, *_),) = traced.values()
     at_call = tuple(frames.read(v) for v in variables)
 
     def vjp_fn(cotangent):
