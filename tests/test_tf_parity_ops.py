@@ -284,6 +284,8 @@ def test_a_frozen_keras_layer_lists_its_variables_as_tensorflow_does():
         lambda tf, t: t[tf.constant(5)],
         lambda tf, t: t[np.int64(2)],
         lambda tf, t: t[:, np.int32(-4)],
+        lambda tf, t: tf.gather_nd(t, [[2, 0]]),
+        lambda tf, t: tf.gather_nd(t, [[1, -1]]),
     ],
 )
 def test_an_index_out_of_bounds_raises_as_in_tensorflow(index):
@@ -292,7 +294,9 @@ def test_an_index_out_of_bounds_raises_as_in_tensorflow(index):
         return index(tf, tf.constant(X))
 
     assert isinstance(run_both(program), Exception)
-    run_both_ok(lambda tf: [tf.constant(X)[1, -1], tf.gather(tf.constant(X), [1, 0])])
+    run_both_ok(
+        lambda tf: [tf.constant(X)[1, -1], tf.gather(tf.constant(X), [1, 0]), tf.gather_nd(tf.constant(X), [[1, 2]])]
+    )
 
 
 @pytest.mark.parametrize("which", ["sgd_momentum", "adam", "adam_amsgrad"])

@@ -28,7 +28,25 @@ def _gather_nd(params, indices, batch_dims):
 
 def gather_nd(params, indices, batch_dims=0, name=None):
     """``params[tuple(index)]`` for each index along ``indices``' last axis."""
-    return call(_gather_nd, convert(params), convert(indices), batch_dims=int(batch_dims))
+    params, indices = convert(params), convert(indices)
+    _check_nd_indices(indices, params.shape[int(batch_dims) :])
+    return call(_gather_nd, params, indices, batch_dims=int(batch_dims))
+
+
+def _check_nd_indices(indices, shape) -> None:
+    """TensorFlow refuses an index outside its axis (jax would clamp it); indices known now are
+    checked here, traced ones inside tf.function cannot be."""
+    value = indices.__gradkit_value__() if hasattr(indices, "__gradkit_value__") else indices
+    if isinstance(value, jax.core.Tracer) or not np.size(value):
+        return
+    value = np.asarray(value)
+    bounds = np.asarray(shape[: value.shape[-1]])
+    bad = (value < 0) | (value >= bounds)
+    if bad.any():
+        raise IndexError(
+            f"[gradkit] tf.gather_nd: index {value[bad.any(axis=-1)][0].tolist()} is outside the shape "
+            f"{tuple(shape)}, as TensorFlow refuses."
+        )
 
 
 def _slice(x, begin, size):
