@@ -12,6 +12,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _dtypes
 from ._convert import axis_arg, call, convert, static_ints, wrap
+from ._indexing import check_indices
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -174,20 +175,8 @@ def _gather(params, indices, axis, batch_dims):
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     axis = batch_dims if axis is None else int(axis)
     params, indices = convert(params), convert(indices)
-    _check_gather_indices(indices, params.shape[axis if axis >= 0 else axis + len(params.shape)])
+    check_indices(indices, params.shape[axis], "tf.gather")
     return call(_gather, params, indices, axis=axis, batch_dims=int(batch_dims))
-
-
-def _check_gather_indices(indices, size) -> None:
-    """TensorFlow refuses an index outside [0, size) on the CPU (jax would fill or wrap it);
-    indices known now are checked here, traced ones inside tf.function cannot be."""
-    value = indices.__gradkit_value__() if isinstance(indices, Tensor) else indices
-    if isinstance(value, jax.core.Tracer) or not np.size(value):
-        return
-    value = np.asarray(value)
-    if value.min() < 0 or value.max() >= size:
-        bad = value[(value < 0) | (value >= size)].flat[0]
-        raise IndexError(f"[gradkit] tf.gather: index {bad} is not in [0, {size}), as TensorFlow requires.")
 
 
 def _one_hot(indices, depth, on_value, off_value, axis, dtype):
@@ -281,8 +270,6 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     x = convert(input)
     if axis is None:
         x, axis = reshape(x, [-1]), 0
-    if isinstance(repeats, Tensor):
-        repeats = np.asarray(repeats.numpy())
     counts = static_ints(repeats) if np.ndim(repeats) else int(repeats)
     if isinstance(counts, tuple) and len(counts) == 1:
         counts = counts[0]  # one count for every element, as TensorFlow broadcasts it

@@ -85,6 +85,16 @@ def axis_arg(axis):
     return int(axis)
 
 
+def known_value(x):
+    """``x`` (a tensor, Variable, array or Python value) as a NumPy array, or None while it is
+    traced inside ``tf.function`` and has no value yet."""
+    if isinstance(x, Variable):
+        x = x.value
+    if isinstance(x, Tensor):
+        x = x.__gradkit_value__()
+    return None if isinstance(x, jax.core.Tracer) else np.asarray(x)
+
+
 def static_ints(x):
     """A shape-like argument (list, tuple, tensor) as a tuple of Python ints."""
     if isinstance(x, (Tensor, Variable)):

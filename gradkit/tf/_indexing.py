@@ -15,7 +15,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import call, convert, static_ints
+from ._convert import call, convert, known_value, static_ints
 
 newaxis = None
 
@@ -29,23 +29,24 @@ def _gather_nd(params, indices, batch_dims):
 def gather_nd(params, indices, batch_dims=0, name=None):
     """``params[tuple(index)]`` for each index along ``indices``' last axis."""
     params, indices = convert(params), convert(indices)
-    _check_nd_indices(indices, params.shape[int(batch_dims) :])
+    k = indices.shape[-1] if indices.ndim else 0
+    check_indices(indices, params.shape[int(batch_dims) : int(batch_dims) + k], "tf.gather_nd")
     return call(_gather_nd, params, indices, batch_dims=int(batch_dims))
 
 
-def _check_nd_indices(indices, shape) -> None:
-    """TensorFlow refuses an index outside its axis (jax would clamp it); indices known now are
-    checked here, traced ones inside tf.function cannot be."""
-    value = indices.__gradkit_value__() if hasattr(indices, "__gradkit_value__") else indices
-    if isinstance(value, jax.core.Tracer) or not np.size(value):
+def check_indices(indices, bounds, what: str) -> None:
+    """Refuse an index outside ``[0, bound)`` (``bounds``: one per component of the indices' last
+    axis, or one for all), as TensorFlow does on the CPU where jax would clamp or fill; indices
+    known now are checked, traced ones inside tf.function cannot be."""
+    value = known_value(indices)
+    if value is None or not value.size:
         return
-    value = np.asarray(value)
-    bounds = np.asarray(shape[: value.shape[-1]])
+    bounds = np.broadcast_to(np.asarray(bounds), value.shape)
     bad = (value < 0) | (value >= bounds)
     if bad.any():
+        at = tuple(np.argwhere(bad)[0])
         raise IndexError(
-            f"[gradkit] tf.gather_nd: index {value[bad.any(axis=-1)][0].tolist()} is outside the shape "
-            f"{tuple(shape)}, as TensorFlow refuses."
+            f"[gradkit] {what}: index {int(value[at])} is not in [0, {int(bounds[at])}), as TensorFlow requires."
         )
 
 
@@ -80,17 +81,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     ``tf.function``, where ``tf.where(mask, tensor, 0)`` keeps the shape instead.
     """
     x = convert(tensor)
-    if isinstance(mask, (list, tuple, np.ndarray, np.generic, bool)):
-        value = np.asarray(mask)  # known now, also inside tf.function
-    else:
-        m = convert(mask)
-        value = m.__gradkit_value__() if hasattr(m, "__gradkit_value__") else m
-    if isinstance(value, jax.core.Tracer):
+    # A Python or NumPy mask is known now, also inside tf.function (convert would trace it there).
+    value = known_value(mask if isinstance(mask, (list, tuple, np.ndarray, np.generic, bool)) else convert(mask))
+    if value is None:
         raise _errors.GradkitTypeError(
             "tf.boolean_mask inside tf.function needs a concrete mask: its result's size depends on the mask's "
             "values, which a traced program cannot have. Use tf.where(mask, tensor, 0) to keep the shape."
         )
-    value = np.asarray(value)
     axis = 0 if axis is None else int(axis)
     axis = axis + len(x.shape) if axis < 0 else axis
     k = value.ndim
