@@ -124,3 +124,24 @@ def test_a_non_array_argument_under_a_tape_is_a_clear_error():
     with pytest.raises(GradkitError, match=r"^\[gradkit\] gk.vmap was called while a GradientTape records"):
         with gk.GradientTape():
             gk.vmap(lambda x, name: jnp.sum(x * w.value), in_axes=(0, None))(XS, "label")
+
+
+def test_a_gk_vmap_function_called_again_under_a_tape_sees_its_current_python_state_and_variables():
+    """Eagerly, gk.vmap runs its function at every call; under a tape it must too: a second
+    call that reads another Python value and another Variable (through a dict) is not the
+    first call's program. Oracle: jax.grad of the pure rewrite."""
+    xs = jnp.asarray([1.0, 2.0], jnp.float32)
+    w1, w2 = gk.Variable(jnp.float32(10.0), name="w1"), gk.Variable(jnp.float32(100.0), name="w2")
+    cfg = {"scale": 1.0, "w": w1}
+    mapped = gk.vmap(lambda x: x * cfg["scale"] * cfg["w"])
+    for scale, w, w0 in ((1.0, w1, 10.0), (2.0, w2, 100.0)):
+        cfg["scale"], cfg["w"] = scale, w
+        x = gk.Variable(xs)
+        with gk.GradientTape() as tape:
+            y = mapped(x * 1.0)
+            loss = gnp.sum(y**2)
+        grads = tape.gradient(loss, [x, w])
+        pure = lambda x, w: jnp.sum((x * scale * w) ** 2)  # noqa: E731
+        assert_close(y.numpy(), np.asarray(xs * scale * w0))
+        expected = jax.grad(pure, argnums=(0, 1))(xs, jnp.float32(w0))
+        assert_close([g.numpy() for g in grads], [np.asarray(e) for e in expected], rtol=1e-5)

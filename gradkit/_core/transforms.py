@@ -574,8 +574,6 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         axis_size=axis_size,
         spmd_axis_name=spmd_axis_name,
     )
-    traced: dict = {}  # its programs under a tape, per argument structure (see program_call)
-
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if not _recorded():
@@ -584,7 +582,10 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         # vectorised trace they would be its own objects, not arrays. As one interned program
         # over the values of the Variables it reads, the call is one op that layer records and
         # differentiates, the same op for every equal program (a new lambda each step too).
-        return program_call(vectorised, args, kwargs, "gk.vmap", traced)
+        # Traced at every call, as the eager jax.vmap runs ``fn`` at every call: a program
+        # remembered per function would keep the Python state and the Variables of its first
+        # call (a global it reads, a Variable it reaches through a dict).
+        return program_call(vectorised, args, kwargs, "gk.vmap")
 
     return call
 
