@@ -342,3 +342,61 @@ def test_a_variable_created_and_assigned_each_step_compiles_once_and_is_not_kept
     assert compiles[1:] == [0, 0, 0], compiles
     gc.collect()
     assert sum(r() is not None for r in kept) <= 1  # at most the last step's, still held by a tape
+
+
+def _clip_gradient(bound):
+    """The identity, whose gradient is clipped to [-bound, bound] (a jax.custom_vjp closing over it)."""
+
+    @jax.custom_vjp
+    def clip(x):
+        return x
+
+    clip.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -bound, bound),))
+    return clip
+
+
+def _inner_jit(scale):
+    """A jax.jit function closing over an array: its constant is nested in the traced program."""
+    factor = jnp.asarray([scale, 2.0 * scale], jnp.float32)
+    return jax.jit(lambda y: y * factor[0])
+
+
+@pytest.mark.parametrize("transform", ["vmap", "grad"])
+@pytest.mark.parametrize("make", [_clip_gradient, _inner_jit], ids=["custom_vjp_rule", "nested_jit_constant"])
+def test_programs_equal_as_text_with_other_rules_or_nested_constants_are_different_ops(make, transform):
+    """Programs are interned by their text; a custom_vjp's bwd (printed by name) and the
+    constants of a nested jax.jit (printed by name) are not in it, but change the program.
+    Oracle: jax.grad of the same functions."""
+    w0 = jnp.asarray([1.0, 2.0], jnp.float32)
+    w = gk.Variable(w0, name="w")
+    for c in (0.5, 3.0, 0.5):
+        fn = make(c)
+        if transform == "vmap":
+            pure = lambda v, fn=fn: jnp.sum(jax.vmap(lambda x: fn(x) * 3.0)(v))  # noqa: E731
+        else:
+            inner = lambda v, fn=fn: jnp.sum(jax.vmap(fn)(v) ** 2)  # noqa: E731
+            pure = lambda v, inner=inner: jnp.sum(jax.grad(inner)(v))  # noqa: E731
+        with gk.GradientTape() as tape:
+            if transform == "vmap":
+                y = gnp.sum(gk.vmap(lambda x, fn=fn: fn(x) * 3.0)(w * 1.0))
+            else:
+                y = gnp.sum(gk.grad(lambda fn=fn: jnp.sum(jax.vmap(fn)(w.value) ** 2), wrt=w)())
+        assert_close(float(y), float(pure(w0)), rtol=1e-5)
+        assert_close(tape.gradient(y, w).numpy(), np.asarray(jax.grad(pure)(w0)), rtol=1e-5)
+
+
+def test_a_loop_through_a_library_custom_jvp_builds_one_program():
+    """jax.nn.relu is a custom_jvp: telling rules apart must still let a new lambda each step
+    (same program) compile once."""
+    w = gk.Variable(jnp.asarray([0.5, -1.0], jnp.float32), name="w")
+    compiles = []
+    for step in range(4):
+        xs = jnp.asarray([[1.0, 2.0], [-1.0, 0.5]], jnp.float32) * (step + 1)
+
+        def run(xs=xs):
+            with gk.GradientTape() as tape:
+                loss = gnp.sum(gk.vmap(lambda x: jax.nn.relu(jnp.sum(x * w.value)))(xs) ** 2)
+            return tape.gradient(loss, w)
+
+        compiles.append(count_compiles(run))
+    assert compiles[2:] == [0, 0], compiles

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, Jaxpr, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
@@ -73,7 +73,101 @@ def program_key(closed: ClosedJaxpr) -> tuple:
     """What makes two traced programs the same program (their constants' values aside)."""
     # The text names every primitive, parameter, shape and Python literal; the avals add weak
     # types, which it leaves out. Constants are not in it: they are the op's runtime inputs.
-    return str(closed.jaxpr), tuple(v.aval for v in closed.jaxpr.constvars), tuple(closed.in_avals)
+    # The text leaves out two things the interned op keeps from the first program traced: the
+    # constants of a nested program (a jax.jit the function calls, closing over an array) and
+    # the rules of a jax.custom_vjp / custom_jvp (its bwd prints as its name only).
+    text = str(closed.jaxpr)
+    key = (text, tuple(v.aval for v in closed.jaxpr.constvars), tuple(closed.in_avals), _nested_consts(closed.jaxpr))
+    if "custom_vjp_call" in text or "custom_jvp_call" in text:
+        key += (_rules_key(closed),)
+    return key
+
+
+_SMALL_CONST = 1 << 16  # bytes: a nested constant up to this size is told apart by value, a larger one by identity
+
+
+class _Same:
+    """A key part equal only to itself's object (a large constant, kept alive by the key)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _const_key(c):
+    if isinstance(c, (jax.Array, np.ndarray, np.generic)) and np.dtype(c.dtype) != np.dtype(object):
+        if c.nbytes <= _SMALL_CONST:
+            a = np.asarray(c)
+            return (a.shape, str(a.dtype), a.tobytes())
+    return _Same(c)
+
+
+def _nested_consts(jaxpr) -> tuple:
+    """The constants of the closed programs nested in ``jaxpr``'s equations, told apart by value."""
+    out: list = []
+
+    def walk(j):
+        for eqn in j.eqns:
+            for p in eqn.params.values():
+                for sub in p if isinstance(p, (tuple, list)) else (p,):
+                    if isinstance(sub, ClosedJaxpr):
+                        out.extend(_const_key(c) for c in sub.consts)
+                        walk(sub.jaxpr)
+                    elif isinstance(sub, Jaxpr):
+                        walk(sub)
+
+    walk(jaxpr)
+    return tuple(out)
+
+
+def _rules_key(closed: ClosedJaxpr) -> tuple:
+    """The program's reverse-mode derivative traced, where custom rules are written out: two
+    programs equal as text but with different rules (a bwd closing over another bound) differ
+    here. A program reverse mode cannot trace (a while_loop) is told apart by its forward
+    derivative, else it is a program of its own."""
+    jaxpr = closed.jaxpr
+    n = len(jaxpr.constvars)
+    avals = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.in_avals]
+    const_avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in jaxpr.constvars]
+
+    def inexact(x):
+        return jnp.issubdtype(x.dtype, jnp.inexact)
+
+    def split(flat):
+        at = [i for i, x in enumerate(flat) if inexact(x)]
+
+        def g(*diff):
+            full = list(flat)
+            for i, d in zip(at, diff):
+                full[i] = d
+            outs = jaxpr_as_fun(ClosedJaxpr(jaxpr, full[:n]))(*full[n:])
+            return [o for o in outs if inexact(o)]
+
+        return g, [flat[i] for i in at]
+
+    def pulled(*flat):
+        g, diff = split(flat)
+        outs, pull = jax.vjp(g, *diff)
+        return pull(outs)
+
+    def pushed(*flat):
+        g, diff = split(flat)
+        return jax.jvp(g, diff, diff)
+
+    for derivative in (pulled, pushed):
+        try:
+            traced = jax.make_jaxpr(derivative)(*const_avals, *avals)
+        except Exception:  # noqa: BLE001 - any failure to trace: try the next, or no sharing
+            continue
+        return str(traced.jaxpr), tuple(map(_const_key, traced.consts)), _nested_consts(traced.jaxpr)
+    return (_Same(object()),)
 
 
 def is_value(x) -> bool:
