@@ -54,6 +54,28 @@ def test_writing_into_a_numpy_constant_after_recording_does_not_change_the_progr
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), [1.0, 2.0])
 
 
+def test_a_numpy_constant_written_to_between_two_uses_in_one_recording_is_read_as_it_is_then():
+    """A buffer refilled in place between two ops of one step: each op sees the values it held
+    at that op, as NumPy and TensorFlow eager do (the second op is not the first's constant).
+    Oracle: jax.grad of the same two products with the two values written out."""
+    data = np.array([1.0, 2.0, 3.0], np.float32)
+    first = data.copy()
+    v = gk.Variable(jnp.array([0.5, -1.0, 2.0]))
+    with gk.GradientTape() as tape:
+        y1 = gnp.sum(v * data)
+        data[0] = 10.0
+        y2 = gnp.sum(gnp.sin(v) * data)
+        loss = y1 * y2
+    second = data.copy()
+
+    def pure(v):
+        return jnp.sum(v * first) * jnp.sum(jnp.sin(v) * second)
+
+    v0 = jnp.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(float(loss), float(pure(v0)), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), jax.grad(pure)(v0), rtol=1e-5)
+
+
 def test_one_constant_used_by_many_ops_is_one_input(monkeypatch):
     data = np.ones((3,), np.float32)
     v = gk.Variable(jnp.array([1.0, 2.0, 3.0]))

@@ -93,12 +93,13 @@ def _input_node(x, session) -> tuple[Node, int]:
         if hit is not None and hit[0] is x:
             return hit[1], 0
     # One leaf per constant per session: a batch used by every op of a step is one input.
+    # A writeable NumPy array written to since (a buffer refilled in place) is a new constant.
     hit = session.constants.get(id(x))
-    if hit is not None and hit[0] is x:
+    if hit is not None and hit[0] is x and (hit[2] is None or np.array_equal(hit[2], x)):
         return hit[1], 0
     value = x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x  # later writes to x must not leak in
     leaf = make_leaf(value, 0, session, keep_numpy=True)
-    session.constants[id(x)] = (x, leaf)
+    session.constants[id(x)] = (x, leaf, value if value is not x else None)
     if _numpy_exits and isinstance(x, np.ndarray):
         exit_ = _numpy_exits.get(id(x))
         if exit_ is not None and exit_[0]() is x:
