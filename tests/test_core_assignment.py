@@ -318,3 +318,41 @@ def test_maml_meta_gradient(jit):
         lambda wv: regression_loss(wv - 0.05 * jax.lax.stop_gradient(jax.grad(regression_loss)(wv, *train)), *val)
     )(jnp.array([0.3, -0.2]))
     assert not np.allclose(d_w, first_order, rtol=1e-3)
+
+
+_MASK = np.array([True, False, True])
+_MASK_INDICES = [_MASK, (_MASK, 1), (_MASK, slice(None)), (Ellipsis, np.array([False, True])), jnp.asarray(_MASK)]
+
+
+@pytest.mark.parametrize("index", _MASK_INDICES, ids=lambda i: repr(i)[:40])
+@pytest.mark.parametrize("mode", ["tape", "grad", "jit"])
+def test_slice_assignment_through_a_concrete_boolean_mask_in_every_face(index, mode):
+    """``v[mask].assign(p * v[mask])``, a mask alone or with other index items, is the
+    scatter NumPy's ``v[mask] = ...`` makes, under a tape as under gk.grad and gk.jit.
+    Oracle: jax.grad of ``.at[index].set`` with the mask concrete."""
+    gnp = gk.numpy
+    m0 = jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2) / 5.0 - 0.4
+    shape = np.asarray(m0)[index].shape
+    p0 = jnp.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=jnp.float32).reshape(shape)
+    m, p = gk.Variable(m0, name="m"), gk.Variable(p0, name="p")
+
+    def pure(m, p):
+        m = m.at[index].set(jnp.sin(p) * m[index])
+        return jnp.sum(m**3), m
+
+    def body(xp):
+        m[index].assign(xp.sin(p) * m[index])
+        return xp.sum(m**3)
+
+    expected = jax.grad(lambda m, p: pure(m, p)[0], argnums=(0, 1))(m0, p0)
+    if mode == "tape":
+        with gk.GradientTape() as tape:
+            loss = body(gnp)
+        got = [g.numpy() for g in tape.gradient(loss, [m, p])]
+        assert_close(float(loss), float(pure(m0, p0)[0]))
+        assert_close(m.numpy(), np.asarray(pure(m0, p0)[1]))
+    else:
+        grad = gk.grad(lambda: body(jnp), wrt=[m, p])
+        got = (gk.jit(grad) if mode == "jit" else grad)()
+        np.testing.assert_array_equal(m.numpy(), np.asarray(m0))
+    assert_close([np.asarray(g) for g in got], [np.asarray(e) for e in expected], rtol=1e-5)

@@ -216,6 +216,26 @@ def slice_shape(var: Variable, index) -> tuple[int, ...]:
     return tuple(jax.eval_shape(lambda x: x[index], jax.ShapeDtypeStruct(var.shape, var.dtype)).shape)
 
 
+def _mask_as_indices(index):
+    """``index`` with each concrete boolean mask (a NumPy or JAX array, not a traced one) as the
+    integer indices of its True entries, as NumPy reads it: the same selection, which a layer
+    above can pass to a recorded scatter as runtime arrays (a mask's result size depends on
+    its values)."""
+    items = index if type(index) is tuple else (index,)
+    if not any(
+        isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim
+        for i in items
+    ):
+        return index
+    out: list = []
+    for i in items:
+        if isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim:
+            out.extend(np.nonzero(np.asarray(i)))
+        else:
+            out.append(i)
+    return tuple(out)
+
+
 def _scatter(current, index, update, how):
     ref = jnp.asarray(current).at[index]
     return getattr(ref, how)(update)
@@ -361,7 +381,7 @@ class VariableSlice(ValueOperators):
 
     def __init__(self, var: Variable, index):
         self._var = var
-        self._index = index
+        self._index = index = _mask_as_indices(index)
         self._base = var._read_value()
         # Under a frame (a recording tape, a transform) the slice is taken now, where it is
         # recorded, so it is a tensor of that frame even when used after it; otherwise only

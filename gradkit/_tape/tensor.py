@@ -74,8 +74,15 @@ def _check_run(items, shape, axis: int) -> None:
 
 
 def _boolean_mask_index(index):
-    """``index`` with a concrete boolean mask (``t[t > 0]``, ``t[np_mask]``) as the integer indices
-    of its True entries, which a recorded op can take (a mask's result size depends on its values)."""
+    """``index`` with a concrete boolean mask (``t[t > 0]``, ``t[np_mask]``, ``t[mask, 0]``) as the
+    integer indices of its True entries, which a recorded op can take (a mask's result size
+    depends on its values)."""
+    if type(index) is tuple:
+        items = []
+        for item in index:  # a tuple inside it is a sequence index, left as it is
+            expanded = item if type(item) is tuple else _boolean_mask_index(item)
+            items.extend(expanded if type(expanded) is tuple and type(item) is not tuple else (expanded,))
+        return tuple(items)
     value = _concrete_index(index)
     if value is None and isinstance(index, Tensor) and index.dtype == np.bool_ and not _traced(index):
         value = np.asarray(record.value_of(index))
