@@ -97,3 +97,26 @@ def test_a_float_argument_of_clip_or_an_update_is_a_runtime_value(method):
         want = jax.grad(lambda u, h=h: jnp.sum(method(u * 1.0, h) ** 2))(jnp.asarray(X0))
         assert_close(grads[-1], np.asarray(want))
     assert compiles[1:] == [0, 0, 0], compiles
+
+
+@pytest.mark.parametrize(
+    "index",
+    [np.True_, np.False_, np.array(True), (1, np.True_), (np.True_, slice(1, 3))],
+    ids=["np.True_", "np.False_", "0-d array", "int, np.True_", "np.True_, slice"],
+)
+def test_a_numpy_scalar_boolean_index_adds_an_axis_as_in_numpy(index):
+    """``t[np.True_]`` adds an axis of length 1 (0 for False), as NumPy and ``t[True]`` do;
+    jax reads a NumPy boolean scalar as a mask it cannot trace. Oracle: NumPy's shape and
+    jax.grad of the same indexing on a plain array, where the index is a Python bool."""
+    as_python = (
+        tuple(bool(i) if isinstance(i, (np.bool_, np.ndarray)) else i for i in index)
+        if type(index) is tuple
+        else bool(index)
+    )
+    v = gk.Variable(X0)
+    with gk.GradientTape() as tape:
+        y = (v * 2.0)[index]
+        loss = gnp.sum(gnp.sin(y))
+    assert y.shape == X0[index].shape
+    expected = jax.grad(lambda a: jnp.sum(jnp.sin((a * 2.0)[as_python])))(jnp.asarray(X0))
+    assert_close(tape.gradient(loss, v).numpy(), np.asarray(expected))

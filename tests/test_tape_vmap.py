@@ -141,7 +141,6 @@ def test_a_gk_vmap_function_called_again_under_a_tape_sees_its_current_python_st
             y = mapped(x * 1.0)
             loss = gnp.sum(y**2)
         grads = tape.gradient(loss, [x, w])
-        pure = lambda x, w: jnp.sum((x * scale * w) ** 2)  # noqa: E731
         assert_close(y.numpy(), np.asarray(xs * scale * w0))
-        expected = jax.grad(pure, argnums=(0, 1))(xs, jnp.float32(w0))
+        expected = jax.grad(lambda x, w, s=scale: jnp.sum((x * s * w) ** 2), argnums=(0, 1))(xs, jnp.float32(w0))
         assert_close([g.numpy() for g in grads], [np.asarray(e) for e in expected], rtol=1e-5)

@@ -574,6 +574,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         axis_size=axis_size,
         spmd_axis_name=spmd_axis_name,
     )
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         if not _recorded():

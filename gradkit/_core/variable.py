@@ -216,20 +216,23 @@ def slice_shape(var: Variable, index) -> tuple[int, ...]:
     return tuple(jax.eval_shape(lambda x: x[index], jax.ShapeDtypeStruct(var.shape, var.dtype)).shape)
 
 
+def _is_concrete_mask(i) -> bool:
+    return (
+        isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim
+    )
+
+
 def _mask_as_indices(index):
     """``index`` with each concrete boolean mask (a NumPy or JAX array, not a traced one) as the
     integer indices of its True entries, as NumPy reads it: the same selection, which a layer
     above can pass to a recorded scatter as runtime arrays (a mask's result size depends on
     its values)."""
     items = index if type(index) is tuple else (index,)
-    if not any(
-        isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim
-        for i in items
-    ):
+    if not any(map(_is_concrete_mask, items)):
         return index
     out: list = []
     for i in items:
-        if isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim:
+        if _is_concrete_mask(i):
             out.extend(np.nonzero(np.asarray(i)))
         else:
             out.append(i)

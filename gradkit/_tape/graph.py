@@ -379,7 +379,7 @@ class Session:
         self.watched_arrays: dict[int, tuple] = {}  # id(array) -> (array, node): raw arrays a tape watches
         self.frame = None  # the TapeFrame on the core's frame stack
         self.assign_sites: dict[int, str] = {}  # id(var) -> where it was last assigned, for explain()
-        self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf): constants recorded so far
+        self.constants: dict[int, tuple] = {}  # id(array) -> (array, leaf, its copy or None): constants recorded so far
         self.source_tags: dict[int, int] = {}  # structure id -> how many source nodes have it (tag_source)
         self.handed_out: set[int] = set()  # id(var) whose bound node a read has returned
         self.outer: Session | None = None  # the session this one is nested in (see frame.begin)

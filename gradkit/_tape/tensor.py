@@ -28,7 +28,7 @@ def _getitem(x, index):
 def _concrete_index(item):
     """An index item's value as a NumPy array when it is a concrete integer or boolean index (a
     number, a NumPy or JAX array, a tensor already computed), else None."""
-    if isinstance(item, (int, np.integer, np.ndarray)):
+    if isinstance(item, (int, np.integer, np.bool_, np.ndarray)):
         value = np.asarray(item)
     elif isinstance(item, Tensor):
         values = item._node.values
@@ -86,8 +86,10 @@ def _boolean_mask_index(index):
     value = _concrete_index(index)
     if value is None and isinstance(index, Tensor) and index.dtype == np.bool_ and not _traced(index):
         value = np.asarray(record.value_of(index))
-    if value is None or value.dtype.kind != "b" or value.ndim == 0:
+    if value is None or value.dtype.kind != "b":
         return index
+    if value.ndim == 0:
+        return bool(value)  # t[np.True_] adds an axis, as t[True] does (jax takes it for a mask)
     return tuple(np.nonzero(value))
 
 
