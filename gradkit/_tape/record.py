@@ -95,7 +95,7 @@ def _input_node(x, session) -> tuple[Node, int]:
     # One leaf per constant per session: a batch used by every op of a step is one input.
     # A writeable NumPy array written to since (a buffer refilled in place) is a new constant.
     hit = session.constants.get(id(x))
-    if hit is not None and hit[0] is x and (hit[2] is None or np.array_equal(hit[2], x)):
+    if hit is not None and hit[0] is x and (hit[2] is None or _unchanged(hit[2], x)):
         return hit[1], 0
     value = x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x  # later writes to x must not leak in
     leaf = make_leaf(value, 0, session, keep_numpy=True)
@@ -105,6 +105,13 @@ def _input_node(x, session) -> tuple[Node, int]:
         if exit_ is not None and exit_[0]() is x:
             leaf.origin = ("numpy", exit_[1], exit_[2])
     return leaf, 0
+
+
+def _unchanged(copy: np.ndarray, x: np.ndarray) -> bool:
+    """Whether ``x`` still holds what ``copy`` was taken from (bit for bit: NaNs included)."""
+    if x.nbytes <= 1 << 16:
+        return copy.tobytes() == x.tobytes()  # a small batch, read every op: the cheapest compare
+    return bool(np.array_equal(copy, x))
 
 
 # Arrays that left a recording tape through .numpy(): id -> (weakref, node, site), for explain().
