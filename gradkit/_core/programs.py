@@ -17,7 +17,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, Jaxpr, jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, Var, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
@@ -127,15 +127,48 @@ def _nested_consts(jaxpr) -> tuple:
     return tuple(out)
 
 
+_CUSTOM_CALLS = ("custom_vjp_call", "custom_jvp_call")
+
+
 def _rules_key(closed: ClosedJaxpr) -> tuple:
-    """The program's reverse-mode derivative traced, where custom rules are written out: two
-    programs equal as text but with different rules (a bwd closing over another bound) differ
-    here. A program reverse mode cannot trace (a while_loop) is told apart by its forward
-    derivative, else it is a program of its own."""
+    """The derivatives of the program's custom-rule calls, each traced on its own, where the
+    rules are written out: two programs equal as text but with different rules (a bwd closing
+    over another bound) differ here. Only the calls are differentiated, not the program around
+    them, so the price is a trace of each rule."""
+    return tuple(_derivative_text(_alone(eqn), eqn.primitive.name) for eqn in _custom_eqns(closed.jaxpr))
+
+
+def _custom_eqns(jaxpr) -> list:
+    """The custom-rule calls in ``jaxpr`` and the programs nested in it, in order."""
+    found = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in _CUSTOM_CALLS:
+            found.append(eqn)
+        for p in eqn.params.values():
+            for sub in p if isinstance(p, (tuple, list)) else (p,):
+                if isinstance(sub, (ClosedJaxpr, Jaxpr)):
+                    found.extend(_custom_eqns(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub))
+    return found
+
+
+def _alone(eqn) -> ClosedJaxpr | None:
+    """``eqn`` as a program of its own (its variable inputs in, its outputs out), or None."""
+    if any(isinstance(v, DropVar) for v in eqn.outvars):
+        return None
+    invars = list(dict.fromkeys(v for v in eqn.invars if isinstance(v, Var)))
+    info = DebugInfo("gradkit rule key", eqn.primitive.name, None, None)
+    return ClosedJaxpr(Jaxpr([], invars, list(eqn.outvars), [eqn], eqn.effects, info), [])
+
+
+def _derivative_text(closed: ClosedJaxpr | None, call: str) -> tuple:
+    """``closed``'s derivative traced, as text and constants: forward mode for a custom JVP
+    rule (the cheaper trace), reverse mode for a custom VJP rule (its bwd runs only there),
+    the other mode where that one cannot be traced; a key part equal to no other when neither
+    can."""
+    if closed is None:
+        return (_Same(object()),)
     jaxpr = closed.jaxpr
-    n = len(jaxpr.constvars)
     avals = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.in_avals]
-    const_avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in jaxpr.constvars]
 
     def inexact(x):
         return jnp.issubdtype(x.dtype, jnp.inexact)
@@ -147,7 +180,7 @@ def _rules_key(closed: ClosedJaxpr) -> tuple:
             full = list(flat)
             for i, d in zip(at, diff):
                 full[i] = d
-            outs = jaxpr_as_fun(ClosedJaxpr(jaxpr, full[:n]))(*full[n:])
+            outs = jaxpr_as_fun(ClosedJaxpr(jaxpr, closed.consts))(*full)
             return [o for o in outs if inexact(o)]
 
         return g, [flat[i] for i in at]
@@ -161,9 +194,9 @@ def _rules_key(closed: ClosedJaxpr) -> tuple:
         g, diff = split(flat)
         return jax.jvp(g, diff, diff)
 
-    for derivative in (pulled, pushed):
+    for derivative in (pushed, pulled) if call == "custom_jvp_call" else (pulled, pushed):
         try:
-            traced = jax.make_jaxpr(derivative)(*const_avals, *avals)
+            traced = jax.make_jaxpr(derivative)(*avals)
         except Exception:  # noqa: BLE001 - any failure to trace: try the next, or no sharing
             continue
         return str(traced.jaxpr), tuple(map(_const_key, traced.consts)), _nested_consts(traced.jaxpr)
