@@ -125,11 +125,11 @@ class Variable(_GkVariable):
 
     def scatter_add(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_add")
-        return self.assign(_scatter.scatter_rows(self.value, indices, values, "add"))
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "add", "Variable.scatter_add"))
 
     def scatter_sub(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_sub")
-        return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add"))
+        return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add", "Variable.scatter_sub"))
 
     def __repr__(self) -> str:
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"
