@@ -10,7 +10,7 @@ import numpy as np
 
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes
+from . import _dtypes, _shape_args
 from ._convert import axis_arg, call, convert, static_ints, wrap
 from ._indexing import check_indices
 
@@ -119,6 +119,7 @@ def stack(values, axis=0, name="stack"):
 def unstack(value, num=None, axis=0, name="unstack"):
     x = convert(value)
     n = x.shape[axis]
+    _shape_args.check_unstack_num(num, n, int(axis))
     return [call(_take, x, index=i, axis=int(axis)) for i in builtins.range(n)]
 
 
@@ -137,7 +138,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     widths = tuple(
         tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
     )
-    return call(_pad, convert(tensor), pad_width=widths, mode=mode.lower(), constant_values=constant_values)
+    x = convert(tensor)
+    _shape_args.check_paddings(widths, tuple(x.shape), mode.lower())
+    return call(_pad, x, pad_width=widths, mode=mode.lower(), constant_values=constant_values)
 
 
 def _cast_to(x, dtype):
@@ -209,6 +212,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         sections = num_or_size_splits
     else:
         sizes = list(static_ints(num_or_size_splits))
+        _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))
         if -1 in sizes:
             sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
         sections = tuple(int(s) for s in np.cumsum(sizes)[:-1])
@@ -236,7 +240,9 @@ def _tile(x, reps):
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    return call(_tile, convert(input), reps=static_ints(multiples))
+    x, reps = convert(input), static_ints(multiples)
+    _shape_args.check_multiples(reps, tuple(x.shape))
+    return call(_tile, x, reps=reps)
 
 
 def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
