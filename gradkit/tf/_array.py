@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _dtypes, _shape_args
@@ -75,12 +76,13 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
     return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
 
 
-def _linspace(start, stop, num):
-    return jnp.linspace(start, stop, num)
+def _linspace(start, stop, num, axis):
+    return jnp.linspace(start, stop, num, axis=axis)
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    return call(_linspace, convert(start), convert(stop), num=int(num))
+    """``num`` evenly spaced values from ``start`` to ``stop``; for vector ends, along ``axis``."""
+    return call(_linspace, convert(start), convert(stop), num=int(num), axis=int(axis))
 
 
 def _reshape(x, shape):
@@ -182,24 +184,24 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     return call(_gather, params, indices, axis=axis, batch_dims=int(batch_dims))
 
 
-def _one_hot(indices, depth, on_value, off_value, axis, dtype):
-    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=dtype)
-    return hot * (on_value - off_value) + off_value
+def _one_hot(indices, on_value, off_value, depth, axis):
+    return jnp.where(jax.nn.one_hot(indices, depth, axis=axis, dtype=bool), on_value, off_value)
+
+
+# TensorFlow's OneHot has no gradient, not even for a tensor on_value / off_value.
+record.cut_by_design(_one_hot, "tf.one_hot (it has no gradient in TensorFlow)")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """``tf.one_hot``: its dtype is ``dtype``, else on_value's, else off_value's, else float32
+    (TensorFlow's rule: ``on_value=5`` gives int32, ``on_value=True`` bool)."""
+    given = on_value if on_value is not None else off_value
+    if dtype is None and given is not None:
+        dtype = given.dtype if hasattr(given, "dtype") else convert(given).dtype
     dtype = np.dtype(dtype or _dtypes.float32)
-    on = 1 if on_value is None else on_value
-    off = 0 if off_value is None else off_value
-    return call(
-        _one_hot,
-        convert(indices),
-        depth=int(depth),
-        on_value=on,
-        off_value=off,
-        axis=-1 if axis is None else int(axis),
-        dtype=dtype,
-    )
+    on = convert(1 if on_value is None else on_value, dtype)
+    off = convert(0 if off_value is None else off_value, dtype)
+    return call(_one_hot, convert(indices), on, off, depth=int(depth), axis=-1 if axis is None else int(axis))
 
 
 def _split(x, sections, axis):
