@@ -12,12 +12,13 @@ from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _dtypes, _shape_args
-from ._convert import axis_arg, call, convert, static_ints, wrap
+from ._convert import axis_arg, call, check_python_value, convert, static_ints, wrap
 from ._indexing import check_indices
 
 
 def constant(value, dtype=None, shape=None, name=None):
     """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default)."""
+    check_python_value(value, dtype, "tf.constant")
     x = convert(value, dtype)
     if isinstance(x, Tensor):
         x = x.__gradkit_value__()
@@ -28,6 +29,7 @@ def constant(value, dtype=None, shape=None, name=None):
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded."""
+    check_python_value(value, dtype, "tf.convert_to_tensor")
     return wrap(convert(value, dtype))
 
 

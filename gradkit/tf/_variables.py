@@ -10,7 +10,7 @@ from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._tape.tensor import _boolean_mask_index, _check_indices
 
 from . import _math, _nondiff, _scatter
-from ._convert import TensorShape, convert, wrap
+from ._convert import TensorShape, check_python_value, convert, wrap
 
 
 def _wrapped(op):
@@ -53,6 +53,7 @@ class Variable(_GkVariable):
     ):
         if callable(initial_value):
             initial_value = initial_value()
+        check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
