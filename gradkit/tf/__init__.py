@@ -134,7 +134,14 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
 from ._module import Module
 from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
-from ._scatter import IndexedSlices, tensor_scatter_nd_add, tensor_scatter_nd_sub, tensor_scatter_nd_update
+from ._scatter import (
+    IndexedSlices,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_max,
+    tensor_scatter_nd_min,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+)
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
 

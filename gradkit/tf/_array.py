@@ -8,15 +8,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes
-from ._convert import axis_arg, call, convert, static_ints, wrap
+from . import _dtypes, _shape_args
+from ._convert import axis_arg, call, check_python_value, convert, static_ints, wrap
 from ._indexing import check_indices
 
 
 def constant(value, dtype=None, shape=None, name=None):
     """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default)."""
+    check_python_value(value, dtype, "tf.constant")
     x = convert(value, dtype)
     if isinstance(x, Tensor):
         x = x.__gradkit_value__()
@@ -27,6 +29,7 @@ def constant(value, dtype=None, shape=None, name=None):
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded."""
+    check_python_value(value, dtype, "tf.convert_to_tensor")
     return wrap(convert(value, dtype))
 
 
@@ -75,12 +78,13 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
     return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
 
 
-def _linspace(start, stop, num):
-    return jnp.linspace(start, stop, num)
+def _linspace(start, stop, num, axis):
+    return jnp.linspace(start, stop, num, axis=axis)
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    return call(_linspace, convert(start), convert(stop), num=int(num))
+    """``num`` evenly spaced values from ``start`` to ``stop``; for vector ends, along ``axis``."""
+    return call(_linspace, convert(start), convert(stop), num=int(num), axis=int(axis))
 
 
 def _reshape(x, shape):
@@ -119,6 +123,7 @@ def stack(values, axis=0, name="stack"):
 def unstack(value, num=None, axis=0, name="unstack"):
     x = convert(value)
     n = x.shape[axis]
+    _shape_args.check_unstack_num(num, n, int(axis))
     return [call(_take, x, index=i, axis=int(axis)) for i in builtins.range(n)]
 
 
@@ -137,7 +142,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     widths = tuple(
         tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
     )
-    return call(_pad, convert(tensor), pad_width=widths, mode=mode.lower(), constant_values=constant_values)
+    x = convert(tensor)
+    _shape_args.check_paddings(widths, tuple(x.shape), mode.lower())
+    return call(_pad, x, pad_width=widths, mode=mode.lower(), constant_values=constant_values)
 
 
 def _cast_to(x, dtype):
@@ -179,24 +186,24 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     return call(_gather, params, indices, axis=axis, batch_dims=int(batch_dims))
 
 
-def _one_hot(indices, depth, on_value, off_value, axis, dtype):
-    hot = jax.nn.one_hot(indices, depth, axis=axis, dtype=dtype)
-    return hot * (on_value - off_value) + off_value
+def _one_hot(indices, on_value, off_value, depth, axis):
+    return jnp.where(jax.nn.one_hot(indices, depth, axis=axis, dtype=bool), on_value, off_value)
+
+
+# TensorFlow's OneHot has no gradient, not even for a tensor on_value / off_value.
+record.cut_by_design(_one_hot, "tf.one_hot (it has no gradient in TensorFlow)")
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """``tf.one_hot``: its dtype is ``dtype``, else on_value's, else off_value's, else float32
+    (TensorFlow's rule: ``on_value=5`` gives int32, ``on_value=True`` bool)."""
+    given = on_value if on_value is not None else off_value
+    if dtype is None and given is not None:
+        dtype = given.dtype if hasattr(given, "dtype") else convert(given).dtype
     dtype = np.dtype(dtype or _dtypes.float32)
-    on = 1 if on_value is None else on_value
-    off = 0 if off_value is None else off_value
-    return call(
-        _one_hot,
-        convert(indices),
-        depth=int(depth),
-        on_value=on,
-        off_value=off,
-        axis=-1 if axis is None else int(axis),
-        dtype=dtype,
-    )
+    on = convert(1 if on_value is None else on_value, dtype)
+    off = convert(0 if off_value is None else off_value, dtype)
+    return call(_one_hot, convert(indices), on, off, depth=int(depth), axis=-1 if axis is None else int(axis))
 
 
 def _split(x, sections, axis):
@@ -209,6 +216,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         sections = num_or_size_splits
     else:
         sizes = list(static_ints(num_or_size_splits))
+        _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))
         if -1 in sizes:
             sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
         sections = tuple(int(s) for s in np.cumsum(sizes)[:-1])
@@ -236,7 +244,9 @@ def _tile(x, reps):
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    return call(_tile, convert(input), reps=static_ints(multiples))
+    x, reps = convert(input), static_ints(multiples)
+    _shape_args.check_multiples(reps, tuple(x.shape))
+    return call(_tile, x, reps=reps)
 
 
 def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002

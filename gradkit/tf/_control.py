@@ -34,7 +34,7 @@ from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _nest as nest
-from ._array import stack, unstack
+from ._array import convert_to_tensor, stack, unstack
 from ._convert import convert, wrap
 
 
@@ -109,6 +109,8 @@ def while_loop(
             break
         state = step(state)
         count += 1
+    # TensorFlow hands back tensors, even for loop_vars given as Python numbers or Variables.
+    state = nest.map_structure(lambda x: x if x is None else convert_to_tensor(x), state)
     return state[0] if single else _like(loop_vars, state)
 
 

@@ -50,6 +50,23 @@ def convert(x, dtype=None):
     return x
 
 
+def check_python_value(value, dtype, what: str) -> None:
+    """Refuse a Python number or list that ``dtype`` cannot hold as it is, as TensorFlow does
+    (``tf.constant(1.7, dtype=tf.int32)`` raises there; a cast would truncate it silently).
+    NumPy arrays and tensors are cast, as in TensorFlow."""
+    if dtype is None or not isinstance(value, (bool, int, float, complex, list, tuple)) or _has_tensor(value):
+        return
+    kind, target = np.asarray(value).dtype.kind, np.dtype(dtype).kind
+    if (kind == "c" and target != "c") or (kind == "f" and target in "iub") or (kind in "iu" and target == "b"):
+        from gradkit import _errors
+
+        raise _errors.GradkitTypeError(
+            f"{what} cannot convert {value!r} to dtype {np.dtype(dtype).name}: TensorFlow refuses a Python "
+            f"value that type cannot hold as written. Write it in that type, or cast it: "
+            f"tf.cast(tf.constant({value!r}), tf.{np.dtype(dtype).name})."
+        )
+
+
 _astype = lift(lambda x, dtype: x.astype(dtype))
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from gradkit import _errors
 
+from . import _shape_args
 from ._convert import call, convert, known_value, static_ints
 
 newaxis = None
@@ -57,7 +58,9 @@ def _slice(x, begin, size):
 
 def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
     """``size[i]`` entries from ``begin[i]`` along each axis (``-1``: to the end)."""
-    return call(_slice, convert(input_), begin=static_ints(begin), size=static_ints(size))
+    x, begin, size = convert(input_), static_ints(begin), static_ints(size)
+    _shape_args.check_slice(begin, size, tuple(x.shape))
+    return call(_slice, x, begin=begin, size=size)
 
 
 def _broadcast_to(x, shape):

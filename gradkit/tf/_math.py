@@ -195,8 +195,29 @@ def _euclidean_norm(x, axis, keepdims):
 
 reduce_sum = _reduction(_sum, "reduce_sum")
 reduce_mean = _reduction(_mean, "reduce_mean")
-reduce_max = _reduction(jnp.max, "reduce_max")
-reduce_min = _reduction(jnp.min, "reduce_min")
+def _extreme(jfn, x, axis, keepdims, identity):
+    if x.size == 0:
+        # TensorFlow reduces nothing to the identity (-inf for max, inf for min, an int's limit);
+        # jnp.max raises "zero-size array to reduction operation" without an initial value.
+        if jnp.issubdtype(x.dtype, jnp.integer):
+            info = jnp.iinfo(x.dtype)
+            start = info.min if identity < 0 else info.max
+        else:
+            start = identity
+        return jfn(x, axis=axis, keepdims=keepdims, initial=start)
+    return jfn(x, axis=axis, keepdims=keepdims)
+
+
+def _max(x, axis, keepdims):
+    return _extreme(jnp.max, x, axis, keepdims, -jnp.inf)
+
+
+def _min(x, axis, keepdims):
+    return _extreme(jnp.min, x, axis, keepdims, jnp.inf)
+
+
+reduce_max = _reduction(_max, "reduce_max")
+reduce_min = _reduction(_min, "reduce_min")
 reduce_prod = _reduction(_prod, "reduce_prod")
 reduce_euclidean_norm = _reduction(_euclidean_norm, "reduce_euclidean_norm")
 reduce_std = _reduction(jnp.std, "reduce_std", float_only=True)

@@ -24,9 +24,22 @@ softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
 elu = _math._unary(jax.nn.elu, "elu")
-selu = _math._unary(jax.nn.selu, "selu")
 swish = silu = _math._unary(jax.nn.silu, "silu")
 softsign = _math._unary(jax.nn.soft_sign, "softsign")
+
+
+def _selu(x):
+    # TensorFlow's gradient takes the linear piece at 0 (its rule reads the output, 0 there), where
+    # jax.nn.selu takes the exponential one: scale * alpha instead of scale. The exponential
+    # piece reads 0 where it is not taken, so a large x cannot make its unused gradient NaN.
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    linear = x >= 0
+    return scale * jnp.where(linear, x, alpha * jnp.expm1(jnp.where(linear, 0, x)))
+
+
+def selu(features, name=None):
+    """``tf.nn.selu``: ``scale * x`` for ``x >= 0``, ``scale * alpha * (exp(x) - 1)`` below."""
+    return call(_selu, convert(features))
 
 
 def _softmax(x, axis):

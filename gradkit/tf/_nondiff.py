@@ -39,6 +39,10 @@ def _rint(x):
 
 
 def _floordiv(x, y):
+    if jnp.issubdtype(jnp.result_type(x, y), jnp.inexact):
+        # TensorFlow's FloorDiv of floats is floor(x / y); jnp.floor_divide goes through the
+        # remainder (NumPy's divmod), which can land one lower: 1.5 // 0.3 is 5 there, 4 here.
+        return jnp.floor(x / y)
     return jnp.floor_divide(x, y)
 
 

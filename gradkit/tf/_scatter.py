@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from ._convert import call, convert
+from ._indexing import check_indices
 
 
 def _nd_index(indices):
@@ -26,28 +27,32 @@ def _scatter_nd(tensor, indices, updates, how):
     return getattr(tensor.at[_nd_index(indices)], how)(updates)
 
 
-def _scatter(tensor, indices, updates, how):
-    return call(_scatter_nd, convert(tensor), convert(indices), convert(updates), how=how)
+def _scatter(tensor, indices, updates, how, what):
+    tensor, indices = convert(tensor), convert(indices)
+    # jax's .at[] drops an index past the end and wraps a negative one; TensorFlow raises.
+    k = indices.shape[-1] if indices.ndim else 0
+    check_indices(indices, tensor.shape[:k], what)
+    return call(_scatter_nd, tensor, indices, convert(updates), how=how)
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "set")
+    return _scatter(tensor, indices, updates, "set", "tf.tensor_scatter_nd_update")
 
 
 def tensor_scatter_nd_add(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "add")
+    return _scatter(tensor, indices, updates, "add", "tf.tensor_scatter_nd_add")
 
 
 def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, -convert(updates), "add")
+    return _scatter(tensor, indices, -convert(updates), "add", "tf.tensor_scatter_nd_sub")
 
 
 def tensor_scatter_nd_max(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "max")
+    return _scatter(tensor, indices, updates, "max", "tf.tensor_scatter_nd_max")
 
 
 def tensor_scatter_nd_min(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "min")
+    return _scatter(tensor, indices, updates, "min", "tf.tensor_scatter_nd_min")
 
 
 class IndexedSlices:
@@ -80,6 +85,8 @@ def _rows(tensor, indices, values, how):
     return getattr(tensor.at[indices], how)(values)
 
 
-def scatter_rows(tensor, indices, values, how):
+def scatter_rows(tensor, indices, values, how, what="Variable.scatter_update"):
     """Rows ``indices`` (any shape) of ``tensor`` set or added to ``values``."""
-    return call(_rows, convert(tensor), convert(indices), convert(values), how=how)
+    tensor, indices = convert(tensor), convert(indices)
+    check_indices(indices, tensor.shape[0], what)
+    return call(_rows, tensor, indices, convert(values), how=how)

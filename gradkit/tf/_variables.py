@@ -7,9 +7,10 @@ import jax
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
+from gradkit._tape.tensor import _boolean_mask_index, _check_indices
 
 from . import _math, _nondiff, _scatter
-from ._convert import TensorShape, convert, wrap
+from ._convert import TensorShape, check_python_value, convert, wrap
 
 
 def _wrapped(op):
@@ -52,6 +53,7 @@ class Variable(_GkVariable):
     ):
         if callable(initial_value):
             initial_value = initial_value()
+        check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
@@ -91,6 +93,10 @@ class Variable(_GkVariable):
         return out if read_value else None
 
     def __getitem__(self, index):
+        # As a tensor's index: a concrete boolean mask (v[v > 0]) selects its True entries, and an
+        # int index outside its axis raises as in TensorFlow (jax would clamp v[5] to the last row).
+        index = _boolean_mask_index(index)
+        _check_indices(index, self._shape)
         return _VariableSlice(self, index)
 
     def scatter_nd_update(self, indices, updates, name=None):
@@ -120,11 +126,11 @@ class Variable(_GkVariable):
 
     def scatter_add(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_add")
-        return self.assign(_scatter.scatter_rows(self.value, indices, values, "add"))
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "add", "Variable.scatter_add"))
 
     def scatter_sub(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_sub")
-        return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add"))
+        return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add", "Variable.scatter_sub"))
 
     def __repr__(self) -> str:
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"

@@ -20,6 +20,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
 from .._convert import convert
+from .._variables import Variable as _TfVariable
 
 
 def _sgd(lr, step, momentum, nesterov):
@@ -127,11 +128,30 @@ class Optimizer:
     """
 
     def __init__(self, learning_rate, make, hyper):
-        self.learning_rate = learning_rate
+        # As in Keras, a number becomes a float32 Variable (opt.learning_rate.assign(...) works, and
+        # a new rate set between steps of a tf.function is read, not baked in); a Variable is kept,
+        # so a learned rate gets its hypergradient, and a callable is called at each step.
+        if not isinstance(learning_rate, Variable) and not callable(learning_rate):
+            learning_rate = _TfVariable(float(learning_rate), name="learning_rate", trainable=False)
+        self._learning_rate = learning_rate
         self._make = make
         self._hyper = hyper
         self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
         self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
+
+    @property
+    def learning_rate(self):
+        """The rate's Variable (or, for a callable rate, its value now), as Keras gives it."""
+        lr = self._learning_rate
+        return lr if isinstance(lr, Variable) or not callable(lr) else lr()
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        # Keras assigns a number into the rate's Variable; a Variable or a callable replaces it.
+        if isinstance(value, Variable) or callable(value) or not isinstance(self._learning_rate, Variable):
+            self._learning_rate = value
+        else:
+            self._learning_rate.assign(float(value))
 
     def _slot_variables(self, variable):
         """The state Variables of ``variable``'s slots (made at its first step) and their treedef."""
@@ -160,7 +180,8 @@ class Optimizer:
         slots = [self._slot_variables(v) for v in variables]
         states = [jax.tree_util.tree_unflatten(treedef, [s.value for s in ss]) for ss, treedef in slots]
         params = [v.value for v in variables]
-        lr = self.learning_rate.value if isinstance(self.learning_rate, Variable) else self.learning_rate
+        lr = self.learning_rate
+        lr = lr.value if isinstance(lr, Variable) else convert(lr)
         updates, new_states = lift(_update)(
             lr, self.iterations.value, grads, states, params, make=self._make, hyper=self._hyper
         )
@@ -186,6 +207,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
         _check_options("SGD", kwargs)
+        self.momentum, self.nesterov = float(momentum), bool(nesterov)
         super().__init__(learning_rate, _sgd, (float(momentum), bool(nesterov)))
 
 
@@ -199,6 +221,7 @@ class Adam(Optimizer):
         self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
     ):
         _check_options("Adam", kwargs)
+        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)
         super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)))
 
 
