@@ -31,7 +31,10 @@ def test_empty_reductions_match_tensorflow():
 
 def test_gradient_of_an_empty_reduction_is_empty_and_of_a_full_one_unchanged():
     def program(tf):
-        empty, full = tf.Variable(tf.zeros([2, 0])), tf.Variable(np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]], np.float32))
+        empty, full = (
+            tf.Variable(tf.zeros([2, 0])),
+            tf.Variable(np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]], np.float32)),
+        )
         with tf.GradientTape() as t:
             loss = tf.reduce_sum(tf.reduce_max(empty, axis=1)) * 0.0 + tf.reduce_sum(
                 tf.reduce_max(full, axis=1) * [1.0, 2.0]

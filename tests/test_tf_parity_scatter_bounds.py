@@ -21,9 +21,7 @@ BAD = {
     "max": lambda tf: tf.tensor_scatter_nd_max(tf.constant(X), [[5, 0]], [1.0]),
     "variable_scatter_nd_update": lambda tf: tf.Variable(X).scatter_nd_update([[3, 0]], [1.0]),
     "variable_scatter_update": lambda tf: tf.Variable(X).scatter_update(tf.IndexedSlices([ROW], tf.constant([3]))),
-    "variable_scatter_add_negative": lambda tf: tf.Variable(X).scatter_add(
-        tf.IndexedSlices([ROW], tf.constant([-1]))
-    ),
+    "variable_scatter_add_negative": lambda tf: tf.Variable(X).scatter_add(tf.IndexedSlices([ROW], tf.constant([-1]))),
 }
 
 

@@ -25,7 +25,14 @@ def test_python_numbers_and_variables_come_back_as_tensors():
             lambda i, d: i < 2, lambda i, d: (i + 1, {"a": d["a"] * 2, "b": d["b"]}), (0, {"a": 1.5, "b": 2})
         )
         leaves = [*counted, *untouched, *skipped, nested[0], nested[1]["a"], nested[1]["b"]]
-        return [counted, untouched, skipped, nested, [_is_tensor(tf, x) for x in leaves], [x.dtype.name for x in leaves]]
+        return [
+            counted,
+            untouched,
+            skipped,
+            nested,
+            [_is_tensor(tf, x) for x in leaves],
+            [x.dtype.name for x in leaves],
+        ]
 
     out = run_both(program)
     assert not isinstance(out, Exception), out

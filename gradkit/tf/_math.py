@@ -195,6 +195,8 @@ def _euclidean_norm(x, axis, keepdims):
 
 reduce_sum = _reduction(_sum, "reduce_sum")
 reduce_mean = _reduction(_mean, "reduce_mean")
+
+
 def _extreme(jfn, x, axis, keepdims, identity):
     if x.size == 0:
         # TensorFlow reduces nothing to the identity (-inf for max, inf for min, an int's limit);

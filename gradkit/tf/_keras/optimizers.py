@@ -221,7 +221,12 @@ class Adam(Optimizer):
         self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
     ):
         _check_options("Adam", kwargs)
-        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)
+        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = (
+            float(beta_1),
+            float(beta_2),
+            float(epsilon),
+            bool(amsgrad),
+        )
         super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)))
 
 
