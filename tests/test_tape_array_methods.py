@@ -120,3 +120,18 @@ def test_a_numpy_scalar_boolean_index_adds_an_axis_as_in_numpy(index):
     assert y.shape == X0[index].shape
     expected = jax.grad(lambda a: jnp.sum(jnp.sin((a * 2.0)[as_python])))(jnp.asarray(X0))
     assert_close(tape.gradient(loss, v).numpy(), np.asarray(expected))
+
+
+@pytest.mark.parametrize("kind", ["tensor", "variable", "gk.Variable"])
+def test_a_list_index_raises_a_clear_error_naming_both_meanings(kind):
+    """TensorFlow reads ``t[[0, 1]]`` as ``t[0, 1]``, NumPy as rows 0 and 1, and jax refuses it;
+    gradkit refuses it with an error naming both spellings rather than guess. Oracle: NumPy's
+    values for the two spellings the error suggests."""
+    import gradkit.tf as gtf
+
+    value = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    x = {"tensor": gtf.constant(value), "variable": gtf.Variable(value), "gk.Variable": gk.Variable(value)}[kind]
+    with pytest.raises(TypeError, match=r"\[gradkit\] a list index \[0, 1\].*t\[0, 1\].*np\.array"):
+        x[[0, 1]]
+    assert float(np.asarray(x[0, 1])) == value[0, 1]
+    assert np.asarray(x[np.array([0, 1])]).shape == value[np.array([0, 1])].shape

@@ -216,6 +216,17 @@ def slice_shape(var: Variable, index) -> tuple[int, ...]:
     return tuple(jax.eval_shape(lambda x: x[index], jax.ShapeDtypeStruct(var.shape, var.dtype)).shape)
 
 
+def check_not_list_index(index) -> None:
+    """Refuse a list as a whole index: NumPy reads ``t[[0, 1]]`` as rows 0 and 1, TensorFlow as
+    ``t[0, 1]``, and jax refuses it; guessing either would be silently wrong for the other."""
+    if type(index) is list:
+        raise _errors.GradkitTypeError(
+            f"a list index {index!r:.60} is read differently by NumPy (as the rows it lists) and by "
+            "TensorFlow (as a tuple of indices). Write a tuple for TensorFlow's meaning (t[0, 1]), or an array "
+            "for NumPy's (t[np.array([0, 1])], or tf.gather(t, [0, 1]))."
+        )
+
+
 def _is_concrete_mask(i) -> bool:
     return (
         isinstance(i, (np.ndarray, jax.Array)) and not isinstance(i, jax.core.Tracer) and i.dtype == np.bool_ and i.ndim
@@ -345,6 +356,7 @@ class Variable(ValueOperators):
         return self.assign(self._read_value() - delta)
 
     def __getitem__(self, index) -> VariableSlice:
+        check_not_list_index(index)
         return VariableSlice(self, index)
 
     # -- identity --------------------------------------------------------------------------

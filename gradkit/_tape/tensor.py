@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.operators import install_binary_operators
+from .._core.variable import check_not_list_index
 from . import array_methods, graph, record
 from .graph import Node, make_leaf
 from .shape import Shape
@@ -232,6 +233,7 @@ class Tensor:
         return record.apply_unary(operator.invert, self)
 
     def __getitem__(self, index):
+        check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)
         return record.apply(_getitem, self, index)

@@ -7,6 +7,7 @@ import jax
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
+from gradkit._core.variable import check_not_list_index
 from gradkit._tape.tensor import _boolean_mask_index, _check_indices
 
 from . import _math, _nondiff, _scatter
@@ -95,6 +96,7 @@ class Variable(_GkVariable):
     def __getitem__(self, index):
         # As a tensor's index: a concrete boolean mask (v[v > 0]) selects its True entries, and an
         # int index outside its axis raises as in TensorFlow (jax would clamp v[5] to the last row).
+        check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._shape)
         return _VariableSlice(self, index)
