@@ -3,8 +3,11 @@
 Each ``tf.function`` attribute with an ``input_signature`` is exported with
 ``jax.export`` and serialised with ``vjp_order=1``, so custom gradients survive: the
 loaded function is differentiable under a tape in a fresh process. A ``TensorSpec``
-dimension of None becomes a symbolic dimension; ``TensorSpec(None)`` (any shape) is
-exported for scalars. Variables the function reads are saved as constants.
+dimension of None becomes a symbolic dimension (each its own, except that a leading one
+is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
+shape) is exported for scalars. Arguments are tensors inside the function, as in
+``tf.function``. Variables the function reads are saved as constants, so a function that
+assigns one is refused.
 """
 
 from __future__ import annotations
@@ -12,19 +15,27 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import string
 
 import jax
 import numpy as np
 
-from gradkit._core.functionalize import values_of
-from gradkit._errors import GradkitValueError
+from gradkit._core.functionalize import StateFrame, values_of
+from gradkit._core.state import State
+from gradkit._errors import GradkitError, GradkitValueError
 from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
 
 from ._convert import convert, wrap
 from ._function import Function
 
 _MANIFEST = "gradkit_saved_model.json"
+
+_MSG_ASSIGNS = (
+    "saved_model.save cannot save {fn}: it assigns Variable {name}, and a saved function holds the Variables "
+    "it reads as constants (saved with their values at save time), so the assignment would be lost at every "
+    "call of the loaded function. Save a function that returns the new value instead (the caller assigns "
+    "it), or leave {fn} without an input_signature so that save skips it."
+)
 
 
 class SaveOptions:
@@ -43,17 +54,66 @@ class SaveOptions:
         self.experimental_custom_gradients = experimental_custom_gradients
 
 
-def _arg_specs(signature):
-    letters = iter(string.ascii_lowercase)
+def _arg_specs(signature, shared_batch=False):
+    # Every symbolic dimension of one export must come from one scope: jax.export refuses
+    # arguments whose dimensions were made in separate scopes (two TensorSpec([None]) arguments).
+    # Each None is its own dimension, as TensorFlow's unknown dimensions are unrelated; with
+    # shared_batch, a None leading dimension is one "batch" dimension for every argument.
+    scope = jax.export.SymbolicScope()
+    count = 0
     specs = []
     for spec in signature:
         if spec.shape is None:
             shape = ()
         else:
-            dims = [next(letters) if d == -1 else str(d) for d in spec.shape]
-            shape = jax.export.symbolic_shape(", ".join(dims)) if dims else ()
+            dims = []
+            for axis, d in enumerate(spec.shape):
+                if d != -1:
+                    dims.append(str(d))
+                elif shared_batch and axis == 0:
+                    dims.append("batch")
+                else:
+                    dims.append(f"d{count}")
+                    count += 1
+            shape = jax.export.symbolic_shape(", ".join(dims), scope=scope) if dims else ()
         specs.append(jax.ShapeDtypeStruct(shape, spec.dtype))
     return specs
+
+
+# What jax raises when a traced program needs a relation between symbolic dimensions that
+# the export does not know (x + y for x of shape (d0,) and y of shape (d1,)).
+_SHAPE_ERRORS = (TypeError, ValueError, jax.errors.InconclusiveDimensionOperation)
+
+
+def _export(name, fn, signature):
+    """``fn`` exported for ``signature``.
+
+    TensorFlow checks at each call that the unknown dimensions of arguments combined by the
+    function agree; an export must know it when traced. The first try keeps every None
+    dimension independent; when that fails and several arguments have a None leading
+    dimension, they are taken as one batch dimension, as a function that combines them
+    needs them to be at every call anyway.
+    """
+    try:
+        return jax.export.export(jax.jit(fn))(*_arg_specs(signature))
+    except _SHAPE_ERRORS as error:
+        if isinstance(error, GradkitError):  # gradkit's own advice, not a shape relation
+            raise
+        first = error
+    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] == -1)
+    if leading >= 2:
+        try:
+            return jax.export.export(jax.jit(fn))(*_arg_specs(signature, shared_batch=True))
+        except _SHAPE_ERRORS as error:
+            if isinstance(error, GradkitError):
+                raise
+    raise GradkitValueError(
+        f"saved_model.save could not export {name} for its input_signature {signature}: tracing it with each "
+        f"None dimension as an unknown size failed ({type(first).__name__}: {str(first).splitlines()[0]}). "
+        "jax.export must know every relation between unknown dimensions when it traces (TensorFlow checks them "
+        "at each call). Give the dimensions the function combines fixed sizes in the input_signature, or the "
+        "same role (a leading None dimension is shared by all arguments when the function needs it)."
+    ) from first
 
 
 def save(obj, export_dir, signatures=None, options=None):
@@ -65,10 +125,18 @@ def save(obj, export_dir, signatures=None, options=None):
             continue
         fn = attr.python_function
 
-        def pure(*xs, _fn=fn):
-            return values_of(_fn(obj, *xs))
+        def pure(*xs, _fn=fn, _name=name):
+            # Under a frame of its own, an assignment stays in the frame instead of reaching
+            # the live Variable as a tracer; a function that makes one cannot be saved (below).
+            frame = StateFrame(State.of(()), strict=False, created_are_local=True)
+            with frame:
+                out = values_of(_fn(obj, *(Tensor.concrete(x) for x in xs)))
+            if frame.assigned:
+                var = next(iter(frame.assigned.values()))
+                raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
+            return out
 
-        exported = jax.export.export(jax.jit(pure))(*_arg_specs(attr.input_signature))
+        exported = _export(name, pure, attr.input_signature)
         with _serialization():
             blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
