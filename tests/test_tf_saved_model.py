@@ -79,3 +79,31 @@ def test_a_function_that_assigns_a_variable_is_refused_and_changes_nothing(tmp_p
     with pytest.raises(GradkitValueError, match=r"\[gradkit\] saved_model.save cannot save bump: it assigns"):
         tf.saved_model.save(m, str(tmp_path))
     assert float(m.count.numpy()) == 0.0
+
+
+def test_tf_functions_stored_on_the_instance_are_saved(tmp_path):
+    # TensorFlow saves a tf.function kept as an instance attribute (of a bound method or a
+    # lambda) as it saves a decorated method; gradkit skipped them silently.
+    class M(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(W)
+            self.scaled = tf.function(self._scaled, input_signature=[tf.TensorSpec([3], tf.float32)])
+            self.tripled = tf.function(lambda x: x * 3.0, input_signature=[tf.TensorSpec([3], tf.float32)])
+
+        def _scaled(self, x):
+            return self.w * x
+
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+        def shifted(self, x):
+            return x + 1.0
+
+    tf.saved_model.save(M(), str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    np.testing.assert_allclose(np.asarray(loaded.scaled(x)), W * x)
+    np.testing.assert_allclose(np.asarray(loaded.tripled(x)), x * 3.0)
+    np.testing.assert_allclose(np.asarray(loaded.shifted(x)), x + 1.0)
+    xv = tf.Variable(x)
+    with tf.GradientTape() as t:
+        y = tf.reduce_sum(loaded.scaled(xv) ** 2)
+    np.testing.assert_allclose(np.asarray(t.gradient(y, xv)), jax.grad(lambda x: jnp.sum((W * x) ** 2))(x))

@@ -12,6 +12,7 @@ assigns one is refused.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -116,27 +117,41 @@ def _export(name, fn, signature):
     ) from first
 
 
+def _functions(obj):
+    """``(name, function of the arguments, input_signature)`` per ``tf.function`` of ``obj`` to save.
+
+    Methods decorated in the class, and ``tf.function``s stored as attributes of the instance
+    (``self.f = tf.function(self._f, input_signature=...)``, which TensorFlow saves too; an
+    instance attribute hides a class one of the same name).
+    """
+    found = {}
+    for name, attr in inspect.getmembers(type(obj)):
+        if isinstance(attr, Function) and attr.input_signature is not None:
+            found[name] = (functools.partial(attr.python_function, obj), attr.input_signature)
+    for name, attr in vars(obj).items() if hasattr(obj, "__dict__") else ():
+        if isinstance(attr, Function) and attr.input_signature is not None:
+            found[name] = (attr.python_function, attr.input_signature)
+    return [(name, fn, signature) for name, (fn, signature) in sorted(found.items())]
+
+
 def save(obj, export_dir, signatures=None, options=None):
     """Export every ``tf.function`` of ``obj`` that has an ``input_signature``."""
     os.makedirs(export_dir, exist_ok=True)
     names = []
-    for name, attr in inspect.getmembers(type(obj)):
-        if not isinstance(attr, Function) or attr.input_signature is None:
-            continue
-        fn = attr.python_function
+    for name, fn, signature in _functions(obj):
 
         def pure(*xs, _fn=fn, _name=name):
             # Under a frame of its own, an assignment stays in the frame instead of reaching
             # the live Variable as a tracer; a function that makes one cannot be saved (below).
             frame = StateFrame(State.of(()), strict=False, created_are_local=True)
             with frame:
-                out = values_of(_fn(obj, *(Tensor.concrete(x) for x in xs)))
+                out = values_of(_fn(*(Tensor.concrete(x) for x in xs)))
             if frame.assigned:
                 var = next(iter(frame.assigned.values()))
                 raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
             return out
 
-        exported = _export(name, pure, attr.input_signature)
+        exported = _export(name, pure, signature)
         with _serialization():
             blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
