@@ -107,3 +107,21 @@ def test_tf_functions_stored_on_the_instance_are_saved(tmp_path):
     with tf.GradientTape() as t:
         y = tf.reduce_sum(loaded.scaled(xv) ** 2)
     np.testing.assert_allclose(np.asarray(t.gradient(y, xv)), jax.grad(lambda x: jnp.sum((W * x) ** 2))(x))
+
+
+def test_loaded_functions_take_their_arguments_by_name_and_refuse_a_wrong_count(tmp_path):
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.float32), tf.TensorSpec([], tf.float32)])
+        def scale(self, x, factor):
+            return x * factor
+
+    tf.saved_model.save(M(), str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    np.testing.assert_allclose(np.asarray(loaded.scale(x, factor=2.0)), x * 2.0)
+    np.testing.assert_allclose(np.asarray(loaded.scale(factor=3.0, x=x)), x * 3.0)
+    # An extra argument was dropped silently (zip of the arguments with the signature).
+    with pytest.raises(TypeError, match=r"\[gradkit\] the loaded function scale takes 2 argument"):
+        loaded.scale(x, 2.0, 5.0)
+    with pytest.raises(TypeError, match=r"\[gradkit\] the loaded function scale got an unexpected"):
+        loaded.scale(x, scale=2.0)

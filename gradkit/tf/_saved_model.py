@@ -22,7 +22,7 @@ import numpy as np
 
 from gradkit._core.functionalize import StateFrame, values_of
 from gradkit._core.state import State
-from gradkit._errors import GradkitError, GradkitValueError
+from gradkit._errors import GradkitError, GradkitTypeError, GradkitValueError
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
@@ -137,7 +137,7 @@ def _functions(obj):
 def save(obj, export_dir, signatures=None, options=None):
     """Export every ``tf.function`` of ``obj`` that has an ``input_signature``."""
     os.makedirs(export_dir, exist_ok=True)
-    names = []
+    names, arguments = [], {}
     for name, fn, signature in _functions(obj):
 
         def pure(*xs, _fn=fn, _name=name):
@@ -157,13 +157,14 @@ def save(obj, export_dir, signatures=None, options=None):
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
             f.write(blob)
         names.append(name)
+        arguments[name] = _argument_names(fn, len(signature))
     if not names:
         raise GradkitValueError(
             "saved_model.save found no tf.function with an input_signature on this object; decorate the methods "
             "to save with @tf.function(input_signature=[tf.TensorSpec(...)])."
         )
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
-        json.dump({"functions": names}, f)
+        json.dump({"functions": names, "arguments": arguments}, f)
 
 
 class _serialization:
@@ -188,10 +189,42 @@ class _Loaded:
         return f"<gradkit.tf loaded SavedModel with {sorted(vars(self))}>"
 
 
-def _callable(exported):
-    call = lift(exported.call)
+def _argument_names(fn, count):
+    """The names of ``fn``'s first ``count`` parameters, so that the loaded function takes
+    them as keywords too, as TensorFlow's does (None where a parameter has none)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return [None] * count
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name if p.kind in positional else None for p in params]
+    return names + [None] * (count - len(names))
 
-    def run(*args):
+
+def _callable(name, exported, arg_names):
+    call = lift(exported.call)
+    count = len(exported.in_avals)
+    arg_names = arg_names or [None] * count
+
+    def run(*args, **kwargs):
+        args = list(args)
+        for key in kwargs:
+            if key not in arg_names or arg_names.index(key) < len(args):
+                known = ", ".join(n for n in arg_names if n) or "none"
+                raise GradkitTypeError(
+                    f"the loaded function {name} got an unexpected or repeated keyword argument {key!r} "
+                    f"(its arguments, in order: {known}). Pass each argument once, by position or by name."
+                )
+        for key in arg_names[len(args) :]:
+            if key is None or key not in kwargs:
+                break
+            args.append(kwargs.pop(key))
+        if len(args) != count or kwargs:
+            raise GradkitTypeError(
+                f"the loaded function {name} takes {count} argument(s), one per TensorSpec of the "
+                f"input_signature it was saved with, but got {len(args)} positional and keyword "
+                f"{sorted(kwargs)}. Pass exactly {count}."
+            )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, exported.in_avals)]
         return wrap(call(*xs))
 
@@ -201,11 +234,12 @@ def _callable(exported):
 def load(export_dir, tags=None, options=None):
     """Load what ``save`` wrote; each function is ``gk.lift``-ed ``Exported.call``."""
     with open(os.path.join(export_dir, _MANIFEST)) as f:
-        names = json.load(f)["functions"]
+        manifest = json.load(f)
+    names, arguments = manifest["functions"], manifest.get("arguments", {})
     obj = _Loaded()
     for name in names:
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "rb") as f:
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
-        setattr(obj, name, _callable(exported))
+        setattr(obj, name, _callable(name, exported, arguments.get(name)))
     return obj
