@@ -3,28 +3,40 @@
 Each ``tf.function`` attribute with an ``input_signature`` is exported with
 ``jax.export`` and serialised with ``vjp_order=1``, so custom gradients survive: the
 loaded function is differentiable under a tape in a fresh process. A ``TensorSpec``
-dimension of None becomes a symbolic dimension; ``TensorSpec(None)`` (any shape) is
-exported for scalars. Variables the function reads are saved as constants.
+dimension of None becomes a symbolic dimension (each its own, except that a leading one
+is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
+shape) is exported for scalars. Arguments are tensors inside the function, as in
+``tf.function``. Variables the function reads are saved as constants, so a function that
+assigns one is refused.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
-import string
 
 import jax
 import numpy as np
 
-from gradkit._core.functionalize import values_of
-from gradkit._errors import GradkitValueError
+from gradkit._core.functionalize import StateFrame, values_of
+from gradkit._core.state import State
+from gradkit._errors import GradkitError, GradkitTypeError, GradkitValueError
 from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
 
 from ._convert import convert, wrap
 from ._function import Function
 
 _MANIFEST = "gradkit_saved_model.json"
+
+_MSG_ASSIGNS = (
+    "saved_model.save cannot save {fn}: it assigns Variable {name}, and a saved function holds the Variables "
+    "it reads as constants (saved with their values at save time), so the assignment would be lost at every "
+    "call of the loaded function. Save a function that returns the new value instead (the caller assigns "
+    "it), or leave {fn} without an input_signature so that save skips it."
+)
 
 
 class SaveOptions:
@@ -43,44 +55,116 @@ class SaveOptions:
         self.experimental_custom_gradients = experimental_custom_gradients
 
 
-def _arg_specs(signature):
-    letters = iter(string.ascii_lowercase)
+def _arg_specs(signature, shared_batch=False):
+    # Every symbolic dimension of one export must come from one scope: jax.export refuses
+    # arguments whose dimensions were made in separate scopes (two TensorSpec([None]) arguments).
+    # Each None is its own dimension, as TensorFlow's unknown dimensions are unrelated; with
+    # shared_batch, a None leading dimension is one "batch" dimension for every argument.
+    scope = jax.export.SymbolicScope()
+    count = 0
     specs = []
     for spec in signature:
         if spec.shape is None:
             shape = ()
         else:
-            dims = [next(letters) if d == -1 else str(d) for d in spec.shape]
-            shape = jax.export.symbolic_shape(", ".join(dims)) if dims else ()
+            dims = []
+            for axis, d in enumerate(spec.shape):
+                if d != -1:
+                    dims.append(str(d))
+                elif shared_batch and axis == 0:
+                    dims.append("batch")
+                else:
+                    dims.append(f"d{count}")
+                    count += 1
+            shape = jax.export.symbolic_shape(", ".join(dims), scope=scope) if dims else ()
         specs.append(jax.ShapeDtypeStruct(shape, spec.dtype))
     return specs
+
+
+# What jax raises when a traced program needs a relation between symbolic dimensions that
+# the export does not know (x + y for x of shape (d0,) and y of shape (d1,)).
+_SHAPE_ERRORS = (TypeError, ValueError, jax.errors.InconclusiveDimensionOperation)
+
+
+def _export(name, fn, signature):
+    """``fn`` exported for ``signature``.
+
+    TensorFlow checks at each call that the unknown dimensions of arguments combined by the
+    function agree; an export must know it when traced. The first try keeps every None
+    dimension independent; when that fails and several arguments have a None leading
+    dimension, they are taken as one batch dimension, as a function that combines them
+    needs them to be at every call anyway.
+    """
+    try:
+        return jax.export.export(jax.jit(fn))(*_arg_specs(signature))
+    except _SHAPE_ERRORS as error:
+        if isinstance(error, GradkitError):  # gradkit's own advice, not a shape relation
+            raise
+        first = error
+    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] == -1)
+    if leading >= 2:
+        try:
+            return jax.export.export(jax.jit(fn))(*_arg_specs(signature, shared_batch=True))
+        except _SHAPE_ERRORS as error:
+            if isinstance(error, GradkitError):
+                raise
+    raise GradkitValueError(
+        f"saved_model.save could not export {name} for its input_signature {signature}: tracing it with each "
+        f"None dimension as an unknown size failed ({type(first).__name__}: {str(first).splitlines()[0]}). "
+        "jax.export must know every relation between unknown dimensions when it traces (TensorFlow checks them "
+        "at each call). Give the dimensions the function combines fixed sizes in the input_signature, or the "
+        "same role (a leading None dimension is shared by all arguments when the function needs it)."
+    ) from first
+
+
+def _functions(obj):
+    """``(name, function of the arguments, input_signature)`` per ``tf.function`` of ``obj`` to save.
+
+    Methods decorated in the class, and ``tf.function``s stored as attributes of the instance
+    (``self.f = tf.function(self._f, input_signature=...)``, which TensorFlow saves too; an
+    instance attribute hides a class one of the same name).
+    """
+    found = {}
+    for name, attr in inspect.getmembers(type(obj)):
+        if isinstance(attr, Function) and attr.input_signature is not None:
+            found[name] = (functools.partial(attr.python_function, obj), attr.input_signature)
+    for name, attr in vars(obj).items() if hasattr(obj, "__dict__") else ():
+        if isinstance(attr, Function) and attr.input_signature is not None:
+            found[name] = (attr.python_function, attr.input_signature)
+    return [(name, fn, signature) for name, (fn, signature) in sorted(found.items())]
 
 
 def save(obj, export_dir, signatures=None, options=None):
     """Export every ``tf.function`` of ``obj`` that has an ``input_signature``."""
     os.makedirs(export_dir, exist_ok=True)
-    names = []
-    for name, attr in inspect.getmembers(type(obj)):
-        if not isinstance(attr, Function) or attr.input_signature is None:
-            continue
-        fn = attr.python_function
+    names, arguments = [], {}
+    for name, fn, signature in _functions(obj):
 
-        def pure(*xs, _fn=fn):
-            return values_of(_fn(obj, *xs))
+        def pure(*xs, _fn=fn, _name=name):
+            # Under a frame of its own, an assignment stays in the frame instead of reaching
+            # the live Variable as a tracer; a function that makes one cannot be saved (below).
+            frame = StateFrame(State.of(()), strict=False, created_are_local=True)
+            with frame:
+                out = values_of(_fn(*(Tensor.concrete(x) for x in xs)))
+            if frame.assigned:
+                var = next(iter(frame.assigned.values()))
+                raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
+            return out
 
-        exported = jax.export.export(jax.jit(pure))(*_arg_specs(attr.input_signature))
+        exported = _export(name, pure, signature)
         with _serialization():
             blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
             f.write(blob)
         names.append(name)
+        arguments[name] = _argument_names(fn, len(signature))
     if not names:
         raise GradkitValueError(
             "saved_model.save found no tf.function with an input_signature on this object; decorate the methods "
             "to save with @tf.function(input_signature=[tf.TensorSpec(...)])."
         )
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
-        json.dump({"functions": names}, f)
+        json.dump({"functions": names, "arguments": arguments}, f)
 
 
 class _serialization:
@@ -105,10 +189,42 @@ class _Loaded:
         return f"<gradkit.tf loaded SavedModel with {sorted(vars(self))}>"
 
 
-def _callable(exported):
-    call = lift(exported.call)
+def _argument_names(fn, count):
+    """The names of ``fn``'s first ``count`` parameters, so that the loaded function takes
+    them as keywords too, as TensorFlow's does (None where a parameter has none)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return [None] * count
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name if p.kind in positional else None for p in params]
+    return names + [None] * (count - len(names))
 
-    def run(*args):
+
+def _callable(name, exported, arg_names):
+    call = lift(exported.call)
+    count = len(exported.in_avals)
+    arg_names = arg_names or [None] * count
+
+    def run(*args, **kwargs):
+        args = list(args)
+        for key in kwargs:
+            if key not in arg_names or arg_names.index(key) < len(args):
+                known = ", ".join(n for n in arg_names if n) or "none"
+                raise GradkitTypeError(
+                    f"the loaded function {name} got an unexpected or repeated keyword argument {key!r} "
+                    f"(its arguments, in order: {known}). Pass each argument once, by position or by name."
+                )
+        for key in arg_names[len(args) :]:
+            if key is None or key not in kwargs:
+                break
+            args.append(kwargs.pop(key))
+        if len(args) != count or kwargs:
+            raise GradkitTypeError(
+                f"the loaded function {name} takes {count} argument(s), one per TensorSpec of the "
+                f"input_signature it was saved with, but got {len(args)} positional and keyword "
+                f"{sorted(kwargs)}. Pass exactly {count}."
+            )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, exported.in_avals)]
         return wrap(call(*xs))
 
@@ -118,11 +234,12 @@ def _callable(exported):
 def load(export_dir, tags=None, options=None):
     """Load what ``save`` wrote; each function is ``gk.lift``-ed ``Exported.call``."""
     with open(os.path.join(export_dir, _MANIFEST)) as f:
-        names = json.load(f)["functions"]
+        manifest = json.load(f)
+    names, arguments = manifest["functions"], manifest.get("arguments", {})
     obj = _Loaded()
     for name in names:
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "rb") as f:
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
-        setattr(obj, name, _callable(exported))
+        setattr(obj, name, _callable(name, exported, arguments.get(name)))
     return obj
