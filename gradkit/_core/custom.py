@@ -34,8 +34,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
     return ``(input_grads, variable_grads)``, one variable gradient per Variable in the order
     given. Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
-    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``), and a
-    gradient returned as None counts as zeros.
+    inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``). A
+    gradient ``grad_fn`` returns as None cuts that input from the call, as in TensorFlow: a
+    tape gives None for it unless another path reaches it (``jax.grad`` gives zeros).
 
     As in TensorFlow, ``f`` runs at every call, with the Python state and Variable values of
     that call. ``grad_fn`` is traced (with abstract values) at the call too, so it sees them as
@@ -84,9 +85,29 @@ def custom_gradient(f: Callable | None = None) -> Callable:
             # gradient, as before, on a custom_vjp of its own (an error surfaces there too).
             return frames.apply(_build(fk, variables), var_values, *args)
         call = _interned_op(forward, out_tree, backward, grads_tree, len(variables), getattr(f, "__name__", "f"))
-        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *map(runtime, args))
+        var_none, args_none = _returned_none(grads_tree, len(args))
+        var_values = tuple(_cut(v) if none else v for v, none in zip(var_values, var_none))
+        args = tuple(_cut(runtime(a)) if none else runtime(a) for a, none in zip(args, args_none))
+        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *args)
 
     return wrapper
+
+
+def _returned_none(grads_tree, n_inputs: int) -> tuple[list[bool], list[bool]]:
+    """Which Variables and inputs ``grad_fn`` returns None for, from its results' structure."""
+    skeleton = jax.tree_util.tree_unflatten(grads_tree, [0] * grads_tree.num_leaves)
+    var_grads, input_grads = skeleton[0], skeleton[1 : 1 + n_inputs]
+    return [g is None for g in var_grads], [g is None for g in input_grads]
+
+
+def grad_fn_returned_none(x):
+    """An input whose gradient ``grad_fn`` returned as None, cut from the call as TensorFlow
+    cuts it: a tape gives None for it unless another path reaches it (jax.grad gives zeros)."""
+    return jax.lax.stop_gradient(x)
+
+
+def _cut(x):
+    return frames.apply(grad_fn_returned_none, x)
 
 
 def _cotangent_aval(aval) -> jax.ShapeDtypeStruct:

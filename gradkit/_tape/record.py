@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
+from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
 from .graph import Node, intern_op, make_leaf, make_node
@@ -273,7 +274,10 @@ def _recorded_by(mask: int, any_float: bool, session) -> tuple[int, tuple | None
 
 
 # Functions that cut every tape's path by design, and how explain() names them.
-_CUTS = {jax.lax.stop_gradient: "stop_gradient"}
+_CUTS = {
+    jax.lax.stop_gradient: "stop_gradient",
+    grad_fn_returned_none: "a custom_gradient whose grad_fn returned None for this input",
+}
 
 
 def cut_by_design(fn, name: str) -> None:
