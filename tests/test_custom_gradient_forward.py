@@ -71,3 +71,40 @@ def test_forward_accumulator_through_a_custom_gradient_transposes_its_gradient()
         y = f(x)
     # The custom VJP is dy -> 3 cos(x) dy (diagonal), so its transpose sends t to 3 cos(x) t.
     assert_close(np.asarray(acc.jvp(y)), 3.0 * np.cos(A0) * np.asarray(t), rtol=1e-5)
+
+
+def test_functional_forward_mode_through_a_custom_gradient_transposes_its_vjp():
+    """gk.jvp, gk.jacfwd and gk.hessian of a function holding a custom_gradient (no forward
+    rule in jax) push tangents through grad_fn's rule, as TensorFlow's forward mode does.
+    Oracle: the hand derivation d f = grad_fn's factor (3 cos x) times the tangent, and for
+    the Hessian of sum(f(x) * x): d/dx (3 cos x * x + 2 sin x) by reverse mode of that."""
+    import gradkit as gk
+
+    f = _program(gtf)
+    x = gk.Variable(A0)
+    tangent = jnp.asarray([1.0, -2.0, 0.5], jnp.float32)
+    _, pushed = gk.jvp(lambda: f(x.read_value()), (), (), wrt=x, wrt_tangents=tangent)
+    assert_close(np.asarray(pushed), 3.0 * np.cos(A0) * np.asarray(tangent))
+    assert_close(np.asarray(gk.jacfwd(lambda: f(x.read_value()), wrt=x)()), np.diag(3.0 * np.cos(A0)))
+    expected = jax.jacrev(lambda a: 3.0 * jnp.cos(a) * a + 2.0 * jnp.sin(a))(jnp.asarray(A0))
+    got = gk.hessian(lambda: jnp.sum(f(x.read_value()) * x.read_value()), wrt=x)()
+    assert_close(np.asarray(got), np.asarray(expected))
+
+
+def test_functional_forward_mode_through_tf_sqrt_matches_jax():
+    """gradkit.tf's sqrt, rsqrt and reciprocal carry TensorFlow's gradient kernel (a custom VJP);
+    gk.jvp and gk.jacfwd through them still give the derivative. Oracle: jax.jvp of jnp's."""
+    import gradkit as gk
+
+    v = gk.Variable(np.array([4.0, 0.25, 9.0], np.float32))
+    tangent = jnp.asarray([1.0, -1.0, 2.0], jnp.float32)
+    for tf_fn, jnp_fn in (
+        (gtf.sqrt, jnp.sqrt),
+        (gtf.math.rsqrt, jax.lax.rsqrt),
+        (gtf.math.reciprocal, lambda a: 1 / a),
+    ):
+        _, pushed = gk.jvp(lambda fn=tf_fn: fn(v.read_value()), (), (), wrt=v, wrt_tangents=tangent)
+        _, expected = jax.jvp(jnp_fn, (jnp.asarray(v.numpy()),), (tangent,))
+        assert_close(np.asarray(pushed), np.asarray(expected))
+        jac = gk.jacfwd(lambda fn=tf_fn: fn(v.read_value()), wrt=v)()
+        assert_close(np.asarray(jac), np.asarray(jax.jacfwd(jnp_fn)(jnp.asarray(v.numpy()))))

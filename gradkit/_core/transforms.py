@@ -305,7 +305,15 @@ def _jacobian(jax_transform, name):
                 out_tree.append(jax.tree_util.tree_structure(out))
                 return out, rest
 
-            jac, (aux, state) = jax_transform(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+            try:
+                jac, (aux, state) = jax_transform(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+            except TypeError as e:
+                if jax_transform is not jax.jacfwd or not _no_forward_rule(e):
+                    raise
+                # A custom gradient inside (a jax.custom_vjp) has no forward rule: the same
+                # Jacobian, by reverse mode.
+                out_tree.clear()
+                jac, (aux, state) = jax.jacrev(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
             per_output = out_tree[0].flatten_up_to(jac)
             packed = out_tree[0].unflatten([plan.pack(j) for j in per_output])
             return _finish((packed, aux) if has_aux else packed, state, return_state)
@@ -427,9 +435,31 @@ def jvp(
         out, rest = pure(wrt_values, *xs)
         return out, rest
 
-    out, out_t, (aux, state) = jax.jvp(call, plan.primals(), (var_tangents, *tangents), has_aux=True)
+    try:
+        out, out_t, (aux, state) = jax.jvp(call, plan.primals(), (var_tangents, *tangents), has_aux=True)
+    except TypeError as e:
+        if not _no_forward_rule(e):
+            raise
+        out, out_t, (aux, state) = _jvp_by_transposed_vjp(call, plan.primals(), (var_tangents, *tangents))
     result = (out, out_t, aux) if has_aux else (out, out_t)
     return _finish(result, state, return_state)
+
+
+def _no_forward_rule(error: TypeError) -> bool:
+    """Whether jax refused forward mode because the function holds a ``jax.custom_vjp`` (a
+    ``custom_gradient``, or gradkit.tf's ``sqrt`` with TensorFlow's gradient kernel)."""
+    return "custom_vjp" in str(error)
+
+
+def _jvp_by_transposed_vjp(f, primals: tuple, tangents: tuple):
+    """``jax.jvp(f, primals, tangents, has_aux=True)`` as the transpose of ``f``'s VJP (the
+    double-backward trick TensorFlow's forward mode uses), for a function with a custom VJP
+    rule and so no forward rule: the VJP is linear in its cotangent, so its VJP at zero is its
+    transpose, the JVP."""
+    out, pull, aux = jax.vjp(f, *primals, has_aux=True)
+    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.zeros_like, out))
+    (out_t,) = pull_back(tuple(tangents))
+    return out, out_t, aux
 
 
 def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: bool = False):

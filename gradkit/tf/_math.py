@@ -11,6 +11,7 @@ import numpy as np
 from gradkit import _errors
 
 from ._convert import axis_arg, call, convert
+from ._grad_kernels import with_tf_gradient_kernel
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
 
@@ -49,14 +50,14 @@ log1p = _unary(jnp.log1p, "log1p")
 expm1 = _unary(jnp.expm1, "expm1")
 logical_not = _unary(jnp.logical_not, "logical_not")
 square = _unary(jnp.square, "square")
-sqrt = _unary(jnp.sqrt, "sqrt")
-rsqrt = _unary(jax.lax.rsqrt, "rsqrt")
+sqrt = _unary(with_tf_gradient_kernel(jnp.sqrt), "sqrt")
+rsqrt = _unary(with_tf_gradient_kernel(jax.lax.rsqrt), "rsqrt")
 abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
 sign = _unary(jnp.sign, "sign")
 softplus = _unary(_tf_softplus, "softplus")
 sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
-reciprocal = _unary(_reciprocal, "reciprocal")
+reciprocal = _unary(with_tf_gradient_kernel(_reciprocal), "reciprocal")
 real = _unary(jnp.real, "real")
 imag = _unary(jnp.imag, "imag")
 conj = _unary(jnp.conj, "conj")
