@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from . import _array, _math
+from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
