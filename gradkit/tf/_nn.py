@@ -13,6 +13,7 @@ from gradkit import _errors
 from . import _array, _math
 from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
+from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
