@@ -136,12 +136,14 @@ from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._scatter import (
     IndexedSlices,
+    scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_max,
     tensor_scatter_nd_min,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
 )
+from ._strided import strided_slice
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
 
