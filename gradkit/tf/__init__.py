@@ -33,6 +33,7 @@ from . import (
     _ordering,
     _random,
     _saved_model,
+    _segment,
 )
 from . import _dtypes as dtypes
 from . import _keras as keras
@@ -156,12 +157,16 @@ _MATH_NAMES = (
     "logical_and logical_or logical_not logical_xor argmin expm1 truediv"
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
+_SEGMENT_NAMES = (
+    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
+).split()
 math = Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
     softmax=_nn.softmax,
     log_softmax=_nn.log_softmax,
+    **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
 )
 
 
@@ -199,7 +204,7 @@ saved_model = Namespace(
 )
 experimental = Namespace("gradkit.tf.experimental")
 
-del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
+del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model, _segment
 
 
 def __getattr__(name):
