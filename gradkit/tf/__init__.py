@@ -151,7 +151,7 @@ from ._variables import Variable
 
 _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
-    "reciprocal real imag conj angle erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
+    "reciprocal real imag conj angle erf lgamma digamma is_nan is_finite add subtract multiply divide pow maximum minimum "
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
     "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid greater_equal less_equal "
