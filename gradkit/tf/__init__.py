@@ -33,6 +33,7 @@ from . import (
     _ordering,
     _random,
     _saved_model,
+    _segment,
 )
 from . import _dtypes as dtypes
 from . import _keras as keras
@@ -68,7 +69,8 @@ from ._array import (
     zeros,
     zeros_like,
 )
-from ._control import cond, executing_eagerly, foldl, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
+from ._branching import case, switch_case
+from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import bfloat16, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
@@ -136,30 +138,36 @@ from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._scatter import (
     IndexedSlices,
+    scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_max,
     tensor_scatter_nd_min,
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
 )
+from ._strided import strided_slice
 from ._tape import GradientTape, UnconnectedGradients
 from ._variables import Variable
 
 _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
-    "reciprocal real imag conj angle erf lgamma is_nan is_finite add subtract multiply divide pow maximum minimum "
+    "reciprocal real imag conj angle erf lgamma digamma is_nan is_finite add subtract multiply divide pow maximum minimum "
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
     "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid greater_equal less_equal "
     "logical_and logical_or logical_not logical_xor argmin expm1 truediv"
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
+_SEGMENT_NAMES = (
+    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
+).split()
 math = Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
     softmax=_nn.softmax,
     log_softmax=_nn.log_softmax,
+    **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
 )
 
 
@@ -197,7 +205,7 @@ saved_model = Namespace(
 )
 experimental = Namespace("gradkit.tf.experimental")
 
-del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model
+del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model, _segment
 
 
 def __getattr__(name):

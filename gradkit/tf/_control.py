@@ -1,5 +1,5 @@
 """TensorFlow's functional control flow: ``cond``, ``while_loop``, ``map_fn``, ``scan``,
-``foldl``, and ``executing_eagerly``, ``print``, ``is_tensor``.
+``foldl``, ``foldr``, and ``executing_eagerly``, ``print``, ``is_tensor``.
 
 Eagerly (a tape recording or not) they run as TensorFlow's eager ops do: ``cond`` calls one
 branch, ``while_loop`` loops in Python, so a tape records what runs; so do they inside
@@ -74,7 +74,7 @@ def _traced_arrays(tree, what: str):
     if builtins.any(isinstance(x, Tensor) and record.is_recorded(x) for x in leaves):
         raise _errors.GradkitTypeError(
             f"tf.{what} with a traced condition computed values a GradientTape records inside tf.function; "
-            f"gradkit runs it as jax.lax.{'cond' if what == 'cond' else 'while_loop'}, which that tape cannot "
+            f"gradkit runs it as jax.lax.{what if what in ('cond', 'while_loop') else 'switch'}, which that tape cannot "
             f"record. Open the GradientTape outside the tf.function (it then differentiates the whole call), "
             f"or use tf.where instead of tf.cond."
         )
@@ -186,6 +186,15 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """``tf.foldl(fn, elems, initializer)``: the last accumulator of ``scan``."""
     rows = _over_leading_axis(elems)
+    acc = rows.pop(0) if initializer is None else initializer
+    for row in rows:
+        acc = fn(acc, row)
+    return acc
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """``tf.foldr(fn, elems, initializer)``: ``foldl`` from the last row to the first."""
+    rows = _over_leading_axis(elems)[::-1]
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)

@@ -143,3 +143,29 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
 
 def adjoint(matrix, name=None):
     return matrix_transpose(matrix, conjugate=True)
+
+
+def _cholesky_solve(chol, rhs):
+    # Two triangular solves reading only the lower triangle of chol, as TensorFlow's do.
+    y = jax.scipy.linalg.solve_triangular(chol, rhs, lower=True)
+    return jax.scipy.linalg.solve_triangular(chol, y, lower=True, trans="C")
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """``tf.linalg.cholesky_solve``: ``x`` with ``chol @ adjoint(chol) @ x == rhs``, for the lower
+    Cholesky factor ``chol`` of a (batched) matrix (``tf.linalg.cholesky``'s result)."""
+    chol, rhs = convert(chol), convert(rhs)
+    if (
+        len(chol.shape) < 2
+        or chol.shape[-1] != chol.shape[-2]
+        or len(rhs.shape) != len(chol.shape)
+        or (rhs.shape[-2] != chol.shape[-1])
+    ):
+        from gradkit import _errors
+
+        raise _errors.GradkitValueError(
+            f"tf.linalg.cholesky_solve: chol of shape {tuple(chol.shape)} and rhs of shape {tuple(rhs.shape)}; "
+            "TensorFlow requires square matrices [..., M, M] and rhs [..., M, K] of the same rank "
+            "(a vector rhs: tf.expand_dims(rhs, -1))."
+        )
+    return call(_cholesky_solve, chol, rhs)

@@ -68,6 +68,7 @@ atan = _unary(jnp.arctan, "atan")
 log_sigmoid = _unary(jax.nn.log_sigmoid, "log_sigmoid")
 erf = _unary(jax.scipy.special.erf, "erf")
 lgamma = _unary(jax.scipy.special.gammaln, "lgamma")
+digamma = _unary(jax.scipy.special.digamma, "digamma")
 is_nan = _unary(jnp.isnan, "is_nan")
 is_finite = _unary(jnp.isfinite, "is_finite")
 

@@ -11,7 +11,9 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from . import _array, _math
+from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
+from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
@@ -138,3 +140,40 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
             "with tf.clip_by_norm(rows, max_norm, axes=[-1]) instead."
         )
     return _array.gather(params, ids, axis=0)
+
+
+def _batch_normalization(x, mean, variance, offset, scale, epsilon):
+    # TensorFlow's formula, step for step: x * inv + (offset - mean * inv), broadcast as
+    # TensorFlow broadcasts (leading axes added).
+    rank = max(a.ndim for a in (x, mean, variance, offset, scale) if a is not None)
+    x, mean, variance, offset, scale = (
+        None if a is None else a.reshape((1,) * (rank - a.ndim) + a.shape) for a in (x, mean, variance, offset, scale)
+    )
+    inv = jax.lax.rsqrt(variance + jnp.asarray(epsilon, variance.dtype))
+    if scale is not None:
+        inv = inv * scale
+    shift = -mean * inv if offset is None else offset - mean * inv
+    return x * inv.astype(x.dtype) + shift.astype(x.dtype)
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``tf.nn.batch_normalization``: ``scale * (x - mean) / sqrt(variance + variance_epsilon) + offset``
+    (``offset`` / ``scale`` may be None), written as TensorFlow writes it."""
+    return call(
+        _batch_normalization,
+        convert(x),
+        convert(mean),
+        convert(variance),
+        None if offset is None else convert(offset),
+        None if scale is None else convert(scale),
+        epsilon=float(variance_epsilon),
+    )
+
+
+def _crelu(x, axis):
+    return jnp.concatenate([jax.nn.relu(x), jax.nn.relu(-x)], axis=axis)
+
+
+def crelu(features, axis=-1, name=None):
+    """``tf.nn.crelu``: ``concat([relu(x), relu(-x)], axis)``."""
+    return call(_crelu, convert(features), axis=int(axis))

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from gradkit import _errors
 
-from ._convert import call, convert
+from ._convert import call, convert, static_ints
 from ._indexing import check_indices
 
 
@@ -53,6 +53,30 @@ def tensor_scatter_nd_max(tensor, indices, updates, name=None):
 
 def tensor_scatter_nd_min(tensor, indices, updates, name=None):
     return _scatter(tensor, indices, updates, "min", "tf.tensor_scatter_nd_min")
+
+
+def _scatter_into_zeros(indices, updates, shape):
+    return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates)
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """``tf.scatter_nd``: a zero tensor of ``shape`` with ``updates`` added at ``indices``
+    (duplicates sum, as in TensorFlow)."""
+    indices, updates, shape = convert(indices), convert(updates), static_ints(shape)
+    if not jnp.issubdtype(indices.dtype, jnp.integer):
+        raise _errors.GradkitTypeError(
+            f"tf.scatter_nd takes integer indices, but got dtype {indices.dtype}. Cast them: tf.cast(indices, tf.int32)."
+        )
+    k = indices.shape[-1] if indices.ndim else 0
+    want = tuple(indices.shape[:-1]) + shape[k:]
+    if k > len(shape) or tuple(updates.shape) != want:
+        raise _errors.GradkitValueError(
+            f"tf.scatter_nd: updates of shape {tuple(updates.shape)} with indices of shape {tuple(indices.shape)} "
+            f"into shape {shape}; TensorFlow requires updates.shape == indices.shape[:-1] + shape[indices.shape[-1]:] "
+            f"(here {want})."
+        )
+    check_indices(indices, shape[:k], "tf.scatter_nd")
+    return call(_scatter_into_zeros, indices, updates, shape=shape)
 
 
 class IndexedSlices:
