@@ -21,6 +21,8 @@ from gradkit._tape.tensor import Tensor
 
 from .._convert import convert
 from .._variables import Variable as _TfVariable
+from . import schedules as schedules
+from .schedules import LearningRateSchedule
 
 
 def _sgd(lr, step, momentum, nesterov):
@@ -130,7 +132,8 @@ class Optimizer:
     def __init__(self, learning_rate, make, hyper):
         # As in Keras, a number becomes a float32 Variable (opt.learning_rate.assign(...) works, and
         # a new rate set between steps of a tf.function is read, not baked in); a Variable is kept,
-        # so a learned rate gets its hypergradient, and a callable is called at each step.
+        # so a learned rate gets its hypergradient; a schedule is called with the step and a
+        # callable with nothing, at each step.
         if not isinstance(learning_rate, Variable) and not callable(learning_rate):
             learning_rate = _TfVariable(float(learning_rate), name="learning_rate", trainable=False)
         self._learning_rate = learning_rate
@@ -141,8 +144,11 @@ class Optimizer:
 
     @property
     def learning_rate(self):
-        """The rate's Variable (or, for a callable rate, its value now), as Keras gives it."""
+        """The rate's Variable, or the rate now: a schedule's at ``iterations``, a callable's
+        result, as Keras gives it."""
         lr = self._learning_rate
+        if isinstance(lr, LearningRateSchedule):
+            return lr(self.iterations.value)
         return lr if isinstance(lr, Variable) or not callable(lr) else lr()
 
     @learning_rate.setter

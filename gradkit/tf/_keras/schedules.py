@@ -1,0 +1,220 @@
+"""``tf.keras.optimizers.schedules``: learning rates as functions of the optimizer's step.
+
+An optimizer given a schedule calls it with its ``iterations`` at every step, as Keras does,
+so a compiled training step reads the step and compiles once. The formulas are Keras 3's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+
+from gradkit import _errors
+from gradkit._tape.lift import lift
+
+from .._convert import convert
+
+
+class LearningRateSchedule:
+    """The base class: subclasses define ``__call__(step)``, which returns the rate at ``step``."""
+
+    def __call__(self, step):
+        raise NotImplementedError(f"[gradkit] {type(self).__name__} must define __call__(self, step).")
+
+    def get_config(self) -> dict:
+        return dict(self._config)
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+def _positive(value, what: str, schedule: str) -> None:
+    if not value > 0:
+        raise _errors.GradkitValueError(
+            f"tf.keras.optimizers.schedules.{schedule}: {what} must be > 0, but got {what}={value!r}."
+        )
+
+
+def _exponential(step, lr, decay_steps, decay_rate, staircase):
+    p = step.astype(jnp.float32) / decay_steps
+    return lr * decay_rate ** (jnp.floor(p) if staircase else p)
+
+
+class ExponentialDecay(LearningRateSchedule):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
+        _positive(decay_steps, "decay_steps", "ExponentialDecay")
+        self.initial_learning_rate, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
+        self.staircase, self.name = bool(staircase), name
+        self._config = dict(
+            initial_learning_rate=initial_learning_rate,
+            decay_steps=decay_steps,
+            decay_rate=decay_rate,
+            staircase=staircase,
+            name=name,
+        )
+
+    def __call__(self, step):
+        return lift(_exponential)(
+            convert(step),
+            float(self.initial_learning_rate),
+            float(self.decay_steps),
+            float(self.decay_rate),
+            self.staircase,
+        )
+
+
+def _inverse_time(step, lr, decay_steps, decay_rate, staircase):
+    p = step.astype(jnp.float32) / decay_steps
+    return lr / (1.0 + decay_rate * (jnp.floor(p) if staircase else p))
+
+
+class InverseTimeDecay(LearningRateSchedule):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with ``staircase``)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
+        _positive(decay_steps, "decay_steps", "InverseTimeDecay")
+        self.initial_learning_rate, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
+        self.staircase, self.name = bool(staircase), name
+        self._config = dict(
+            initial_learning_rate=initial_learning_rate,
+            decay_steps=decay_steps,
+            decay_rate=decay_rate,
+            staircase=staircase,
+            name=name,
+        )
+
+    def __call__(self, step):
+        return lift(_inverse_time)(
+            convert(step),
+            float(self.initial_learning_rate),
+            float(self.decay_steps),
+            float(self.decay_rate),
+            self.staircase,
+        )
+
+
+def _piecewise(step, boundaries, values):
+    # Keras' sum of indicators: values[0] up to and including the first boundary, values[-1]
+    # after the last, values[i + 1] on (boundaries[i], boundaries[i + 1]].
+    out = (step <= boundaries[0]) * values[0] + (step > boundaries[-1]) * values[-1]
+    for low, high, value in zip(boundaries[:-1], boundaries[1:], values[1:-1]):
+        out = out + ((step > low) & (step <= high)) * value
+    return out.astype(jnp.float32)
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    """``values[0]`` up to ``boundaries[0]``, ``values[i + 1]`` on ``(boundaries[i], boundaries[i + 1]]``,
+    ``values[-1]`` after the last boundary."""
+
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
+        if len(values) != len(boundaries) + 1:
+            raise _errors.GradkitValueError(
+                f"tf.keras.optimizers.schedules.PiecewiseConstantDecay: values must have one more entry than "
+                f"boundaries, but got {len(boundaries)} boundaries and {len(values)} values."
+            )
+        self.boundaries, self.values, self.name = list(boundaries), list(values), name
+        self._config = dict(boundaries=list(boundaries), values=list(values), name=name)
+
+    def __call__(self, step):
+        return lift(_piecewise)(
+            convert(step), tuple(float(b) for b in self.boundaries), tuple(float(v) for v in self.values)
+        )
+
+
+def _polynomial(step, lr, decay_steps, end_lr, power, cycle):
+    step = step.astype(jnp.float32)
+    if cycle:
+        decay_steps = decay_steps * jnp.where(step == 0, 1.0, jnp.ceil(step / decay_steps))
+    else:
+        step = jnp.minimum(step, decay_steps)
+    return (lr - end_lr) * (1 - step / decay_steps) ** power + end_lr
+
+
+class PolynomialDecay(LearningRateSchedule):
+    """From ``initial_learning_rate`` to ``end_learning_rate`` over ``decay_steps`` as ``(1 - p) ** power``."""
+
+    def __init__(
+        self,
+        initial_learning_rate,
+        decay_steps,
+        end_learning_rate=0.0001,
+        power=1.0,
+        cycle=False,
+        name="PolynomialDecay",
+    ):
+        _positive(decay_steps, "decay_steps", "PolynomialDecay")
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.end_learning_rate, self.power, self.cycle, self.name = end_learning_rate, power, bool(cycle), name
+        self._config = dict(
+            initial_learning_rate=initial_learning_rate,
+            decay_steps=decay_steps,
+            end_learning_rate=end_learning_rate,
+            power=power,
+            cycle=cycle,
+            name=name,
+        )
+
+    def __call__(self, step):
+        return lift(_polynomial)(
+            convert(step),
+            float(self.initial_learning_rate),
+            float(self.decay_steps),
+            float(self.end_learning_rate),
+            float(self.power),
+            self.cycle,
+        )
+
+
+def _cosine(step, lr, decay_steps, alpha, warmup_target, warmup_steps):
+    step = step.astype(jnp.float32)
+
+    def decay(s, start):
+        cosine = 0.5 * (1.0 + jnp.cos(math.pi * (s / decay_steps)))
+        return start * ((1 - alpha) * cosine + alpha)
+
+    if warmup_target is None:
+        return decay(jnp.minimum(step, decay_steps), lr)
+    step = jnp.minimum(step, decay_steps + warmup_steps)
+    warming = (warmup_target - lr) * (step / warmup_steps) + lr
+    return jnp.where(step < warmup_steps, warming, decay(step - warmup_steps, warmup_target))
+
+
+class CosineDecay(LearningRateSchedule):
+    """Cosine decay to ``alpha * initial`` over ``decay_steps``, after an optional linear warmup to
+    ``warmup_target`` over ``warmup_steps``."""
+
+    def __init__(
+        self,
+        initial_learning_rate,
+        decay_steps,
+        alpha=0.0,
+        name="CosineDecay",
+        warmup_target=None,
+        warmup_steps=0,
+    ):
+        _positive(decay_steps, "decay_steps", "CosineDecay")
+        self.initial_learning_rate, self.decay_steps, self.alpha = initial_learning_rate, decay_steps, alpha
+        self.warmup_target, self.warmup_steps, self.name = warmup_target, warmup_steps, name
+        self._config = dict(
+            initial_learning_rate=initial_learning_rate,
+            decay_steps=decay_steps,
+            alpha=alpha,
+            name=name,
+            warmup_target=warmup_target,
+            warmup_steps=warmup_steps,
+        )
+
+    def __call__(self, step):
+        target = None if self.warmup_target is None else float(self.warmup_target)
+        return lift(_cosine)(
+            convert(step),
+            float(self.initial_learning_rate),
+            float(self.decay_steps),
+            float(self.alpha),
+            target,
+            float(self.warmup_steps),
+        )
