@@ -57,3 +57,97 @@ def test_sigmoid_cross_entropy_refuses_labels_of_another_shape():
     run_both(lambda tf: tf.nn.sigmoid_cross_entropy_with_logits(labels=tf.ones([2, 1]), logits=tf.ones([2, 3])))
     with pytest.raises(ValueError, match=r"\[gradkit\].*same shape"):
         gtf.nn.sigmoid_cross_entropy_with_logits(labels=gtf.ones([2, 1]), logits=gtf.ones([2, 3]))
+
+
+_X = _rs.randn(4, 3, 5).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"center": False, "scale": False},
+        {"center": False, "momentum": 0.5},
+        {"scale": False, "epsilon": 0.1},
+        {"axis": 1},
+        {"axis": 1, "gamma_initializer": "random_uniform"},
+        {"axis": [1]},
+        {"gamma_initializer": "zeros", "beta_initializer": "ones", "moving_variance_initializer": "zeros"},
+    ],
+    ids=str,
+)
+def test_batch_normalization_options_match_keras(options):
+    # center, scale and the initializers were swallowed by **kwargs and ignored; axis other
+    # than -1 raised.
+    def program(tf):
+        tf.keras.utils.set_random_seed(0)
+        bn = tf.keras.layers.BatchNormalization(**options)
+        x = tf.constant(_X)
+        with tf.GradientTape() as tape:
+            y = bn(x, training=True)
+            loss = tf.reduce_sum(y * x)
+        grads = tape.gradient(loss, bn.trainable_variables)
+        stats = [bn.moving_mean, bn.moving_variance, bn(x, training=False)]
+        if "random" in str(options):  # values differ from Keras' draws; shapes must not
+            y, grads, stats = y.shape.as_list(), [g.shape.as_list() for g in grads], stats[:1]
+        names = [v.name.split("/")[-1].split(":")[0] for v in bn.variables]
+        return [y, grads, stats, names, bn.gamma is None, bn.beta is None]
+
+    run_both(program)
+
+
+def test_batch_normalization_refuses_keras_options_it_does_not_implement():
+    with pytest.raises(TypeError, match=r"\[gradkit\].*renorm=True"):
+        gtf.keras.layers.BatchNormalization(renorm=True)
+    gtf.keras.layers.BatchNormalization(renorm=False, beta_regularizer=None)  # the defaults are fine
+
+
+@pytest.mark.parametrize("init", ["random_normal", "random_uniform"])
+def test_dense_initializer_names_have_keras_defaults(init):
+    # gradkit.tf took gradkit.nn's: stddev 1 and [0, 1), where Keras' are stddev 0.05 and [-0.05, 0.05].
+    def program(tf):
+        tf.keras.utils.set_random_seed(0)
+        layer = tf.keras.layers.Dense(200, kernel_initializer=init, bias_initializer=init)
+        layer(tf.ones([1, 300]))
+        k = layer.kernel.numpy()
+        return [np.round([k.mean(), k.std(), k.min(), k.max()], 2)]
+
+    out = {name: program(tf)[0] for name, tf in (("tf", tf_real), ("gk", gtf))}
+    np.testing.assert_allclose(out["gk"], out["tf"], atol=0.011)
+
+
+def test_dense_takes_a_keras_style_initializer_callable():
+    # Keras calls init(shape, dtype=...); gradkit called it with (key, shape, dtype): TypeError.
+    def program(tf):
+        layer = tf.keras.layers.Dense(2, kernel_initializer=lambda shape, dtype=None: 3 * tf.ones(shape))
+        return layer(tf.ones([1, 4]))
+
+    run_both(program)
+
+
+def test_dense_without_bias_has_bias_none_and_refuses_another_input_size():
+    def program(tf):
+        layer = tf.keras.layers.Dense(2, use_bias=False)
+        layer(tf.ones([1, 3]))
+        return [layer.bias is None, len(layer.variables)]
+
+    run_both(program)
+    layer = gtf.keras.layers.Dense(2)
+    layer(gtf.ones([1, 3]))
+
+    def twice(tf):
+        layer = tf.keras.layers.Dense(2)
+        return [layer(tf.ones([1, 3])), layer(tf.ones([1, 4]))]
+
+    run_both(twice)  # both raise ValueError
+    with pytest.raises(ValueError, match=r"\[gradkit\].*3 features.*\(1, 4\)"):
+        layer(gtf.ones([1, 4]))
+
+
+def test_sequential_names_are_unique_as_in_keras():
+    def program(tf):
+        names = [tf.keras.Sequential().name, tf.keras.Sequential().name]
+        return [names[1] == names[0] + "_1" or names[1].rsplit("_", 1)[0] == names[0].rsplit("_", 1)[0]]
+
+    assert run_both(program) == [True]
+    a, b = gtf.keras.Sequential(), gtf.keras.Sequential()
+    assert a.name != b.name and b.name.startswith("sequential_")
