@@ -151,3 +151,83 @@ def test_sequential_names_are_unique_as_in_keras():
     assert run_both(program) == [True]
     a, b = gtf.keras.Sequential(), gtf.keras.Sequential()
     assert a.name != b.name and b.name.startswith("sequential_")
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda tf, m, s, lo, hi: tf.random.normal([4], mean=m, stddev=s),
+        lambda tf, m, s, lo, hi: tf.random.truncated_normal([4], mean=m, stddev=s),
+        lambda tf, m, s, lo, hi: tf.random.uniform([4], lo, hi),
+    ],
+    ids=["normal", "truncated_normal", "uniform"],
+)
+def test_random_draws_differentiate_through_tensor_parameters(draw):
+    # gradkit raised (a jax call on a recorded tensor, or a Variable jax cannot take); TensorFlow
+    # computes standard * stddev + mean (u * (maxval - minval) + minval), so a tape sees them.
+    def program(tf):
+        tf.random.set_seed(0)
+        m, s, lo, hi = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(-1.0), tf.Variable(3.0)
+        with tf.GradientTape() as tape:
+            y = draw(tf, m, s, lo, hi)
+        grads = tape.gradient(y, [m, s, lo, hi])
+        # d/dmean and d/dminval + d/dmaxval are 4 whatever the draw; the others depend on it.
+        return [
+            y.shape.as_list(),
+            [g is None for g in grads],
+            grads[0] if grads[0] is not None else grads[2] + grads[3],
+        ]
+
+    run_both(program)
+
+
+def test_an_op_seeded_draw_ignores_the_other_draws_as_in_tensorflow():
+    # gradkit folded the op seed into the next global key, so a draw between set_seed and the
+    # seeded one changed it (and the seeded draw moved the global sequence on).
+    def program(tf):
+        tf.random.set_seed(1)
+        a = tf.random.normal([3], seed=5)
+        tf.random.set_seed(1)
+        tf.random.uniform([2])
+        tf.random.normal([3], seed=7)
+        b = tf.random.normal([3], seed=5)
+        tf.random.set_seed(1)
+        c = tf.random.normal([3])
+        tf.random.set_seed(1)
+        tf.random.normal([3], seed=5)
+        d = tf.random.normal([3])
+        return [bool(np.array_equal(a, b)), bool(np.array_equal(c, d))]
+
+    assert run_both(program) == [True, True]
+
+
+def test_set_random_seed_seeds_numpy_and_python_too():
+    import random
+
+    def program(tf):
+        tf.keras.utils.set_random_seed(3)
+        return [np.random.rand(2), np.asarray(random.random())]
+
+    run_both(program)
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda tf: tf.random.uniform([2], 0, dtype=tf.int32),
+        lambda tf: tf.random.uniform([2], 3, 3, dtype=tf.int32),
+        lambda tf: tf.random.normal([-1]),
+    ],
+    ids=["int_without_maxval", "int_empty_range", "negative_shape"],
+)
+def test_random_refuses_what_tensorflow_refuses(draw):
+    with pytest.raises(ValueError, match=r"\[gradkit\]"):
+        draw(gtf)
+    with pytest.raises((ValueError, tf_real.errors.InvalidArgumentError)):
+        draw(tf_real)
+
+
+def test_uniform_with_minval_above_maxval_is_tensorflows_affine_map():
+    # jax.random.uniform clamps to minval (every draw 2.0); TensorFlow gives u * (1 - 2) + 2.
+    y = gtf.random.uniform([1000], 2.0, 1.0).numpy()
+    assert 1.0 <= y.min() < 1.1 and 1.9 < y.max() <= 2.0
