@@ -231,3 +231,41 @@ def test_uniform_with_minval_above_maxval_is_tensorflows_affine_map():
     # jax.random.uniform clamps to minval (every draw 2.0); TensorFlow gives u * (1 - 2) + 2.
     y = gtf.random.uniform([1000], 2.0, 1.0).numpy()
     assert 1.0 <= y.min() < 1.1 and 1.9 < y.max() <= 2.0
+
+
+def test_tf_function_draws_afresh_at_each_call_and_repeats_after_set_seed():
+    # gradkit drew at trace time, so every call of the compiled function gave the same numbers.
+    def program(tf):
+        @tf.function
+        def f(x):
+            return [x + tf.random.normal([2]), tf.random.uniform([2], seed=3), tf.random.normal([2], mean=x)]
+
+        tf.random.set_seed(0)
+        first = [f(tf.constant(1.0)) for _ in range(3)]
+        tf.random.set_seed(0)
+        again = [f(tf.constant(1.0)) for _ in range(3)]
+        fresh = [not np.array_equal(first[0][i], first[1][i]) for i in range(3)]
+        repeats = all(np.array_equal(a, b) for x, y in zip(first, again) for a, b in zip(x, y))
+        return [fresh, repeats]
+
+    assert run_both(program) == [[True, True, True], True]
+    f = gtf.function(lambda x: x + gtf.random.normal([2]))
+    for _ in range(3):
+        f(gtf.constant(1.0))
+    assert f.trace_count == 1
+
+
+def test_tf_function_training_step_with_noise_differentiates_fresh_noise():
+    w = gtf.Variable([1.0, 2.0])
+
+    @gtf.function
+    def step():
+        with gtf.GradientTape() as tape:
+            noisy = gtf.random.normal([2], mean=w)
+            loss = gtf.reduce_sum(noisy * w)
+        return tape.gradient(loss, w), noisy
+
+    (g1, n1), (g2, n2) = step(), step()
+    np.testing.assert_allclose(g1.numpy(), n1.numpy() + w.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(g2.numpy(), n2.numpy() + w.numpy(), rtol=1e-6)
+    assert not np.array_equal(n1.numpy(), n2.numpy())

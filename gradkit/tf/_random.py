@@ -20,6 +20,7 @@ tape differentiates through them.
 from __future__ import annotations
 
 import itertools
+import threading
 import zlib
 
 import jax
@@ -35,6 +36,15 @@ from ._convert import convert, known_value, static_ints
 _DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
 _global_seed = [None]
 _op_counts: dict = {}
+_calls = [itertools.count()]  # tf.function calls since set_seed
+
+
+class _Traces(threading.local):
+    def __init__(self):
+        self.stack: list = []  # [key, draws so far] of each tf.function being traced
+
+
+_traces = _Traces()
 
 
 def set_seed(seed):
@@ -42,9 +52,50 @@ def set_seed(seed):
     initializers.set_seed(seed)
     _global_seed[0] = int(seed)
     _op_counts.clear()
+    _calls[0] = itertools.count()
+
+
+def function_seed():
+    """The runtime seed of one ``tf.function`` call (a uint32 pair, an argument of the compiled
+    program, so each call draws afresh, as in TensorFlow, instead of a draw baked in at trace
+    time); inside the trace of another one, derived from its key."""
+    if _traces.stack:
+        return jax.random.bits(_next_traced_key(), (2,), np.uint32)
+    global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
+    return np.array([global_seed & 0xFFFFFFFF, next(_calls[0]) & 0xFFFFFFFF], np.uint32)
+
+
+class NeedsSeed(Exception):
+    """A ``tf.function`` traced without a runtime seed drew a random number: trace it again with one."""
+
+
+class tracing:
+    """While a ``tf.function`` is traced: its draws come from its runtime seed (None: the
+    function is compiled without one, so a draw raises ``NeedsSeed``)."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def __enter__(self):
+        key = None if self.seed is None else jax.random.fold_in(jax.random.key(self.seed[0]), self.seed[1])
+        _traces.stack.append([key, 0])
+
+    def __exit__(self, *exc):
+        _traces.stack.pop()
+
+
+def _next_traced_key():
+    entry = _traces.stack[-1]
+    if entry[0] is None:
+        raise NeedsSeed
+    entry[1] += 1
+    return jax.random.fold_in(entry[0], entry[1])
 
 
 def _key(seed, op: str, dtype):
+    if _traces.stack:
+        key = _next_traced_key()
+        return key if seed is None else jax.random.fold_in(key, int(seed) & 0xFFFFFFFF)
     if seed is None:
         return initializers.next_key()
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
