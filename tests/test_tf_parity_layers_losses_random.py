@@ -269,3 +269,49 @@ def test_tf_function_training_step_with_noise_differentiates_fresh_noise():
     np.testing.assert_allclose(g1.numpy(), n1.numpy() + w.numpy(), rtol=1e-6)
     np.testing.assert_allclose(g2.numpy(), n2.numpy() + w.numpy(), rtol=1e-6)
     assert not np.array_equal(n1.numpy(), n2.numpy())
+
+
+def test_module_refuses_an_invalid_name_and_has_with_name_scope():
+    # gradkit accepted "bad name" and had no tf.Module.with_name_scope (AttributeError).
+    run_both(lambda tf: tf.Module(name="bad name"))
+    with pytest.raises(ValueError, match=r"\[gradkit\].*valid module name"):
+        gtf.Module(name="bad name")
+
+    def program(tf):
+        class Scale(tf.Module):
+            def __init__(self):
+                super().__init__(name="scale")
+                self.w = tf.Variable(2.0, name="w")
+
+            @tf.Module.with_name_scope
+            def __call__(self, x):
+                self.b = tf.Variable(1.0, name="b")
+                return x * self.w + self.b
+
+        m = Scale()
+        return [m(3.0), [v.name for v in m.variables], m.__call__.__name__]
+
+    run_both(program)
+
+
+def test_with_name_scope_nests_as_in_tensorflow():
+    def program(tf):
+        class Inner(tf.Module):
+            @tf.Module.with_name_scope
+            def __call__(self):
+                self.v = tf.Variable(1.0, name="v")
+                return self.v
+
+        class Outer(tf.Module):
+            def __init__(self):
+                super().__init__(name="outer")
+                self.early = Inner(name="early")
+
+            @tf.Module.with_name_scope
+            def __call__(self):
+                self.late = Inner(name="late")
+                return [self.early().name, self.late().name, tf.Variable(0.0).name]
+
+        return Outer()() + [tf.Variable(0.0, name="top").name]
+
+    run_both(program)
