@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import gradkit.numpy as gnp
+from gradkit import _errors
 
 from .layer import Layer
 
 
 class BatchNorm(Layer):
-    """Batch normalisation over every axis but the last (Keras' ``BatchNormalization``).
+    """Batch normalisation over every axis but ``axis`` (Keras' ``BatchNormalization``).
 
     In training mode the output uses the batch mean and (biased) variance, and
     ``moving_mean``/``moving_variance`` are updated by Variable assignment
     (``moving = moving * momentum + batch * (1 - momentum)``), so under a tape or
-    ``gk.functionalize`` the update is an exact state-threading step.
+    ``gk.functionalize`` the update is an exact state-threading step. ``center=False``
+    leaves out ``beta`` and ``scale=False`` leaves out ``gamma`` (each then None).
 
     >>> import gradkit as gk, jax.numpy as jnp
     >>> bn = BatchNorm()
@@ -22,23 +24,52 @@ class BatchNorm(Layer):
     ([-1.0, 1.0], 0.02)
     """
 
-    def __init__(self, momentum: float = 0.99, epsilon: float = 1e-3, name: str | None = None):
+    def __init__(
+        self,
+        momentum: float = 0.99,
+        epsilon: float = 1e-3,
+        name: str | None = None,
+        axis: int = -1,
+        center: bool = True,
+        scale: bool = True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        moving_mean_initializer="zeros",
+        moving_variance_initializer="ones",
+    ):
         super().__init__(name)
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
+        self.axis = int(axis)
+        self.center = bool(center)
+        self.scale = bool(scale)
+        self.beta_initializer = beta_initializer
+        self.gamma_initializer = gamma_initializer
+        self.moving_mean_initializer = moving_mean_initializer
+        self.moving_variance_initializer = moving_variance_initializer
+        self.gamma = self.beta = None
 
     def build(self, input_shape) -> None:
         self._needs_features(input_shape)
-        n = (input_shape[-1],)
-        self.gamma = self.add_weight("gamma", n, "ones")
-        self.beta = self.add_weight("beta", n, "zeros")
-        self.moving_mean = self.add_weight("moving_mean", n, "zeros", trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", n, "ones", trainable=False)
+        if not -len(input_shape) <= self.axis < len(input_shape):
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}' normalises over axis={self.axis}, but its input has "
+                f"shape {tuple(input_shape)} (rank {len(input_shape)}). Pass an axis in "
+                f"[-{len(input_shape)}, {len(input_shape)}), e.g. axis=-1 for the last (feature) axis."
+            )
+        self.axis %= len(input_shape)
+        n = (input_shape[self.axis],)
+        if self.scale:
+            self.gamma = self.add_weight("gamma", n, self.gamma_initializer)
+        if self.center:
+            self.beta = self.add_weight("beta", n, self.beta_initializer)
+        self.moving_mean = self.add_weight("moving_mean", n, self.moving_mean_initializer, trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", n, self.moving_variance_initializer, trainable=False)
 
     def call(self, x, training: bool = False):
-        axes = tuple(range(len(x.shape) - 1))
+        axes = tuple(a for a in range(len(x.shape)) if a != self.axis)
         # Same-rank operands throughout (works under jax_numpy_rank_promotion='raise').
-        full = (1,) * len(axes) + (x.shape[-1],)
+        full = tuple(x.shape[a] if a == self.axis else 1 for a in range(len(x.shape)))
         if training:
             mean = gnp.mean(x, axis=axes, keepdims=True)
             var = gnp.var(x, axis=axes, keepdims=True)
@@ -48,5 +79,8 @@ class BatchNorm(Layer):
         else:
             mean = gnp.reshape(self.moving_mean.value, full)
             var = gnp.reshape(self.moving_variance.value, full)
-        scale = gnp.reshape(self.gamma.value, full) / gnp.sqrt(var + self.epsilon)
-        return (x - mean) * scale + gnp.reshape(self.beta.value, full)
+        gamma = gnp.reshape(self.gamma.value, full) if self.scale else 1.0
+        y = (x - mean) * (gamma / gnp.sqrt(var + self.epsilon))
+        if self.center:
+            y = y + gnp.reshape(self.beta.value, full)
+        return y

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gradkit.numpy as gnp
+from gradkit import _errors
 
 from . import activations
 from .layer import Layer
@@ -35,6 +36,8 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
+        self.kernel = None  # (in this order: the variables are listed kernel, bias)
+        self.bias = None  # stays None with use_bias=False, as in Keras
 
     def build(self, input_shape) -> None:
         self._needs_features(input_shape)
@@ -43,6 +46,12 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
 
     def call(self, x):
+        if tuple(x.shape)[-1:] != tuple(self.kernel.shape)[:1]:
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}' was built for inputs with {self.kernel.shape[0]} features "
+                f"(last axis), but got an input of shape {tuple(x.shape)}. Pass inputs whose last axis has "
+                f"{self.kernel.shape[0]} entries, or use a new layer for the new size."
+            )
         y = gnp.matmul(x, self.kernel.value)
         if self.use_bias:
             # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.

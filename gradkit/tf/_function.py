@@ -23,7 +23,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes
+from . import _dtypes, _random
 from ._convert import TensorShape, convert, wrap
 
 
@@ -167,14 +167,20 @@ class Function:
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, **options):
         self.python_function = fn
         self.input_signature = None if input_signature is None else list(input_signature)
-        self._compiled = _gk_jit(self._run, static_argnums=0)
+        self._compiled = _gk_jit(functools.partial(self._run, seeded=False), static_argnums=0)
+        # A function that draws random numbers (tf.random) is compiled with a runtime seed as
+        # an argument, so each call draws afresh, as in TensorFlow; found at its first trace.
+        self._seeded = None
+        self._aborted = 0  # traces given up for that
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, fn)
 
-    def _run(self, layout: _Layout, *traced):
+    def _run(self, layout: _Layout, *traced, seeded):
+        seed, traced = (traced[0], traced[1:]) if seeded else (None, traced)
         args, kwargs = layout.rebuild(traced)
         try:
-            return self.python_function(*args, **kwargs)
+            with _random.tracing(seed):
+                return self.python_function(*args, **kwargs)
         except _TRACER_ERRORS as e:
             name = getattr(self.python_function, "__qualname__", repr(self.python_function))
             raise _errors.GradkitTypeError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
@@ -197,12 +203,19 @@ class Function:
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         traced = [_plain(x) for x in leaves if _is_traced(x)]
         layout = _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves))
-        return wrap(self._compiled(layout, *traced))
+        if self._seeded is None:
+            try:
+                return wrap(self._compiled(layout, *traced))
+            except _random.NeedsSeed:
+                self._aborted = self._compiled.trace_count
+                self._seeded = _gk_jit(functools.partial(self._run, seeded=True), static_argnums=0)
+        return wrap(self._seeded(layout, _random.function_seed(), *traced))
 
     @property
     def trace_count(self) -> int:
         """How many times the Python function was traced (all argument kinds together)."""
-        return self._compiled.trace_count
+        seeded = self._seeded.trace_count if self._seeded is not None else 0
+        return self._compiled.trace_count - self._aborted + seeded
 
     def __get__(self, instance, owner=None):
         if instance is None:

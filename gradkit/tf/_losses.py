@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from gradkit import _errors
 
-from ._convert import call, convert
+from ._convert import call, convert, known_value
 
 
 def _sigmoid_xent(labels, logits):
@@ -31,11 +31,28 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Elementwise binary cross-entropy of ``sigmoid(logits)`` against ``labels``."""
     _require(labels, logits, "sigmoid_cross_entropy_with_logits")
     logits = convert(logits)
-    return call(_sigmoid_xent, convert(labels, logits.dtype), logits)
+    labels = convert(labels, logits.dtype)
+    if tuple(labels.shape) != tuple(logits.shape):
+        # TensorFlow refuses, where broadcasting would pair each label with the wrong logits.
+        raise _errors.GradkitValueError(
+            f"tf.nn.sigmoid_cross_entropy_with_logits needs labels and logits of the same shape, as "
+            f"TensorFlow does, but got labels of shape {tuple(labels.shape)} and logits of shape "
+            f"{tuple(logits.shape)}. Reshape or tile the labels to the logits' shape first."
+        )
+    return call(_sigmoid_xent, labels, logits)
 
 
 def _softmax_xent(labels, logits, axis):
-    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+    # -sum(labels * log_softmax(logits)), with TensorFlow's gradients: the kernel's gradient with
+    # respect to the logits is softmax(logits) - labels, which assumes labels summing to one along
+    # ``axis``; the exact gradient is sum(labels) * softmax(logits) - labels. The second term adds
+    # zero to the value and turns the exact gradient into TensorFlow's, leaving the labels'
+    # gradient (-log_softmax(logits)) alone.
+    log_p = jax.nn.log_softmax(logits, axis=axis)
+    loss = -jnp.sum(labels * log_p, axis=axis)
+    lse = jax.nn.logsumexp(logits, axis=axis)
+    excess = jax.lax.stop_gradient(jnp.sum(labels, axis=axis)) - 1
+    return loss + excess * (jax.lax.stop_gradient(lse) - lse)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -52,4 +69,21 @@ def _sparse_softmax_xent(labels, logits):
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """``-log_softmax(logits)[..., labels]`` for integer class ``labels``."""
     _require(labels, logits, "sparse_softmax_cross_entropy_with_logits")
-    return call(_sparse_softmax_xent, convert(labels), convert(logits))
+    labels, logits = convert(labels), convert(logits)
+    fn = "tf.nn.sparse_softmax_cross_entropy_with_logits"
+    if tuple(labels.shape) != tuple(logits.shape)[:-1]:
+        raise _errors.GradkitValueError(
+            f"{fn} needs labels of the logits' shape without its last (class) axis, as TensorFlow does, "
+            f"but got labels of shape {tuple(labels.shape)} and logits of shape {tuple(logits.shape)}. "
+            f"Pass one integer class per row of logits (labels of shape {tuple(logits.shape)[:-1]})."
+        )
+    known = known_value(labels)
+    n = logits.shape[-1]
+    if known is not None and known.size and (known.min() < 0 or known.max() >= n):
+        # TensorFlow raises here (InvalidArgumentError); the gather would give NaN silently.
+        bad = int(known.min()) if known.min() < 0 else int(known.max())
+        raise _errors.GradkitValueError(
+            f"{fn} got a label value of {bad}, outside the valid range of classes [0, {n}) of logits "
+            f"with {n} classes; TensorFlow refuses it too. Pass class indices in [0, {n})."
+        )
+    return call(_sparse_softmax_xent, labels, logits)

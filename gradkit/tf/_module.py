@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
+from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit.nn.module import Module as _NnModule
+
+from . import _variables
 
 
 def _flat(value) -> list:
@@ -55,6 +61,33 @@ class Module(_NnModule):
     the module's own attributes sorted by name (inside a list in list order, inside a dict
     by sorted key), then each submodule's, recursively, in the order they were found.
     """
+
+    def __init__(self, name=None):
+        if name is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
+            raise _errors.GradkitValueError(
+                f"{name!r} is not a valid module name: tf.Module names must be valid Python identifiers, "
+                "as TensorFlow requires. Pass letters, digits and underscores, not starting with a digit."
+            )
+        super().__init__(name)
+        # TensorFlow fixes a module's name scope when it is made (inside another's scope: nested).
+        self._module_scope = _variables.name_scope.prefix + self.name + "/"
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """``tf.Module.with_name_scope``: a decorator for a module's methods; the Variables they
+        create are named in the module's scope (``'dense/w:0'``), as in TensorFlow."""
+
+        @functools.wraps(method)
+        def scoped(self, *args, **kwargs):
+            scope = _variables.name_scope
+            outer = scope.prefix
+            scope.prefix = getattr(self, "_module_scope", outer + self.name + "/")
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                scope.prefix = outer
+
+        return scoped
 
     def _collect(self):
         variables: list = []

@@ -1,7 +1,14 @@
 """``tf.random``: a stateful global PRNG on ``jax.random`` (draws differ from TensorFlow's).
 
-Seeded by ``tf.random.set_seed`` / ``tf.keras.utils.set_random_seed``; each draw splits a
-fresh key off the global one (``gradkit.nn.initializers.next_key``).
+Seeded by ``tf.random.set_seed`` / ``tf.keras.utils.set_random_seed``. A draw without an op
+seed splits a fresh key off the global one (``gradkit.nn.initializers.next_key``). A draw
+with an op seed (``seed=5``) follows TensorFlow's rule: the global and the op seed together
+fix its sequence, the n-th such draw of that op since ``set_seed`` is the same whatever other
+draws ran in between, and it leaves the global sequence alone.
+
+``mean``/``stddev`` and ``minval``/``maxval`` may be tensors or Variables: as in TensorFlow,
+the draw is ``standard * stddev + mean`` (``u * (maxval - minval) + minval``), recorded, so a
+tape differentiates through them.
 
 >>> import gradkit.tf as tf
 >>> tf.random.set_seed(0); a = tf.random.normal([2])
@@ -12,45 +19,157 @@ fresh key off the global one (``gradkit.nn.initializers.next_key``).
 
 from __future__ import annotations
 
+import itertools
+import threading
+import zlib
+
 import jax
 import numpy as np
 
+from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 from gradkit.nn import initializers
 
 from . import _dtypes
-from ._convert import static_ints
+from ._convert import convert, known_value, static_ints
+
+_DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
+_global_seed = [None]
+_op_counts: dict = {}
+_calls = [itertools.count()]  # tf.function calls since set_seed
+
+
+class _Traces(threading.local):
+    def __init__(self):
+        self.stack: list = []  # [key, draws so far] of each tf.function being traced
+
+
+_traces = _Traces()
 
 
 def set_seed(seed):
+    """``tf.random.set_seed``: seeds the global sequence and restarts every op seed's."""
     initializers.set_seed(seed)
+    _global_seed[0] = int(seed)
+    _op_counts.clear()
+    _calls[0] = itertools.count()
 
 
-def _key(seed):
-    key = initializers.next_key()
-    if seed is not None:
-        with jax.ensure_compile_time_eval():
-            key = jax.random.fold_in(key, int(seed))
+def function_seed():
+    """The runtime seed of one ``tf.function`` call (a uint32 pair, an argument of the compiled
+    program, so each call draws afresh, as in TensorFlow, instead of a draw baked in at trace
+    time); inside the trace of another one, derived from its key."""
+    if _traces.stack:
+        return jax.random.bits(_next_traced_key(), (2,), np.uint32)
+    global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
+    return np.array([global_seed & 0xFFFFFFFF, next(_calls[0]) & 0xFFFFFFFF], np.uint32)
+
+
+class NeedsSeed(Exception):
+    """A ``tf.function`` traced without a runtime seed drew a random number: trace it again with one."""
+
+
+class tracing:
+    """While a ``tf.function`` is traced: its draws come from its runtime seed (None: the
+    function is compiled without one, so a draw raises ``NeedsSeed``)."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def __enter__(self):
+        key = None if self.seed is None else jax.random.fold_in(jax.random.key(self.seed[0]), self.seed[1])
+        _traces.stack.append([key, 0])
+
+    def __exit__(self, *exc):
+        _traces.stack.pop()
+
+
+def _next_traced_key():
+    entry = _traces.stack[-1]
+    if entry[0] is None:
+        raise NeedsSeed
+    entry[1] += 1
+    return jax.random.fold_in(entry[0], entry[1])
+
+
+def _key(seed, op: str, dtype):
+    if _traces.stack:
+        key = _next_traced_key()
+        return key if seed is None else jax.random.fold_in(key, int(seed) & 0xFFFFFFFF)
+    if seed is None:
+        return initializers.next_key()
+    global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
+    ident = (op, np.dtype(dtype).name, int(seed))
+    count = _op_counts.setdefault(ident, itertools.count())
+    with jax.ensure_compile_time_eval():
+        key = jax.random.key(global_seed)
+        for part in (zlib.crc32(f"{op}/{np.dtype(dtype).name}".encode()), int(seed) & 0xFFFFFFFF, next(count)):
+            key = jax.random.fold_in(key, part)
     return key
 
 
+def _shape(shape, fn):
+    dims = static_ints(shape)
+    if any(d < 0 for d in dims):
+        raise _errors.GradkitValueError(
+            f"tf.random.{fn} got shape {list(dims)} with a negative dimension; TensorFlow refuses it too. "
+            "Pass a shape of sizes >= 0."
+        )
+    return dims
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+
+
+def _affine(standard, scale, shift, dtype):
+    """``standard * scale + shift`` as TensorFlow computes it: concretely for numbers, recorded
+    for tensors and Variables (so a tape sees ``scale`` and ``shift``)."""
+    if _is_number(scale) and _is_number(shift):
+        with jax.ensure_compile_time_eval():
+            return Tensor.concrete((standard * scale + shift).astype(dtype))
+    return Tensor.concrete(standard) * convert(scale, dtype) + convert(shift, dtype)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
+    dtype = np.dtype(dtype)
+    dims = _shape(shape, "normal")
     with jax.ensure_compile_time_eval():
-        x = mean + stddev * jax.random.normal(_key(seed), static_ints(shape), np.dtype(dtype))
-        return Tensor.concrete(x.astype(dtype))
+        standard = jax.random.normal(_key(seed, "normal", dtype), dims, dtype)
+    return _affine(standard, stddev, mean, dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
     dtype = np.dtype(dtype)
+    dims = _shape(shape, "uniform")
+    if np.issubdtype(dtype, np.integer):
+        if maxval is None:
+            raise _errors.GradkitValueError(
+                f"tf.random.uniform with an integer dtype ({dtype.name}) needs maxval, as in TensorFlow: "
+                "it draws from [minval, maxval). Pass maxval=..."
+            )
+        lo, hi = known_value(minval), known_value(maxval)
+        if lo is not None and hi is not None and np.any(lo >= hi) and np.prod(dims) > 0:
+            raise _errors.GradkitValueError(
+                f"tf.random.uniform with an integer dtype draws from [minval, maxval), which is empty for "
+                f"minval={lo.tolist()} and maxval={hi.tolist()}; TensorFlow refuses it too. Pass minval < maxval."
+            )
+        with jax.ensure_compile_time_eval():
+            key = _key(seed, "uniform", dtype)
+            lo, hi = (x.__gradkit_value__() if isinstance(x, Tensor) else x for x in (convert(minval), convert(maxval)))
+            return Tensor.concrete(jax.random.randint(key, dims, lo, hi, dtype))
+    maxval = 1.0 if maxval is None else maxval
     with jax.ensure_compile_time_eval():
-        if np.issubdtype(dtype, np.integer):
-            x = jax.random.randint(_key(seed), static_ints(shape), minval, maxval, dtype)
-        else:
-            x = jax.random.uniform(_key(seed), static_ints(shape), dtype, minval, 1.0 if maxval is None else maxval)
-        return Tensor.concrete(x)
+        standard = jax.random.uniform(_key(seed, "uniform", dtype), dims, dtype)
+    if _is_number(minval) and _is_number(maxval):
+        return _affine(standard, maxval - minval, minval, dtype)
+    lo = convert(minval, dtype)
+    return Tensor.concrete(standard) * (convert(maxval, dtype) - lo) + lo
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
+    dtype = np.dtype(dtype)
+    dims = _shape(shape, "truncated_normal")
     with jax.ensure_compile_time_eval():
-        x = mean + stddev * jax.random.truncated_normal(_key(seed), -2.0, 2.0, static_ints(shape), np.dtype(dtype))
-        return Tensor.concrete(x.astype(dtype))
+        standard = jax.random.truncated_normal(_key(seed, "truncated_normal", dtype), -2.0, 2.0, dims, dtype)
+    return _affine(standard, stddev, mean, dtype)

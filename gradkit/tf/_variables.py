@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import jax
 
 from gradkit._core.operators import ValueOperators
@@ -23,6 +25,16 @@ def _wrapped(op):
 
     method.__name__ = op.__name__
     return method
+
+
+class _NameScope(threading.local):
+    """The name scope new Variables' names start with (``'outer/'``; set by ``tf.Module.with_name_scope``)."""
+
+    def __init__(self):
+        self.prefix = ""
+
+
+name_scope = _NameScope()
 
 
 class Variable(_GkVariable):
@@ -57,6 +69,8 @@ class Variable(_GkVariable):
         check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
+        if name_scope.prefix:  # inside a tf.Module method under with_name_scope: 'scope/name:0'
+            name = name_scope.prefix + (name if name is not None else "Variable")
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
 
     @property

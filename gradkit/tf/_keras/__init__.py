@@ -1,8 +1,10 @@
 """``tf.keras``: the parts autodiff code uses (layers, optimizers, Sequential, utils.set_random_seed)."""
 
-from gradkit.nn import initializers as _initializers
+import random as _py_random
 
-from .. import _nn
+import numpy as _np
+
+from .. import _nn, _random
 from .._namespace import Namespace, missing
 from . import layers as layers
 from . import optimizers as optimizers
@@ -10,8 +12,11 @@ from .sequential import Sequential as Sequential
 
 
 def _set_random_seed(seed):
-    """Seed gradkit.tf.random and layer initializers (TensorFlow's ``keras.utils.set_random_seed``)."""
-    _initializers.set_seed(seed)
+    """TensorFlow's ``keras.utils.set_random_seed``: seeds gradkit.tf.random and layer initializers,
+    and, as Keras does, Python's ``random`` and NumPy's global generator."""
+    _py_random.seed(seed)
+    _np.random.seed(seed)
+    _random.set_seed(seed)
 
 
 utils = Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed)

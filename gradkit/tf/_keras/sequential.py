@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from gradkit.nn.layer import unique_name
 from gradkit.nn.module import Module
 
 from .._convert import convert, wrap
@@ -31,7 +32,7 @@ class Sequential(KerasVariableLists, Module):
     """
 
     def __init__(self, layers=None, trainable=True, name=None):
-        super().__init__(name if name is not None else "sequential")
+        super().__init__(name if name is not None else unique_name("sequential"))
         self.layers = list(layers or [])
         if not trainable:
             self.trainable = False
