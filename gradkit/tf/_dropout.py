@@ -2,11 +2,8 @@
 
 Written as TensorFlow writes it (``where(uniform >= rate, x * scale, 0)``), so the gradient
 is ``1 / (1 - rate)`` where an entry is kept and exactly 0 where it is dropped. The uniform
-draws come from ``gradkit.tf.random``'s global generator (the masks differ from
-TensorFlow's). Inside ``tf.function`` a draw made while tracing would be baked into the
-compiled program, the same mask at every call; there the key is instead folded with a
-counter Variable each call reads and advances, so each call of a compiled step draws a new
-mask, as in TensorFlow.
+draws come from ``gradkit.tf.random``'s generator (the masks differ from TensorFlow's), so,
+as its draws, they are new at each call of a ``tf.function`` too.
 
 >>> import gradkit.tf as tf
 >>> y = tf.nn.dropout(tf.ones([1000]), rate=0.5, seed=1)
@@ -29,27 +26,12 @@ from gradkit._tape.tensor import Tensor
 from . import _random
 from ._convert import call, convert, static_ints
 
-# The dropout calls so far: made here, outside any trace, as a live Variable.
-_calls = Variable(np.int32(0), name="dropout_calls", trainable=False, dtype=jnp.int32)
-
-
-def _traced_uniform(key_data, count, shape, dtype):
-    key = jax.random.fold_in(jax.random.wrap_key_data(key_data), count)
-    return jax.random.uniform(key, shape, dtype)
-
 
 def _uniform(shape, dtype, seed):
-    """Uniform draws in [0, 1): a key split off the global generator, folded with the counter.
-
-    The counter is read and advanced at every call, eagerly too: whether a call is being traced
-    cannot be told reliably from inside it (a pending value is computed concretely even inside
-    a trace), and a traced call must thread the counter to draw anew each time it runs.
-    """
+    """Uniform draws in [0, 1) from ``tf.random``'s generator: concrete eagerly, and from the
+    call's runtime seed inside a ``tf.function``, so each call of a compiled step draws anew."""
     with jax.ensure_compile_time_eval():
-        key_data = np.asarray(jax.random.key_data(_random._key(seed)))
-    u = call(_traced_uniform, key_data, _calls.value, shape=shape, dtype=np.dtype(dtype))
-    _calls.assign_add(1)
-    return u
+        return Tensor.concrete(jax.random.uniform(_random._key(seed, "dropout", dtype), shape, dtype))
 
 
 def _drop(x, u, rate, scale):
