@@ -42,29 +42,38 @@ def _exponential(step, lr, decay_steps, decay_rate, staircase):
     return lr * decay_rate ** (jnp.floor(p) if staircase else p)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored with ``staircase``)."""
+class _StepDecay(LearningRateSchedule):
+    """A rate ``initial_learning_rate`` decayed by ``decay_rate`` as ``step / decay_steps`` grows
+    (floored with ``staircase``); subclasses name the formula."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
-        _positive(decay_steps, "decay_steps", "ExponentialDecay")
+    _formula = None
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        _positive(decay_steps, "decay_steps", type(self).__name__)
         self.initial_learning_rate, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
-        self.staircase, self.name = bool(staircase), name
+        self.staircase, self.name = bool(staircase), name or type(self).__name__
         self._config = dict(
             initial_learning_rate=initial_learning_rate,
             decay_steps=decay_steps,
             decay_rate=decay_rate,
             staircase=staircase,
-            name=name,
+            name=self.name,
         )
 
     def __call__(self, step):
-        return lift(_exponential)(
+        return lift(type(self)._formula)(
             convert(step),
             float(self.initial_learning_rate),
             float(self.decay_steps),
             float(self.decay_rate),
             self.staircase,
         )
+
+
+class ExponentialDecay(_StepDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored with ``staircase``)."""
+
+    _formula = staticmethod(_exponential)
 
 
 def _inverse_time(step, lr, decay_steps, decay_rate, staircase):
@@ -72,29 +81,10 @@ def _inverse_time(step, lr, decay_steps, decay_rate, staircase):
     return lr / (1.0 + decay_rate * (jnp.floor(p) if staircase else p))
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with ``staircase``)."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
-        _positive(decay_steps, "decay_steps", "InverseTimeDecay")
-        self.initial_learning_rate, self.decay_steps, self.decay_rate = initial_learning_rate, decay_steps, decay_rate
-        self.staircase, self.name = bool(staircase), name
-        self._config = dict(
-            initial_learning_rate=initial_learning_rate,
-            decay_steps=decay_steps,
-            decay_rate=decay_rate,
-            staircase=staircase,
-            name=name,
-        )
-
-    def __call__(self, step):
-        return lift(_inverse_time)(
-            convert(step),
-            float(self.initial_learning_rate),
-            float(self.decay_steps),
-            float(self.decay_rate),
-            self.staircase,
-        )
+    _formula = staticmethod(_inverse_time)
 
 
 def _piecewise(step, boundaries, values):
