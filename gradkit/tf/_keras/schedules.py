@@ -6,6 +6,7 @@ so a compiled training step reads the step and compiles once. The formulas are K
 
 from __future__ import annotations
 
+import abc
 import math
 
 import jax.numpy as jnp
@@ -16,11 +17,11 @@ from gradkit._tape.lift import lift
 from .._convert import convert
 
 
-class LearningRateSchedule:
+class LearningRateSchedule(abc.ABC):
     """The base class: subclasses define ``__call__(step)``, which returns the rate at ``step``."""
 
-    def __call__(self, step):
-        raise NotImplementedError(f"[gradkit] {type(self).__name__} must define __call__(self, step).")
+    @abc.abstractmethod
+    def __call__(self, step): ...
 
     def get_config(self) -> dict:
         return dict(self._config)
