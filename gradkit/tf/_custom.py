@@ -12,6 +12,7 @@ from gradkit._core.transforms import vmap as _gk_vmap
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
+from . import _random
 from ._convert import convert, wrap
 
 
@@ -41,11 +42,19 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
-    inner = _gk_custom_gradient(f)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        return wrap(inner(*[convert(a) for a in args], **kwargs))
+        # gradkit runs f more than once per call (TensorFlow once): each run draws the same
+        # random numbers, so a grad_fn closing over a draw sees the forward's.
+        replay = _random.replaying()
+
+        @functools.wraps(f)
+        def run(*xs, **kws):
+            with replay:
+                return f(*xs, **kws)
+
+        return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
 
     return wrapper
 
