@@ -24,6 +24,7 @@ import threading
 import zlib
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -81,7 +82,7 @@ class tracing:
 
     def __enter__(self):
         key = None if self.seed is None else jax.random.fold_in(jax.random.key(self.seed[0]), self.seed[1])
-        _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False])
+        _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False, None])
 
     def __exit__(self, *exc):
         _traces.stack.pop()
@@ -100,26 +101,34 @@ class replaying:
     draw, inside a ``tf.function`` one taken from its runtime seed.
     """
 
-    def __init__(self):
+    def __init__(self, op_seeds=True):
         self.eager = not _traces.stack
+        self.op_seeds = op_seeds and self.eager  # op-seeded draws follow the eager rule
+        self.index = None  # an element's index folded into each key (tf.vectorized_map)
         self.counts = None  # eagerly: each op seed's count at the call, restored at each run
         if self.eager:
             self.data = _EAGER
         elif _traces.stack[-1][0] is None:
             self.data = None  # the tf.function has no runtime seed yet: a draw asks for one
         else:
-            self.data = jax.random.key_data(_next_traced_key())
+            self.data = _next_traced_key()
+
+    def at(self, index):
+        """The runs of one mapped element: ``index`` (a traced one under ``vmap``) is folded
+        into each key, so each element draws its own numbers."""
+        self.index = index
+        return self
 
     def __enter__(self):
         self.before = None
-        if self.eager:
+        if self.op_seeds:
             if self.counts is None:  # the first run counts its op-seeded draws
                 self.counts = dict(_op_counts)
             else:  # a later run draws them again, and leaves the counts as it found them
                 self.before = dict(_op_counts)
                 _op_counts.clear()
                 _op_counts.update(self.counts)
-        _traces.stack.append([self.data, 0, self.eager])
+        _traces.stack.append([self.data, 0, self.op_seeds, self.index])
 
     def __exit__(self, *exc):
         self.data = _traces.stack.pop()[0]
@@ -136,7 +145,14 @@ def _next_traced_key():
         with jax.ensure_compile_time_eval():
             entry[0] = jax.random.key_data(initializers.next_key())
     entry[1] += 1
-    return jax.random.fold_in(jax.random.wrap_key_data(entry[0]), entry[1])
+    # A raw uint32 key (jax.random takes one as a typed key's data), so a program traced
+    # inside closes over plain arrays, never a typed key (which a tape cannot hold).
+    key = jax.random.fold_in(entry[0], entry[1])
+    if entry[3] is None:
+        return key
+    # The element's index is traced (under vmap): the key joins that trace as uint32 data
+    # first, since a typed key made eagerly from a concrete one would be a constant of it.
+    return jax.random.fold_in(key + jnp.zeros_like(key) * entry[3], entry[3])
 
 
 def _key(seed, op: str, dtype):
