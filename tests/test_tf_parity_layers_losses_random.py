@@ -332,6 +332,28 @@ def test_a_draw_inside_a_recorded_transform_inside_tf_function_differentiates():
     np.testing.assert_allclose(g.numpy(), np.sum(y.numpy()) / 2.0, rtol=1e-5)
 
 
+def test_a_tf_function_call_that_raises_leaves_the_random_sequence_alone():
+    # gradkit's failed call used up a runtime seed, so every later call drew what the call
+    # after it would have (in TensorFlow the calls after a failed one draw as if it never ran).
+    def program(tf):
+        @tf.function
+        def f(x, fail):
+            y = x + tf.random.normal([3])
+            if fail:
+                raise ValueError("boom")
+            return y
+
+        tf.random.set_seed(0)
+        clean = [f(tf.zeros([3]), False) for _ in range(2)]
+        tf.random.set_seed(0)
+        with pytest.raises(ValueError):
+            f(tf.zeros([3]), True)
+        after = [f(tf.zeros([3]), False) for _ in range(2)]
+        return [bool(np.array_equal(a, b)) for a, b in zip(clean, after)]
+
+    assert run_both(program) == [True, True]
+
+
 def test_module_refuses_an_invalid_name_and_has_with_name_scope():
     # gradkit accepted "bad name" and had no tf.Module.with_name_scope (AttributeError).
     run_both(lambda tf: tf.Module(name="bad name"))

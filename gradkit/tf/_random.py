@@ -19,7 +19,6 @@ tape differentiates through them.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import zlib
 
@@ -37,7 +36,7 @@ from ._convert import convert, known_value, static_ints
 _DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
 _global_seed = [None]
 _op_counts: dict = {}  # (op, dtype, op seed) -> its draws since set_seed
-_calls = [itertools.count()]  # tf.function calls since set_seed
+_calls = [0]  # tf.function calls since set_seed (a call that raised gives its seed back)
 
 
 class _Traces(threading.local):
@@ -56,7 +55,7 @@ def set_seed(seed):
     initializers.set_seed(seed)
     _global_seed[0] = int(seed)
     _op_counts.clear()
-    _calls[0] = itertools.count()
+    _calls[0] = 0
 
 
 def function_seed():
@@ -66,7 +65,16 @@ def function_seed():
     if _traces.stack:
         return jax.random.bits(_next_traced_key(), (2,), np.uint32)
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
-    return np.array([global_seed & 0xFFFFFFFF, next(_calls[0]) & 0xFFFFFFFF], np.uint32)
+    call = _calls[0]
+    _calls[0] += 1
+    return np.array([global_seed & 0xFFFFFFFF, call & 0xFFFFFFFF], np.uint32)
+
+
+def give_back(seed) -> None:
+    """A call given ``seed`` (``function_seed``'s) raised: the next call gets it again, as a
+    failed call in TensorFlow leaves its random state alone."""
+    if not isinstance(seed, jax.core.Tracer) and _calls[0] == int(seed[1]) + 1:
+        _calls[0] -= 1
 
 
 class NeedsSeed(Exception):
