@@ -271,6 +271,89 @@ def test_tf_function_training_step_with_noise_differentiates_fresh_noise():
     assert not np.array_equal(n1.numpy(), n2.numpy())
 
 
+def test_a_custom_gradient_that_draws_gives_its_grad_fn_the_forwards_draw():
+    # TensorFlow runs a custom_gradient's function once per call, so a grad_fn closing over a
+    # draw sees the draw the forward used (the gradient of x * n is n = y / x at x = 1). gradkit
+    # runs it several times (traced for the forward and for grad_fn), each drawing anew: the
+    # gradient was another draw eagerly, and inside tf.function the call raised a TypeError
+    # (a typed PRNG key closed over by the traced program). An op-seeded draw inside keeps
+    # TensorFlow's rule: it is the op's next draw since set_seed, as outside the function.
+    def program(tf):
+        @tf.custom_gradient
+        def noisy(x):
+            n = tf.random.normal([3])
+            seeded = tf.random.normal([3], seed=5)
+
+            def grad(up):
+                return up * (n + seeded)
+
+            return x * (n + seeded), grad
+
+        @tf.function
+        def compiled(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = noisy(x)
+            return y, tape.gradient(y, x)
+
+        tf.random.set_seed(1)
+        x = tf.ones([3])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = noisy(x)
+        out = [bool(np.array_equal(tape.gradient(y, x), y))]
+        for _ in range(2):
+            y, g = compiled(x)
+            out.append(bool(np.array_equal(g, y)))
+        tf.random.set_seed(1)
+        with tf.GradientTape() as tape:
+            y = noisy(x)
+        after = tf.random.normal([3], seed=5)
+        tf.random.set_seed(1)
+        tf.random.normal([3], seed=5)
+        out.append(bool(np.array_equal(after, tf.random.normal([3], seed=5))))
+        return out
+
+    assert run_both(program) == [True, True, True, True]
+
+
+def test_a_draw_inside_a_recorded_transform_inside_tf_function_differentiates():
+    # A draw inside tf.vectorized_map under a tape inside tf.function: the recorded program
+    # closed over the tf.function's typed PRNG key and the call raised a TypeError.
+    w = gtf.Variable(2.0)
+
+    @gtf.function
+    def step(x):
+        with gtf.GradientTape() as tape:
+            y = gtf.vectorized_map(lambda r: r * gtf.random.normal([]) * w, x)
+        return y, tape.gradient(y, w)
+
+    y, g = step(gtf.ones([4]))
+    np.testing.assert_allclose(g.numpy(), np.sum(y.numpy()) / 2.0, rtol=1e-5)
+
+
+def test_a_tf_function_call_that_raises_leaves_the_random_sequence_alone():
+    # gradkit's failed call used up a runtime seed, so every later call drew what the call
+    # after it would have (in TensorFlow the calls after a failed one draw as if it never ran).
+    def program(tf):
+        @tf.function
+        def f(x, fail):
+            y = x + tf.random.normal([3])
+            if fail:
+                raise ValueError("boom")
+            return y
+
+        tf.random.set_seed(0)
+        clean = [f(tf.zeros([3]), False) for _ in range(2)]
+        tf.random.set_seed(0)
+        with pytest.raises(ValueError):
+            f(tf.zeros([3]), True)
+        after = [f(tf.zeros([3]), False) for _ in range(2)]
+        return [bool(np.array_equal(a, b)) for a, b in zip(clean, after)]
+
+    assert run_both(program) == [True, True]
+
+
 def test_module_refuses_an_invalid_name_and_has_with_name_scope():
     # gradkit accepted "bad name" and had no tf.Module.with_name_scope (AttributeError).
     run_both(lambda tf: tf.Module(name="bad name"))

@@ -62,3 +62,27 @@ def test_parity(program):
     # run_both asserts gradkit's values equal TensorFlow's; both must compute these programs.
     out = run_both(program)
     assert not isinstance(out, Exception), out
+
+
+def test_a_draw_inside_vectorized_map_is_each_elements_own():
+    # TensorFlow's vectorization draws with the batch prepended to the shape: each element its
+    # own numbers (eagerly, inside tf.function, and a dropout mask); gradkit gave every element
+    # the same draw. The gradient through the mapped draw is each element's own (hand derivation).
+    def program(tf):
+        x = tf.zeros([5])
+        eager = tf.vectorized_map(lambda r: r + tf.random.normal([]), x).numpy()
+        compiled = tf.function(lambda x: tf.vectorized_map(lambda r: r + tf.random.normal([3]), x))
+        rows = compiled(tf.zeros([4, 3])).numpy()
+        masks = tf.vectorized_map(lambda r: tf.nn.dropout(r + 1.0, 0.5), tf.zeros([6, 40])).numpy()
+        w = tf.Variable(1.5)
+        with tf.GradientTape() as tape:
+            y = tf.vectorized_map(lambda r: w * tf.random.normal([]) + r, x)
+        g = tape.gradient(y, w).numpy()
+        return [
+            np.array(len(set(eager.tolist())) == 5),
+            np.array(len({tuple(r) for r in rows.tolist()}) == 4),
+            np.array(len({tuple(m) for m in masks.tolist()}) == 6),
+            np.array(abs(g - float(np.sum(y.numpy())) / 1.5) < 1e-4),
+        ]
+
+    assert run_both(program) == [True, True, True, True]

@@ -5,6 +5,7 @@ Python numbers came back as Python numbers (no .numpy(), no .dtype), and a Varia
 no iteration replaced came back as the Variable itself.
 """
 
+import numpy as np
 import pytest
 
 tf_real = pytest.importorskip("tensorflow")
@@ -48,3 +49,27 @@ def test_gradient_through_a_loop_over_a_variable_matches_tensorflow(steps):
 
     out = run_both(program)
     assert not isinstance(out, Exception), out
+
+
+@pytest.mark.parametrize("maximum_iterations", [None, 6])
+def test_a_draw_in_a_traced_loop_body_is_new_at_each_iteration(maximum_iterations):
+    # gradkit traced the body once (jax.lax.while_loop / scan), so every iteration drew the
+    # same numbers; TensorFlow's random op runs at each iteration. The rows the loop pushes
+    # must all differ, and the next call draws anew.
+    def program(tf):
+        @tf.function
+        def rows(n):
+            def body(i, acc):
+                return i + 1, tf.concat([acc[1:], tf.random.normal([1, 2])], 0)
+
+            return tf.while_loop(
+                lambda i, a: i < n, body, (tf.constant(0), tf.zeros([4, 2])), maximum_iterations=maximum_iterations
+            )[1]
+
+        first, second = rows(tf.constant(4)).numpy(), rows(tf.constant(4)).numpy()
+        return [
+            np.array(len({tuple(r) for r in first.tolist()}) == 4),
+            np.array(not np.array_equal(first, second)),
+        ]
+
+    assert run_both(program) == [True, True]

@@ -125,3 +125,37 @@ def test_loaded_functions_take_their_arguments_by_name_and_refuse_a_wrong_count(
         loaded.scale(x, 2.0, 5.0)
     with pytest.raises(TypeError, match=r"\[gradkit\] the loaded function scale got an unexpected"):
         loaded.scale(x, scale=2.0)
+
+
+def test_a_saved_function_that_draws_random_numbers_draws_afresh_at_each_call(tmp_path):
+    # TensorFlow's loaded function runs its random ops at each call: two calls differ (the
+    # saved one drew once when exported and gave that draw forever), a dropout mask too; a
+    # tape through the loaded dropout gets 1 / (1 - rate) where kept and 0 where dropped
+    # (hand derivation); and the draws repeat after set_seed, as gradkit's tf.function's do.
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([4], tf.float32)])
+        def noisy(self, x):
+            return x + tf.random.normal([4])
+
+        @tf.function(input_signature=[tf.TensorSpec([1000], tf.float32)])
+        def drop(self, x):
+            return tf.nn.dropout(x, 0.5)
+
+    tf.saved_model.save(M(), str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    zeros = np.zeros(4, np.float32)
+    a, b = np.asarray(loaded.noisy(zeros)), np.asarray(loaded.noisy(zeros))
+    assert not np.array_equal(a, b)
+    ones = tf.Variable(np.ones(1000, np.float32))
+    with tf.GradientTape() as tape:
+        y = loaded.drop(ones)
+        total = tf.reduce_sum(y)
+    g = np.asarray(tape.gradient(total, ones))
+    kept = np.asarray(y) != 0
+    assert 300 < kept.sum() < 700
+    np.testing.assert_allclose(g, np.where(kept, 2.0, 0.0))
+    assert not np.array_equal(kept, np.asarray(loaded.drop(ones)) != 0)
+    tf.random.set_seed(5)
+    first = np.asarray(loaded.noisy(zeros))
+    tf.random.set_seed(5)
+    np.testing.assert_array_equal(np.asarray(loaded.noisy(zeros)), first)

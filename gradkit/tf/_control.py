@@ -34,6 +34,7 @@ from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _nest as nest
+from . import _random
 from ._array import convert_to_tensor, stack, unstack
 from ._convert import convert, wrap
 
@@ -126,26 +127,34 @@ def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars
     ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
     which, unlike a while loop, reverse mode can differentiate."""
 
-    def go_on(values):
-        return jnp.asarray(_traced_arrays(cond(*wrap(values)), "while_loop"), bool)
+    # The body (and condition) are traced once: a tf.random draw in them folds in the
+    # iteration, so each iteration draws anew, as TensorFlow's stateful random ops do.
+    body_draws, cond_draws = _random.replaying(op_seeds=False), _random.replaying(op_seeds=False)
 
-    def advance(values):
-        out = _traced_arrays(step(wrap(values)), "while_loop")
-        return [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
+    def go_on(carry):
+        i, values = carry
+        with cond_draws.at(i):
+            return jnp.asarray(_traced_arrays(cond(*wrap(values)), "while_loop"), bool)
 
-    initial = [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")]
+    def advance(carry):
+        i, values = carry
+        with body_draws.at(i):
+            out = _traced_arrays(step(wrap(values)), "while_loop")
+        return i + 1, [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
+
+    initial = (jnp.asarray(done, jnp.uint32), [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")])
     if maximum_iterations is None:
-        final = jax.lax.while_loop(go_on, advance, initial)
+        _, final = jax.lax.while_loop(go_on, advance, initial)
     else:
 
         def masked(carry, _):
-            stopped, values = carry
-            go = jnp.logical_and(jnp.logical_not(stopped), go_on(values))
-            new = advance(values)
-            return (jnp.logical_not(go), [jnp.where(go, n, v) for n, v in zip(new, values)]), None
+            stopped, (i, values) = carry
+            go = jnp.logical_and(jnp.logical_not(stopped), go_on((i, values)))
+            _, new = advance((i, values))
+            return (jnp.logical_not(go), (i + 1, [jnp.where(go, n, v) for n, v in zip(new, values)])), None
 
         carry = (jnp.asarray(False), initial)
-        (_, final), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
+        (_, (_, final)), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
     final = wrap(final)
     return final[0] if single else _like(loop_vars, final)
 

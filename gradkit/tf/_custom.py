@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import numpy as np
 
 from gradkit._core.custom import custom_gradient as _gk_custom_gradient
 from gradkit._core.custom import stop_gradient as _gk_stop_gradient
@@ -12,6 +13,7 @@ from gradkit._core.transforms import vmap as _gk_vmap
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
+from . import _random
 from ._convert import convert, wrap
 
 
@@ -41,11 +43,19 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
-    inner = _gk_custom_gradient(f)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        return wrap(inner(*[convert(a) for a in args], **kwargs))
+        # gradkit runs f more than once per call (TensorFlow once): each run draws the same
+        # random numbers, so a grad_fn closing over a draw sees the forward's.
+        replay = _random.replaying()
+
+        @functools.wraps(f)
+        def run(*xs, **kws):
+            with replay:
+                return f(*xs, **kws)
+
+        return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
 
     return wrapper
 
@@ -81,5 +91,13 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
 
     leaves = jax.tree_util.tree_map(convert, elems, is_leaf=lambda e: isinstance(e, Tensor))
     # gk.vmap reads the Variables fn uses as inputs of the mapped call, which a recording tape
-    # then records (and differentiates) as one op.
-    return wrap(_gk_vmap(fn)(leaves))
+    # then records (and differentiates) as one op. A tf.random draw in fn is each element's
+    # own, as in TensorFlow (whose vectorization draws with the batch prepended to the shape).
+    size = jax.tree_util.tree_leaves(leaves, is_leaf=lambda e: isinstance(e, Tensor))[0].shape[0]
+    replay = _random.replaying(op_seeds=False)
+
+    def element(index, xs):
+        with replay.at(index):
+            return fn(xs)
+
+    return wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))

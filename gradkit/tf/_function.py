@@ -209,7 +209,12 @@ class Function:
             except _random.NeedsSeed:
                 self._aborted = self._compiled.trace_count
                 self._seeded = _gk_jit(functools.partial(self._run, seeded=True), static_argnums=0)
-        return wrap(self._seeded(layout, _random.function_seed(), *traced))
+        seed = _random.function_seed()
+        try:
+            return wrap(self._seeded(layout, seed, *traced))
+        except BaseException:
+            _random.give_back(seed)
+            raise
 
     @property
     def trace_count(self) -> int:

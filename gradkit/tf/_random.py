@@ -19,11 +19,11 @@ tape differentiates through them.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import zlib
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -35,13 +35,16 @@ from ._convert import convert, known_value, static_ints
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
 _global_seed = [None]
-_op_counts: dict = {}
-_calls = [itertools.count()]  # tf.function calls since set_seed
+_op_counts: dict = {}  # (op, dtype, op seed) -> its draws since set_seed
+_calls = [0]  # tf.function calls since set_seed (a call that raised gives its seed back)
 
 
 class _Traces(threading.local):
     def __init__(self):
-        self.stack: list = []  # [key, draws so far] of each tf.function being traced
+        # [key data, draws so far] of each tf.function being traced (and custom_gradient call
+        # being run). The key is kept as its uint32 data, not a typed key: a program traced
+        # inside (a custom gradient, a transform a tape records) then closes over a plain array.
+        self.stack: list = []
 
 
 _traces = _Traces()
@@ -52,7 +55,7 @@ def set_seed(seed):
     initializers.set_seed(seed)
     _global_seed[0] = int(seed)
     _op_counts.clear()
-    _calls[0] = itertools.count()
+    _calls[0] = 0
 
 
 def function_seed():
@@ -62,7 +65,16 @@ def function_seed():
     if _traces.stack:
         return jax.random.bits(_next_traced_key(), (2,), np.uint32)
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
-    return np.array([global_seed & 0xFFFFFFFF, next(_calls[0]) & 0xFFFFFFFF], np.uint32)
+    call = _calls[0]
+    _calls[0] += 1
+    return np.array([global_seed & 0xFFFFFFFF, call & 0xFFFFFFFF], np.uint32)
+
+
+def give_back(seed) -> None:
+    """A call given ``seed`` (``function_seed``'s) raised: the next call gets it again, as a
+    failed call in TensorFlow leaves its random state alone."""
+    if not isinstance(seed, jax.core.Tracer) and _calls[0] == int(seed[1]) + 1:
+        _calls[0] -= 1
 
 
 class NeedsSeed(Exception):
@@ -78,32 +90,94 @@ class tracing:
 
     def __enter__(self):
         key = None if self.seed is None else jax.random.fold_in(jax.random.key(self.seed[0]), self.seed[1])
-        _traces.stack.append([key, 0])
+        _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False, None])
 
     def __exit__(self, *exc):
         _traces.stack.pop()
+
+
+_EAGER = object()  # a replayed call made eagerly: its key is split off the global one at its first draw
+
+
+class replaying:
+    """Every run of a function inside one ``replaying`` draws the same numbers.
+
+    ``custom_gradient`` runs its function more than once per call (traced for its forward and
+    for its ``grad_fn``, again at the gradient when ``grad_fn`` cannot be traced at the call);
+    in TensorFlow it runs once, so a ``grad_fn`` closing over a draw sees the forward's draw.
+    Each run here restarts the same key: eagerly one split off the global key at the first
+    draw, inside a ``tf.function`` one taken from its runtime seed.
+    """
+
+    def __init__(self, op_seeds=True):
+        self.eager = not _traces.stack
+        self.op_seeds = op_seeds and self.eager  # op-seeded draws follow the eager rule
+        self.index = None  # an element's index folded into each key (tf.vectorized_map)
+        self.counts = None  # eagerly: each op seed's count at the call, restored at each run
+        if self.eager:
+            self.data = _EAGER
+        elif _traces.stack[-1][0] is None:
+            self.data = None  # the tf.function has no runtime seed yet: a draw asks for one
+        else:
+            self.data = _next_traced_key()
+
+    def at(self, index):
+        """The runs of one mapped element: ``index`` (a traced one under ``vmap``) is folded
+        into each key, so each element draws its own numbers."""
+        self.index = index
+        return self
+
+    def __enter__(self):
+        self.before = None
+        if self.op_seeds:
+            if self.counts is None:  # the first run counts its op-seeded draws
+                self.counts = dict(_op_counts)
+            else:  # a later run draws them again, and leaves the counts as it found them
+                self.before = dict(_op_counts)
+                _op_counts.clear()
+                _op_counts.update(self.counts)
+        _traces.stack.append([self.data, 0, self.op_seeds, self.index])
+
+    def __exit__(self, *exc):
+        self.data = _traces.stack.pop()[0]
+        if self.before is not None:
+            _op_counts.clear()
+            _op_counts.update(self.before)
 
 
 def _next_traced_key():
     entry = _traces.stack[-1]
     if entry[0] is None:
         raise NeedsSeed
+    if entry[0] is _EAGER:
+        with jax.ensure_compile_time_eval():
+            entry[0] = jax.random.key_data(initializers.next_key())
     entry[1] += 1
-    return jax.random.fold_in(entry[0], entry[1])
+    # A raw uint32 key (jax.random takes one as a typed key's data), so a program traced
+    # inside closes over plain arrays, never a typed key (which a tape cannot hold).
+    key = jax.random.fold_in(entry[0], entry[1])
+    if entry[3] is None:
+        return key
+    # The element's index is traced (under vmap): the key joins that trace as uint32 data
+    # first, since a typed key made eagerly from a concrete one would be a constant of it.
+    return jax.random.fold_in(key + jnp.zeros_like(key) * entry[3], entry[3])
 
 
 def _key(seed, op: str, dtype):
-    if _traces.stack:
+    # An op-seeded draw in an eager custom_gradient call follows the eager rule (its runs
+    # restart the op seeds' counts); any other draw inside a trace or such a call, the key.
+    if _traces.stack and not (seed is not None and _traces.stack[-1][2]):
         key = _next_traced_key()
         return key if seed is None else jax.random.fold_in(key, int(seed) & 0xFFFFFFFF)
     if seed is None:
         return initializers.next_key()
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
     ident = (op, np.dtype(dtype).name, int(seed))
-    count = _op_counts.setdefault(ident, itertools.count())
+    count = _op_counts.get(ident, 0)
+    _op_counts[ident] = count + 1
     with jax.ensure_compile_time_eval():
         key = jax.random.key(global_seed)
-        for part in (zlib.crc32(f"{op}/{np.dtype(dtype).name}".encode()), int(seed) & 0xFFFFFFFF, next(count)):
+        for part in (zlib.crc32(f"{op}/{np.dtype(dtype).name}".encode()), int(seed) & 0xFFFFFFFF, count):
             key = jax.random.fold_in(key, part)
     return key
 

@@ -7,7 +7,9 @@ dimension of None becomes a symbolic dimension (each its own, except that a lead
 is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
 shape) is exported for scalars. Arguments are tensors inside the function, as in
 ``tf.function``. Variables the function reads are saved as constants, so a function that
-assigns one is refused.
+assigns one is refused. A function that draws random numbers (``tf.random``, ``tf.nn.dropout``)
+is exported with a runtime seed as its first argument, which the loaded function passes at
+each call, so it draws afresh at each call, as TensorFlow's does.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from gradkit._errors import GradkitError, GradkitTypeError, GradkitValueError
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
+from . import _random
 from ._convert import convert, wrap
 from ._function import Function
 
@@ -86,17 +89,19 @@ def _arg_specs(signature, shared_batch=False):
 _SHAPE_ERRORS = (TypeError, ValueError, jax.errors.InconclusiveDimensionOperation)
 
 
-def _export(name, fn, signature):
+def _export(name, fn, signature, seeded=False):
     """``fn`` exported for ``signature``.
 
     TensorFlow checks at each call that the unknown dimensions of arguments combined by the
     function agree; an export must know it when traced. The first try keeps every None
     dimension independent; when that fails and several arguments have a None leading
     dimension, they are taken as one batch dimension, as a function that combines them
-    needs them to be at every call anyway.
+    needs them to be at every call anyway. ``seeded``: ``fn`` takes a runtime seed (a uint32
+    pair) before the arguments.
     """
+    seed_spec = [jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else []
     try:
-        return jax.export.export(jax.jit(fn))(*_arg_specs(signature))
+        return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature))
     except _SHAPE_ERRORS as error:
         if isinstance(error, GradkitError):  # gradkit's own advice, not a shape relation
             raise
@@ -104,7 +109,7 @@ def _export(name, fn, signature):
     leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] == -1)
     if leading >= 2:
         try:
-            return jax.export.export(jax.jit(fn))(*_arg_specs(signature, shared_batch=True))
+            return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature, shared_batch=True))
         except _SHAPE_ERRORS as error:
             if isinstance(error, GradkitError):
                 raise
@@ -137,21 +142,27 @@ def _functions(obj):
 def save(obj, export_dir, signatures=None, options=None):
     """Export every ``tf.function`` of ``obj`` that has an ``input_signature``."""
     os.makedirs(export_dir, exist_ok=True)
-    names, arguments = [], {}
+    names, arguments, seeded = [], {}, []
     for name, fn, signature in _functions(obj):
 
-        def pure(*xs, _fn=fn, _name=name):
+        def pure(*xs, _fn=fn, _name=name, _seeded=False):
             # Under a frame of its own, an assignment stays in the frame instead of reaching
             # the live Variable as a tracer; a function that makes one cannot be saved (below).
+            seed, xs = (xs[0], xs[1:]) if _seeded else (None, xs)
             frame = StateFrame(State.of(()), strict=False, created_are_local=True)
-            with frame:
+            with frame, _random.tracing(seed):
                 out = values_of(_fn(*(Tensor.concrete(x) for x in xs)))
             if frame.assigned:
                 var = next(iter(frame.assigned.values()))
                 raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
             return out
 
-        exported = _export(name, pure, signature)
+        try:
+            exported = _export(name, pure, signature)
+        except _random.NeedsSeed:
+            # It draws random numbers: a runtime seed argument, so that each call draws afresh.
+            exported = _export(name, functools.partial(pure, _seeded=True), signature, seeded=True)
+            seeded.append(name)
         with _serialization():
             blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
@@ -164,7 +175,7 @@ def save(obj, export_dir, signatures=None, options=None):
             "to save with @tf.function(input_signature=[tf.TensorSpec(...)])."
         )
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
-        json.dump({"functions": names, "arguments": arguments}, f)
+        json.dump({"functions": names, "arguments": arguments, "seeded": seeded}, f)
 
 
 class _serialization:
@@ -201,9 +212,10 @@ def _argument_names(fn, count):
     return names + [None] * (count - len(names))
 
 
-def _callable(name, exported, arg_names):
+def _callable(name, exported, arg_names, seeded=False):
     call = lift(exported.call)
-    count = len(exported.in_avals)
+    in_avals = exported.in_avals[1:] if seeded else exported.in_avals
+    count = len(in_avals)
     arg_names = arg_names or [None] * count
 
     def run(*args, **kwargs):
@@ -225,7 +237,9 @@ def _callable(name, exported, arg_names):
                 f"input_signature it was saved with, but got {len(args)} positional and keyword "
                 f"{sorted(kwargs)}. Pass exactly {count}."
             )
-        xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, exported.in_avals)]
+        xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, in_avals)]
+        if seeded:  # a new seed at each call (inside a tf.function, from its runtime seed)
+            xs.insert(0, _random.function_seed())
         return wrap(call(*xs))
 
     return run
@@ -241,5 +255,5 @@ def load(export_dir, tags=None, options=None):
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "rb") as f:
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
-        setattr(obj, name, _callable(name, exported, arguments.get(name)))
+        setattr(obj, name, _callable(name, exported, arguments.get(name), name in manifest.get("seeded", ())))
     return obj
