@@ -17,7 +17,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, Var, jaxpr_as_fun
+from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, Var, jaxpr_as_fun, jaxprs_in_params
 
 from .. import _errors
 from . import frames
@@ -112,18 +112,13 @@ def _const_key(c):
 def _nested_consts(jaxpr) -> tuple:
     """The constants of the closed programs nested in ``jaxpr``'s equations, told apart by value."""
     out: list = []
-
-    def walk(j):
-        for eqn in j.eqns:
-            for p in eqn.params.values():
-                for sub in p if isinstance(p, (tuple, list)) else (p,):
-                    if isinstance(sub, ClosedJaxpr):
-                        out.extend(_const_key(c) for c in sub.consts)
-                        walk(sub.jaxpr)
-                    elif isinstance(sub, Jaxpr):
-                        walk(sub)
-
-    walk(jaxpr)
+    for eqn in jaxpr.eqns:
+        for p in eqn.params.values():
+            for sub in p if isinstance(p, (tuple, list)) else (p,):
+                if isinstance(sub, ClosedJaxpr):
+                    out.extend(_const_key(c) for c in sub.consts)
+        for sub in jaxprs_in_params(eqn.params):
+            out.extend(_nested_consts(sub))
     return tuple(out)
 
 
@@ -135,19 +130,18 @@ def _rules_key(closed: ClosedJaxpr) -> tuple:
     rules are written out: two programs equal as text but with different rules (a bwd closing
     over another bound) differ here. Only the calls are differentiated, not the program around
     them, so the price is a trace of each rule."""
-    return tuple(_derivative_text(_alone(eqn), eqn.primitive.name) for eqn in _custom_eqns(closed.jaxpr))
+    return tuple(_derivative_text(_alone(eqn), eqn.primitive.name) for eqn in custom_eqns(closed.jaxpr))
 
 
-def _custom_eqns(jaxpr) -> list:
-    """The custom-rule calls in ``jaxpr`` and the programs nested in it, in order."""
+def custom_eqns(jaxpr) -> list:
+    """The custom-rule calls (``jax.custom_vjp`` / ``custom_jvp``) in ``jaxpr`` and the programs
+    nested in it, in order."""
     found = []
     for eqn in jaxpr.eqns:
         if eqn.primitive.name in _CUSTOM_CALLS:
             found.append(eqn)
-        for p in eqn.params.values():
-            for sub in p if isinstance(p, (tuple, list)) else (p,):
-                if isinstance(sub, (ClosedJaxpr, Jaxpr)):
-                    found.extend(_custom_eqns(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub))
+        for sub in jaxprs_in_params(eqn.params):
+            found.extend(custom_eqns(sub))
     return found
 
 

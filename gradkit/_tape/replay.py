@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import subjaxprs
 
+from .._core.programs import custom_eqns
 from .graph import Node
 
 
@@ -316,9 +316,7 @@ def _holds_custom_vjp(f, *args) -> bool:
 
 
 def _jaxpr_holds_custom_vjp(jaxpr) -> bool:
-    if any("custom_vjp" in eqn.primitive.name for eqn in jaxpr.eqns):
-        return True
-    return any(_jaxpr_holds_custom_vjp(getattr(sub, "jaxpr", sub)) for sub in subjaxprs(jaxpr))
+    return any(eqn.primitive.name == "custom_vjp_call" for eqn in custom_eqns(jaxpr))
 
 
 def _jvp(f, primals: tuple, tangents: tuple):
