@@ -134,6 +134,7 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     truediv,
 )
 from ._module import Module
+from ._name_scope import name_scope
 from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._scatter import (

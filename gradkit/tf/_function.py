@@ -23,7 +23,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes, _random
+from . import _dtypes, _name_scope, _random
 from ._convert import TensorShape, convert, wrap
 
 
@@ -179,7 +179,7 @@ class Function:
         seed, traced = (traced[0], traced[1:]) if seeded else (None, traced)
         args, kwargs = layout.rebuild(traced)
         try:
-            with _random.tracing(seed):
+            with _random.tracing(seed), _name_scope.graph():
                 return self.python_function(*args, **kwargs)
         except _TRACER_ERRORS as e:
             name = getattr(self.python_function, "__qualname__", repr(self.python_function))

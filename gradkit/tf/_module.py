@@ -9,7 +9,7 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit.nn.module import Module as _NnModule
 
-from . import _variables
+from . import _name_scope
 
 
 def _flat(value) -> list:
@@ -70,7 +70,12 @@ class Module(_NnModule):
             )
         super().__init__(name)
         # TensorFlow fixes a module's name scope when it is made (inside another's scope: nested).
-        self._module_scope = _variables.name_scope.prefix + self.name + "/"
+        self._module_scope = _name_scope.scope_for(self.name)
+
+    @property
+    def name_scope(self) -> _name_scope.name_scope:
+        """``tf.Module.name_scope``: ``with module.name_scope:`` names new Variables in the module's scope."""
+        return _name_scope.name_scope(self._module_scope)
 
     @classmethod
     def with_name_scope(cls, method):
@@ -79,13 +84,9 @@ class Module(_NnModule):
 
         @functools.wraps(method)
         def scoped(self, *args, **kwargs):
-            scope = _variables.name_scope
-            outer = scope.prefix
-            scope.prefix = getattr(self, "_module_scope", outer + self.name + "/")
-            try:
+            scope = getattr(self, "_module_scope", None) or _name_scope.scope_for(self.name)
+            with _name_scope.name_scope(scope):
                 return method(self, *args, **kwargs)
-            finally:
-                scope.prefix = outer
 
         return scoped
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import jax
 
 from gradkit._core.operators import ValueOperators
@@ -12,7 +10,7 @@ from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index
 from gradkit._tape.tensor import _boolean_mask_index, _check_indices
 
-from . import _math, _nondiff, _scatter
+from . import _math, _name_scope, _nondiff, _scatter
 from ._convert import TensorShape, check_python_value, convert, wrap
 
 
@@ -25,16 +23,6 @@ def _wrapped(op):
 
     method.__name__ = op.__name__
     return method
-
-
-class _NameScope(threading.local):
-    """The name scope new Variables' names start with (``'outer/'``; set by ``tf.Module.with_name_scope``)."""
-
-    def __init__(self):
-        self.prefix = ""
-
-
-name_scope = _NameScope()
 
 
 class Variable(_GkVariable):
@@ -69,8 +57,8 @@ class Variable(_GkVariable):
         check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
-        if name_scope.prefix:  # inside a tf.Module method under with_name_scope: 'scope/name:0'
-            name = name_scope.prefix + (name if name is not None else "Variable")
+        # Inside tf.name_scope (or a tf.Module method under with_name_scope): 'scope/name:0'.
+        name = _name_scope.variable_name("Variable" if name is None else str(name))
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
 
     @property
