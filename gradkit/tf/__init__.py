@@ -32,6 +32,9 @@ from . import (
     _nn,
     _ordering,
     _random,
+    _random_generator,
+    _random_sampling,
+    _random_stateless,
     _saved_model,
     _segment,
 )
@@ -191,6 +194,14 @@ random = Namespace(
     uniform=_random.uniform,
     truncated_normal=_random.truncated_normal,
     set_seed=_random.set_seed,
+    categorical=_random_sampling.categorical,
+    shuffle=_random_sampling.shuffle,
+    stateless_normal=_random_stateless.stateless_normal,
+    stateless_uniform=_random_stateless.stateless_uniform,
+    stateless_truncated_normal=_random_stateless.stateless_truncated_normal,
+    Generator=_random_generator.Generator,
+    get_global_generator=_random_generator.get_global_generator,
+    set_global_generator=_random_generator.set_global_generator,
 )
 nest = Namespace(
     "gradkit.tf.nest",
@@ -206,7 +217,22 @@ saved_model = Namespace(
 )
 experimental = Namespace("gradkit.tf.experimental")
 
-del _array, _control, _custom, _linalg, _math, _nest, _nn, _ordering, _random, _saved_model, _segment
+del (
+    _array,
+    _control,
+    _custom,
+    _linalg,
+    _math,
+    _nest,
+    _nn,
+    _ordering,
+    _random,
+    _random_generator,
+    _random_sampling,
+    _random_stateless,
+    _saved_model,
+    _segment,
+)
 
 
 def __getattr__(name):

@@ -1,0 +1,152 @@
+"""``tf.random.Generator``: a random number generator whose state lives in a Variable.
+
+Each draw reads the state and assigns the next one, so inside a ``tf.function`` the state is
+an input and an output of the compiled program: each call draws new numbers and a step of
+the same shapes compiles once, as in TensorFlow. The state is a uint32[2] ``jax.random`` key
+(TensorFlow's is an int64[3] Philox state), and the numbers differ from TensorFlow's.
+
+>>> import gradkit.tf as tf
+>>> g = tf.random.Generator.from_seed(1)
+>>> a = g.normal([2]); b = g.normal([2])
+>>> bool((a == b).numpy().any()), bool((a == tf.random.Generator.from_seed(1).normal([2])).numpy().all())
+(False, True)
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from . import _dtypes, _random, _random_stateless
+from ._namespace import missing
+from ._variables import Variable
+
+
+def _key_of_seed(seed) -> np.ndarray:
+    if isinstance(seed, Tensor):
+        seed = seed.numpy()
+    seed = int(np.asarray(seed))
+    with jax.ensure_compile_time_eval():
+        key = jax.random.fold_in(jax.random.key(seed & 0xFFFFFFFF), (seed >> 32) & 0xFFFFFFFF)
+        return np.asarray(jax.random.key_data(key))
+
+
+class Generator:
+    """``tf.random.Generator``: make one with ``Generator.from_seed(seed)`` or
+    ``Generator.from_non_deterministic_state()``; ``g.normal``, ``g.uniform``,
+    ``g.truncated_normal``, ``g.uniform_full_int``, ``g.make_seeds``, ``g.split``,
+    ``g.reset_from_seed``. ``g.state`` is the Variable holding its state."""
+
+    def __init__(self, copy_from=None, state=None, alg=None):
+        if copy_from is not None:
+            state = copy_from.state.numpy()
+        if state is None:
+            raise _errors.GradkitValueError(
+                "tf.random.Generator() needs a state to start from. Call tf.random.Generator.from_seed(seed) or "
+                "tf.random.Generator.from_non_deterministic_state(), or pass copy_from=another_generator."
+            )
+        state = np.asarray(state.numpy() if isinstance(state, (Tensor, Variable)) else state)
+        if state.shape != (2,) or state.dtype != np.uint32:
+            raise _errors.GradkitValueError(
+                f"tf.random.Generator got a state of shape {list(state.shape)} and dtype {state.dtype}: gradkit's "
+                "is a uint32[2] jax.random key (TensorFlow's int64[3] Philox state does not carry over). "
+                "Call tf.random.Generator.from_seed(seed) instead."
+            )
+        self._state_var = Variable(state, name="StateVar", trainable=False)
+
+    @classmethod
+    def from_seed(cls, seed, alg=None):
+        """A generator whose draws are fixed by ``seed`` (an integer)."""
+        return cls(state=_key_of_seed(seed), alg=alg)
+
+    @classmethod
+    def from_non_deterministic_state(cls, alg=None):
+        """A generator seeded from the operating system's entropy."""
+        return cls.from_seed(int.from_bytes(os.urandom(8), "little"), alg=alg)
+
+    def __getattr__(self, name):
+        raise AttributeError(missing("tf.random.Generator", name))
+
+    @property
+    def state(self) -> Variable:
+        return self._state_var
+
+    def reset_from_seed(self, seed) -> None:
+        """Starts again as ``Generator.from_seed(seed)`` does."""
+        self._state_var.assign(_key_of_seed(seed))
+
+    def _next_key(self):
+        # The state is integer data: reading its value takes it off a tape, which would give
+        # it no gradient anyway; the assignment makes it an output of a compiled step.
+        state = self._state_var.value
+        if isinstance(state, Tensor):
+            state = state.__gradkit_value__()
+        keys = jax.random.split(state)
+        self._state_var.assign(keys[0])
+        return keys[1]
+
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+        dtype = _random_stateless._float_dtype(dtype, "Generator.normal")
+        dims = _random._shape(shape, "Generator.normal")
+        return _random._affine(jax.random.normal(self._next_key(), dims, dtype), stddev, mean, dtype)
+
+    def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+        dtype = _random_stateless._float_dtype(dtype, "Generator.truncated_normal")
+        dims = _random._shape(shape, "Generator.truncated_normal")
+        standard = jax.random.truncated_normal(self._next_key(), -2.0, 2.0, dims, dtype)
+        return _random._affine(standard, stddev, mean, dtype)
+
+    def uniform(self, shape, minval=0, maxval=None, dtype=_dtypes.float32, name=None):
+        """Floats in ``[minval, maxval)`` (maxval None: 1); for an integer dtype minval and maxval
+        must both be given, or both None for the whole range, as in TensorFlow."""
+        dtype = _random_stateless.check_uniform_dtype(dtype, "Generator.uniform")
+        dims = _random._shape(shape, "Generator.uniform")
+        if dtype in _random_stateless._INTEGERS:
+            # Checked before drawing, so a refused call leaves the state alone.
+            if (minval is None) != (maxval is None):
+                _random_stateless.uniform_integers(None, dims, minval, maxval, dtype, "Generator.uniform")
+            return _random_stateless.uniform_integers(
+                self._next_key(), dims, minval, maxval, dtype, "Generator.uniform"
+            )
+        return _random_stateless.uniform_floats(self._next_key(), dims, minval, maxval, dtype)
+
+    def uniform_full_int(self, shape, dtype=_dtypes.int64, name=None):
+        """Integers over the whole range of ``dtype``."""
+        return self.uniform(shape, None, None, dtype)
+
+    def make_seeds(self, count=1):
+        """``count`` seeds for the ``tf.random.stateless_*`` functions: shape ``[2, count]``, int64."""
+        out = jax.dtypes.canonicalize_dtype(np.int64)
+        unsigned = np.dtype(f"uint{8 * out.itemsize}")
+        bits = jax.random.bits(self._next_key(), (2, int(count)), unsigned)
+        return Tensor.concrete(jax.lax.bitcast_convert_type(bits, out))
+
+    def split(self, count=1):
+        """``count`` new generators, each with its own state taken from this one's."""
+        keys = np.asarray(jax.random.split(self._next_key(), int(count)))
+        return [Generator(state=key.astype(np.uint32)) for key in keys]
+
+
+_global = [None]
+
+
+def get_global_generator() -> Generator:
+    """``tf.random.get_global_generator``: one made from the system's entropy at the first call."""
+    if _global[0] is None:
+        _global[0] = Generator.from_non_deterministic_state()
+    return _global[0]
+
+
+def set_global_generator(generator) -> None:
+    """``tf.random.set_global_generator``: ``generator`` becomes the global one."""
+    if not isinstance(generator, Generator):
+        raise _errors.GradkitTypeError(
+            f"tf.random.set_global_generator got {type(generator).__name__}: it takes a tf.random.Generator. "
+            "Pass tf.random.Generator.from_seed(seed)."
+        )
+    _global[0] = generator
