@@ -12,10 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
-from . import _array, _random
-from ._convert import convert
+from . import _random
+from ._convert import call, convert, known_value
 
 
 def _value(x):
@@ -32,7 +33,16 @@ def _check_num_samples(num_samples) -> int:
             f"tf.random.categorical got num_samples={num_samples!r}: it must be an integer, as in TensorFlow. "
             "Pass an int >= 0."
         )
-    count = int(np.asarray(_value(num_samples)))
+    if isinstance(num_samples, (int, np.integer)):
+        count = int(num_samples)
+    else:
+        known = known_value(num_samples)
+        if known is None or np.ndim(known) != 0 or not np.issubdtype(np.asarray(known).dtype, np.integer):
+            raise _errors.GradkitTypeError(
+                f"tf.random.categorical got num_samples={num_samples!r}: gradkit needs a concrete integer scalar "
+                "(it fixes the result's shape). Pass a Python int."
+            )
+        count = int(known)
     if count < 0:
         raise _errors.GradkitValueError(
             f"tf.random.categorical got num_samples={count}: it must be >= 0, as TensorFlow requires."
@@ -76,10 +86,18 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
 
 def shuffle(value, seed=None, name=None):
     """``tf.random.shuffle``: ``value`` with its first axis in a random order (a scalar as it is).
-    The gradient with respect to ``value`` is the upstream gradient put back in place."""
+    It has no gradient, as in TensorFlow (its RandomShuffle op is not differentiable)."""
     value = convert(value)
     if len(value.shape) == 0:
-        return value if isinstance(value, Tensor) else Tensor.concrete(value)
+        return call(_shuffled, value, Tensor.concrete(jnp.zeros((0,), jnp.int32)))
     with jax.ensure_compile_time_eval():
         order = jax.random.permutation(_random._key(seed, "shuffle", value.dtype), value.shape[0])
-    return _array.gather(value, Tensor.concrete(order.astype(jnp.int32)))
+    return call(_shuffled, value, Tensor.concrete(order.astype(jnp.int32)))
+
+
+def _shuffled(value, order):
+    return value if value.ndim == 0 else value[order]
+
+
+# TensorFlow's RandomShuffle has no gradient: a tape gives None through it.
+record.cut_by_design(_shuffled, "tf.random.shuffle (it has no gradient in TensorFlow)")
