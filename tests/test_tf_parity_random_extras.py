@@ -150,8 +150,8 @@ def test_integer_draws_cover_minval_to_maxval():
 
 
 def test_shuffle_permutes_rows_uniformly():
-    firsts = [int(np.asarray(gtf.random.shuffle(gtf.range(4)))[0]) for _ in range(800)]
-    np.testing.assert_allclose(np.bincount(firsts, minlength=4) / 800, [0.25] * 4, atol=0.06)
+    firsts = [int(np.asarray(gtf.random.shuffle(gtf.range(4)))[0]) for _ in range(400)]
+    np.testing.assert_allclose(np.bincount(firsts, minlength=4) / 400, [0.25] * 4, atol=0.08)
 
 
 # --- refused arguments -----------------------------------------------------------------------
@@ -197,7 +197,7 @@ def test_a_refused_generator_draw_leaves_the_state_alone():
 
 def test_generator_methods_it_lacks_raise_a_clear_error():
     with pytest.raises(AttributeError, match=r"\[gradkit\].*binomial"):
-        gtf.random.Generator.from_seed(1).binomial
+        _ = gtf.random.Generator.from_seed(1).binomial
 
 
 # --- gradients -------------------------------------------------------------------------------
