@@ -2,18 +2,22 @@
 
 Because the state is Variables, a metric updated inside a ``tf.function`` step is threaded
 through the compiled program (one compilation for same-shaped steps) and ``result()`` after
-the step reads the new value. A metric's updates carry no gradient (``stop_gradient``), as in
-TensorFlow, where assigning a metric's Variable ends the tape's path through it; so updating a
-metric under a tape changes none of the tape's gradients.
+the step reads the new value. A metric's updates are not recorded by the tapes (as under each
+tape's ``stop_recording``): as in TensorFlow, where assigning a metric's Variable ends the tape's
+path through it, a metric's result has no gradient (None), and updating a metric under a tape
+changes none of the tape's gradients.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape import graph as _graph
 
 from .._convert import call, convert
 from .._math import _divide_no_nan
@@ -21,6 +25,20 @@ from .._namespace import missing
 from .._variables import Variable
 from . import losses as _losses
 from .losses import same_rank
+
+
+@contextlib.contextmanager
+def _unrecorded():
+    """Every tape recording in this thread paused, as each one's ``stop_recording`` pauses it."""
+    session = _graph.local.session
+    if session is None:
+        yield
+        return
+    active, session.active = session.active, 0
+    try:
+        yield
+    finally:
+        session.active = active
 
 
 def _samplewise(values, sample_weight, reduce_fn):
@@ -94,8 +112,9 @@ class Metric:
 
     def reset_state(self):
         """Every state Variable back to zeros."""
-        for v in self._variables:
-            v.assign(np.zeros(v.shape, v.dtype))
+        with _unrecorded():
+            for v in self._variables:
+                v.assign(np.zeros(v.shape, v.dtype))
 
     def reset_states(self):
         """Keras 2's name for ``reset_state`` (Keras 3 has only ``reset_state``)."""
@@ -128,8 +147,9 @@ class Sum(Metric):
         self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
-        increment = call(_sum_increment, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype)
-        self.total.assign_add(increment)
+        with _unrecorded():
+            increment = call(_sum_increment, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype)
+            self.total.assign_add(increment)
 
     def result(self):
         return self.total.read_value()
@@ -161,7 +181,9 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        return super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight=sample_weight)
+        with _unrecorded():
+            values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        return super().update_state(values, sample_weight=sample_weight)
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}
