@@ -7,6 +7,8 @@ import numpy as _np
 from .. import _nn, _random
 from .._namespace import Namespace, missing
 from . import layers as layers
+from . import losses as losses
+from . import metrics as metrics
 from . import optimizers as optimizers
 from .sequential import Sequential as Sequential
 
