@@ -135,8 +135,8 @@ class Conv1D(_Conv):
 
     >>> import gradkit.tf as tf
     >>> layer = tf.keras.layers.Conv1D(4, 3, padding="causal", name="conv1d")
-    >>> layer(tf.ones([2, 5, 3])).shape, layer.kernel.shape
-    ((2, 5, 4), (3, 3, 4))
+    >>> layer(tf.ones([2, 5, 3])).shape, layer.kernel.shape.as_list()
+    ((2, 5, 4), [3, 3, 4])
     """
 
     rank = 1

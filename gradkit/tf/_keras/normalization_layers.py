@@ -28,7 +28,7 @@ class LayerNormalization(_KerasLayer, Layer):
     >>> import gradkit.tf as tf
     >>> layer = tf.keras.layers.LayerNormalization(name="layer_normalization")
     >>> [round(float(v), 3) for v in layer(tf.constant([[1.0, 3.0]]))[0]], layer.gamma.name
-    ([-0.999, 0.999], 'layer_normalization/gamma:0')
+    ([-1.0, 1.0], 'layer_normalization/gamma:0')
     """
 
     def __init__(
