@@ -18,6 +18,7 @@ import threading
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -56,9 +57,12 @@ def ones(key, shape, dtype=jnp.float32):
 
 
 def glorot_uniform(key, shape, dtype=jnp.float32):
-    """Uniform on ±sqrt(6 / (fan_in + fan_out)) (Keras' default kernel initializer)."""
-    fan_in = shape[-2] if len(shape) >= 2 else shape[0] if shape else 1
-    fan_out = shape[-1] if shape else 1
+    """Uniform on ±sqrt(6 / (fan_in + fan_out)) (Keras' default kernel initializer). A
+    convolution kernel ``(*window, in, out)`` has Keras' fans: ``in`` and ``out`` times the
+    window's size."""
+    receptive_field = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    fan_in = (shape[-2] if len(shape) >= 2 else shape[0] if shape else 1) * receptive_field
+    fan_out = (shape[-1] if shape else 1) * receptive_field
     limit = (6.0 / (fan_in + fan_out)) ** 0.5
     return random_uniform(key, shape, dtype, -limit, limit)
 

@@ -184,6 +184,18 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         return super().__call__(inputs, training=bool(training) and self.trainable)
 
 
+# Re-exports of the layers in their own files (imported last: they build on _KerasLayer above).
+from .conv_layers import Conv1D as Conv1D  # noqa: E402
+from .conv_layers import Conv2D as Conv2D  # noqa: E402
+from .embedding import Embedding as Embedding  # noqa: E402
+from .normalization_layers import LayerNormalization as LayerNormalization  # noqa: E402
+from .pooling_layers import AveragePooling2D as AveragePooling2D  # noqa: E402
+from .pooling_layers import AvgPool2D as AvgPool2D  # noqa: E402
+from .pooling_layers import GlobalAveragePooling2D as GlobalAveragePooling2D  # noqa: E402
+from .pooling_layers import MaxPool2D as MaxPool2D  # noqa: E402
+from .pooling_layers import MaxPooling2D as MaxPooling2D  # noqa: E402
+
+
 def __getattr__(name):
     from .._namespace import missing
 

@@ -1,0 +1,98 @@
+"""Keras 3's layer arguments as gradkit.tf's layers take them: tuples of positive ints, padding
+names, data_format, and a clear error for every option gradkit.tf does not implement."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit import _errors
+
+
+def refuse_unimplemented(what: str, implemented: str, **options) -> None:
+    """Refuse Keras options gradkit.tf does not implement; their defaults (None, False) are fine.
+
+    Ignoring one (a regularizer, a constraint) would change the results without a word."""
+    given = sorted(k for k, v in options.items() if v is not None and v is not False)
+    if given:
+        raise _errors.GradkitTypeError(
+            f"{what} got {', '.join(f'{k}={options[k]!r}' for k in given)}, which gradkit.tf does not "
+            f"implement (ignoring it would change the results). Leave it out; gradkit.tf implements {implemented}."
+        )
+
+
+def base_options(what: str, kwargs: dict) -> None:
+    """The keyword arguments every Keras layer takes, beyond name and trainable: ``dtype`` (only
+    float32, Keras' default), nothing else."""
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", None)
+    if dtype is not None and np.dtype(getattr(dtype, "as_numpy_dtype", dtype)) != np.float32:
+        raise _errors.GradkitTypeError(
+            f"{what} got dtype={dtype!r}; gradkit.tf's Keras layers compute in float32 only. "
+            "Leave dtype out (or pass 'float32'), and cast the output if you need another type."
+        )
+    if kwargs:
+        raise _errors.GradkitValueError(
+            f"{what} got the keyword arguments {sorted(kwargs)}, which gradkit.tf's layer does not take "
+            "(input_shape/input_dim included: the layer builds its weights at its first call). Leave them out."
+        )
+
+
+def int_tuple(value, n: int, name: str, what: str) -> tuple:
+    """Keras' ``standardize_tuple``: an int or ``n`` ints, each positive."""
+    items = (value,) * n if isinstance(value, (int, np.integer)) else value
+    try:
+        items = tuple(items)
+        ok = len(items) == n and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in items
+        )
+    except TypeError:
+        ok = False
+    if not ok:
+        raise _errors.GradkitValueError(
+            f"{what}: {name}={value!r}; Keras takes a positive int or a tuple of {n} positive ints here. "
+            f"Pass e.g. {name}={(2,) * n if n > 1 else 2}."
+        )
+    return tuple(int(v) for v in items)
+
+
+def padding_name(padding, what: str, allow_causal: bool = False) -> str:
+    """``'valid'``, ``'same'`` (any case) or, for 1-D convolutions, ``'causal'``."""
+    allowed = ("valid", "same", "causal") if allow_causal else ("valid", "same")
+    if isinstance(padding, str) and padding.lower() in allowed:
+        return padding.lower()
+    raise _errors.GradkitValueError(
+        f"{what}: padding={padding!r} is not one gradkit.tf's Keras layers take; use one of {list(allowed)}. "
+        "For explicit padding, pad first with tf.pad and use padding='valid'."
+    )
+
+
+def check_channels_last(data_format, what: str) -> None:
+    """gradkit.tf's Keras layers take channels_last (Keras' default) only."""
+    if data_format is None or str(data_format).lower() == "channels_last":
+        return
+    if str(data_format).lower() == "channels_first":
+        raise _errors.GradkitValueError(
+            f"{what}: data_format='channels_first' is not implemented in gradkit.tf; its Keras layers take "
+            "channels_last (batch, ..., channels) only. Transpose the input, e.g. "
+            "tf.transpose(x, [0, 2, 3, 1]) for an NCHW batch, and leave data_format out."
+        )
+    raise _errors.GradkitValueError(
+        f"{what}: data_format={data_format!r}; Keras takes 'channels_last' or 'channels_first'. Leave it out "
+        "for channels_last."
+    )
+
+
+def check_rank(shape, rank: int, layout: str, what: str) -> None:
+    if len(shape) != rank:
+        raise _errors.GradkitValueError(
+            f"{what} takes rank-{rank} inputs ({layout}), as Keras does, but got shape {tuple(shape)}. "
+            "Reshape it first, e.g. tf.reshape(x, [batch, ..., channels])."
+        )
+
+
+def check_float(x, what: str) -> None:
+    if not np.issubdtype(np.dtype(x.dtype), np.floating):
+        raise _errors.GradkitTypeError(
+            f"{what} takes floating-point inputs, but got dtype {np.dtype(x.dtype).name}. "
+            "Cast it first: tf.cast(x, tf.float32)."
+        )
