@@ -215,3 +215,33 @@ def test_options_gradkit_does_not_implement_raise():
     for kwargs in [{"use_ema": True}, {"loss_scale_factor": 2.0}, {"gradient_accumulation_steps": 2}]:
         with pytest.raises(ValueError, match=r"\[gradkit\].*not supported"):
             gtf.keras.optimizers.RMSprop(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda opts: opts.Nadam(0.1),
+        lambda opts: opts.Adamax(0.1),
+        lambda opts: opts.RMSprop(0.1, global_clipnorm=1.0, centered=True),
+        lambda opts: opts.SGD(0.1, momentum=0.9, clipnorm=1.0),
+        lambda opts: opts.Adagrad(0.1, initial_accumulator_value=0.0, clipvalue=1.0),
+    ],
+    ids=["nadam", "adamax", "rmsprop_global_clipnorm", "sgd_clipnorm", "adagrad_clipvalue"],
+)
+def test_a_meta_gradient_through_an_exactly_zero_gradient_is_finite(make):
+    """Every gradient is exactly 0, so no step moves w: by hand, d(sum(w * d))/dw = d and the
+    derivative with respect to the rate is 0 (square roots and norms taken at 0 must not make
+    them NaN)."""
+    d = np.array([2.0, 3.0], np.float32)
+    w, lr = gtf.Variable([1.0, 0.5]), gtf.Variable(0.1)
+    opt = make(gtf.keras.optimizers)
+    opt.learning_rate = lr
+    with gtf.GradientTape() as outer:
+        for _ in range(2):
+            with gtf.GradientTape() as inner:
+                inner_loss = gtf.reduce_sum(gtf.constant([0.0, 0.0]) * w**2)
+            opt.apply_gradients(zip([inner.gradient(inner_loss, w)], [w]))
+        meta = gtf.reduce_sum(w * gtf.constant(d))
+    dw, dlr = outer.gradient(meta, [w, lr])
+    np.testing.assert_allclose(np.asarray(dw), d)
+    np.testing.assert_allclose(float(dlr), 0.0)
