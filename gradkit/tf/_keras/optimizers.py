@@ -1,17 +1,18 @@
-"""``tf.keras.optimizers.SGD`` and ``Adam`` as optax transformations, applied by Variable assignment.
+"""``tf.keras.optimizers``: Keras 3's optimizers over optax transformations, applied by Variable assignment.
 
-The optax update is recorded as one op (``gk.lift``) and each Variable is assigned
-``v + update``, so inside an outer tape the step is differentiable: MAML meta-gradients
-and hypergradients with respect to a learning rate that is a Variable are exact.
+A step (clipping, weight decay and the update rule) is recorded as one op (``gk.lift``) and
+each Variable is assigned its new value, so inside an outer tape the step is differentiable:
+MAML meta-gradients and hypergradients with respect to a learning rate that is a Variable are
+exact.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from gradkit import _errors
 from gradkit._core import frames
@@ -21,86 +22,25 @@ from gradkit._tape.tensor import Tensor
 
 from .._convert import convert
 from .._variables import Variable as _TfVariable
+from . import optimizer_rules as rules
 from . import schedules as schedules
+from .gradient_clipping import active_clip, check_clip_options, clip_gradients
 from .schedules import LearningRateSchedule
 
-
-def _sgd(lr, step, momentum, nesterov):
-    """Keras' SGD, step for step: the learning rate is inside the momentum buffer
-    (``m = momentum * m - lr * g``), so a learning rate changed between steps acts as in
-    Keras, where ``optax.sgd`` would rescale the whole buffer."""
-    if not momentum:
-        return optax.scale(-lr)
-
-    def velocity(m, g):
-        return momentum * m - lr * g
-
-    def update(grads, state, params=None):
-        m = jax.tree_util.tree_map(velocity, state, grads)
-        # Nesterov: one more velocity step from the new buffer, as Keras writes it.
-        return (jax.tree_util.tree_map(velocity, m, grads) if nesterov else m), m
-
-    return optax.GradientTransformation(lambda params: jax.tree_util.tree_map(jnp.zeros_like, params), update)
-
-
-def _sqrt(v):
-    """``sqrt(v)`` for ``v >= 0`` whose derivative at 0 is 0, not infinity.
-
-    ``v`` is 0 only while a parameter's gradients have all been exactly 0, and then so is
-    the first moment: the update's true derivative comes through the first moment alone, and
-    an infinite factor here would turn a meta-gradient through the step into NaN.
-    """
-    positive = v > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, v, 1)), 0)
-
-
-def _adam(lr, step, beta_1, beta_2, epsilon, amsgrad):
-    """Keras' Adam, step for step: ``epsilon`` is added to ``sqrt(v)`` before the bias
-    correction (the paper's "epsilon hat"), where ``optax.adam`` adds it after; with Keras'
-    default 1e-7 the two differ visibly while ``v`` is small. The bias correction counts the
-    optimizer's steps (``step``, its ``iterations``), as Keras does, not a Variable's own."""
-
-    def init(params):
-        zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
-        return (zeros, zeros, zeros if amsgrad else ())
-
-    def update(grads, state, params=None):
-        m, v, v_hat = state
-        count = step
-        m = jax.tree_util.tree_map(lambda g, m: m + (g - m) * (1 - beta_1), grads, m)
-        v = jax.tree_util.tree_map(lambda g, v: v + (g * g - v) * (1 - beta_2), grads, v)
-        if amsgrad:
-            v_hat = jax.tree_util.tree_map(jnp.maximum, v_hat, v)
-        denominators = v_hat if amsgrad else v
-
-        def scaled_step(mi, vi):
-            t = (count + 1).astype(mi.dtype)
-            alpha = (
-                lr
-                * jnp.sqrt(1 - jnp.power(jnp.asarray(beta_2, mi.dtype), t))
-                / (1 - jnp.power(jnp.asarray(beta_1, mi.dtype), t))
-            )
-            return -((mi * alpha) / (_sqrt(vi) + epsilon))
-
-        return jax.tree_util.tree_map(scaled_step, m, denominators), (m, v, v_hat)
-
-    return optax.GradientTransformation(init, update)
-
+# The base options of every Keras optimizer that gradkit.tf implements, with their defaults.
+_BASE_OPTIONS = {"weight_decay": None, "clipnorm": None, "clipvalue": None, "global_clipnorm": None}
 
 # Keras optimizer options gradkit.tf does not implement, with the value that means "off".
-_UNSUPPORTED = {
-    "weight_decay": None,
-    "clipnorm": None,
-    "clipvalue": None,
-    "global_clipnorm": None,
-    "use_ema": False,
-    "loss_scale_factor": None,
-    "gradient_accumulation_steps": None,
-}
+_UNSUPPORTED = {"use_ema": False, "loss_scale_factor": None, "gradient_accumulation_steps": None}
 
 
-def _check_options(cls_name: str, kwargs: dict) -> None:
+def _check_options(cls_name: str, kwargs: dict) -> dict:
+    """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
+    options = dict(_BASE_OPTIONS)
     for key, value in kwargs.items():
+        if key in _BASE_OPTIONS:
+            options[key] = value
+            continue
         if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
             continue
         if key in ("ema_momentum", "ema_overwrite_frequency", "jit_compile"):
@@ -108,17 +48,29 @@ def _check_options(cls_name: str, kwargs: dict) -> None:
         raise _errors.GradkitValueError(
             f"tf.keras.optimizers.{cls_name}({key}={value!r}) is not supported by gradkit.tf: it would be "
             "silently ignored, so the result would differ from TensorFlow's. Transform the gradients "
-            "yourself before apply_gradients (for example tf.clip_by_norm), or use an optax chain with "
-            "gk.apply_updates."
+            "yourself before apply_gradients, or use an optax chain with gk.apply_updates."
         )
+    check_clip_options(cls_name, options)
+    return options
 
 
-def _update(lr, step, grads, states, params, make, hyper):
-    """Each Variable's update and new state from its own state (Keras keeps one set of slots per
-    Variable, so a Variable left out of a step keeps its moments)."""
+def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, decays):
+    """Each Variable's new value and new state, in Keras' order: the gradients clipped, the
+    Variable decayed (``v - v * weight_decay * lr``), then the rule's update added. Each Variable
+    has its own state (Keras keeps one set of slots per Variable, so a Variable left out of a
+    step keeps its moments); ``shared`` is the optimizer's own state (Nadam's), advanced first."""
+    if advance is not None:
+        shared = advance(step, shared, *hyper)
+        step = (step, shared)
     tx = make(lr, step, *hyper)
-    results = [tx.update([g], state, [p]) for g, state, p in zip(grads, states, params)]
-    return [u[0] for u, _ in results], [state for _, state in results]
+    values, new_states = [], []
+    for g, state, p, decay in zip(clip_gradients(grads, clip), states, params, decays):
+        if decay is not None:
+            p = p - p * decay * lr
+        (update,), state = tx.update([g], state, [p])
+        values.append(p + update)
+        new_states.append(state)
+    return values, new_states, shared
 
 
 class Optimizer:
@@ -129,7 +81,9 @@ class Optimizer:
     compiled step, and under a tape its updates are tracked like any assignment.
     """
 
-    def __init__(self, learning_rate, make, hyper):
+    _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
+
+    def __init__(self, learning_rate, make, hyper, options=None):
         # As in Keras, a number becomes a float32 Variable (opt.learning_rate.assign(...) works, and
         # a new rate set between steps of a tf.function is read, not baked in); a Variable is kept,
         # so a learned rate gets its hypergradient; a schedule is called with the step and a
@@ -140,7 +94,11 @@ class Optimizer:
         self._make = make
         self._hyper = hyper
         self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
+        self._shared = None  # the Variable holding the optimizer-wide state, when the rule has one
         self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
+        for key, value in (options or _BASE_OPTIONS).items():
+            setattr(self, key, value)  # read at each step, as Keras reads them
+        self.exclude_from_weight_decay()
 
     @property
     def learning_rate(self):
@@ -158,6 +116,22 @@ class Optimizer:
             self._learning_rate = value
         else:
             self._learning_rate.assign(float(value))
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Keras': no weight decay for the Variables in ``var_list``, nor for those whose name
+        contains one of the strings (regular expressions) in ``var_names``."""
+        self._no_decay = {id(v): weakref.ref(v) for v in var_list or ()}
+        self._no_decay_pattern = re.compile("|".join(set(var_names))) if var_names else None
+
+    def _decay_of(self, variable):
+        if self.weight_decay is None:
+            return None
+        ref = self._no_decay.get(id(variable))
+        if ref is not None and ref() is variable:
+            return None
+        if self._no_decay_pattern is not None and self._no_decay_pattern.search(variable.name):
+            return None
+        return float(self.weight_decay)
 
     def _slot_variables(self, variable):
         """The state Variables of ``variable``'s slots (made at its first step) and their treedef."""
@@ -177,7 +151,7 @@ class Optimizer:
         return hit[1], hit[2]
 
     def apply_gradients(self, grads_and_vars, name=None):
-        """Assign each Variable ``v + update`` (skips pairs whose gradient is None)."""
+        """Assign each Variable its new value (skips pairs whose gradient is None)."""
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
             return
@@ -188,16 +162,28 @@ class Optimizer:
         params = [v.value for v in variables]
         lr = self.learning_rate
         lr = lr.value if isinstance(lr, Variable) else convert(lr)
-        updates, new_states = lift(_update)(
-            lr, self.iterations.value, grads, states, params, make=self._make, hyper=self._hyper
+        new_values, new_states, shared = lift(_step)(
+            lr,
+            self.iterations.value,
+            None if self._shared is None else self._shared.value,
+            grads,
+            states,
+            params,
+            make=self._make,
+            hyper=self._hyper,
+            advance=self._advance,
+            clip=active_clip(self.clipnorm, self.clipvalue, self.global_clipnorm),
+            decays=tuple(self._decay_of(v) for v in variables),
         )
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
             new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
             for slot, value in zip(ss, new_leaves):
                 slot.assign(value)
-        for v, u in zip(variables, updates):
-            v.assign(v.value + u)
+        if self._shared is not None:
+            self._shared.assign(shared)
+        for v, value in zip(variables, new_values):
+            v.assign(value)
         self.iterations.assign_add(1)
 
 
@@ -212,9 +198,9 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
-        _check_options("SGD", kwargs)
+        options = _check_options("SGD", kwargs)
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
-        super().__init__(learning_rate, _sgd, (float(momentum), bool(nesterov)))
+        super().__init__(learning_rate, rules.sgd, (float(momentum), bool(nesterov)), options)
 
 
 class Adam(Optimizer):
@@ -226,14 +212,84 @@ class Adam(Optimizer):
     def __init__(
         self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
     ):
-        _check_options("Adam", kwargs)
+        options = _check_options(type(self).__name__, kwargs)
         self.beta_1, self.beta_2, self.epsilon, self.amsgrad = (
             float(beta_1),
             float(beta_2),
             float(epsilon),
             bool(amsgrad),
         )
-        super().__init__(learning_rate, _adam, (float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)))
+        super().__init__(learning_rate, rules.adam, (self.beta_1, self.beta_2, self.epsilon, self.amsgrad), options)
+
+
+class AdamW(Adam):
+    """``tf.keras.optimizers.AdamW(learning_rate=0.001, weight_decay=0.004, ...)``: Adam with
+    Keras' decoupled weight decay (``v - v * weight_decay * lr`` before each update)."""
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        weight_decay=0.004,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-7,
+        amsgrad=False,
+        name="AdamW",
+        **kwargs,
+    ):
+        if weight_decay is None:
+            raise _errors.GradkitValueError(
+                "tf.keras.optimizers.AdamW(weight_decay=None): AdamW needs a float weight_decay, as in Keras. "
+                "Pass a number, or use tf.keras.optimizers.Adam for no weight decay."
+            )
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name, weight_decay=weight_decay, **kwargs)
+
+
+class RMSprop(Optimizer):
+    """``tf.keras.optimizers.RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
+    centered=False)``."""
+
+    def __init__(
+        self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop", **kwargs
+    ):
+        options = _check_options("RMSprop", kwargs)
+        self.rho, self.momentum, self.epsilon, self.centered = (
+            float(rho),
+            float(momentum),
+            float(epsilon),
+            bool(centered),
+        )
+        super().__init__(learning_rate, rules.rmsprop, (self.rho, self.momentum, self.epsilon, self.centered), options)
+
+
+class Adagrad(Optimizer):
+    """``tf.keras.optimizers.Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7)``."""
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad", **kwargs):
+        options = _check_options("Adagrad", kwargs)
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
+        super().__init__(learning_rate, rules.adagrad, (self.initial_accumulator_value, self.epsilon), options)
+
+
+class Adamax(Optimizer):
+    """``tf.keras.optimizers.Adamax(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adamax", **kwargs):
+        options = _check_options("Adamax", kwargs)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        super().__init__(learning_rate, rules.adamax, (self.beta_1, self.beta_2, self.epsilon), options)
+
+
+class Nadam(Optimizer):
+    """``tf.keras.optimizers.Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
+
+    _advance = staticmethod(rules.nadam_advance)
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Nadam", **kwargs):
+        options = _check_options("Nadam", kwargs)
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        super().__init__(learning_rate, rules.nadam, (self.beta_1, self.beta_2, self.epsilon), options)
+        self._shared = Variable(jnp.float32(1.0), name="u_product", trainable=False)
 
 
 def __getattr__(name):
