@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 tf_real = pytest.importorskip("tensorflow")
+from _oracles import count_compiles  # noqa: E402
 from test_tf_parity import run_both  # noqa: E402
 
 import gradkit as gk  # noqa: E402
@@ -123,6 +124,35 @@ def p_forward_accumulator_under_tape(tf):
     return [tape.gradient(j, [x, y]) for j in jvps]
 
 
+def p_third_order(tf):
+    x, y = tf.Variable(1.5), tf.Variable(-0.5)
+    with tf.GradientTape(persistent=True) as t3:
+        with tf.GradientTape(persistent=True) as t2:
+            with tf.GradientTape() as t1:
+                z = x * x * x + x * y + y
+            g1 = t1.gradient(z, x)  # 3x^2 + y
+        g2x, g2y = t2.gradient(g1, [x, y])  # 6x, 1
+    return [g2x, g2y, t3.gradient(g2x, [x, y]), t3.gradient(g2y, [x, y])]
+
+
+def p_meta_step_in_tf_function(tf):
+    w = tf.Variable([0.5, -0.3])
+    shift = tf.Variable(1.5)
+    x = tf.constant([[1.0, 2.0], [0.5, 1.0]])
+
+    @tf.function
+    def step(lr):
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                inner_loss = tf.reduce_sum(tf.linalg.matvec(x, w) ** 2) + shift
+            w_fast = w - lr * inner.gradient(inner_loss, w)
+            loss = tf.reduce_sum(tf.tanh(tf.linalg.matvec(x, w_fast)))
+        gw, gs = outer.gradient(loss, [w, shift], unconnected_gradients="zero")
+        return gw, gs
+
+    return [step(tf.constant(0.1)), step(tf.constant(0.2))]
+
+
 PROGRAMS = [
     p_first_gradient_without_y,
     p_first_gradient_reads_the_other_factor,
@@ -133,12 +163,32 @@ PROGRAMS = [
     p_maml_inner_step,
     p_batch_jacobian_under_outer_tape,
     p_forward_accumulator_under_tape,
+    p_third_order,
+    p_meta_step_in_tf_function,
 ]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__[2:])
 def test_second_order_none_matches_tensorflow(program):
     run_both(program)
+
+
+def test_a_meta_step_in_tf_function_compiles_once():
+    """The dependence is read when the step is traced; later same-shaped calls compile nothing."""
+    w, shift = gtf.Variable([0.5, -0.3]), gtf.Variable(1.5)
+    x = gtf.constant([[1.0, 2.0], [0.5, 1.0]])
+
+    @gtf.function
+    def step(lr):
+        with gtf.GradientTape() as outer:
+            with gtf.GradientTape() as inner:
+                inner_loss = gtf.reduce_sum(gtf.linalg.matvec(x, w) ** 2) + shift
+            w_fast = w - lr * inner.gradient(inner_loss, w)
+            loss = gtf.reduce_sum(gtf.tanh(gtf.linalg.matvec(x, w_fast)))
+        return outer.gradient(loss, [w, shift], unconnected_gradients="zero")
+
+    step(gtf.constant(0.1))
+    assert count_compiles(lambda: [step(gtf.constant(v)) for v in (0.2, 0.3)]) == 0
 
 
 def test_explain_names_the_derivative_that_does_not_read_the_source():

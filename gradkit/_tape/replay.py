@@ -199,8 +199,10 @@ class Plan:
             if on_tape:
                 for i in ins:
                     d |= dep.get(i, 0)
+            per_output = _output_deps(node, ins, dep) if d else None
+            if per_output is not None and not any(per_output):
+                d = 0  # a derivative op none of whose results reads a source: a constant here
             if d:
-                per_output = _output_deps(node, ins, dep)
                 for o, od in zip(outs, per_output) if per_output is not None else ((o, d) for o in outs):
                     if od:
                         dep[o] = dep.get(o, 0) | od
