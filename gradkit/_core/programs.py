@@ -357,4 +357,7 @@ def _program_op(jaxpr, out_tree, what: str) -> Callable:
         return jax.tree_util.tree_unflatten(out_tree, jaxpr_as_fun(ClosedJaxpr(jaxpr, list(consts)))(*flat))
 
     op.__name__ = op.__qualname__ = what.replace(".", "_")
+    # A recording layer may read from the program which inputs each output depends on: a
+    # derivative's result often reads only some of them (d(x * x + y)/dx does not read y).
+    op.per_output_dependence = True
     return op

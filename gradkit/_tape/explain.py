@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from .._core.variable import Variable
-from . import replay
+from . import dependence, replay
 
 
 def _name(x) -> str:
@@ -31,6 +31,39 @@ def _path(source, target):
                 seen.add(id(user))
                 queue.append((user, path + [user]))
     return None
+
+
+def _read_path(s_ref, t_ref):
+    """Like ``_path`` between ``(node, output)`` pairs, through only the outputs that read the
+    value before them: a derivative recorded as one op may have results that do not (see
+    ``dependence``). The shortest such path, or None."""
+    source, target = s_ref[0], t_ref[0]
+    if source is target:
+        return [source] if s_ref[1] == t_ref[1] or source.op is None else None
+    reached: dict[tuple[int, int], list] = {(id(source), s_ref[1]): [source]}
+    for node in replay.topo_order([target]):
+        best = [None] * len(node.avals)
+        reads = (
+            dependence.output_dependence(node.op, [n.avals[k] for n, k in node.inputs])
+            if dependence.traced(node.op)
+            else None
+        )
+        for p, (inp, k) in enumerate(node.inputs):
+            path = reached.get((id(inp), k))
+            if path is None:
+                continue
+            for j in range(len(node.avals)):
+                if (reads is None or reads[j] >> p & 1) and (best[j] is None or len(path) < len(best[j])):
+                    best[j] = path
+        for j, path in enumerate(best):
+            if path is not None:
+                reached[(id(node), j)] = path + [node]
+    return reached.get((id(target), t_ref[1]))
+
+
+def _unread_by(path):
+    """The first derivative op on ``path`` that is recorded as one op (see ``dependence``)."""
+    return next((n for n in path[1:] if dependence.traced(n.op)), None)
 
 
 def explain(tape, target, source) -> str:
@@ -63,7 +96,12 @@ def explain(tape, target, source) -> str:
         )
     s_node, _ = s_ref
     t_node, _ = t_ref
-    path = _path(s_node, t_node)
+    path = _read_path(s_ref, t_ref)
+    if path is None and (node_path := _path(s_node, t_node)) is not None and (op := _unread_by(node_path)) is not None:
+        return (
+            f"gradient is None: {what} reaches the target only through '{op.op.name}', a derivative recorded as one "
+            f"op whose result does not depend on it (d(x * x + y)/dx = 2x does not depend on y), as in TensorFlow."
+        )
     if path is None:
         sites = tape._session.assign_sites if tape._session is not None else {}
         if isinstance(source, Variable) and id(source) in sites:

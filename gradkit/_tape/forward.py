@@ -125,5 +125,9 @@ class _JvpEntry:
         def forward_derivative(*values):
             return jvp(list(values[:n]), list(values[n:]))[0]
 
+        if from_boundary:
+            reads = replay.jvp_reads_program(plan, pattern)
+            # The outer tape reads from this program which values the JVP depends on.
+            forward_derivative.dependence_program = lambda *values: reads(list(values[:n]), list(values[n:]))[0]
         self.recorded_op = forward_derivative
         self.program = None if from_boundary else jax.jit(lambda values, tangents: jvp(values, tangents)[0])

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.programs import custom_eqns
+from . import dependence
 from .graph import Node
 
 
@@ -198,9 +199,13 @@ class Plan:
             if on_tape:
                 for i in ins:
                     d |= dep.get(i, 0)
+            per_output = _output_deps(node, ins, dep) if d else None
+            if per_output is not None and not any(per_output):
+                d = 0  # a derivative op none of whose results reads a source: a constant here
             if d:
-                for o in outs:
-                    dep[o] = dep.get(o, 0) | d
+                for o, od in zip(outs, per_output) if per_output is not None else ((o, d) for o in outs):
+                    if od:
+                        dep[o] = dep.get(o, 0) | od
                     produced_inside.add(o)
                 inside_steps.append((node.op, ins, outs))
             outside_steps.append((node.op, ins, outs))
@@ -265,6 +270,23 @@ class Plan:
             for o, v in zip(outs, values):
                 env[o] = perturbed(o, v) if o in delta_of else v
         return [env[t] for t in self.target_slots]
+
+
+def _output_deps(node: Node, ins, dep) -> list[int] | None:
+    """The sources each output of ``node`` depends on, where its op is a derivative recorded
+    as one op whose outputs may each read only some of its inputs; None for any other op
+    (every output depends on every input)."""
+    if not dependence.traced(node.op):
+        return None
+    reads = dependence.output_dependence(node.op, [n.avals[k] for n, k in node.inputs])
+    out = []
+    for mask in reads:
+        d = 0
+        for p, i in enumerate(ins):
+            if mask >> p & 1:
+                d |= dep.get(i, 0)
+        out.append(d)
+    return out
 
 
 def _scatter(n, positions, values) -> list:
@@ -361,6 +383,34 @@ def jvp_program(plan: Plan, pattern: tuple, from_boundary: bool = False):
         primals = [jnp.zeros(a.shape, a.dtype) for a in avals]
         tans = [jnp.asarray(tangents[tangent_at[i]], a.dtype).reshape(a.shape) for i, a in zip(active, avals)]
         _, out_t = _jvp(g, (primals,), (tans,))
+        return out_t
+
+    return program
+
+
+def jvp_reads_program(plan: Plan, pattern: tuple):
+    """``program(values, tangents) -> target_tangents`` like ``jvp_program`` from the boundary,
+    with a zero tangent for every float value read as well: TensorFlow's ``ForwardAccumulator``
+    gives an op's inputs without a tangent a zero one, so its JVP of ``x * y`` along ``x``
+    reads ``x`` too. Traced only to find which values a recorded JVP reads (see
+    ``dependence``), never run."""
+    active = [i for i, a in enumerate(plan.source_avals) if a is not None and _is_float(a) and pattern[i]]
+    tangent_at = {i: k for k, i in enumerate(j for j, has in enumerate(pattern) if has)}
+
+    def program(values, tangents):
+        floats = [k for k, v in enumerate(values) if _is_float(v)]
+
+        def g(float_values, active_deltas):
+            full = list(values)
+            for k, v in zip(floats, float_values):
+                full[k] = v
+            return plan.inside(plan.env_from_boundary(full), _scatter(len(plan.source_slots), active, active_deltas))
+
+        avals = [plan.source_avals[i] for i in active]
+        primals = ([values[k] for k in floats], [jnp.zeros(a.shape, a.dtype) for a in avals])
+        zero_tangents = [jnp.zeros_like(values[k]) for k in floats]
+        tans = [jnp.asarray(tangents[tangent_at[i]], a.dtype).reshape(a.shape) for i, a in zip(active, avals)]
+        _, out_t = _jvp(g, primals, (zero_tangents, tans))
         return out_t
 
     return program
