@@ -158,7 +158,7 @@ class Layer(nn.Layer):
         except TypeError as e:
             if "unexpected keyword argument" not in str(e) or isinstance(e, _errors.GradkitError):
                 raise
-            raise _errors.GradkitTypeError(
+            raise _errors.GradkitValueError(  # ValueError, as Keras raises for unknown keyword arguments
                 f"{what} got an argument it does not take ({e}). A tf.keras.layers.Layer takes trainable=, "
                 "name= and dtype='float32'; check the argument names."
             ) from None
