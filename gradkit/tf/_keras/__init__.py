@@ -1,4 +1,5 @@
-"""``tf.keras``: the parts autodiff code uses (layers, optimizers, Sequential, utils.set_random_seed)."""
+"""``tf.keras``: the parts autodiff code uses (layers, Model, Sequential, initializers, optimizers,
+utils.set_random_seed)."""
 
 import random as _py_random
 
@@ -6,10 +7,12 @@ import numpy as _np
 
 from .. import _nn, _random
 from .._namespace import Namespace, missing
+from . import initializers as _initializers
 from . import layers as layers
 from . import losses as losses
 from . import metrics as metrics
 from . import optimizers as optimizers
+from .model import Model as Model
 from .sequential import Sequential as Sequential
 
 
@@ -22,6 +25,13 @@ def _set_random_seed(seed):
 
 
 utils = Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed)
+initializers = Namespace(
+    "gradkit.tf.keras.initializers",
+    Initializer=_initializers.Initializer,
+    get=_initializers.get,
+    **_initializers.CLASSES,
+    **_initializers.NAMES,
+)
 activations = Namespace(
     "gradkit.tf.keras.activations",
     relu=_nn.relu,

@@ -1,14 +1,10 @@
-"""``tf.keras.Sequential``: layers called one after another."""
+"""``tf.keras.Sequential``: a Model that calls its layers one after another."""
 
 from __future__ import annotations
 
 import inspect
 
-from gradkit.nn.layer import unique_name
-from gradkit.nn.module import Module
-
-from .._convert import convert, wrap
-from .layers import KerasVariableLists
+from .model import Model
 
 
 def _takes_training(layer) -> bool:
@@ -19,11 +15,11 @@ def _takes_training(layer) -> bool:
         return False
 
 
-class Sequential(KerasVariableLists, Module):
-    """``tf.keras.Sequential(layers=None, name=None)``: ``model(x)`` calls each layer on the last output.
+class Sequential(Model):
+    """``tf.keras.Sequential(layers=None, trainable=True, name=None)``: ``model(x)`` calls each layer on the last output.
 
-    ``training=`` reaches the layers that take it (BatchNormalization). The variables
-    properties are lists, as in Keras.
+    ``training=`` reaches the layers that take it (Dropout, BatchNormalization). The
+    variables properties are lists, as in Keras.
 
     >>> import gradkit.tf as tf
     >>> model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(1)])
@@ -32,21 +28,21 @@ class Sequential(KerasVariableLists, Module):
     """
 
     def __init__(self, layers=None, trainable=True, name=None):
-        super().__init__(name if name is not None else unique_name("sequential"))
-        self.layers = list(layers or [])
-        if not trainable:
-            self.trainable = False
+        super().__init__(trainable=trainable, name=name)
+        self._sequence = list(layers or [])
+
+    @property
+    def layers(self) -> list:
+        return list(self._sequence)
 
     def add(self, layer) -> None:
-        self.layers.append(layer)
+        self._sequence.append(layer)
 
     def pop(self):
-        return self.layers.pop()
+        return self._sequence.pop()
 
-    def __call__(self, inputs, training=None, mask=None):
-        x = convert(inputs)
-        for layer in self.layers:
+    def call(self, inputs, training=None, mask=None):
+        x = inputs
+        for layer in self._sequence:
             x = layer(x, training=training) if training is not None and _takes_training(layer) else layer(x)
-        return wrap(x)
-
-    call = __call__
+        return x

@@ -1,0 +1,390 @@
+"""``tf.keras.layers.Layer``: Keras 3's base class for layers (and models), on gradkit.nn's Layer.
+
+A subclass writes ``__init__`` (calling ``super().__init__(**kwargs)``), optionally
+``build(input_shape)``, run once before the first call, and ``call(inputs, ...)``. Weights
+made by ``add_weight`` belong to the layer; sublayers are found in its attributes (also
+inside lists, tuples and dicts). The variables properties are lists in Keras 3's order: the
+layer's own trainable weights, then its own non-trainable ones (each in creation order),
+then each sublayer's, in the order they were assigned. As in Keras 3 with TensorFlow, a
+``tf.Variable`` stored as an attribute is not one of the layer's weights: make weights with
+``add_weight``.
+
+``training=`` follows Keras' rule: the value passed to a call, else the value of the
+enclosing layer call (so ``model(x, training=True)`` reaches the Dropout and
+BatchNormalization layers inside it), else the default in ``call``'s signature; a layer
+whose ``call`` does not take ``training`` is called without it.
+
+>>> import gradkit.tf as tf
+>>> class Linear(tf.keras.layers.Layer):
+...     def __init__(self, units=2, **kwargs):
+...         super().__init__(**kwargs)
+...         self.units = units
+...     def build(self, input_shape):
+...         self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones")
+...         self.b = self.add_weight(shape=(1, self.units), initializer="zeros", name="b")
+...     def call(self, inputs):
+...         return tf.matmul(inputs, self.w) + self.b
+>>> layer = Linear()
+>>> layer(tf.ones([1, 3])).numpy().tolist(), [tuple(v.shape) for v in layer.trainable_weights]
+([[3.0, 3.0]], [(3, 2), (1, 2)])
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import threading
+
+import jax
+import numpy as np
+
+from gradkit import _errors, nn
+from gradkit._core.variable import Variable as _CoreVariable
+from gradkit._tape.tensor import Tensor
+from gradkit.nn.module import Module as _NnModule
+
+from .._convert import TensorShape, convert, wrap
+from .._variables import Variable
+from . import initializers
+
+_NO_TRAINING = object()  # a call() without a `training` parameter
+
+
+class _CallContext(threading.local):
+    """The ``training`` value shared by the layer calls nested in one outermost call (Keras'
+    call context: a nested call's value is seen by the calls after it, too)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.training = None
+
+
+_context = _CallContext()
+
+
+def _training_default(call):
+    try:
+        parameter = inspect.signature(call).parameters.get("training")
+    except (TypeError, ValueError):
+        return _NO_TRAINING
+    if parameter is None:
+        return _NO_TRAINING
+    return None if parameter.default is inspect.Parameter.empty else parameter.default
+
+
+def _marks_built(build):
+    """Keras sets ``built`` once ``build`` returns, also when it is called directly."""
+
+    @functools.wraps(build)
+    def build_and_mark(self, *args, **kwargs):
+        out = build(self, *args, **kwargs)
+        self.built = True
+        return out
+
+    build_and_mark._keras_marks_built = True
+    return build_and_mark
+
+
+def _is_number_literal(x) -> bool:
+    if isinstance(x, (list, tuple)):
+        return all(_is_number_literal(e) for e in x)
+    return isinstance(x, numbers.Number)
+
+
+def _as_input(x):
+    """Arrays, Variables and number literals become tensors; lists, tuples and dicts of them
+    stay structures (a layer with several inputs), as in Keras."""
+    if isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic, _CoreVariable)) or _is_number_literal(x):
+        return convert(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_as_input(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _as_input(v) for k, v in x.items()}
+    return x
+
+
+def _input_shape(x):
+    if isinstance(x, (list, tuple)):
+        return [_input_shape(e) for e in x]
+    if isinstance(x, dict):
+        return {k: _input_shape(v) for k, v in x.items()}
+    shape = getattr(x, "shape", None)
+    return None if shape is None else TensorShape(tuple(shape))
+
+
+def _refuse_unsupported(what: str, given: dict) -> None:
+    """Keras options gradkit.tf does not implement raise rather than being ignored."""
+    if given:
+        raise _errors.GradkitTypeError(
+            f"{what} got {', '.join(f'{k}={v!r}' for k, v in given.items())}, which gradkit.tf does not "
+            "implement (ignoring it would change the results). Leave it out."
+        )
+
+
+class Layer(nn.Layer):
+    """``tf.keras.layers.Layer(trainable=True, name=None, dtype=None)``: subclass it and write
+    ``build(input_shape)`` and ``call(inputs, ...)``; see the module docstring."""
+
+    _keras_training = _NO_TRAINING
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Wrap the build this class defines, or, for gradkit.tf's layers on gradkit.nn
+        # (Dense(_KerasLayer, nn.Dense)), the gradkit.nn layer's; never set one on a class
+        # that would hide a later class's build in a subclass's MRO.
+        definer = next(c for c in cls.__mro__ if "build" in c.__dict__)
+        if definer is cls or not (issubclass(definer, Layer) or definer is nn.Layer):
+            if not getattr(cls.build, "_keras_marks_built", False):
+                cls.build = _marks_built(cls.build)
+        call = getattr(cls, "call", None)
+        cls._keras_training = _NO_TRAINING if call is None else _training_default(call)
+
+    def __init__(self, *args, trainable=True, dtype=None, autocast=True, activity_regularizer=None, **kwargs):
+        what = f"{type(self).__name__}"
+        if dtype is not None and getattr(dtype, "name", dtype) not in ("float32", np.float32):
+            _refuse_unsupported(what, {"dtype": dtype})
+        _refuse_unsupported(what, {"activity_regularizer": activity_regularizer} if activity_regularizer else {})
+        shape_args = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
+        given = {k: kwargs.pop(k) for k in shape_args if k in kwargs}
+        if given:
+            raise _errors.GradkitTypeError(
+                f"{what} got {', '.join(f'{k}={v!r}' for k, v in given.items())}: gradkit.tf builds a layer at "
+                "its first call, from the input it gets, and has no symbolic inputs. Leave it out."
+            )
+        self.__dict__["_keras_own"] = []  # the weights add_weight made, in creation order
+        try:
+            super().__init__(*args, **kwargs)
+        except TypeError as e:
+            if "unexpected keyword argument" not in str(e) or isinstance(e, _errors.GradkitError):
+                raise
+            raise _errors.GradkitValueError(  # ValueError, as Keras raises for unknown keyword arguments
+                f"{what} got an argument it does not take ({e}). A tf.keras.layers.Layer takes trainable=, "
+                "name= and dtype='float32'; check the argument names."
+            ) from None
+        if not trainable:
+            self.trainable = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+    # -- building and calling -------------------------------------------------------------
+    # No build() or call() here: in gradkit.tf's own layers (Dense(Layer, nn.Dense)) this class
+    # comes before the gradkit.nn layer in the MRO and must not hide its build and call.
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            raise _errors.GradkitTypeError(
+                f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "
+                f"but got only {sorted(kwargs)}. Call it as layer(x, ...)."
+            )
+        args = (_as_input(args[0]), *args[1:])
+        outermost = _context.depth == 0
+        _context.depth += 1
+        try:
+            default = type(self)._keras_training
+            if "training" in kwargs:
+                training = kwargs["training"]
+            elif _context.training is not None:
+                training = _context.training
+            else:
+                training = None if default is _NO_TRAINING else default
+            _context.training = training  # seen by the layer calls after this one, as in Keras
+            if default is _NO_TRAINING:
+                kwargs.pop("training", None)
+            elif training is not None:
+                kwargs.setdefault("training", training)
+            if not self.built:
+                self.__dict__["_keras_building_in_call"] = True
+                try:
+                    self.build(_input_shape(args[0]))
+                finally:
+                    self.__dict__["_keras_building_in_call"] = False
+                self.built = True
+            call = getattr(self, "call", None)
+            if call is None:
+                raise _errors.GradkitTypeError(
+                    f"{type(self).__name__} '{self.name}' has no call() method. A tf.keras.layers.Layer subclass "
+                    "writes call(self, inputs, ...) with the layer's computation."
+                )
+            return wrap(call(*args, **kwargs))
+        finally:
+            _context.depth -= 1
+            if outermost:
+                _context.training = None
+
+    # -- weights ---------------------------------------------------------------------------
+
+    def add_weight(
+        self,
+        *args,
+        shape=None,
+        initializer=None,
+        dtype=None,
+        trainable=True,
+        autocast=True,
+        regularizer=None,
+        constraint=None,
+        aggregation="none",
+        overwrite_with_gradient=False,
+        name=None,
+    ):
+        """Keras 3's ``add_weight(shape=None, initializer=None, dtype=None, trainable=True, ...,
+        name=None)`` (shape, initializer and dtype may come positionally). The initializer
+        defaults to 'glorot_uniform' for a float weight and 'zeros' for another. gradkit.nn's
+        ``add_weight(name, shape, initializer, trainable, dtype)`` (a name first) works too."""
+        if args and isinstance(args[0], str):
+            return self._add_weight_named(*args, shape=shape, initializer=initializer, trainable=trainable, dtype=dtype)
+        what = f"{type(self).__name__} '{self.name}' add_weight"
+        if len(args) > 3:
+            raise _errors.GradkitTypeError(
+                f"{what} takes at most 3 positional arguments (shape, initializer, dtype), as in Keras 3, but got "
+                f"{len(args)}. Pass the others by keyword."
+            )
+        for position, (key, given) in enumerate((("shape", shape), ("initializer", initializer), ("dtype", dtype))):
+            if position < len(args):
+                if given is not None:
+                    raise _errors.GradkitTypeError(
+                        f"{what} got {key} both positionally and as a keyword; pass it once."
+                    )
+        shape, initializer, dtype = (*args, *(shape, initializer, dtype)[len(args) :])
+        unsupported = {"regularizer": regularizer, "constraint": constraint}
+        if overwrite_with_gradient:
+            unsupported["overwrite_with_gradient"] = overwrite_with_gradient
+        _refuse_unsupported(what, {k: v for k, v in unsupported.items() if v is not None})
+        dtype = np.dtype("float32" if dtype is None else getattr(dtype, "name", dtype))
+        if initializer is None:
+            initializer = "glorot_uniform" if np.issubdtype(dtype, np.floating) else "zeros"
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        init = initializers.as_nn_initializer(initializer, f"{what} initializer")
+        value = init(None, shape, dtype)
+        return self._make_variable(value, "variable" if name is None else name, trainable)
+
+    def _add_weight_named(self, name, *positional, shape=None, initializer=None, trainable=True, dtype=None):
+        # gradkit.nn's calling convention add_weight(name, shape, initializer, trainable, dtype),
+        # used by the layers gradkit.tf builds on gradkit.nn.
+        given = {"shape": shape, "initializer": initializer, "trainable": trainable, "dtype": dtype}
+        given.update(zip(("shape", "initializer", "trainable", "dtype"), positional))
+        what = f"{type(self).__name__} '{self.name}' {name}"
+        init = initializers.as_nn_initializer(given["initializer"] or "zeros", what)
+        shape = () if given["shape"] is None else tuple(given["shape"])
+        return nn.Layer.add_weight(
+            self, name, shape, init, trainable=given["trainable"], dtype=given["dtype"] or "float32"
+        )
+
+    def _make_variable(self, value, name, trainable):
+        variable = Variable(value, name=f"{self.name}/{name}", trainable=trainable)
+        self.__dict__.setdefault("_keras_own", []).append(variable)
+        return variable
+
+    def _keras_layers(self) -> list:
+        """The direct sublayers, in the order their attributes were set (inside lists, tuples
+        and dicts too)."""
+        found, seen = [], {id(self)}
+
+        def visit(value):
+            if isinstance(value, _NnModule):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    found.append(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    visit(item)
+            elif isinstance(value, dict):
+                for item in value.values():
+                    visit(item)
+
+        for key, value in vars(self).items():
+            if not key.startswith(("_keras_", "_module_")):
+                visit(value)
+        return found
+
+    def _weights_and_trainability(self) -> list:
+        """(weight, trainable) pairs in Keras' order; a weight of a frozen layer is not trainable."""
+        own = self.__dict__.get("_keras_own", [])
+        on = self.trainable
+        pairs = [(v, on) for v in own if v.trainable] + [(v, False) for v in own if not v.trainable]
+        for layer in self._keras_layers():
+            if isinstance(layer, Layer):
+                pairs += layer._weights_and_trainability()
+            else:  # a gradkit.nn layer or a tf.Module
+                pairs += [(v, v.trainable) for v in layer.variables]
+        seen, unique = set(), []
+        for v, trainable in pairs:
+            if id(v) not in seen:
+                seen.add(id(v))
+                unique.append((v, trainable))
+        return unique
+
+    @property
+    def trainable(self) -> bool:
+        """Keras' flag. Setting it sets it on every sublayer too; ``False`` lists the layer's
+        weights as non-trainable (``apply_gradients(zip(grads, layer.trainable_variables))``
+        skips them), and a tape still watches them, as in Keras."""
+        return self.__dict__.get("_keras_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self.__dict__["_keras_trainable"] = bool(value)
+        for layer in self._keras_layers():
+            if isinstance(layer, Layer):
+                layer.trainable = value
+
+    @property
+    def weights(self) -> list:
+        return [v for v, _ in self._weights_and_trainability()]
+
+    @property
+    def trainable_weights(self) -> list:
+        if not self.trainable:
+            return []
+        return [v for v, trainable in self._weights_and_trainability() if trainable]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        if not self.trainable:
+            return self.weights
+        return [v for v, trainable in self._weights_and_trainability() if not trainable]
+
+    variables = weights
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+
+    def _collect(self):
+        layers, queue = [], self._keras_layers()
+        while queue:
+            layer = queue.pop(0)
+            if all(layer is not seen for seen in layers):
+                layers.append(layer)
+                queue += layer._keras_layers() if isinstance(layer, Layer) else list(layer.submodules)
+        return self.weights, layers
+
+    def get_weights(self) -> list:
+        """The weights' values as NumPy arrays, in ``weights`` order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights) -> None:
+        """Assign ``weights`` (arrays in ``layer.weights`` order, e.g. another model's
+        ``get_weights()``); every shape is checked before any weight is written."""
+        params, weights = self.weights, list(weights)
+        if len(weights) != len(params):
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}'.set_weights got {len(weights)} arrays, but the layer has "
+                f"{len(params)} weights of shapes {[tuple(v.shape) for v in params]}. Pass one array per weight, "
+                "in layer.weights order (build the layer first by calling it once)."
+            )
+        values = [
+            convert(np.asarray(w) if not isinstance(w, (Tensor, _CoreVariable)) else w, v.dtype)
+            for v, w in zip(params, weights)
+        ]
+        for i, (v, w) in enumerate(zip(params, values)):
+            if tuple(w.shape) != tuple(v.shape):
+                raise _errors.GradkitValueError(
+                    f"{type(self).__name__} '{self.name}'.set_weights: array {i} has shape {tuple(w.shape)}, but "
+                    f"weight {v.name} has shape {tuple(v.shape)}. Pass arrays in layer.weights order."
+                )
+        for v, w in zip(params, values):
+            v.assign(w)
+
+    def count_params(self) -> int:
+        return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))

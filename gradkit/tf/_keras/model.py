@@ -1,0 +1,96 @@
+"""``tf.keras.Model``: a Layer that holds layers, for custom training loops.
+
+Subclass it, make the layers in ``__init__`` and write ``call(self, x, training=False)``;
+train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
+``optimizer.apply_gradients``, inside a ``tf.function`` if you like (it compiles once for
+same-shaped steps). Keras' own training loop (``compile``/``fit``/``evaluate``), ``summary``
+and saving raise an error: gradkit.tf covers custom training loops. ``predict(x)`` is the
+model called with ``training=False``, as NumPy arrays.
+
+>>> import gradkit.tf as tf
+>>> class MyModel(tf.keras.Model):
+...     def __init__(self):
+...         super().__init__()
+...         self.flatten = tf.keras.layers.Flatten()
+...         self.d1 = tf.keras.layers.Dense(4, activation="relu")
+...         self.dropout = tf.keras.layers.Dropout(0.5)
+...         self.d2 = tf.keras.layers.Dense(2)
+...     def call(self, x, training=False):
+...         return self.d2(self.dropout(self.d1(self.flatten(x)), training=training))
+>>> model = MyModel()
+>>> model(tf.ones([3, 2, 2])).shape, [tuple(v.shape) for v in model.trainable_variables]
+((3, 2), [(4, 4), (4,), (4, 2), (2,)])
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from .base_layer import Layer
+
+
+def _keras_loop_only(method: str):
+    def refuse(self, *args, **kwargs):
+        raise _errors.GradkitTypeError(
+            f"tf.keras.Model.{method} is Keras' own training/serving machinery, which gradkit.tf does not "
+            "implement: gradkit.tf supports custom training loops. Write the step with tf.GradientTape, "
+            "model.trainable_variables and optimizer.apply_gradients (in a tf.function to compile it); "
+            "read the weights with model.get_weights() / set_weights()."
+        )
+
+    refuse.__name__ = method
+    return refuse
+
+
+class Model(Layer):
+    """``tf.keras.Model(name=None, trainable=True)`` for subclassing; see the module docstring."""
+
+    def __init__(self, *args, **kwargs):
+        if args or "inputs" in kwargs or "outputs" in kwargs:
+            raise _errors.GradkitTypeError(
+                "tf.keras.Model(inputs, outputs) is Keras' functional API, which gradkit.tf does not implement "
+                "(it has no symbolic tf.keras.Input). Subclass tf.keras.Model and write call(), or use "
+                "tf.keras.Sequential([...])."
+            )
+        super().__init__(**kwargs)
+
+    @property
+    def layers(self) -> list:
+        """The model's direct sublayers, in the order they were assigned."""
+        return self._keras_layers()
+
+    def build(self, input_shape) -> None:
+        """Make the weights by calling the model once on zeros of ``input_shape`` (a ``None``
+        dimension taken as 1), with ``training=False``, as Keras builds a subclassed model."""
+        if self.__dict__.get("_keras_building_in_call"):
+            return  # the first call builds the layers as it runs
+        shape = tuple(1 if d is None else int(d) for d in input_shape)
+        self(Tensor.concrete(jax.numpy.zeros(shape, np.float32)), training=False)
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """``model(x, training=False)`` as NumPy arrays (Keras runs it in batches; the values
+        are the same)."""
+        if steps is not None or callbacks is not None or not hasattr(x, "shape"):
+            raise _errors.GradkitTypeError(
+                "tf.keras.Model.predict in gradkit.tf takes one array x (no datasets, steps or callbacks). "
+                "Call the model on each batch instead: model(x, training=False)."
+            )
+        out = self(x, training=False)
+        return jax.tree_util.tree_map(lambda t: np.asarray(t.numpy()), out, is_leaf=lambda t: isinstance(t, Tensor))
+
+    compile = _keras_loop_only("compile")
+    fit = _keras_loop_only("fit")
+    evaluate = _keras_loop_only("evaluate")
+    train_on_batch = _keras_loop_only("train_on_batch")
+    test_on_batch = _keras_loop_only("test_on_batch")
+    predict_on_batch = _keras_loop_only("predict_on_batch")
+    summary = _keras_loop_only("summary")
+    save = _keras_loop_only("save")
+    save_weights = _keras_loop_only("save_weights")
+    load_weights = _keras_loop_only("load_weights")
+    to_json = _keras_loop_only("to_json")
+    export = _keras_loop_only("export")
