@@ -9,6 +9,7 @@ exact.
 from __future__ import annotations
 
 import re
+import warnings
 import weakref
 
 import jax
@@ -151,10 +152,11 @@ class Optimizer:
         return hit[1], hit[2]
 
     def apply_gradients(self, grads_and_vars, name=None):
-        """Assign each Variable its new value (skips pairs whose gradient is None)."""
-        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
-        if not pairs:
-            return
+        """Assign each Variable its new value and return ``iterations``, as Keras does.
+
+        A pair whose gradient is None is skipped with Keras' warning naming its Variable; if
+        every gradient is None, nothing is applied and a ValueError says so (as in Keras)."""
+        pairs = _checked_pairs(grads_and_vars)
         grads = [convert(g) for g, _ in pairs]
         variables = [v for _, v in pairs]
         slots = [self._slot_variables(v) for v in variables]
@@ -185,6 +187,40 @@ class Optimizer:
         for v, value in zip(variables, new_values):
             v.assign(value)
         self.iterations.assign_add(1)
+        return self.iterations
+
+
+def _checked_pairs(grads_and_vars) -> list:
+    """The (gradient, Variable) pairs with a gradient; Keras' warning for the others, and its
+    error when none has one (an optimizer step that silently changes nothing hides a loss
+    computed outside the tape)."""
+    pairs = list(grads_and_vars)
+    for pair in pairs:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise _errors.GradkitValueError(
+                f"apply_gradients takes (gradient, Variable) pairs, but got {type(pair).__name__} {pair!r}. "
+                "Pass zip(grads, variables)."
+            )
+    if not pairs:
+        raise _errors.GradkitValueError(
+            "apply_gradients got no (gradient, Variable) pairs (an empty list or an exhausted zip). "
+            "Pass zip(grads, model.trainable_variables); a zip can be consumed only once."
+        )
+    missing = [v for g, v in pairs if g is None]
+    if len(missing) == len(pairs):
+        raise _errors.GradkitValueError(
+            f"No gradients provided for any variable: every gradient passed to apply_gradients is None "
+            f"(for {[getattr(v, 'name', v) for v in missing]}). The loss does not depend on these Variables "
+            "as the tape recorded it: compute it inside the `with tf.GradientTape()` block from them; "
+            "tape.explain(loss, variable) says where the path breaks."
+        )
+    if missing:
+        warnings.warn(
+            f"Gradients do not exist for variables {[getattr(v, 'name', v) for v in missing]} when minimizing "
+            "the loss.",
+            stacklevel=3,
+        )
+    return [(g, v) for g, v in pairs if g is not None]
 
 
 class SGD(Optimizer):
@@ -192,7 +228,7 @@ class SGD(Optimizer):
 
     >>> import gradkit.tf as tf
     >>> w = tf.Variable(1.0)
-    >>> tf.keras.optimizers.SGD(0.1).apply_gradients(zip([tf.constant(2.0)], [w]))
+    >>> _ = tf.keras.optimizers.SGD(0.1).apply_gradients(zip([tf.constant(2.0)], [w]))
     >>> round(float(w.numpy()), 6)
     0.8
     """
