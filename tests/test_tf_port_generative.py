@@ -195,3 +195,160 @@ def test_dcgan_discriminator_step_draws_fresh_dropout_masks():
 
     losses = [float(step(gtf.constant(_IMAGES)).numpy()) for _ in range(3)]
     assert len(set(losses)) == 3, losses  # a mask baked in at trace time would repeat the loss
+
+
+# -- CVAE (tensorflow.org/tutorials/generative/cvae) ----------------------------------------------
+
+LATENT_DIM = 2
+_BINARY = (_rs.rand(STEPS, BATCH, 8, 8, 1) > 0.5).astype(np.float32)  # binarized images
+_EPS = _rs.randn(STEPS, BATCH, LATENT_DIM).astype(np.float32)  # reparameterize's draws, as data
+
+
+def cvae_class(tf):
+    class CVAE(tf.keras.Model):
+        """Convolutional variational autoencoder."""
+
+        def __init__(self, latent_dim):
+            super().__init__()
+            self.latent_dim = latent_dim
+            self.encoder = tf.keras.Sequential(
+                [
+                    tf.keras.layers.InputLayer(input_shape=(8, 8, 1)),
+                    tf.keras.layers.Conv2D(filters=4, kernel_size=3, strides=(2, 2), activation="relu"),
+                    tf.keras.layers.Conv2D(filters=4, kernel_size=3, strides=(2, 2), activation="relu"),
+                    tf.keras.layers.Flatten(),
+                    # No activation
+                    tf.keras.layers.Dense(latent_dim + latent_dim),
+                ]
+            )
+            self.decoder = tf.keras.Sequential(
+                [
+                    tf.keras.layers.InputLayer(input_shape=(latent_dim,)),
+                    tf.keras.layers.Dense(units=2 * 2 * 4, activation=tf.nn.relu),
+                    tf.keras.layers.Reshape(target_shape=(2, 2, 4)),
+                    tf.keras.layers.Conv2DTranspose(
+                        filters=4, kernel_size=3, strides=2, padding="same", activation="relu"
+                    ),
+                    tf.keras.layers.Conv2DTranspose(
+                        filters=4, kernel_size=3, strides=2, padding="same", activation="relu"
+                    ),
+                    # No activation
+                    tf.keras.layers.Conv2DTranspose(filters=1, kernel_size=3, strides=1, padding="same"),
+                ]
+            )
+
+        def sample(self, eps):
+            return self.decode(eps, apply_sigmoid=True)
+
+        def encode(self, x):
+            mean, logvar = tf.split(self.encoder(x), num_or_size_splits=2, axis=1)
+            return mean, logvar
+
+        def reparameterize(self, mean, logvar, eps):
+            return eps * tf.exp(logvar * 0.5) + mean
+
+        def decode(self, z, apply_sigmoid=False):
+            logits = self.decoder(z)
+            if apply_sigmoid:
+                probs = tf.sigmoid(logits)
+                return probs
+            return logits
+
+    return CVAE
+
+
+def cvae_train_step(tf, optimizer):
+    def log_normal_pdf(sample, mean, logvar, raxis=1):
+        log2pi = tf.math.log(2.0 * np.pi)
+        return tf.reduce_sum(-0.5 * ((sample - mean) ** 2.0 * tf.exp(-logvar) + logvar + log2pi), axis=raxis)
+
+    def compute_loss(model, x, eps):
+        mean, logvar = model.encode(x)
+        z = model.reparameterize(mean, logvar, eps)
+        x_logit = model.decode(z)
+        cross_ent = tf.nn.sigmoid_cross_entropy_with_logits(logits=x_logit, labels=x)
+        logpx_z = -tf.reduce_sum(cross_ent, axis=[1, 2, 3])
+        logpz = log_normal_pdf(z, 0.0, 0.0)
+        logqz_x = log_normal_pdf(z, mean, logvar)
+        return -tf.reduce_mean(logpx_z + logpz - logqz_x)
+
+    @tf.function
+    def train_step(model, x, eps):
+        with tf.GradientTape() as tape:
+            loss = compute_loss(model, x, eps)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss, gradients
+
+    return train_step
+
+
+def test_cvae_tutorial_matches_tensorflow_and_compiles_once():
+    def build(tf):
+        model = cvae_class(tf)(LATENT_DIM)
+        assert len(model.encoder.layers) == 4 and len(model.decoder.layers) == 5  # InputLayer not listed
+        return [model]
+
+    def train(tf, models):
+        (model,) = models
+        step = cvae_train_step(tf, tf.keras.optimizers.Adam(1e-2))
+        history = _steps_compile_once(
+            tf, step, *[(model, tf.constant(x), tf.constant(e)) for x, e in zip(_BINARY, _EPS)]
+        )
+        return [history, model.get_weights(), model.sample(tf.constant(_EPS[0]))]
+
+    run_ported(build, train)
+
+
+# -- WGAN-GP gradient penalty (a second derivative through convolutions) -------------------------
+
+_FAKE = np.tanh(_rs.randn(BATCH, 8, 8, 1)).astype(np.float32)
+_ALPHA = _rs.rand(STEPS, BATCH, 1, 1, 1).astype(np.float32)  # tf.random.uniform([batch, 1, 1, 1]), as data
+
+
+def make_critic(tf):
+    return tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(8, 8, 1)),
+            tf.keras.layers.Conv2D(4, 3, strides=2, padding="same"),
+            tf.keras.layers.LeakyReLU(negative_slope=0.2),
+            tf.keras.layers.Conv2D(4, 3, strides=2, padding="same"),
+            tf.keras.layers.LeakyReLU(negative_slope=0.2),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(1),
+        ]
+    )
+
+
+def wgan_gp_critic_step(tf, critic, optimizer, gp_weight=10.0):
+    @tf.function
+    def critic_step(real, fake, alpha):
+        with tf.GradientTape() as tape:
+            interpolated = real + alpha * (fake - real)
+            with tf.GradientTape() as gp_tape:
+                gp_tape.watch(interpolated)
+                pred = critic(interpolated, training=True)
+            grads = gp_tape.gradient(pred, [interpolated])[0]
+            norm = tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1, 2, 3]))
+            gp = tf.reduce_mean((norm - 1.0) ** 2)
+            fake_logits = critic(fake, training=True)
+            real_logits = critic(real, training=True)
+            d_loss = tf.reduce_mean(fake_logits) - tf.reduce_mean(real_logits) + gp_weight * gp
+        d_gradient = tape.gradient(d_loss, critic.trainable_variables)
+        optimizer.apply_gradients(zip(d_gradient, critic.trainable_variables))
+        return d_loss, gp, d_gradient
+
+    return critic_step
+
+
+def test_wgan_gp_critic_step_matches_tensorflow_and_compiles_once():
+    def build(tf):
+        return [make_critic(tf)]
+
+    def train(tf, models):
+        (critic,) = models
+        step = wgan_gp_critic_step(tf, critic, tf.keras.optimizers.Adam(1e-3, beta_1=0.5, beta_2=0.9))
+        args = [(tf.constant(_IMAGES), tf.constant(_FAKE), tf.constant(alpha)) for alpha in _ALPHA]
+        return [_steps_compile_once(tf, step, *args), critic.get_weights()]
+
+    run_ported(build, train)

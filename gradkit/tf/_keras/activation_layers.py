@@ -79,7 +79,7 @@ class ReLU(Layer):
         else:
             x = _nn.relu(x)
         if clip:
-            x = gnp.clip(x, 0.0, top)
+            x = _math.clip_by_value(x, 0.0, top)  # TensorFlow's gradient at the bound (a tie of minimum)
         if slope != 0.0:
             x = x - slope * negative_part
         return x
