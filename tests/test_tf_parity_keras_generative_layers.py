@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 tf_real = pytest.importorskip("tensorflow")
-from test_tf_parity import _compare, _np, run_both  # noqa: E402
+from test_tf_parity import _np, run_both  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 

@@ -9,8 +9,8 @@ The filters are ``[*spatial, out_channels, in_channels]``, as in TensorFlow.
 
 >>> import gradkit.tf as tf
 >>> y = tf.nn.conv2d_transpose(tf.ones([1, 2, 2, 3]), tf.ones([3, 3, 4, 3]), [1, 4, 4, 4], 2)
->>> y.shape, float(y[0, 1, 1, 0])
-((1, 4, 4, 4), 12.0)
+>>> y.shape, float(y[0, 1, 1, 0]), float(y[0, 2, 2, 0])  # as TensorFlow computes
+((1, 4, 4, 4), 3.0, 12.0)
 """
 
 from __future__ import annotations
