@@ -250,8 +250,8 @@ def test_options_gradkit_does_not_implement_raise():
         layers.LayerNormalization(gamma_regularizer="l2")
     with pytest.raises(TypeError, match=r"\[gradkit\].*float32"):
         layers.Conv2D(2, 3, dtype="float16")
-    with pytest.raises(ValueError, match=r"\[gradkit\].*input_shape"):
-        layers.Conv2D(2, 3, input_shape=(4, 4, 1))
+    with pytest.raises(ValueError, match=r"\[gradkit\].*batch_input_shape"):
+        layers.Conv2D(2, 3, batch_input_shape=(1, 4, 4, 1))
     # The defaults of what gradkit.tf leaves out are fine.
     layers.Conv2D(2, 3, kernel_regularizer=None, data_format="channels_last", dtype="float32")
     layers.Embedding(4, 2, mask_zero=False, weights=None)

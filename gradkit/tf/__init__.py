@@ -241,3 +241,10 @@ def __getattr__(name):
 
 # Not print: ``from gradkit.tf import *`` must not hide Python's own.
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("Namespace", "missing", "print")]
+
+# Transposed convolutions (tf.nn's names).
+from . import _conv_transpose  # noqa: E402
+
+nn.conv2d_transpose = _conv_transpose.conv2d_transpose
+nn.conv1d_transpose = _conv_transpose.conv1d_transpose
+nn.conv_transpose = _conv_transpose.conv_transpose

@@ -42,6 +42,8 @@ activations = Namespace(
     softplus=_nn.softplus,
 )
 
+from .input_layer import Input as Input  # noqa: E402
+
 
 def __getattr__(name):
     raise AttributeError(missing("gradkit.tf.keras", name))

@@ -35,6 +35,7 @@ import functools
 import inspect
 import numbers
 import threading
+import warnings
 
 import jax
 import numpy as np
@@ -122,6 +123,30 @@ def _refuse_unsupported(what: str, given: dict) -> None:
         )
 
 
+def keras_input_shape(what: str, kwargs: dict):
+    """Pop Keras 3's ``input_shape=``/``input_dim=`` from a layer's keyword arguments, warning as
+    Keras does: only a Sequential whose first layer it is reads it (to build at once)."""
+    input_dim = kwargs.pop("input_dim", None)
+    input_shape = (input_dim,) if input_dim is not None else kwargs.pop("input_shape", None)
+    refused = {k: kwargs.pop(k) for k in ("batch_input_shape", "batch_size") if k in kwargs}
+    if refused:  # Keras 3's Layer does not take these either (ValueError)
+        raise _errors.GradkitValueError(
+            f"{what} got {', '.join(f'{k}={v!r}' for k, v in refused.items())}, which a Keras 3 layer does not "
+            "take. Pass input_shape= (without the batch axis) to the first layer of a Sequential, or start it "
+            "with tf.keras.Input(shape=...)."
+        )
+    if input_shape is None:
+        return None
+    if isinstance(input_shape, (int, np.integer)):
+        input_shape = (input_shape,)
+    warnings.warn(  # Keras' own warning, word for word
+        "Do not pass an `input_shape`/`input_dim` argument to a layer. When using Sequential models, prefer "
+        "using an `Input(shape)` object as the first layer in the model instead.",
+        stacklevel=3,
+    )
+    return tuple(None if d is None else int(d) for d in input_shape)
+
+
 class Layer(nn.Layer):
     """``tf.keras.layers.Layer(trainable=True, name=None, dtype=None)``: subclass it and write
     ``build(input_shape)`` and ``call(inputs, ...)``; see the module docstring."""
@@ -145,13 +170,7 @@ class Layer(nn.Layer):
         if dtype is not None and getattr(dtype, "name", dtype) not in ("float32", np.float32):
             _refuse_unsupported(what, {"dtype": dtype})
         _refuse_unsupported(what, {"activity_regularizer": activity_regularizer} if activity_regularizer else {})
-        shape_args = ("input_shape", "input_dim", "batch_input_shape", "batch_size")
-        given = {k: kwargs.pop(k) for k in shape_args if k in kwargs}
-        if given:
-            raise _errors.GradkitTypeError(
-                f"{what} got {', '.join(f'{k}={v!r}' for k, v in given.items())}: gradkit.tf builds a layer at "
-                "its first call, from the input it gets, and has no symbolic inputs. Leave it out."
-            )
+        input_shape = keras_input_shape(what, kwargs)
         self.__dict__["_keras_own"] = []  # the weights add_weight made, in creation order
         try:
             super().__init__(*args, **kwargs)
@@ -164,6 +183,8 @@ class Layer(nn.Layer):
             ) from None
         if not trainable:
             self.trainable = False
+        if input_shape is not None:
+            self.__dict__["_keras_input_shape"] = input_shape  # read by a Sequential it comes first in
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
@@ -177,6 +198,12 @@ class Layer(nn.Layer):
             raise _errors.GradkitTypeError(
                 f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "
                 f"but got only {sorted(kwargs)}. Call it as layer(x, ...)."
+            )
+        if hasattr(args[0], "_keras_input_layer"):  # a tf.keras.Input declaration
+            raise _errors.GradkitTypeError(
+                f"{type(self).__name__} '{self.name}' was called on tf.keras.Input(...), a symbolic input: that is "
+                "Keras' functional API, which gradkit.tf does not implement. Start a tf.keras.Sequential with the "
+                "Input instead, or subclass tf.keras.Model and call the layers on tensors."
             )
         args = (_as_input(args[0]), *args[1:])
         outermost = _context.depth == 0

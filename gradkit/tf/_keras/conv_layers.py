@@ -56,7 +56,7 @@ class _Conv(_KerasLayer, Layer):
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
         )
-        layer_args.base_options(what, kwargs)
+        shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
         n = self.rank
         for value, arg in ((filters, "filters"), (groups, "groups")):
@@ -77,7 +77,9 @@ class _Conv(_KerasLayer, Layer):
                 "strides and dilation_rate both above 1. Use one of them."
             )
         self.padding = layer_args.padding_name(padding, what, allow_causal=n == 1)
-        super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
+        super().__init__(
+            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+        )
         self.data_format = "channels_last"
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)

@@ -64,11 +64,11 @@ class Embedding(_KerasLayer, Layer):
             lora_alpha=lora_alpha,
             quantization_config=quantization_config,
         )
-        layer_args.base_options(what, kwargs)
+        shape_args = layer_args.base_options(what, kwargs)
         for value, arg in ((input_dim, "input_dim"), (output_dim, "output_dim")):
             if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
                 raise _errors.GradkitValueError(f"{what}: {arg}={value!r}; Keras takes a positive int here.")
-        super().__init__(name=name if name is not None else unique_name("embedding"), trainable=trainable)
+        super().__init__(name=name if name is not None else unique_name("embedding"), trainable=trainable, **shape_args)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         # Keras' 'uniform' is RandomUniform's default range, [-0.05, 0.05].
         uniform = isinstance(embeddings_initializer, str) and embeddings_initializer == "uniform"

@@ -20,10 +20,12 @@ def refuse_unimplemented(what: str, implemented: str, **options) -> None:
         )
 
 
-def base_options(what: str, kwargs: dict) -> None:
+def base_options(what: str, kwargs: dict) -> dict:
     """The keyword arguments every Keras layer takes, beyond name and trainable: ``dtype`` (only
-    float32, Keras' default), nothing else."""
+    float32, Keras' default) and ``input_shape``/``input_dim`` (returned, to pass on to
+    ``Layer.__init__``), nothing else."""
     kwargs = dict(kwargs)
+    passed_on = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
     dtype = kwargs.pop("dtype", None)
     if dtype is not None and np.dtype(getattr(dtype, "as_numpy_dtype", dtype)) != np.float32:
         raise _errors.GradkitTypeError(
@@ -33,8 +35,9 @@ def base_options(what: str, kwargs: dict) -> None:
     if kwargs:
         raise _errors.GradkitValueError(
             f"{what} got the keyword arguments {sorted(kwargs)}, which gradkit.tf's layer does not take "
-            "(input_shape/input_dim included: the layer builds its weights at its first call). Leave them out."
+            "(nor does Keras 3's). Leave them out."
         )
+    return passed_on
 
 
 def int_tuple(value, n: int, name: str, what: str) -> tuple:

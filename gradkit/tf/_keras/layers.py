@@ -58,6 +58,7 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         trainable=True,
         **kwargs,
     ):
+        shape_args = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
         # Keras options gradkit.tf does not implement raise an error rather than being ignored;
         # their defaults (None, False) are fine.
         unsupported = sorted(k for k, v in kwargs.items() if v is not None and v is not False)
@@ -85,6 +86,7 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             gamma_initializer=gamma_initializer,
             moving_mean_initializer=moving_mean_initializer,
             moving_variance_initializer=moving_variance_initializer,
+            **shape_args,
         )
 
     def call(self, inputs, training=None):
@@ -94,9 +96,16 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 
 
 # Re-exports of the layers in their own files (imported last: they build on _KerasLayer above).
+from .activation_layers import LeakyReLU as LeakyReLU  # noqa: E402
+from .activation_layers import ReLU as ReLU  # noqa: E402
+from .activation_layers import Softmax as Softmax  # noqa: E402
 from .conv_layers import Conv1D as Conv1D  # noqa: E402
 from .conv_layers import Conv2D as Conv2D  # noqa: E402
+from .conv_transpose_layers import Conv1DTranspose as Conv1DTranspose  # noqa: E402
+from .conv_transpose_layers import Conv2DTranspose as Conv2DTranspose  # noqa: E402
 from .embedding import Embedding as Embedding  # noqa: E402
+from .input_layer import Input as Input  # noqa: E402
+from .input_layer import InputLayer as InputLayer  # noqa: E402
 from .normalization_layers import LayerNormalization as LayerNormalization  # noqa: E402
 from .pooling_layers import AveragePooling2D as AveragePooling2D  # noqa: E402
 from .pooling_layers import AvgPool2D as AvgPool2D  # noqa: E402

@@ -59,14 +59,16 @@ class LayerNormalization(_KerasLayer, Layer):
             gamma_constraint=gamma_constraint,
             rms_scaling=rms_scaling,
         )
-        layer_args.base_options(what, kwargs)
+        shape_args = layer_args.base_options(what, kwargs)
         axes = list(axis) if isinstance(axis, (list, tuple)) else axis
         if not (_is_int(axes) or (isinstance(axes, list) and axes and all(_is_int(a) for a in axes))):
             raise _errors.GradkitTypeError(
                 f"{what} takes an int or a list of ints as axis, as Keras does, but got axis={axis!r}. "
                 "Pass e.g. axis=-1 (the last axis) or axis=[1, 2]."
             )
-        super().__init__(name=name if name is not None else unique_name("layer_normalization"), trainable=trainable)
+        super().__init__(
+            name=name if name is not None else unique_name("layer_normalization"), trainable=trainable, **shape_args
+        )
         self.axis = axes
         self.epsilon = float(epsilon)
         self.center, self.scale = bool(center), bool(scale)

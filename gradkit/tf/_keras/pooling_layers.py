@@ -20,12 +20,14 @@ class _Pooling2D(_KerasLayer, Layer):
 
     def __init__(self, pool_size, strides=None, padding="valid", data_format=None, name=None, trainable=True, **kwargs):
         what = f"tf.keras.layers.{type(self).__name__}"
-        layer_args.base_options(what, kwargs)
+        shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
         self.pool_size = layer_args.int_tuple(pool_size, 2, "pool_size", what)
         self.strides = self.pool_size if strides is None else layer_args.int_tuple(strides, 2, "strides", what)
         self.padding = layer_args.padding_name(padding, what)
-        super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
+        super().__init__(
+            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+        )
         self.data_format = "channels_last"
 
     def call(self, x):
@@ -76,10 +78,12 @@ class GlobalAveragePooling2D(_KerasLayer, Layer):
 
     def __init__(self, data_format=None, keepdims=False, name=None, trainable=True, **kwargs):
         what = "tf.keras.layers.GlobalAveragePooling2D"
-        layer_args.base_options(what, kwargs)
+        shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
         super().__init__(
-            name=name if name is not None else unique_name("global_average_pooling2d"), trainable=trainable
+            name=name if name is not None else unique_name("global_average_pooling2d"),
+            trainable=trainable,
+            **shape_args,
         )
         self.data_format = "channels_last"
         self.keepdims = bool(keepdims)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import inspect
 
+from gradkit import _errors
+
+from .input_layer import InputLayer
 from .model import Model
 
 
@@ -19,7 +22,9 @@ class Sequential(Model):
     """``tf.keras.Sequential(layers=None, trainable=True, name=None)``: ``model(x)`` calls each layer on the last output.
 
     ``training=`` reaches the layers that take it (Dropout, BatchNormalization). The
-    variables properties are lists, as in Keras.
+    variables properties are lists, as in Keras. As in Keras 3, a Sequential that starts with
+    ``tf.keras.Input(shape)``, an ``InputLayer``, or a first layer given ``input_shape=``
+    builds its weights at once (with a batch of 1); ``layers`` leaves the input out.
 
     >>> import gradkit.tf as tf
     >>> model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"), tf.keras.layers.Dense(1)])
@@ -29,17 +34,41 @@ class Sequential(Model):
 
     def __init__(self, layers=None, trainable=True, name=None):
         super().__init__(trainable=trainable, name=name)
-        self._sequence = list(layers or [])
+        self._sequence = []
+        self.__dict__["_keras_input_layer"] = None  # not a sublayer: it has no weights
+        for layer in layers or []:
+            self.add(layer, rebuild=False)
+        self._maybe_build()
 
     @property
     def layers(self) -> list:
         return list(self._sequence)
 
-    def add(self, layer) -> None:
+    def add(self, layer, rebuild=True) -> None:
+        layer = getattr(layer, "_keras_input_layer", layer)  # tf.keras.Input(...) → its InputLayer
+        if isinstance(layer, InputLayer):
+            if self._keras_input_layer is not None or self._sequence:
+                raise _errors.GradkitValueError(
+                    f"Sequential '{self.name}' got an input declaration (tf.keras.Input / InputLayer) "
+                    + ("after its layers" if self._sequence else "a second time")
+                    + "; gradkit.tf takes one, as the first entry. Put it first, once."
+                )
+            self.__dict__["_keras_input_layer"] = layer
+            return
+        if not self._sequence and self._keras_input_layer is None:
+            shape = getattr(layer, "_keras_input_shape", None)  # Keras' legacy input_shape= on the first layer
+            if shape is not None:
+                self.__dict__["_keras_input_layer"] = InputLayer(shape=shape)
         self._sequence.append(layer)
+        if rebuild:
+            self._maybe_build()
 
-    def pop(self):
+    def pop(self, rebuild=True):
         return self._sequence.pop()
+
+    def _maybe_build(self) -> None:
+        if self._keras_input_layer is not None and self._sequence:
+            self.build(self._keras_input_layer.batch_shape)
 
     def call(self, inputs, training=None, mask=None):
         x = inputs
