@@ -112,7 +112,9 @@ def test_dense_initializer_names_have_keras_defaults(init):
         return [np.round([k.mean(), k.std(), k.min(), k.max()], 2)]
 
     out = {name: program(tf)[0] for name, tf in (("tf", tf_real), ("gk", gtf))}
-    np.testing.assert_allclose(out["gk"], out["tf"], atol=0.011)
+    # The extremes of normal draws are themselves random; only a uniform's are its bounds.
+    compared = slice(None) if init == "random_uniform" else slice(0, 2)
+    np.testing.assert_allclose(out["gk"][compared], out["tf"][compared], atol=0.011)
 
 
 def test_dense_takes_a_keras_style_initializer_callable():

@@ -1,8 +1,9 @@
 """Initializers and the module-global PRNG key (``gradkit.nn.set_seed``).
 
-An initializer is ``init(key, shape, dtype) -> array``. Values are computed eagerly
-(``jax.ensure_compile_time_eval``) so a layer built lazily inside ``gk.jit`` still gets
-concrete initial values.
+An initializer is ``init(key, shape, dtype) -> array``. Values are drawn on the host by a
+NumPy generator seeded from the key, so they are concrete even when a layer is built lazily
+inside ``gk.jit``, and a weight of a new shape costs no XLA compilation (drawing with
+``jax.random`` eagerly compiles its kernels for every new shape: about a second per layer).
 
 >>> import jax
 >>> set_seed(0)
@@ -46,14 +47,35 @@ def next_key():
     return sub
 
 
-def zeros(key, shape, dtype=jnp.float32):
+def host_rng(key) -> np.random.Generator:
+    """A NumPy generator determined by a jax PRNG key."""
     with jax.ensure_compile_time_eval():
-        return jnp.zeros(shape, dtype)
+        words = np.asarray(jax.random.key_data(key)).ravel()
+    return np.random.default_rng([int(w) for w in words])
+
+
+def to_device(values, dtype) -> jax.Array:
+    """Host values as a jax array of ``dtype`` (cast by NumPy: no XLA program per shape)."""
+    with jax.ensure_compile_time_eval():  # concrete also while a jit traces a layer's build
+        return jnp.asarray(np.asarray(values).astype(np.dtype(dtype)))
+
+
+def truncated_standard_normal(rng: np.random.Generator, shape, bound: float = 2.0) -> np.ndarray:
+    """Unit normal draws, those beyond ``±bound`` drawn again (Keras' truncated normal)."""
+    out = rng.standard_normal(shape)
+    outside = np.abs(out) >= bound
+    while outside.any():
+        out[outside] = rng.standard_normal(int(outside.sum()))
+        outside = np.abs(out) >= bound
+    return out
+
+
+def zeros(key, shape, dtype=jnp.float32):
+    return to_device(np.zeros(shape), dtype)
 
 
 def ones(key, shape, dtype=jnp.float32):
-    with jax.ensure_compile_time_eval():
-        return jnp.ones(shape, dtype)
+    return to_device(np.ones(shape), dtype)
 
 
 def glorot_uniform(key, shape, dtype=jnp.float32):
@@ -68,15 +90,13 @@ def glorot_uniform(key, shape, dtype=jnp.float32):
 
 
 def random_normal(key, shape, dtype=jnp.float32, mean=0.0, stddev=1.0):
-    with jax.ensure_compile_time_eval():
-        key = next_key() if key is None else key
-        return (mean + stddev * jax.random.normal(key, shape, dtype)).astype(dtype)
+    rng = host_rng(next_key() if key is None else key)
+    return to_device(mean + stddev * rng.standard_normal(shape), dtype)
 
 
 def random_uniform(key, shape, dtype=jnp.float32, minval=0.0, maxval=1.0):
-    with jax.ensure_compile_time_eval():
-        key = next_key() if key is None else key
-        return jax.random.uniform(key, shape, dtype, minval, maxval)
+    rng = host_rng(next_key() if key is None else key)
+    return to_device(rng.uniform(minval, maxval, shape), dtype)
 
 
 _BY_NAME = {

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -59,20 +58,20 @@ class Initializer:
         return f"<{type(self).__name__} {self.get_config()}>"
 
 
-def _concrete(fn, *args):
-    # Initial values are computed eagerly, also while a tf.function traces the build.
-    with jax.ensure_compile_time_eval():
-        return Tensor.concrete(fn(*args))
+def _concrete(values, dtype):
+    # Initial values are drawn on the host (no XLA program per new shape) and are concrete,
+    # also while a tf.function traces the build.
+    return Tensor.concrete(_nn_init.to_device(values, dtype))
 
 
 class Zeros(Initializer):
     def __call__(self, shape, dtype=None):
-        return _concrete(jnp.zeros, _shape(shape), _dtype(dtype))
+        return _concrete(np.zeros(_shape(shape)), _dtype(dtype))
 
 
 class Ones(Initializer):
     def __call__(self, shape, dtype=None):
-        return _concrete(jnp.ones, _shape(shape), _dtype(dtype))
+        return _concrete(np.ones(_shape(shape)), _dtype(dtype))
 
 
 class Constant(Initializer):
@@ -80,7 +79,7 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-        return _concrete(lambda: jnp.full(_shape(shape), jnp.asarray(self.value), _dtype(dtype)))
+        return _concrete(np.full(_shape(shape), np.asarray(self.value)), _dtype(dtype))
 
     def get_config(self):
         return {"value": self.value}
@@ -99,7 +98,7 @@ class Identity(Initializer):
                 f"tf.keras.initializers.Identity makes a 2-D matrix, as in Keras, but got shape {shape}. "
                 "Use it for a (rows, cols) weight."
             )
-        return _concrete(lambda: (self.gain * jnp.eye(*shape)).astype(_dtype(dtype)))
+        return _concrete(self.gain * np.eye(*shape), _dtype(dtype))
 
     def get_config(self):
         return {"gain": self.gain}
@@ -118,6 +117,10 @@ class RandomInitializer(Initializer):
         with jax.ensure_compile_time_eval():
             self._key = _nn_init.next_key() if seed is None else jax.random.key(int(seed))
 
+    def _rng(self) -> np.random.Generator:
+        # A new generator from the fixed key at each call: the same values each time.
+        return _nn_init.host_rng(self._key)
+
     def get_config(self):
         return {"seed": self.seed}
 
@@ -128,8 +131,7 @@ class RandomNormal(RandomInitializer):
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
-        d = _dtype(dtype)
-        return _concrete(lambda: (self.mean + self.stddev * jax.random.normal(self._key, _shape(shape), d)).astype(d))
+        return _concrete(self.mean + self.stddev * self._rng().standard_normal(_shape(shape)), _dtype(dtype))
 
     def get_config(self):
         return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
@@ -143,12 +145,8 @@ class TruncatedNormal(RandomInitializer):
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
-        d = _dtype(dtype)
-        return _concrete(
-            lambda: (
-                self.mean + self.stddev * jax.random.truncated_normal(self._key, -2.0, 2.0, _shape(shape), d)
-            ).astype(d)
-        )
+        draws = _nn_init.truncated_standard_normal(self._rng(), _shape(shape))
+        return _concrete(self.mean + self.stddev * draws, _dtype(dtype))
 
     def get_config(self):
         return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
@@ -160,8 +158,7 @@ class RandomUniform(RandomInitializer):
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
-        d = _dtype(dtype)
-        return _concrete(lambda: jax.random.uniform(self._key, _shape(shape), d, self.minval, self.maxval))
+        return _concrete(self._rng().uniform(self.minval, self.maxval, _shape(shape)), _dtype(dtype))
 
     def get_config(self):
         return {"seed": self.seed, "minval": self.minval, "maxval": self.maxval}
@@ -220,11 +217,11 @@ class VarianceScaling(RandomInitializer):
         scale = self.scale / max(1.0, fan)
         if self.distribution == "truncated_normal":
             stddev = math.sqrt(scale) / 0.87962566103423978  # the stddev of a unit normal truncated at ±2
-            return _concrete(lambda: (stddev * jax.random.truncated_normal(self._key, -2.0, 2.0, shape, d)).astype(d))
+            return _concrete(stddev * _nn_init.truncated_standard_normal(self._rng(), shape), d)
         if self.distribution == "untruncated_normal":
-            return _concrete(lambda: (math.sqrt(scale) * jax.random.normal(self._key, shape, d)).astype(d))
+            return _concrete(math.sqrt(scale) * self._rng().standard_normal(shape), d)
         limit = math.sqrt(3.0 * scale)
-        return _concrete(lambda: jax.random.uniform(self._key, shape, d, -limit, limit))
+        return _concrete(self._rng().uniform(-limit, limit, shape), d)
 
     def get_config(self):
         return {
@@ -273,13 +270,10 @@ class Orthogonal(RandomInitializer):
             )
         rows, cols = math.prod(shape[:-1]), shape[-1]
 
-        def draw():
-            q, r = jnp.linalg.qr(jax.random.normal(self._key, (max(rows, cols), min(rows, cols)), d))
-            q = q * jnp.sign(jnp.diag(r))  # makes the decomposition unique, as Keras does
-            q = q.T if rows < cols else q
-            return (self.gain * q.reshape(shape)).astype(d)
-
-        return _concrete(draw)
+        q, r = np.linalg.qr(self._rng().standard_normal((max(rows, cols), min(rows, cols))))
+        q = q * np.sign(np.diag(r))  # makes the decomposition unique, as Keras does
+        q = q.T if rows < cols else q
+        return _concrete(self.gain * q.reshape(shape), d)
 
     def get_config(self):
         return {"seed": self.seed, "gain": self.gain}
