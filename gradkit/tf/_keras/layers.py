@@ -94,6 +94,7 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 
 
 # Re-exports of the layers in their own files (imported last: they build on _KerasLayer above).
+from .attention_layers import MultiHeadAttention as MultiHeadAttention  # noqa: E402
 from .conv_layers import Conv1D as Conv1D  # noqa: E402
 from .conv_layers import Conv2D as Conv2D  # noqa: E402
 from .embedding import Embedding as Embedding  # noqa: E402
