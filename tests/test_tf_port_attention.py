@@ -28,7 +28,7 @@ _TARGET_IN = np.array([[1, 6, 2, 8], [5, 3, 7, 0]], np.int64)
 _TARGET_OUT = np.array([[6, 2, 8, 4], [3, 7, 4, 0]], np.int64)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def _tensorflow_broadcasting():
     # The tutorial's `x + self.pos_encoding[tf.newaxis, :length, :]` broadcasts by rank as
     # TensorFlow does; the suite's strict rank-promotion mode is for gradkit's own internals.
@@ -287,6 +287,7 @@ def _is_key_bias(path):
     return path.endswith("key/bias") or path.endswith("key/bias:0")
 
 
+@pytest.mark.usefixtures("_tensorflow_broadcasting")
 def test_the_transformer_tutorial_trains_as_in_tensorflow_and_compiles_once():
     tf_model, _, tf_step = _tiny_transformer(tf_real)
     gk_model, gk_opt, gk_step = _tiny_transformer(gtf)
@@ -314,6 +315,7 @@ def test_the_transformer_tutorial_trains_as_in_tensorflow_and_compiles_once():
     assert tuple(scores.shape) == (2, 2, 4, 5)  # (batch, heads, target, context), from return_attention_scores
 
 
+@pytest.mark.usefixtures("_tensorflow_broadcasting")
 def test_the_transformer_draws_fresh_dropout_at_each_compiled_call():
     model = _tiny_transformer(gtf, dropout_rate=0.3)[0]
     inputs = _batch(gtf)[0]
@@ -324,6 +326,7 @@ def test_the_transformer_draws_fresh_dropout_at_each_compiled_call():
     np.testing.assert_array_equal(inference[0], inference[1])
 
 
+@pytest.mark.usefixtures("_tensorflow_broadcasting")
 def test_the_tutorials_schedule_matches_tensorflow():
     def program(tf):
         schedule = _transformer_tutorial(tf)[1](8)
@@ -509,3 +512,61 @@ def test_activations_get_serialize_and_backend_constants_match_keras():
     tf_out, gk_out = program(tf_real), program(gtf)
     assert tf_out == gk_out
     run_both(lambda tf: tf.keras.activations.get("no_such_activation"))
+
+
+# -- tf.math.l2_normalize, tf.debugging.check_numerics, tf.config.run_functions_eagerly ----------
+
+
+def test_math_l2_normalize_matches_tensorflow():
+    def program(tf):
+        x = tf.Variable(np.array([[3.0, 4.0], [0.0, 0.0], [1e-7, 0.0]], np.float32))
+        with tf.GradientTape() as tape:
+            y = tf.math.l2_normalize(x, axis=1)
+            loss = tf.reduce_sum(y * tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        return [y, tape.gradient(loss, x)]
+
+    run_both(program)
+
+
+def test_check_numerics_passes_finite_values_and_their_gradient():
+    def program(tf):
+        x = tf.Variable([1.0, -2.0])
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.debugging.check_numerics(x * x, "square") * 3.0)
+        return tape.gradient(loss, x)
+
+    run_both(program)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_check_numerics_raises_eagerly_on_nan_and_inf(bad):
+    run_both(lambda tf: tf.debugging.check_numerics(tf.constant([1.0, bad]), "bad value"))
+    with pytest.raises(ValueError, match=r"\[gradkit\].*bad value.*(NaN|Inf)"):
+        gtf.debugging.check_numerics(gtf.constant([1.0, bad]), "bad value")
+
+
+def test_check_numerics_inside_tf_function_passes_the_value_through():
+    # Documented: compiled code cannot raise on a value, so the tensor passes through unchecked.
+    f = gtf.function(lambda x: gtf.debugging.check_numerics(x, "traced"))
+    assert np.isnan(f(gtf.constant([np.nan])).numpy()).all()
+
+
+def test_run_functions_eagerly_calls_the_python_function():
+    def program(tf):
+        calls = []
+
+        @tf.function
+        def f(x):
+            calls.append(float(x.numpy()))  # only works eagerly
+            return x * 2.0
+
+        tf.config.run_functions_eagerly(True)
+        try:
+            outs = [f(tf.constant(1.0)), f(tf.constant(2.0))]
+            state = tf.config.functions_run_eagerly()
+        finally:
+            tf.config.run_functions_eagerly(False)
+        return [outs, calls, state, tf.config.functions_run_eagerly()]
+
+    tf_out, gk_out = _np(program(tf_real)), _np(program(gtf))
+    _compare(tf_out, gk_out)

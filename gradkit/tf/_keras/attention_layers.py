@@ -39,7 +39,12 @@ class _Projection(Layer):
 def _project(x, kernel, bias):
     # (batch, seq, features) x (features, *out) -> (batch, seq, *out)
     y = jnp.tensordot(x, kernel, axes=[[x.ndim - 1], [0]])
-    return y if bias is None else y + bias
+    return y if bias is None else y + _leading_ones(bias, y.ndim)
+
+
+def _leading_ones(a, ndim):
+    # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.
+    return jnp.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
 
 
 def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal):
@@ -61,10 +66,9 @@ def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped,
     if dropped is not None:
         used = jnp.where(dropped >= rate, probs / (1 - rate), jnp.zeros((), probs.dtype))
     combined = jnp.einsum("acbe,aecd->abcd", used, v)  # (B, T, N, V)
-    heads, value_dim = wo.shape[:2]
     out = jnp.tensordot(combined, wo, axes=[[2, 3], [0, 1]])
     if bo is not None:
-        out = out + bo
+        out = out + _leading_ones(bo, out.ndim)
     return out, probs
 
 
