@@ -236,6 +236,11 @@ class Tensor:
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)
+        if _is_known_integers(self):
+            # Shape arithmetic (`tf.shape(x)[1]`) stays a known value inside a traced function,
+            # so it can bound a slice there, as TensorFlow's constant folding gives it.
+            with jax.ensure_compile_time_eval():
+                return record.apply(_getitem, self, index)
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------
@@ -261,6 +266,14 @@ class Tensor:
 
     # The other jax.Array methods (sum, mean, clip, cumsum, at[], real, ...) are installed
     # below, lifted wholesale from jax.Array (array_methods.py).
+
+
+def _is_known_integers(t) -> bool:
+    """An integer tensor no tape records, whose value is known (not a tracer)."""
+    if not np.issubdtype(np.dtype(t.dtype), np.integer) or record.is_recorded(t):
+        return False
+    value = record.value_of(t)
+    return not isinstance(value, jax.core.Tracer)
 
 
 def _show(t: Tensor) -> str:

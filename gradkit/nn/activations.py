@@ -30,6 +30,12 @@ _BY_NAME = {
 }
 
 
+def register(name: str, fn) -> None:
+    """Add an activation by name (gradkit.tf adds Keras' others: 'gelu', 'swish', ...); a name
+    the table has already keeps its function."""
+    _BY_NAME.setdefault(name, fn)
+
+
 def get(activation):
     """``None`` -> identity; a name -> that activation; a callable -> itself.
 

@@ -216,6 +216,15 @@ saved_model = Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = Namespace("gradkit.tf.experimental")
+from . import _config, _debugging  # noqa: E402
+
+debugging = Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
+config = Namespace(
+    "gradkit.tf.config",
+    run_functions_eagerly=_config.run_functions_eagerly,
+    functions_run_eagerly=_config.functions_run_eagerly,
+)
+math.l2_normalize = _nn.l2_normalize
 
 del (
     _array,

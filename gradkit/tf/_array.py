@@ -250,11 +250,15 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 
 def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
-    return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=out_type))
+    # Shapes are static in gradkit: the value is known inside tf.function too, so shape
+    # arithmetic (`x[:, :tf.shape(y)[1]]`) keeps working where a traced value could not.
+    with jax.ensure_compile_time_eval():
+        return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=out_type))
 
 
 def size(input, out_type=_dtypes.int32, name=None):  # noqa: A002
-    return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=out_type))
+    with jax.ensure_compile_time_eval():
+        return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=out_type))
 
 
 def rank(input, name=None):  # noqa: A002

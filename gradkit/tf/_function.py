@@ -23,7 +23,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes, _name_scope, _random
+from . import _config, _dtypes, _name_scope, _random
 from ._convert import TensorShape, convert, wrap
 
 
@@ -186,6 +186,8 @@ class Function:
             raise _errors.GradkitTypeError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
 
     def __call__(self, *args, **kwargs):
+        if _config.functions_run_eagerly():  # tf.config.run_functions_eagerly(True), as TensorFlow
+            return self.python_function(*args, **kwargs)
         if self.input_signature is not None:
             name = getattr(self.python_function, "__qualname__", "the function")
             if kwargs or len(args) != len(self.input_signature):

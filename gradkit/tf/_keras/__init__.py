@@ -5,7 +5,7 @@ import random as _py_random
 
 import numpy as _np
 
-from .. import _nn, _random
+from .. import _random
 from .._namespace import Namespace, missing
 from . import initializers as _initializers
 from . import layers as layers
@@ -32,15 +32,13 @@ initializers = Namespace(
     **_initializers.CLASSES,
     **_initializers.NAMES,
 )
+from . import activations as _activations  # noqa: E402
+
+_activations.register_names()
 activations = Namespace(
-    "gradkit.tf.keras.activations",
-    relu=_nn.relu,
-    elu=_nn.elu,
-    sigmoid=_nn.sigmoid,
-    tanh=_nn.tanh,
-    softmax=_nn.softmax,
-    softplus=_nn.softplus,
+    "gradkit.tf.keras.activations", get=_activations.get, serialize=_activations.serialize, **_activations.BY_NAME
 )
+backend = Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32")
 
 from .input_layer import Input as Input  # noqa: E402
 

@@ -74,6 +74,16 @@ def _training_default(call):
     return None if parameter.default is inspect.Parameter.empty else parameter.default
 
 
+def _first_input(call):
+    """The name of ``call``'s inputs parameter (the one after ``self``)."""
+    try:
+        parameters = list(inspect.signature(call).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return parameters[0].name if parameters and parameters[0].kind in kinds else None
+
+
 def _marks_built(build):
     """Keras sets ``built`` once ``build`` returns, also when it is called directly."""
 
@@ -152,6 +162,7 @@ class Layer(nn.Layer):
     ``build(input_shape)`` and ``call(inputs, ...)``; see the module docstring."""
 
     _keras_training = _NO_TRAINING
+    _keras_first_input = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -164,6 +175,7 @@ class Layer(nn.Layer):
                 cls.build = _marks_built(cls.build)
         call = getattr(cls, "call", None)
         cls._keras_training = _NO_TRAINING if call is None else _training_default(call)
+        cls._keras_first_input = None if call is None else _first_input(call)
 
     def __init__(self, *args, trainable=True, dtype=None, autocast=True, activity_regularizer=None, **kwargs):
         what = f"{type(self).__name__}"
@@ -194,6 +206,9 @@ class Layer(nn.Layer):
     # comes before the gradkit.nn layer in the MRO and must not hide its build and call.
 
     def __call__(self, *args, **kwargs):
+        first = type(self)._keras_first_input
+        if not args and first in kwargs:  # layer(x=...), as Keras takes it
+            args = (kwargs.pop(first),)
         if not args:
             raise _errors.GradkitTypeError(
                 f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "

@@ -99,6 +99,7 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 from .activation_layers import LeakyReLU as LeakyReLU  # noqa: E402
 from .activation_layers import ReLU as ReLU  # noqa: E402
 from .activation_layers import Softmax as Softmax  # noqa: E402
+from .attention_layers import MultiHeadAttention as MultiHeadAttention  # noqa: E402
 from .conv_layers import Conv1D as Conv1D  # noqa: E402
 from .conv_layers import Conv2D as Conv2D  # noqa: E402
 from .conv_transpose_layers import Conv1DTranspose as Conv1DTranspose  # noqa: E402

@@ -1,0 +1,178 @@
+"""``tf.keras.activations``: Keras 3's activation functions, written as its TensorFlow backend
+writes them (on gradkit.tf's ops), so values and gradients at the kinks are TensorFlow's.
+
+Their names also reach the layers' ``activation=`` argument (Dense, Conv, Activation):
+``register_names`` adds the ones gradkit.nn's table lacks.
+
+>>> import gradkit.tf as tf
+>>> tf.keras.activations.relu(tf.constant([-10.0, -5.0, 0.0, 5.0, 10.0]), max_value=5.0).numpy().tolist()
+[0.0, 0.0, 0.0, 5.0, 5.0]
+"""
+
+from __future__ import annotations
+
+from gradkit import _errors
+from gradkit.nn import activations as _nn_activations
+
+from .. import _array, _math, _nn
+from .._convert import convert
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """Keras' ``relu(x, negative_slope=0.0, max_value=None, threshold=0.0)``: ``x`` above
+    ``threshold`` (else 0), clipped at ``max_value``, minus ``negative_slope * relu(threshold - x)``."""
+    x = convert(x)
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return _nn.leaky_relu(x, alpha=negative_slope)
+        negative_part = _nn.relu(-x + threshold) if threshold != 0 else _nn.relu(-x)
+    clip_max = max_value is not None
+    if threshold != 0:
+        x = _array.where(_math.greater(x, _array.cast(threshold, x.dtype)), x, _array.zeros_like(x))
+    elif max_value == 6:
+        x = _nn.relu6(x)
+        clip_max = False
+    else:
+        x = _nn.relu(x)
+    if clip_max:
+        x = _math.clip_by_value(x, _array.cast(0.0, x.dtype), _array.cast(max_value, x.dtype))
+    if negative_slope != 0.0:
+        x = x - negative_slope * negative_part
+    return x
+
+
+def leaky_relu(x, negative_slope=0.2):
+    return _nn.leaky_relu(x, alpha=negative_slope)
+
+
+def relu6(x):
+    return _nn.relu6(x)
+
+
+def elu(x, alpha=1.0):
+    x = convert(x)
+    res = _nn.elu(x)
+    return res if alpha == 1 else _array.where(_math.greater(x, 0.0), res, alpha * res)
+
+
+def selu(x):
+    return _nn.selu(x)
+
+
+def gelu(x, approximate=False):
+    """Exact (erf) GELU by default, as ``keras.activations.gelu``."""
+    return _nn.gelu(x, approximate=approximate)
+
+
+def silu(x):
+    return _nn.silu(x)
+
+
+def softsign(x):
+    return _nn.softsign(x)
+
+
+def hard_sigmoid(x):
+    """Keras 3's ``relu6(x + 3) / 6`` (Keras 2's was ``clip(0.2 x + 0.5, 0, 1)``)."""
+    x = convert(x)
+    return _nn.relu6(x + _array.cast(3.0, x.dtype)) / _array.cast(6.0, x.dtype)
+
+
+def hard_silu(x):
+    x = convert(x)
+    return x * hard_sigmoid(x)
+
+
+def exponential(x):
+    return _math.exp(x)
+
+
+def mish(x):
+    return x * _math.tanh(_math.softplus(x))
+
+
+def log_softmax(x, axis=-1):
+    return _nn.log_softmax(x, axis=axis)
+
+
+def softmax(x, axis=-1):
+    return _nn.softmax(x, axis=axis)
+
+
+def log_sigmoid(x):
+    return _math.log_sigmoid(x)
+
+
+def linear(x):
+    return x
+
+
+def sigmoid(x):
+    return _math.sigmoid(x)
+
+
+def tanh(x):
+    return _math.tanh(x)
+
+
+def softplus(x):
+    return _math.softplus(x)
+
+
+BY_NAME = {
+    f.__name__: f
+    for f in (
+        relu,
+        leaky_relu,
+        relu6,
+        elu,
+        selu,
+        gelu,
+        silu,
+        softsign,
+        hard_sigmoid,
+        hard_silu,
+        exponential,
+        mish,
+        log_softmax,
+        softmax,
+        log_sigmoid,
+        linear,
+        sigmoid,
+        tanh,
+        softplus,
+    )
+}
+BY_NAME["swish"] = silu
+BY_NAME["hard_swish"] = hard_silu
+
+
+def get(identifier):
+    """``keras.activations.get``: None -> linear; a name -> that activation; a callable -> itself."""
+    if identifier is None:
+        return linear
+    if callable(identifier):
+        return identifier
+    if isinstance(identifier, str) and identifier in BY_NAME:
+        return BY_NAME[identifier]
+    raise _errors.GradkitValueError(
+        f"tf.keras.activations.get got {identifier!r}, which is not a Keras activation gradkit.tf has; use one of "
+        f"{sorted(BY_NAME)} or a callable."
+    )
+
+
+def serialize(activation):
+    """``keras.activations.serialize`` for the built-in activations: their name."""
+    for name, fn in BY_NAME.items():
+        if fn is activation and name not in ("swish", "hard_swish"):
+            return name
+    raise _errors.GradkitValueError(
+        f"tf.keras.activations.serialize got {activation!r}; gradkit.tf serializes its built-in activations "
+        "(tf.keras.activations.relu, ...) only, to their names."
+    )
+
+
+def register_names() -> None:
+    """Let ``activation='gelu'`` (and the other Keras names gradkit.nn lacks) reach the layers."""
+    for name, fn in BY_NAME.items():
+        _nn_activations.register(name, fn)

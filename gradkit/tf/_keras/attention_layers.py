@@ -1,0 +1,327 @@
+"""``tf.keras.layers.MultiHeadAttention``: Keras 3's multi-head attention, with its weights layout.
+
+Each projection is one of Keras' EinsumDense sublayers (``query``, ``key``, ``value``,
+``attention_output``), its kernel ``(features, num_heads, key_dim)`` (the output one
+``(num_heads, value_dim, output_size)``), so ``set_weights(keras_layer.get_weights())`` carries
+a Keras layer's weights over. The whole attention (projections, masks, softmax, dropout on
+the probabilities) is one recorded op.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
+
+from .. import _dropout
+from .._convert import call, convert
+from . import layer_args
+from .base_layer import Layer, _as_input
+
+_LARGE_NEGATIVE = -1e9  # Keras' Softmax sets masked logits to this (float32)
+
+
+class _Projection(Layer):
+    """One of MultiHeadAttention's EinsumDense sublayers: a ``kernel`` and an optional ``bias``,
+    applied by the attention op itself."""
+
+    def __init__(self, name):
+        super().__init__(name=name)
+        self.kernel = self.bias = None
+        self.built = True
+
+
+def _project(x, kernel, bias):
+    # (batch, seq, features) x (features, *out) -> (batch, seq, *out)
+    y = jnp.tensordot(x, kernel, axes=[[x.ndim - 1], [0]])
+    return y if bias is None else y + _leading_ones(bias, y.ndim)
+
+
+def _leading_ones(a, ndim):
+    # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.
+    return jnp.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+
+
+def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal):
+    """Keras' ``MultiHeadAttention.call`` for rank-3 inputs: the output and the probabilities."""
+    q = _project(query, wq, bq) * jnp.asarray(scale, query.dtype)  # (B, T, N, H)
+    k = _project(key, wk, bk)  # (B, S, N, H)
+    v = _project(value, wv, bv)  # (B, S, N, V)
+    logits = jnp.einsum("aecd,abcd->acbe", k, q)  # (B, N, T, S)
+    keep = None if mask is None else mask.astype(bool)[:, None]  # (B or 1, 1, T, S)
+    if causal:
+        lower = jnp.tril(jnp.ones(logits.shape[-2:], bool))[None, None]
+        keep = lower if keep is None else keep & lower
+    if keep is not None:
+        logits = jnp.where(keep, logits, jnp.asarray(_LARGE_NEGATIVE, logits.dtype))
+    probs = jax.nn.softmax(logits, axis=-1)
+    if keep is not None:  # a row masked whole gives zeros, not a uniform distribution
+        probs = jnp.where(keep, probs, jnp.zeros((), probs.dtype))
+    used = probs
+    if dropped is not None:
+        used = jnp.where(dropped >= rate, probs / (1 - rate), jnp.zeros((), probs.dtype))
+    combined = jnp.einsum("acbe,aecd->abcd", used, v)  # (B, T, N, V)
+    out = jnp.tensordot(combined, wo, axes=[[2, 3], [0, 1]])
+    if bo is not None:
+        out = out + _leading_ones(bo, out.ndim)
+    return out, probs
+
+
+def _positive_int(value, arg, what, allow_none=False):
+    if allow_none and value is None:
+        return None
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+        raise _errors.GradkitValueError(
+            f"{what}: {arg}={value!r}; Keras takes a positive int here{' or None' if allow_none else ''}."
+        )
+    return int(value)
+
+
+class MultiHeadAttention(Layer):
+    """``tf.keras.layers.MultiHeadAttention(num_heads, key_dim, value_dim=None, dropout=0.0,
+    use_bias=True, output_shape=None, attention_axes=None, kernel_initializer='glorot_uniform',
+    bias_initializer='zeros')``, called as ``layer(query, value, key=None, attention_mask=None,
+    return_attention_scores=False, training=None, use_causal_mask=False)`` on
+    ``(batch, seq, features)`` inputs.
+
+    Query, key and value are projected to ``num_heads`` heads, the scaled dot products are
+    softmaxed over the key positions (``attention_mask`` and ``use_causal_mask`` mark the
+    positions each query may see, as Keras combines them; a query that sees none gets zero
+    probabilities), ``dropout`` is applied to the probabilities when training, and the heads
+    are projected back to the query's feature size (or ``output_shape``). With
+    ``return_attention_scores=True`` the call also returns the probabilities, ``(batch,
+    num_heads, T, S)``, before dropout. Dropout masks are fresh at each call, also at each
+    call of a ``tf.function``; they are not TensorFlow's draws.
+
+    gradkit.tf has no Keras masks (``mask_zero``), so ``query_mask``/``value_mask``/``key_mask``
+    are taken only as explicit arguments (value and key masks, as Keras combines them);
+    ``attention_axes`` other than the default, ``sliding_window``, ``use_gate`` and
+    ``flash_attention=True`` raise an error.
+
+    >>> import gradkit.tf as tf
+    >>> mha = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, name="mha")
+    >>> out, scores = mha(tf.ones([1, 4, 5]), tf.ones([1, 6, 5]), return_attention_scores=True)
+    >>> out.shape, scores.shape, [tuple(w.shape) for w in mha.weights][:2]
+    ((1, 4, 5), (1, 2, 4, 6), [(5, 2, 3), (2, 3)])
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        value_dim=None,
+        dropout=0.0,
+        use_bias=True,
+        output_shape=None,
+        attention_axes=None,
+        sliding_window=None,
+        flash_attention=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        use_gate=False,
+        seed=None,
+        name=None,
+        trainable=True,
+        **kwargs,
+    ):
+        what = "tf.keras.layers.MultiHeadAttention"
+        layer_args.refuse_unimplemented(
+            what,
+            "num_heads, key_dim, value_dim, dropout, use_bias, output_shape, the default attention_axes, the two "
+            "initializers, seed, name and trainable",
+            sliding_window=sliding_window,
+            flash_attention=flash_attention,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+            use_gate=use_gate,
+        )
+        layer_args.base_options(what, kwargs)
+        axes = (attention_axes,) if isinstance(attention_axes, numbers.Integral) else attention_axes
+        if axes is not None and tuple(axes) != (1,):
+            raise _errors.GradkitValueError(
+                f"{what}: attention_axes={attention_axes!r} is not implemented in gradkit.tf; it attends over axis 1 "
+                "of (batch, seq, features) inputs (Keras' default). Leave attention_axes out, and reshape inputs "
+                "with several attention axes to one sequence axis first."
+            )
+        self.num_heads = _positive_int(num_heads, "num_heads", what)
+        self.key_dim = _positive_int(key_dim, "key_dim", what)
+        self.value_dim = _positive_int(value_dim, "value_dim", what, allow_none=True) or self.key_dim
+        if not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+            raise _errors.GradkitValueError(
+                f"{what}: dropout={dropout!r}; Keras takes a rate in [0, 1) for the attention probabilities."
+            )
+        if output_shape is not None:
+            shape = (output_shape,) if isinstance(output_shape, numbers.Integral) else tuple(output_shape)
+            output_shape = tuple(_positive_int(d, "output_shape", what) for d in shape)
+        super().__init__(name=name, trainable=trainable)
+        self.dropout = float(dropout)
+        self.use_bias = bool(use_bias)
+        self.output_shape = output_shape
+        self.attention_axes = (1,)
+        self.seed = seed
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
+
+    @property
+    def query_dense(self):
+        return self._query_dense
+
+    @property
+    def key_dense(self):
+        return self._key_dense
+
+    @property
+    def value_dense(self):
+        return self._value_dense
+
+    @property
+    def output_dense(self):
+        return self._output_dense
+
+    def _what(self) -> str:
+        return f"tf.keras.layers.MultiHeadAttention '{self.name}'"
+
+    def _projection(self, name, kernel_shape, bias_shape):
+        layer = _Projection(f"{self.name}/{name}")  # Keras' paths: 'multi_head_attention/query/kernel'
+
+        layer.kernel = layer.add_weight("kernel", kernel_shape, self.kernel_initializer)
+        if self.use_bias:
+            layer.bias = layer.add_weight("bias", bias_shape, self.bias_initializer)
+        return layer
+
+    def build(self, query_shape, value_shape=None, key_shape=None) -> None:
+        value_shape = query_shape if value_shape is None else value_shape
+        key_shape = value_shape if key_shape is None else key_shape
+        for shape, arg in ((query_shape, "query"), (value_shape, "value"), (key_shape, "key")):
+            layer_args.check_rank(shape, 3, f"(batch, seq, features) {arg}", self._what())
+        if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
+            raise _errors.GradkitValueError(
+                f"{self._what()}: value has shape {tuple(value_shape)} and key {tuple(key_shape)}; all their axes "
+                "but the last must be equal, as Keras requires."
+            )
+        n, h, v = self.num_heads, self.key_dim, self.value_dim
+        out = self.output_shape or (query_shape[-1],)
+        self._query_dense = self._projection("query", (query_shape[-1], n, h), (n, h))
+        self._key_dense = self._projection("key", (key_shape[-1], n, h), (n, h))
+        self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))
+        self._output_dense = self._projection("attention_output", (n, v, *out), out)
+
+    def __call__(self, query=None, value=None, key=None, **kwargs):
+        if query is None or value is None:
+            raise _errors.GradkitTypeError(
+                f"{self._what()} takes query and value (and optionally key), as Keras does: "
+                "mha(query, value, key=None, ...) or mha(query=x, value=x, key=x)."
+            )
+        query, value = _as_input(query), _as_input(value)
+        key = value if key is None else _as_input(key)
+        if not self.built:
+            self.build(*(tuple(t.shape) for t in (query, value, key)))
+        return super().__call__(query, value, key=key, **kwargs)
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        key_mask=None,
+        attention_mask=None,
+        return_attention_scores=False,
+        training=None,
+        use_causal_mask=False,
+    ):
+        what = self._what()
+        if query_mask is not None:
+            raise _errors.GradkitTypeError(
+                f"{what} got query_mask; Keras 3 reads the query's mask from its Keras mask (mask_zero), which "
+                "gradkit.tf does not have. Pass attention_mask (batch, T, S) instead, false for the rows of "
+                "padded queries."
+            )
+        key = value if key is None else key
+        for t, arg in ((query, "query"), (value, "value"), (key, "key")):
+            layer_args.check_rank(t.shape, 3, f"(batch, seq, features) {arg}", what)
+            layer_args.check_float(t, what)
+        built = (self._query_dense.kernel.shape[0], self._key_dense.kernel.shape[0], self._value_dense.kernel.shape[0])
+        got = (query.shape[-1], key.shape[-1], value.shape[-1])
+        if built != got:
+            raise _errors.GradkitValueError(
+                f"{what} was built for query, key and value with {built} features, but got {got}. Use a new layer "
+                "for the new sizes."
+            )
+        batch, t_len, s_len = query.shape[0], query.shape[1], value.shape[1]
+        mask = self._mask(attention_mask, value_mask, key_mask, (batch, t_len, s_len))
+        dropped = None
+        if training and self.dropout > 0:
+            dropped = _dropout._uniform((batch, self.num_heads, t_len, s_len), np.dtype(np.float32), self.seed)
+        q, k, v, o = self._query_dense, self._key_dense, self._value_dense, self._output_dense
+        out, scores = call(
+            _attention,
+            query,
+            key,
+            value,
+            q.kernel.value,
+            None if q.bias is None else q.bias.value,
+            k.kernel.value,
+            None if k.bias is None else k.bias.value,
+            v.kernel.value,
+            None if v.bias is None else v.bias.value,
+            o.kernel.value,
+            None if o.bias is None else o.bias.value,
+            mask,
+            dropped,
+            scale=1.0 / math.sqrt(float(self.key_dim)),
+            rate=self.dropout,
+            causal=bool(use_causal_mask),
+        )
+        return (out, scores) if return_attention_scores else out
+
+    def _mask(self, attention_mask, value_mask, key_mask, shape):
+        """Keras' combination: ``attention_mask & value_mask[:, None] & key_mask[:, None]``, as
+        booleans of shape (batch or 1, T, S); None when nothing masks."""
+        parts = []
+        for given, arg, expand in (
+            (value_mask, "value_mask", True),
+            (key_mask, "key_mask", True),
+            (attention_mask, "attention_mask", False),
+        ):
+            if given is None:
+                continue
+            m = convert(given)
+            m_shape = tuple(m.shape)
+            full = (shape[0], 1, shape[2]) if expand else shape
+            want = (shape[0], shape[2]) if expand else shape
+            ok = len(m_shape) == len(want) and all(a in (1, b) for a, b in zip(m_shape, want))
+            if not ok:
+                raise _errors.GradkitValueError(
+                    f"{self._what()}: {arg} has shape {m_shape}, but the attention is {shape} (batch, T, S); Keras "
+                    f"takes {arg} of shape {want}. True where a query may attend."
+                )
+            parts.append(call(_as_mask, m, shape=full if expand else m_shape))
+        if not parts:
+            return None
+        combined = parts[0]
+        for p in parts[1:]:
+            combined = call(_and, combined, p)
+        return combined
+
+
+def _as_mask(m, shape):
+    return jnp.reshape(m.astype(bool), shape)
+
+
+def _and(a, b):
+    return a & b
