@@ -135,6 +135,20 @@ class Tensor:
     def get_shape(self) -> Shape:
         return self.shape
 
+    def set_shape(self, shape) -> None:
+        """TensorFlow's ``set_shape``: a check, since a gradkit tensor's shape is always known;
+        a shape that does not fit (``None`` dimensions fit any) raises ``ValueError``."""
+        if shape is None or getattr(shape, "rank", 0) is None:
+            return
+        dims = [None if d is None or d == -1 else int(d) for d in shape]
+        if len(dims) != len(self.shape) or any(d is not None and d != s for d, s in zip(dims, self.shape)):
+            from .._errors import GradkitValueError
+
+            raise GradkitValueError(
+                f"set_shape({list(shape)}) does not fit the tensor's shape {list(self.shape)}, as TensorFlow "
+                "checks. Reshape it (tf.reshape) if you mean to change the shape."
+            )
+
     @property
     def dtype(self):
         return np.dtype(self._node.avals[self._index].dtype)
