@@ -26,6 +26,13 @@ def _getitem(x, index):
     return x[index]
 
 
+def _is_static_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and not isinstance(i, bool) for i in items
+    )
+
+
 def _concrete_index(item):
     """An index item's value as a NumPy array when it is a concrete integer or boolean index (a
     number, a NumPy or JAX array, a tensor already computed), else None."""
@@ -250,6 +257,13 @@ class Tensor:
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)
+        if _is_static_index(index) and np.issubdtype(self.dtype, np.integer) and not record.is_recorded(self):
+            # A known integer (tf.shape(x)[0], an element of tf.range(n)) stays known inside a
+            # tf.function trace, as a number a Python loop or a TensorArray index can read.
+            value = record.value_of(self)
+            if not isinstance(value, jax.core.Tracer):
+                with jax.ensure_compile_time_eval():
+                    return Tensor.concrete(_getitem(value, index))
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------

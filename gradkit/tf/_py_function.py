@@ -2,8 +2,8 @@
 
 ``numpy_function`` hands ``func`` NumPy arrays, so its results carry no gradient (as in
 TensorFlow); ``py_function`` hands it tensors, so a tape records the ops ``func`` runs and
-gradients flow through them, as in eager TensorFlow. Both check the results' dtypes against
-``Tout``. Inside ``tf.function`` the inputs are only known when the compiled program runs and
+gradients flow through them, as in eager TensorFlow. As there, an array result keeps its
+dtype and a Python number takes ``Tout``'s. Inside ``tf.function`` the inputs are only known when the compiled program runs and
 gradkit compiles the whole function with ``jax.jit``, which cannot call back into arbitrary
 Python with results of unknown shape: both raise there (call the step eagerly, or write the
 Python part with tf ops).
@@ -51,15 +51,13 @@ def _results(out, Tout, what: str):
             f"tf.{what}: the function returned {len(values)} values where Tout names {len(dtypes)}; "
             "return one value per Tout dtype, as TensorFlow requires."
         )
-    tensors = []
-    for i, (value, dtype) in enumerate(zip(values, dtypes)):
-        if isinstance(value, (np.ndarray, np.generic, Tensor, jax.Array)) and np.dtype(value.dtype) != dtype:
-            raise _errors.GradkitTypeError(
-                f"tf.{what}: result {i} has dtype {np.dtype(value.dtype).name} but Tout says {dtype.name}; "
-                f"TensorFlow refuses that (InvalidArgumentError). Return {dtype.name} (e.g. "
-                f"np.asarray(x, np.{dtype.name}))."
-            )
-        tensors.append(wrap(convert(value, dtype)))
+    # As eager TensorFlow does, an array result keeps its dtype; a Python number takes Tout's.
+    tensors = [
+        wrap(
+            convert(value) if isinstance(value, (np.ndarray, np.generic, Tensor, jax.Array)) else convert(value, dtype)
+        )
+        for value, dtype in zip(values, dtypes)
+    ]
     return tensors[0] if single else tensors
 
 

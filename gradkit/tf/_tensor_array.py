@@ -104,6 +104,8 @@ class TensorArray:
                 "dynamic_size=True for an array that grows as you write."
             )
         self._dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+        # What its elements hold: int64 is int32 unless JAX's 64-bit mode is on, as for every tensor.
+        self._element_dtype = np.dtype(jax.dtypes.canonicalize_dtype(self._dtype))
         self._dynamic_size = builtins.bool(dynamic_size)
         self._clear_after_read = True if clear_after_read is None else builtins.bool(clear_after_read)
         self._infer_shape = builtins.bool(infer_shape)
@@ -153,12 +155,12 @@ class TensorArray:
     # -- writing -----------------------------------------------------------------------------
 
     def _value_of(self, value):
-        if isinstance(value, (Tensor, Variable, jax.Array)) and np.dtype(value.dtype) != self._dtype:
+        if isinstance(value, (Tensor, Variable, jax.Array)) and np.dtype(value.dtype) != self._element_dtype:
             raise _errors.GradkitTypeError(
                 f"tf.TensorArray of dtype {self._dtype.name} got a value of dtype {np.dtype(value.dtype).name}, "
                 "which TensorFlow refuses (InvalidArgumentError). Cast it first: tf.cast(value, ta.dtype)."
             )
-        return wrap(convert(value, self._dtype))
+        return wrap(convert(value, self._element_dtype))
 
     def _write(self, index: int, value) -> None:
         if index < 0:
@@ -235,7 +237,7 @@ class TensorArray:
                     f"tf.TensorArray: element {index} was never written and the element shape is not known, "
                     "so there are no zeros to give. Write it first, or pass element_shape=."
                 )
-            value = self._elements[index] = Tensor.concrete(jnp.zeros(self._element_shape, self._dtype))
+            value = self._elements[index] = Tensor.concrete(jnp.zeros(self._element_shape, self._element_dtype))
         return value
 
     def _check_index(self, index: int, what: str) -> None:
@@ -267,7 +269,7 @@ class TensorArray:
                     "tf.TensorArray.stack of an empty array whose element shape is not known; pass element_shape= "
                     "to get an empty tensor of that shape."
                 )
-            return Tensor.concrete(jnp.zeros((0, *self._element_shape), self._dtype))
+            return Tensor.concrete(jnp.zeros((0, *self._element_shape), self._element_dtype))
         return _array.stack([self._element(i) for i in range(len(self._elements))])
 
     def gather(self, indices, name=None):

@@ -227,6 +227,16 @@ class _RNN(_KerasLayer, Layer):
         if self.use_bias:
             self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initializer())
 
+    def get_initial_state(self, batch_size) -> list:
+        """Keras 3's zero states: a list of ``(batch_size, units)`` zeros (LSTM: ``[h, c]``)."""
+        if getattr(batch_size, "ndim", 0):
+            raise _errors.GradkitTypeError(
+                f"{self._what()}.get_initial_state takes the batch size (an int), as in Keras 3, but got a tensor "
+                f"of shape {tuple(batch_size.shape)}. Pass x.shape[0] or tf.shape(x)[0]."
+            )
+        zeros = Tensor.concrete(jnp.zeros((int(batch_size), self.units), jnp.float32))
+        return [zeros] * self.n_states
+
     def _initial_states(self, sequences, initial_state) -> list:
         batch = sequences.shape[0]
         if initial_state is None:
