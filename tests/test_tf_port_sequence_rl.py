@@ -366,3 +366,260 @@ def test_set_shape_checks_as_tensorflow_does():
         return x
 
     assert isinstance(run_both(program), ValueError)
+
+
+# -- 2. Recurrent layers and the text-generation model ---------------------------------------------
+
+_RNN_CONFIGS = [
+    ("SimpleRNN", {}),
+    ("SimpleRNN", {"return_sequences": True, "return_state": True, "activation": "relu"}),
+    ("SimpleRNN", {"go_backwards": True, "return_sequences": True, "use_bias": False}),
+    ("GRU", {}),
+    ("GRU", {"return_sequences": True, "return_state": True}),
+    ("GRU", {"reset_after": False, "go_backwards": True, "return_sequences": True}),
+    ("GRU", {"use_bias": False, "recurrent_activation": "hard_sigmoid"}),
+    ("LSTM", {}),
+    ("LSTM", {"return_sequences": True, "return_state": True}),
+    ("LSTM", {"go_backwards": True, "unit_forget_bias": False, "use_bias": False}),
+]
+
+
+def _rnn_program(name, options, initial_state=False):
+    def program(tf):
+        layer = getattr(tf.keras.layers, name)(5, **options)
+        x = tf.Variable(_SEQ)
+        layer(x)
+        _same_weights(layer, seed=1)
+        states = [tf.Variable(_H0), tf.Variable(_C0)][: 2 if name == "LSTM" else 1] if initial_state else []
+        with tf.GradientTape() as tape:
+            out = layer(x, initial_state=states) if initial_state else layer(x)
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            loss = tf.add_n([tf.reduce_sum(o * o) for o in outs])
+        return [outs, tape.gradient(loss, [x, *states, *layer.trainable_variables]), isinstance(out, tuple)]
+
+    return program
+
+
+@pytest.mark.parametrize("name,options", _RNN_CONFIGS)
+def test_recurrent_layers_outputs_states_and_gradients_match_keras(name, options):
+    run_both(_rnn_program(name, options))
+
+
+@pytest.mark.parametrize("name", ["SimpleRNN", "GRU", "LSTM"])
+def test_recurrent_layers_initial_state_and_weight_layout_match_keras(name):
+    run_both(_rnn_program(name, {"return_state": True}, initial_state=True))
+
+    def layout(tf):
+        layer = getattr(tf.keras.layers, name)(5)
+        layer(tf.constant(_SEQ))
+        weights = layer.get_weights()
+        # Keras' initializers: glorot_uniform kernel, orthogonal recurrent kernel, zero bias (LSTM:
+        # the forget gate's at 1). The random ones differ in values, not in their properties.
+        recurrent = weights[1].reshape(5, -1, 5).transpose(1, 0, 2)
+        orthogonal = [np.allclose(block.T @ block, np.eye(5), atol=1e-5) for block in recurrent]
+        return [[w.shape for w in weights], weights[2], orthogonal]
+
+    tf_shapes, gk_shapes = layout(tf_real), layout(gtf)
+    assert [tuple(s) for s in tf_shapes[0]] == [tuple(s) for s in gk_shapes[0]]
+    np.testing.assert_array_equal(tf_shapes[1], gk_shapes[1])
+    assert gk_shapes[2] == tf_shapes[2]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"dropout": 0.2}, {"recurrent_dropout": 0.1}, {"stateful": True}, {"kernel_regularizer": "l2"}],
+)
+def test_recurrent_layer_options_not_implemented_are_refused(options):
+    with pytest.raises((TypeError, ValueError), match=r"^\[gradkit\].*(Leave it out|does not implement)"):
+        gtf.keras.layers.GRU(5, **options)
+
+
+def test_a_recurrent_layer_refuses_a_mask():
+    layer = gtf.keras.layers.LSTM(5)
+    with pytest.raises(TypeError, match=r"^\[gradkit\].*mask="):
+        layer(gtf.constant(_SEQ), mask=gtf.constant(np.ones((2, 3), bool)))
+
+
+def _text_model(tf, vocab_size=7):
+    class MyModel(tf.keras.Model):  # the text-generation tutorial's, with Keras 3's get_initial_state
+        def __init__(self, vocab_size, embedding_dim, rnn_units):
+            super().__init__()
+            self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_dim)
+            self.gru = tf.keras.layers.GRU(rnn_units, return_sequences=True, return_state=True)
+            self.dense = tf.keras.layers.Dense(vocab_size)
+
+        def call(self, inputs, states=None, return_state=False, training=False):
+            x = inputs
+            x = self.embedding(x, training=training)
+            if states is None:
+                states = self.gru.get_initial_state(tf.shape(x)[0])
+            x, states = self.gru(x, initial_state=states, training=training)
+            x = self.dense(x, training=training)
+            if return_state:
+                return x, states
+            return x
+
+    model = MyModel(vocab_size, 4, 5)
+    model(tf.constant([[0, 1, 2]]))
+    _same_weights(model, seed=2)
+    return model
+
+
+_TOKENS = np.array([[1, 4, 2, 6], [3, 0, 5, 1]], np.int32)
+
+
+def _text_train_step(tf, model, optimizer, traces):
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def train_step(inputs, labels):
+        traces.append(1)
+        with tf.GradientTape() as tape:
+            predictions = model(inputs, training=True)
+            loss = loss_fn(labels, predictions)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    return lambda: train_step(tf.constant(_TOKENS[:, :-1]), tf.constant(_TOKENS[:, 1:]))
+
+
+def test_the_text_generation_model_trains_as_in_tensorflow():
+    def program(tf):
+        model = _text_model(tf)
+        step = _text_train_step(tf, model, tf.keras.optimizers.Adam(0.01), [])
+        losses = [step() for _ in range(3)]
+        logits, states = model(tf.constant(_TOKENS[:, :2]), return_state=True)
+        return [losses, logits, states, model.get_weights()]
+
+    run_both(program)
+
+
+def test_the_text_generation_training_step_compiles_once():
+    traces = []
+    step = _text_train_step(gtf, _text_model(gtf), gtf.keras.optimizers.Adam(0.01), traces)
+    step().numpy()
+    first = len(traces)
+    assert count_compiles(lambda: [step().numpy() for _ in range(3)]) == 0
+    assert len(traces) == first
+
+
+# -- 3. Keras' "Writing a training loop from scratch" guide -----------------------------------------
+
+_X_TRAIN = _rs.randn(12, 6).astype(np.float32)
+_Y_TRAIN = _rs.randint(0, 4, 12).astype(np.int32)
+_X_VAL = _rs.randn(4, 6).astype(np.float32)
+_Y_VAL = _rs.randint(0, 4, 4).astype(np.int32)
+
+
+def _guide_model(tf):
+    class ActivityRegularizationLayer(tf.keras.layers.Layer):  # the guide's
+        def call(self, inputs):
+            self.add_loss(1e-2 * tf.reduce_sum(inputs))
+            return inputs
+
+    class MLP(tf.keras.Model):  # the guide's functional model, written as a subclass
+        def __init__(self):
+            super().__init__()
+            self.dense1 = tf.keras.layers.Dense(8, activation="relu")
+            self.regularization = ActivityRegularizationLayer()
+            self.dense2 = tf.keras.layers.Dense(8, activation="relu")
+            self.outputs = tf.keras.layers.Dense(4)
+
+        def call(self, x):
+            return self.outputs(self.dense2(self.regularization(self.dense1(x))))
+
+    model = MLP()
+    model(tf.zeros([1, 6]))
+    _same_weights(model, seed=4)
+    return model
+
+
+def _guide_loop(tf, model, traces):
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-2)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    train_acc_metric = tf.keras.metrics.SparseCategoricalAccuracy()
+    val_acc_metric = tf.keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def train_step(x, y):
+        traces.append(1)
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss_value = loss_fn(y, logits)
+            loss_value += sum(model.losses)
+        grads = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        train_acc_metric.update_state(y, logits)
+        return loss_value
+
+    @tf.function
+    def test_step(x, y):
+        val_logits = model(x, training=False)
+        val_acc_metric.update_state(y, val_logits)
+
+    def run(epochs=2, batch_size=4):
+        history = []
+        for _ in range(epochs):
+            losses = [
+                train_step(tf.constant(_X_TRAIN[i : i + batch_size]), tf.constant(_Y_TRAIN[i : i + batch_size]))
+                for i in range(0, len(_X_TRAIN), batch_size)
+            ]
+            train_acc = train_acc_metric.result()
+            train_acc_metric.reset_state()
+            test_step(tf.constant(_X_VAL), tf.constant(_Y_VAL))
+            val_acc = val_acc_metric.result()
+            val_acc_metric.reset_state()
+            history.append([losses, train_acc, val_acc])
+        return history
+
+    return run, train_step
+
+
+def test_the_training_loop_from_scratch_guide_matches_tensorflow():
+    def program(tf):
+        model = _guide_model(tf)
+        run, _ = _guide_loop(tf, model, [])
+        history = run()
+        model(tf.constant(_X_VAL))
+        return [history, model.get_weights(), model.losses, len(model.losses)]
+
+    run_both(program)
+
+
+def test_the_guide_training_step_compiles_once():
+    traces = []
+    run, train_step = _guide_loop(gtf, _guide_model(gtf), traces)
+    run(epochs=1)
+    first = len(traces)
+    assert count_compiles(lambda: run(epochs=1)) == 0
+    assert len(traces) == first
+
+
+def test_add_loss_is_collected_per_outermost_call_and_differentiable_as_in_keras():
+    def program(tf):
+        model = _guide_model(tf)
+        x = tf.Variable(_X_VAL)
+        model(x)
+        with tf.GradientTape() as tape:
+            model(x)  # the second call replaces the first call's losses
+            direct = model.regularization(x)  # a direct call of the layer clears its own
+            loss = sum(model.losses)
+        return [model.losses, model.regularization.losses, direct, tape.gradient(loss, x)]
+
+    run_both(program)
+
+
+def test_add_loss_refuses_a_python_number():
+    class Bad(gtf.keras.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(0.5)
+            return inputs
+
+    with pytest.raises(ValueError, match=r"^\[gradkit\].*add_loss takes tensors"):
+        Bad()(gtf.ones([2]))
+
+
+def test_tf_data_is_not_in_gradkit_tf():
+    with pytest.raises(AttributeError, match=r"^\[gradkit\] gradkit.tf has no 'data'"):
+        gtf.data  # noqa: B018

@@ -26,6 +26,7 @@ from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import Layer, unique_name
 
 from .. import _array, _control
+from .._convert import convert, wrap
 from . import initializers, layer_args
 from .layers import _KerasLayer
 
@@ -243,6 +244,7 @@ class _RNN(_KerasLayer, Layer):
             zeros = Tensor.concrete(jnp.zeros((batch, self.units), jnp.float32))
             return [zeros] * self.n_states
         states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+        states = [wrap(convert(s)) for s in states]  # Variables and arrays too, as Keras takes them
         if len(states) != self.n_states or any(tuple(s.shape) != (batch, self.units) for s in states):
             raise _errors.GradkitValueError(
                 f"{self._what()} got initial_state of shapes {[tuple(s.shape) for s in states]}; it takes "
