@@ -8,7 +8,6 @@ Each program takes the module ``tf``; weights are made equal by ``set_weights``,
 gradients and weights after a few optimizer steps are compared with ``run_both``.
 """
 
-import jax
 import numpy as np
 import pytest
 
@@ -23,13 +22,6 @@ _rs = np.random.RandomState(0)
 _SEQ = _rs.randn(2, 3, 4).astype(np.float32)  # batch 2, time 3, features 4
 _H0 = _rs.randn(2, 5).astype(np.float32)
 _C0 = _rs.randn(2, 5).astype(np.float32)
-
-
-@pytest.fixture(autouse=True)
-def _tensorflow_broadcasting():
-    # Tutorial code broadcasts by rank as TensorFlow does (`returns - values`).
-    with jax.numpy_rank_promotion("allow"):
-        yield
 
 
 def _same_weights(model, seed=0, scale=0.5):
@@ -371,14 +363,11 @@ def test_set_shape_checks_as_tensorflow_does():
 # -- 2. Recurrent layers and the text-generation model ---------------------------------------------
 
 _RNN_CONFIGS = [
-    ("SimpleRNN", {}),
     ("SimpleRNN", {"return_sequences": True, "return_state": True, "activation": "relu"}),
     ("SimpleRNN", {"go_backwards": True, "return_sequences": True, "use_bias": False}),
-    ("GRU", {}),
     ("GRU", {"return_sequences": True, "return_state": True}),
     ("GRU", {"reset_after": False, "go_backwards": True, "return_sequences": True}),
     ("GRU", {"use_bias": False, "recurrent_activation": "hard_sigmoid"}),
-    ("LSTM", {}),
     ("LSTM", {"return_sequences": True, "return_state": True}),
     ("LSTM", {"go_backwards": True, "unit_forget_bias": False, "use_bias": False}),
 ]

@@ -275,7 +275,7 @@ class Orthogonal(RandomInitializer):
 
         def draw():
             q, r = jnp.linalg.qr(jax.random.normal(self._key, (max(rows, cols), min(rows, cols)), d))
-            q = q * jnp.sign(jnp.diag(r))  # makes the decomposition unique, as Keras does
+            q = q * jnp.sign(jnp.diag(r))[None, :]  # makes the decomposition unique, as Keras does
             q = q.T if rows < cols else q
             return (self.gain * q.reshape(shape)).astype(d)
 

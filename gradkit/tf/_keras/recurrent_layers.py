@@ -71,7 +71,7 @@ def _call(fn, x):
 
 def _simple_rnn_step(h, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
     z = x_proj + h[0] @ recurrent_kernel
-    h_new = _call(activation, z if bias is None else z + bias)
+    h_new = _call(activation, z if bias is None else z + bias[None, :])
     return (h_new,), h_new
 
 
@@ -79,7 +79,7 @@ def _lstm_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_acti
     h, c = state
     z = x_proj + h @ recurrent_kernel
     if bias is not None:
-        z = z + bias
+        z = z + bias[None, :]
     zi, zf, zc, zo = jnp.split(z, 4, axis=-1)
     i, f, o = (_call(recurrent_activation, g) for g in (zi, zf, zo))
     c_new = f * c + i * _call(activation, zc)
@@ -91,13 +91,13 @@ def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activ
     h = state[0]
     input_bias, recurrent_bias = (None, None) if bias is None else (bias[0], bias[1]) if reset_after else (bias, None)
     if input_bias is not None:
-        x_proj = x_proj + input_bias
+        x_proj = x_proj + input_bias[None, :]
     x_z, x_r, x_h = jnp.split(x_proj, 3, axis=-1)
     units = h.shape[-1]
     if reset_after:
         inner = h @ recurrent_kernel
         if recurrent_bias is not None:
-            inner = inner + recurrent_bias
+            inner = inner + recurrent_bias[None, :]
         r_z, r_r, r_h = jnp.split(inner, 3, axis=-1)
         z = _call(recurrent_activation, x_z + r_z)
         r = _call(recurrent_activation, x_r + r_r)
