@@ -26,6 +26,13 @@ def _getitem(x, index):
     return x[index]
 
 
+def _is_static_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis))) and not isinstance(i, bool) for i in items
+    )
+
+
 def _concrete_index(item):
     """An index item's value as a NumPy array when it is a concrete integer or boolean index (a
     number, a NumPy or JAX array, a tensor already computed), else None."""
@@ -135,6 +142,20 @@ class Tensor:
     def get_shape(self) -> Shape:
         return self.shape
 
+    def set_shape(self, shape) -> None:
+        """TensorFlow's ``set_shape``: a check, since a gradkit tensor's shape is always known;
+        a shape that does not fit (``None`` dimensions fit any) raises ``ValueError``."""
+        if shape is None or getattr(shape, "rank", 0) is None:
+            return
+        dims = [None if d is None or d == -1 else int(d) for d in shape]
+        if len(dims) != len(self.shape) or any(d is not None and d != s for d, s in zip(dims, self.shape)):
+            from .._errors import GradkitValueError
+
+            raise GradkitValueError(
+                f"set_shape({list(shape)}) does not fit the tensor's shape {list(self.shape)}, as TensorFlow "
+                "checks. Reshape it (tf.reshape) if you mean to change the shape."
+            )
+
     @property
     def dtype(self):
         return np.dtype(self._node.avals[self._index].dtype)
@@ -236,11 +257,13 @@ class Tensor:
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)
-        if _is_known_integers(self):
-            # Shape arithmetic (`tf.shape(x)[1]`) stays a known value inside a traced function,
-            # so it can bound a slice there, as TensorFlow's constant folding gives it.
-            with jax.ensure_compile_time_eval():
-                return record.apply(_getitem, self, index)
+        if _is_static_index(index) and np.issubdtype(self.dtype, np.integer) and not record.is_recorded(self):
+            # A known integer (tf.shape(x)[0], an element of tf.range(n)) stays known inside a
+            # tf.function trace, as a number a Python loop or a TensorArray index can read.
+            value = record.value_of(self)
+            if not isinstance(value, jax.core.Tracer):
+                with jax.ensure_compile_time_eval():
+                    return Tensor.concrete(_getitem(value, index))
         return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------
@@ -266,14 +289,6 @@ class Tensor:
 
     # The other jax.Array methods (sum, mean, clip, cumsum, at[], real, ...) are installed
     # below, lifted wholesale from jax.Array (array_methods.py).
-
-
-def _is_known_integers(t) -> bool:
-    """An integer tensor no tape records, whose value is known (not a tracer)."""
-    if not np.issubdtype(np.dtype(t.dtype), np.integer) or record.is_recorded(t):
-        return False
-    value = record.value_of(t)
-    return not isinstance(value, jax.core.Tracer)
 
 
 def _show(t: Tensor) -> str:

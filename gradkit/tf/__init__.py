@@ -140,6 +140,7 @@ from ._module import Module
 from ._name_scope import name_scope
 from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
+from ._py_function import numpy_function, py_function
 from ._scatter import (
     IndexedSlices,
     scatter_nd,
@@ -151,6 +152,7 @@ from ._scatter import (
 )
 from ._strided import strided_slice
 from ._tape import GradientTape, UnconnectedGradients
+from ._tensor_array import TensorArray
 from ._variables import Variable
 
 _MATH_NAMES = (

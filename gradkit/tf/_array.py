@@ -75,7 +75,8 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
     vals = [np.asarray(convert(v).__array__() if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
     if dtype is None:
         dtype = _dtypes.float32 if any(np.issubdtype(v.dtype, np.floating) for v in vals) else _dtypes.int32
-    return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
+    with jax.ensure_compile_time_eval():  # known inside tf.function too: `for t in tf.range(n)` unrolls
+        return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
 
 
 def _linspace(start, stop, num, axis):

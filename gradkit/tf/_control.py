@@ -72,6 +72,13 @@ def _traced_arrays(tree, what: str):
     """The arrays of a branch's or loop body's result inside ``tf.function``, which must not
     be ones a tape records there: a ``jax.lax`` control-flow op is not recorded op by op."""
     leaves = jax.tree_util.tree_leaves(tree, is_leaf=_is_value)
+    if builtins.any(getattr(x, "_gradkit_tensor_array", False) for x in leaves):
+        raise _errors.GradkitTypeError(
+            f"tf.{what} with a traced condition inside tf.function got a tf.TensorArray among its values. "
+            "gradkit's TensorArray holds one tensor per step, known while tracing, so it cannot be a variable "
+            "of a jax.lax loop or branch. Loop in Python (`for t in range(n)`), or carry a preallocated "
+            "tensor and update it with tf.tensor_scatter_nd_update."
+        )
     if builtins.any(isinstance(x, Tensor) and record.is_recorded(x) for x in leaves):
         raise _errors.GradkitTypeError(
             f"tf.{what} with a traced condition computed values a GradientTape records inside tf.function; "

@@ -48,6 +48,7 @@ from gradkit.nn.module import Module as _NnModule
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
 from . import initializers
+from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
 
@@ -157,7 +158,7 @@ def keras_input_shape(what: str, kwargs: dict):
     return tuple(None if d is None else int(d) for d in input_shape)
 
 
-class Layer(nn.Layer):
+class Layer(LayerLosses, nn.Layer):
     """``tf.keras.layers.Layer(trainable=True, name=None, dtype=None)``: subclass it and write
     ``build(input_shape)`` and ``call(inputs, ...)``; see the module docstring."""
 
@@ -222,6 +223,8 @@ class Layer(nn.Layer):
             )
         args = (_as_input(args[0]), *args[1:])
         outermost = _context.depth == 0
+        if outermost:
+            self._keras_clear_losses()  # Keras 3: each outermost call collects its own add_loss terms
         _context.depth += 1
         try:
             default = type(self)._keras_training

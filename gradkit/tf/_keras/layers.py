@@ -113,6 +113,9 @@ from .pooling_layers import AvgPool2D as AvgPool2D  # noqa: E402
 from .pooling_layers import GlobalAveragePooling2D as GlobalAveragePooling2D  # noqa: E402
 from .pooling_layers import MaxPool2D as MaxPool2D  # noqa: E402
 from .pooling_layers import MaxPooling2D as MaxPooling2D  # noqa: E402
+from .recurrent_layers import GRU as GRU  # noqa: E402
+from .recurrent_layers import LSTM as LSTM  # noqa: E402
+from .recurrent_layers import SimpleRNN as SimpleRNN  # noqa: E402
 
 
 def __getattr__(name):

@@ -1,0 +1,347 @@
+"""``tf.keras.layers.SimpleRNN``, ``GRU`` and ``LSTM``: Keras 3's recurrent layers, each call one
+``jax.lax.scan`` recorded as one op, so a ``tf.function`` step compiles once and a tape
+differentiates through the whole sequence.
+
+The weights are Keras 3's: ``kernel`` ``(features, gates * units)``, ``recurrent_kernel``
+``(units, gates * units)`` and ``bias`` with the gates in Keras' order (LSTM: input, forget,
+cell, output; GRU: update, reset, candidate; GRU's bias is ``(2, 3 * units)`` with
+``reset_after=True``: the input bias, then the recurrent one), so ``set_weights`` takes a Keras
+layer's ``get_weights()``.
+
+>>> import gradkit.tf as tf
+>>> layer = tf.keras.layers.LSTM(5, return_sequences=True, return_state=True)
+>>> out, h, c = layer(tf.ones([2, 3, 4]))
+>>> out.shape, h.shape, [tuple(w.shape) for w in layer.weights]
+((2, 3, 5), (2, 5), [(4, 20), (5, 20), (20,)])
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from gradkit import _errors
+from gradkit._tape.lift import lift
+from gradkit._tape.tensor import Tensor
+from gradkit.nn.layer import Layer, unique_name
+
+from .. import _array, _control
+from .._convert import convert, wrap
+from . import initializers, layer_args
+from .layers import _KerasLayer
+
+
+def _hard_sigmoid(x):
+    return jax.nn.relu6(x + 3.0) / 6.0  # Keras 3's hard_sigmoid
+
+
+_ACTIVATIONS = {
+    "tanh": jnp.tanh,
+    "sigmoid": jax.nn.sigmoid,
+    "relu": jax.nn.relu,
+    "linear": lambda x: x,
+    "hard_sigmoid": _hard_sigmoid,
+    "elu": jax.nn.elu,
+    "softplus": jax.nn.softplus,
+    "softsign": jax.nn.soft_sign,
+    "silu": jax.nn.silu,
+    "swish": jax.nn.silu,
+}
+
+
+def _activation(name_or_fn, what: str):
+    """An activation the scan calls on arrays: a Keras name, or a callable (a tf.nn or
+    tf.keras.activations function, or your own over tf ops)."""
+    if name_or_fn is None:
+        return _ACTIVATIONS["linear"]
+    if callable(name_or_fn):
+        return name_or_fn
+    if name_or_fn in _ACTIVATIONS:
+        return _ACTIVATIONS[name_or_fn]
+    raise _errors.GradkitValueError(
+        f"{what}: activation {name_or_fn!r} is not one gradkit.tf's recurrent layers know; use one of "
+        f"{sorted(_ACTIVATIONS)} or pass a callable."
+    )
+
+
+def _call(fn, x):
+    out = fn(x)
+    return _control._value(out) if isinstance(out, Tensor) else out
+
+
+def _simple_rnn_step(h, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
+    z = x_proj + h[0] @ recurrent_kernel
+    h_new = _call(activation, z if bias is None else z + bias[None, :])
+    return (h_new,), h_new
+
+
+def _lstm_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
+    h, c = state
+    z = x_proj + h @ recurrent_kernel
+    if bias is not None:
+        z = z + bias[None, :]
+    zi, zf, zc, zo = jnp.split(z, 4, axis=-1)
+    i, f, o = (_call(recurrent_activation, g) for g in (zi, zf, zo))
+    c_new = f * c + i * _call(activation, zc)
+    h_new = o * _call(activation, c_new)
+    return (h_new, c_new), h_new
+
+
+def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
+    h = state[0]
+    input_bias, recurrent_bias = (None, None) if bias is None else (bias[0], bias[1]) if reset_after else (bias, None)
+    if input_bias is not None:
+        x_proj = x_proj + input_bias[None, :]
+    x_z, x_r, x_h = jnp.split(x_proj, 3, axis=-1)
+    units = h.shape[-1]
+    if reset_after:
+        inner = h @ recurrent_kernel
+        if recurrent_bias is not None:
+            inner = inner + recurrent_bias[None, :]
+        r_z, r_r, r_h = jnp.split(inner, 3, axis=-1)
+        z = _call(recurrent_activation, x_z + r_z)
+        r = _call(recurrent_activation, x_r + r_r)
+        candidate = _call(activation, x_h + r * r_h)
+    else:
+        inner = h @ recurrent_kernel[:, : 2 * units]
+        z = _call(recurrent_activation, x_z + inner[:, :units])
+        r = _call(recurrent_activation, x_r + inner[:, units:])
+        candidate = _call(activation, x_h + (r * h) @ recurrent_kernel[:, 2 * units :])
+    h_new = z * h + (1.0 - z) * candidate
+    return (h_new,), h_new
+
+
+_STEPS = {"simple_rnn": _simple_rnn_step, "lstm": _lstm_step, "gru": _gru_step}
+
+
+def _run_rnn(inputs, states, kernel, recurrent_kernel, bias, *, kind, activation, recurrent_activation, options):
+    """The whole sequence as one ``lax.scan``: (outputs over time, final states)."""
+    go_backwards, reset_after = options
+    step = _STEPS[kind]
+    xs = jnp.swapaxes(inputs, 0, 1)  # time first
+    if go_backwards:
+        xs = xs[::-1]
+    x_proj = xs @ kernel  # every step's input projection at once
+
+    def body(carry, x_t):
+        return step(carry, x_t, recurrent_kernel, bias, activation, recurrent_activation, reset_after)
+
+    final, outputs = jax.lax.scan(body, tuple(states), x_proj)
+    return jnp.swapaxes(outputs, 0, 1), final
+
+
+_run_rnn_op = lift(_run_rnn)
+
+
+class _RNN(_KerasLayer, Layer):
+    """The shared part of SimpleRNN, GRU and LSTM: arguments, weights, the call."""
+
+    kind = ""
+    gates = 1
+    n_states = 1
+    default_name = ""
+    takes_recurrent_activation = True
+
+    def __init__(
+        self,
+        units,
+        activation="tanh",
+        recurrent_activation="sigmoid",
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        recurrent_initializer="orthogonal",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        recurrent_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        recurrent_constraint=None,
+        bias_constraint=None,
+        dropout=0.0,
+        recurrent_dropout=0.0,
+        seed=None,
+        return_sequences=False,
+        return_state=False,
+        go_backwards=False,
+        stateful=False,
+        unroll=False,
+        name=None,
+        trainable=True,
+        **kwargs,
+    ):
+        what = f"tf.keras.layers.{type(self).__name__}"
+        layer_args.refuse_unimplemented(
+            what,
+            "units, activation, recurrent_activation, use_bias, the three initializers, return_sequences, "
+            "return_state, go_backwards, unroll, name and trainable (and GRU's reset_after, LSTM's "
+            "unit_forget_bias)",
+            kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer,
+            bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer,
+            kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint,
+            bias_constraint=bias_constraint,
+            stateful=stateful,
+        )
+        for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
+            if value != 0:
+                raise _errors.GradkitValueError(
+                    f"{what} got {arg}={value!r}, which gradkit.tf does not implement (ignoring it would change "
+                    f"training). Leave it out, or apply tf.keras.layers.Dropout to the layer's inputs or outputs."
+                )
+        kwargs.pop("use_cudnn", None)  # a backend choice: the results are the same
+        kwargs.pop("implementation", None)  # LSTM's two equal ways of computing the gates
+        layer_args.base_options(what, kwargs)
+        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
+            raise _errors.GradkitValueError(f"{what}: units={units!r}; Keras takes a positive int here.")
+        super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
+        self.units = units
+        self.activation = _activation(activation, what)
+        self.recurrent_activation = _activation(recurrent_activation, what)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = kernel_initializer
+        self.recurrent_initializer = recurrent_initializer
+        self.bias_initializer = bias_initializer
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.unroll = bool(unroll)
+        self.stateful = False
+        self.kernel = self.recurrent_kernel = self.bias = None
+
+    def _what(self) -> str:
+        return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
+
+    def _bias_shape(self) -> tuple:
+        return (self.gates * self.units,)
+
+    def _bias_initializer(self):
+        return self.bias_initializer
+
+    def build(self, input_shape) -> None:
+        layer_args.check_rank(input_shape, 3, "(batch, timesteps, features)", self._what())
+        width = self.gates * self.units
+        self.kernel = self.add_weight("kernel", (input_shape[-1], width), self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), self.recurrent_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initializer())
+
+    def get_initial_state(self, batch_size) -> list:
+        """Keras 3's zero states: a list of ``(batch_size, units)`` zeros (LSTM: ``[h, c]``)."""
+        if getattr(batch_size, "ndim", 0):
+            raise _errors.GradkitTypeError(
+                f"{self._what()}.get_initial_state takes the batch size (an int), as in Keras 3, but got a tensor "
+                f"of shape {tuple(batch_size.shape)}. Pass x.shape[0] or tf.shape(x)[0]."
+            )
+        zeros = Tensor.concrete(jnp.zeros((int(batch_size), self.units), jnp.float32))
+        return [zeros] * self.n_states
+
+    def _initial_states(self, sequences, initial_state) -> list:
+        batch = sequences.shape[0]
+        if initial_state is None:
+            zeros = Tensor.concrete(jnp.zeros((batch, self.units), jnp.float32))
+            return [zeros] * self.n_states
+        states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+        states = [wrap(convert(s)) for s in states]  # Variables and arrays too, as Keras takes them
+        if len(states) != self.n_states or any(tuple(s.shape) != (batch, self.units) for s in states):
+            raise _errors.GradkitValueError(
+                f"{self._what()} got initial_state of shapes {[tuple(s.shape) for s in states]}; it takes "
+                f"{self.n_states} state(s) of shape {(batch, self.units)} (batch, units), as Keras does."
+            )
+        return [_array.cast(s, "float32") if s.dtype != jnp.float32 else s for s in states]
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
+        if mask is not None:
+            raise _errors.GradkitTypeError(
+                f"{self._what()} got mask=, which gradkit.tf does not implement (Keras would skip the masked "
+                "steps). Pass sequences of one length, or slice each sequence to its length."
+            )
+        layer_args.check_rank(sequences.shape, 3, "(batch, timesteps, features)", self._what())
+        layer_args.check_float(sequences, self._what())
+        if sequences.shape[-1] != self.kernel.shape[0]:
+            raise _errors.GradkitValueError(
+                f"{self._what()} was built for {self.kernel.shape[0]} features (last axis), but got shape "
+                f"{tuple(sequences.shape)}. Pass {self.kernel.shape[0]} features, or use a new layer."
+            )
+        states = self._initial_states(sequences, initial_state)
+        bias = None if self.bias is None else self.bias.value
+        outputs, final = _run_rnn_op(
+            sequences,
+            states,
+            self.kernel.value,
+            self.recurrent_kernel.value,
+            bias,
+            kind=self.kind,
+            activation=self.activation,
+            recurrent_activation=self.recurrent_activation,
+            options=(self.go_backwards, getattr(self, "reset_after", False)),
+        )
+        output = outputs if self.return_sequences else final[0]
+        return (output, *final) if self.return_state else output
+
+
+class SimpleRNN(_RNN):
+    """``tf.keras.layers.SimpleRNN(units, activation='tanh', use_bias=True,
+    kernel_initializer='glorot_uniform', recurrent_initializer='orthogonal',
+    bias_initializer='zeros', return_sequences=False, return_state=False, go_backwards=False)``:
+    ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``."""
+
+    kind = "simple_rnn"
+    default_name = "simple_rnn"
+
+    def __init__(self, units, activation="tanh", **kwargs):
+        if "recurrent_activation" in kwargs:
+            raise _errors.GradkitValueError(
+                "tf.keras.layers.SimpleRNN got recurrent_activation=, which it does not take (as in Keras): it has "
+                "one activation. Leave it out."
+            )
+        super().__init__(units, activation=activation, **kwargs)
+
+
+class GRU(_RNN):
+    """``tf.keras.layers.GRU(units, activation='tanh', recurrent_activation='sigmoid', ...,
+    reset_after=True)``: Keras 3's GRU (update, reset and candidate gates); with
+    ``reset_after=True`` (Keras' default) the reset gate multiplies the recurrent projection
+    and the bias is ``(2, 3 * units)``."""
+
+    kind = "gru"
+    gates = 3
+    default_name = "gru"
+
+    def __init__(self, units, reset_after=True, **kwargs):
+        self.reset_after = bool(reset_after)
+        super().__init__(units, **kwargs)
+
+    def _bias_shape(self) -> tuple:
+        return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
+
+
+class LSTM(_RNN):
+    """``tf.keras.layers.LSTM(units, activation='tanh', recurrent_activation='sigmoid', ...,
+    unit_forget_bias=True)``: Keras 3's LSTM; ``return_state=True`` returns
+    ``(output, h, c)``, and ``initial_state=[h, c]``. With ``unit_forget_bias`` the forget
+    gate's bias starts at 1, as in Keras."""
+
+    kind = "lstm"
+    gates = 4
+    n_states = 2
+    default_name = "lstm"
+
+    def __init__(self, units, unit_forget_bias=True, **kwargs):
+        self.unit_forget_bias = bool(unit_forget_bias)
+        super().__init__(units, **kwargs)
+
+    def _bias_initializer(self):
+        if not self.unit_forget_bias:
+            return self.bias_initializer
+        base = initializers.get(self.bias_initializer) if isinstance(self.bias_initializer, str) else None
+        base = base if base is not None else self.bias_initializer
+        units = self.units
+
+        def forget_gate_ones(shape, dtype=None):
+            parts = [base((units,), dtype), jnp.ones((units,), "float32"), base((2 * units,), dtype)]
+            return jnp.concatenate([_control._value(p) if isinstance(p, Tensor) else jnp.asarray(p) for p in parts])
+
+        return forget_gate_ones

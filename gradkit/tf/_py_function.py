@@ -1,0 +1,76 @@
+"""``tf.numpy_function`` and ``tf.py_function``: Python called on a step's values, eagerly.
+
+``numpy_function`` hands ``func`` NumPy arrays, so its results carry no gradient (as in
+TensorFlow); ``py_function`` hands it tensors, so a tape records the ops ``func`` runs and
+gradients flow through them, as in eager TensorFlow. As there, an array result keeps its
+dtype and a Python number takes ``Tout``'s. Inside ``tf.function`` the inputs are only known when the compiled program runs and
+gradkit compiles the whole function with ``jax.jit``, which cannot call back into arbitrary
+Python with results of unknown shape: both raise there (call the step eagerly, or write the
+Python part with tf ops).
+
+>>> import numpy as np, gradkit.tf as tf
+>>> tf.numpy_function(lambda a: (a * 2).astype(np.float32), [tf.constant([1.0, 2.0])], tf.float32).numpy().tolist()
+[2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from . import _control
+from ._convert import convert, wrap
+
+
+def _refuse_traced(inputs, what: str) -> None:
+    if any(isinstance(_control._value(x), jax.core.Tracer) for x in inputs):
+        raise _errors.GradkitTypeError(
+            f"tf.{what} was called inside tf.function, where its inputs are only known when the compiled "
+            "program runs. gradkit's tf.function compiles the whole function with jax.jit and cannot call "
+            "back into Python with results of unknown shape. Call the step eagerly (without @tf.function), "
+            "or write the Python part with tf ops."
+        )
+
+
+def _dtypes(Tout):
+    single = not isinstance(Tout, (list, tuple))
+    dtypes = [Tout] if single else list(Tout)
+    return single, [None if t is None else np.dtype(getattr(t, "as_numpy_dtype", t)) for t in dtypes]
+
+
+def _results(out, Tout, what: str):
+    if Tout is None or (isinstance(Tout, (list, tuple)) and not Tout):
+        return None if Tout is None else []
+    single, dtypes = _dtypes(Tout)
+    values = [out] if single else list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(values) != len(dtypes):
+        raise _errors.GradkitValueError(
+            f"tf.{what}: the function returned {len(values)} values where Tout names {len(dtypes)}; "
+            "return one value per Tout dtype, as TensorFlow requires."
+        )
+    # As eager TensorFlow does, an array result keeps its dtype; a Python number takes Tout's.
+    tensors = [
+        wrap(
+            convert(value) if isinstance(value, (np.ndarray, np.generic, Tensor, jax.Array)) else convert(value, dtype)
+        )
+        for value, dtype in zip(values, dtypes)
+    ]
+    return tensors[0] if single else tensors
+
+
+def numpy_function(func, inp, Tout, stateful=True, name=None):
+    """``tf.numpy_function(func, inp, Tout)``: ``func(*arrays)`` on the inputs' NumPy values."""
+    inputs = list(inp)
+    _refuse_traced(inputs, "numpy_function")
+    arrays = [np.asarray(_control._value(x)) if isinstance(x, Tensor) or hasattr(x, "numpy") else x for x in inputs]
+    return _results(func(*arrays), Tout, "numpy_function")
+
+
+def py_function(func, inp, Tout, name=None):
+    """``tf.py_function(func, inp, Tout)``: ``func(*tensors)``, recorded by a tape."""
+    inputs = list(inp)
+    _refuse_traced(inputs, "py_function")
+    return _results(wrap(func(*[convert(x) for x in inputs])), Tout, "py_function")
