@@ -164,9 +164,12 @@ class Mean(Metric):
         self.count = self.add_variable((), name="count")
 
     def update_state(self, values, sample_weight=None):
-        total, count = call(_mean_increments, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype)
-        self.total.assign_add(total)
-        self.count.assign_add(count)
+        with _unrecorded():
+            total, count = call(
+                _mean_increments, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype
+            )
+            self.total.assign_add(total)
+            self.count.assign_add(count)
 
     def result(self):
         return call(_divide_no_nan, self.total.value, self.count.value)
