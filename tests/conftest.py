@@ -1,7 +1,14 @@
 """Strict settings for the whole suite, as equinox and optax run theirs."""
 
-import jax
-import pytest
+import os
+
+# The suite compiles hundreds of small programs and runs each a few times, so XLA's CPU
+# compiler is told to spend little time optimizing them (about a third of the compile time;
+# the arithmetic is the same). Set XLA_FLAGS yourself (even to "") to run with other flags.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false")
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
 

@@ -19,13 +19,15 @@ def _dense(tf, g):
     return None if g is None else np.asarray(tf.convert_to_tensor(g))
 
 
-def _run(tf, make, x, weights=None, watch=True):
-    """Build ``make(tf)`` on ``x``, assign ``weights`` (default: its own), and return the output,
-    the gradients of a weighted sum of it w.r.t. the input and the trainable weights, and the
-    weights' shapes and names."""
+def _run(tf, make, x, weights, watch=True):
+    """Build ``make(tf)`` on ``x``, assign ``weights`` (a list, or a function making one from the
+    weights' shapes), and return the output, the gradients of a weighted sum of it w.r.t. the
+    input and the trainable weights, and the weights' shapes and names."""
     layer = make(tf)
     layer(tf.constant(x))
-    for v, w in zip(layer.weights, weights or []):
+    if callable(weights):
+        weights = weights([tuple(v.shape) for v in layer.weights])
+    for v, w in zip(layer.weights, weights):
         v.assign(w)
     xt = tf.constant(x)
     with tf.GradientTape() as tape:
@@ -45,10 +47,15 @@ def _run(tf, make, x, weights=None, watch=True):
 
 
 def check_layer(make, x, watch=True, rtol=1e-5, atol=1e-5):
-    """TF's layer with random weights of its shapes; gradkit's with the same weights; both agree."""
-    want = _run(tf_real, make, x, watch=watch)
-    weights = [np.random.RandomState(2 + i).randn(*s).astype(np.float32) for i, s in enumerate(want["shapes"])]
-    want = _run(tf_real, make, x, weights, watch=watch)
+    """TF's layer with random weights of its shapes; gradkit's with the same weights; both agree.
+    TensorFlow's layer is built once: its weights' shapes pick the random values."""
+    weights = []
+
+    def random_weights(shapes):
+        weights.extend(np.random.RandomState(2 + i).randn(*s).astype(np.float32) for i, s in enumerate(shapes))
+        return weights
+
+    want = _run(tf_real, make, x, random_weights, watch=watch)
     got = _run(gtf, make, x, weights, watch=watch)
     assert got["shapes"] == want["shapes"]
     assert got["names"] == want["names"]
