@@ -3,8 +3,9 @@
 import os
 
 # The suite compiles hundreds of small programs and runs each a few times, so XLA's CPU
-# compiler is told to spend little time optimizing them (about a third of the compile time;
-# the arithmetic is the same). Set XLA_FLAGS yourself (even to "") to run with other flags.
+# backend is told to spend little time optimizing the machine code it emits (about a third of
+# the compile time; the XLA programs are the same, results agree to rounding). Set XLA_FLAGS
+# yourself (even to "") to run with other flags: `XLA_FLAGS= python -m pytest` uses XLA's defaults.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false")
 
 import jax  # noqa: E402

@@ -372,8 +372,8 @@ def test_random_initializers_draw_keras_distributions(cls, kwargs, shape):
 
     tf_stats, gk_stats = stats(tf_real), stats(gtf)
     spread = tf_stats[1]
-    # Five standard errors of a mean (or a difference of two standard deviations) of this
-    # many draws: TensorFlow's unseeded draws change from run to run.
+    # Five standard errors of a mean (or of a difference of two standard deviations) of this
+    # many draws: gradkit's draws are not TensorFlow's.
     tolerance = 5 * spread / np.sqrt(np.prod(shape)) + 1e-4
     expected_mean = kwargs.get("mean", (kwargs.get("minval", 0.0) + kwargs.get("maxval", 0.0)) / 2)
     np.testing.assert_allclose(gk_stats[0], expected_mean, atol=tolerance)
