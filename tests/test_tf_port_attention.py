@@ -489,7 +489,12 @@ def test_keras_activations_and_their_gradients_at_kinks_match_tensorflow(name, k
             loss = tf.reduce_sum(y * weights)
         return [y, tape.gradient(loss, x)]
 
-    run_both(program)
+    # Values and gradients are O(1); float32 approximations of erf/tanh/exp differ by a few
+    # units in 1e-6 between TensorFlow's kernels and XLA's (gelu's gradient at -7 is 6e-11,
+    # TensorFlow's kernel gives 7e-6).
+    tf_out, gk_out = _np(program(tf_real)), _np(program(gtf))
+    for want, got in zip(tf_out, gk_out):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5)
 
 
 @pytest.mark.parametrize("name", ["gelu", "swish", "hard_sigmoid", "selu", "mish", "leaky_relu", "relu6"])
