@@ -17,7 +17,7 @@ import numpy as np
 from .. import _errors
 from .._core import frames
 from .._core.variable import Variable, broadcasts_to
-from . import bounded, graph, record, replay
+from . import batch_independence, bounded, graph, record, replay
 from .bounded import BoundedDict
 from .graph import make_leaf, merge_leaves
 from .tensor import Tensor
@@ -377,6 +377,12 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
     if not entry.connected:
         return None
+    if check and entry.proven(values):
+        # Examples provably do not interact, for any values: no check is needed, once the
+        # one-example graph has been seen to compute the batch's rows (a structural fact).
+        unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, per_example)
+        jac, _ = unchecked.program(values, None)
+        return Tensor.concrete(jac)
     jac, leak = entry.program(values, _probe(aval) if check else None)
     if check and float(leak) > _leak_tolerance(aval.dtype):
         if per_example:
@@ -392,6 +398,8 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
             "silently returns it). Use tape.jacobian(target, source) for the full (batch, ..., batch, ...) "
             "Jacobian, or pass check_independence=False for TensorFlow's behaviour."
         )
+    if check:
+        entry.passed = True
     return Tensor.concrete(jac)
 
 
@@ -436,6 +444,20 @@ class _BatchJacobianEntry:
 
         self.recorded_op = batch_jacobian
         self.program = None if from_boundary else jax.jit(program)
+        self.per_example = per_example
+        self.passed = False  # a check of this program has passed
+        self._independent = None  # batch_independence's verdict, read once
+
+    def proven(self, values) -> bool:
+        """Whether examples provably do not interact, so the checked program is not needed.
+
+        The whole-batch algorithm needs only that. The per-example one also needs the graph
+        run on one example to compute the batch's rows, which a value-independent proof
+        cannot see (an op may read the batch's size), so it waits for one passed check.
+        """
+        if self._independent is None:
+            self._independent = batch_independence.rows_independent(self.plan, values)
+        return self._independent and (self.passed or not self.per_example)
 
 
 def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example):

@@ -1,0 +1,244 @@
+"""A proof, read from a graph's program, that its examples do not interact.
+
+``batch_jacobian`` is only meaningful when example ``i`` of the target depends on example
+``i`` of the source alone. A random JVP of the whole batch can test that on the values at
+hand (``replay.batch_jacobian_program``'s check); this module proves it for every value,
+from the structure of the derivative: the JVP program of the graph (``jax.jvp`` of the
+target in the source, custom derivative rules included) is walked once per graph
+structure, following where the source's batch axis goes. Where every step keeps example
+``i`` in slice ``i`` of one axis (elementwise arithmetic, contractions and reductions over
+other axes, reshapes that keep the axis, transposes, ...), the target's row ``i`` reads the
+source's row ``i`` alone, so the per-example Jacobians are exact without a check.
+
+A step it does not know, or one that mixes examples (a sum over the batch, a slice or sort
+along it, a matrix product contracting it), leaves the question open: the random check
+decides as before. The walk can only say "proven" or "unknown", never a wrong "proven"
+for the primitives it lists.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import ClosedJaxpr, Literal
+
+from . import replay
+
+# Where a value's examples are: nowhere (None: it does not depend on the source's tangent),
+# along one axis (an int: slice i of that axis depends on example i of the source alone), or
+# mixed (MIXED: some slice reads several examples, or the walk cannot tell).
+MIXED = "mixed"
+
+_ELEMENTWISE = frozenset(
+    """
+    abs acos acosh add add_any and asin asinh atan atan2 atanh cbrt ceil clamp complex conj
+    convert_element_type copy copy_p cos cosh digamma div eq erf erf_inv erfc exp exp2 expm1
+    floor ge gt igamma imag integer_pow is_finite le lgamma log log1p logistic lt max min mul
+    ne neg nextafter not or pow real reduce_precision rem round rsqrt select_n shift_left
+    shift_right_arithmetic shift_right_logical sign sin sinh sqrt square stop_gradient sub tan
+    tanh xor
+    """.split()
+)
+_REDUCTIONS = frozenset(("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"))
+_REDUCTIONS_ARG = frozenset(("argmax", "argmin"))
+_CUMULATIVE = frozenset(("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
+_WINDOWED = frozenset(("reduce_window_sum", "reduce_window_max", "reduce_window_min", "select_and_gather_add"))
+_CALLS = frozenset(("jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint"))
+
+
+def rows_independent(plan: replay.Plan, leaf_values) -> bool:
+    """Whether the target's example ``i`` provably reads the source's example ``i`` alone.
+
+    ``plan`` is a batch Jacobian's plan (one target of shape ``(b, ...)``, one source of shape
+    ``(b, ...)``); ``leaf_values`` its leaves' values (only their shapes and dtypes are read).
+    """
+
+    def target(values, delta):
+        return plan.inside(plan.forward(values), [delta])[0]
+
+    return function_rows_independent(target, list(leaf_values), plan.source_avals[0])
+
+
+def function_rows_independent(target, args, source) -> bool:
+    """Whether ``target(args, x)[i]`` provably reads ``x[i]`` alone, for ``x`` like ``source``
+    (an array or ShapeDtypeStruct of shape ``(b, ...)``) and every value of ``args``."""
+    b = source.shape[0]
+    if b == 1:
+        return True
+
+    def tangent_map(values, tangent):
+        return replay._jvp(lambda x: target(values, x), (jnp.zeros(source.shape, source.dtype),), (tangent,))[1]
+
+    try:
+        closed = jax.make_jaxpr(tangent_map)(args, jax.ShapeDtypeStruct(source.shape, source.dtype))
+    except (TypeError, ValueError):
+        return False  # no JVP program to read (the random check decides)
+    jaxpr = closed.jaxpr
+    labels = [None] * (len(jaxpr.invars) - 1) + [0]
+    (out,) = walk(jaxpr, labels, b)
+    return out is None or out == 0
+
+
+def walk(jaxpr, in_labels, b: int) -> list:
+    """Each output's label (see ``MIXED``) given each input's, for a batch of ``b`` examples."""
+    labels: dict = dict(zip(jaxpr.invars, in_labels))
+
+    def of(v):
+        return None if isinstance(v, Literal) else labels.get(v)
+
+    for eqn in jaxpr.eqns:
+        ins = [of(v) for v in eqn.invars]
+        if all(label is None for label in ins):
+            outs = [None] * len(eqn.outvars)  # reads nothing of the source's tangent
+        elif MIXED in ins:
+            outs = [MIXED] * len(eqn.outvars)
+        else:
+            outs = _step(eqn, ins, b)
+        for v, label in zip(eqn.outvars, outs):
+            # A label names an axis of the batch's size; anything else counts as mixed.
+            if isinstance(label, int) and (label >= len(v.aval.shape) or v.aval.shape[label] != b):
+                label = MIXED
+            labels[v] = label
+    return [of(v) for v in jaxpr.outvars]
+
+
+def _step(eqn, ins, b: int) -> list:
+    """Output labels of one equation some of whose inputs carry the examples (none MIXED)."""
+    name, params, n_out = eqn.primitive.name, eqn.params, len(eqn.outvars)
+    carried = {label for label in ins if label is not None}
+    axis = carried.pop() if len(carried) == 1 else MIXED  # two different axes: mixed
+    if axis is MIXED:
+        return [MIXED] * n_out
+    if name in _ELEMENTWISE:
+        return [axis] * n_out
+    if name in _CALLS:
+        body = params.get("jaxpr") or params.get("call_jaxpr")
+        body = body.jaxpr if isinstance(body, ClosedJaxpr) else body
+        if body is not None and len(body.invars) == len(ins) and len(body.outvars) == n_out:
+            return walk(body, ins, b)
+        return [MIXED] * n_out
+    out = _layout_step(name, params, eqn, ins, axis)
+    return [out] * n_out
+
+
+def _layout_step(name, params, eqn, ins, axis):
+    """The output label of a single-output step that moves, keeps or contracts axes."""
+    if name in _REDUCTIONS or name in _REDUCTIONS_ARG:
+        axes = tuple(params["axes"])
+        return MIXED if axis in axes else axis - sum(a < axis for a in axes)
+    if name in _CUMULATIVE:
+        return MIXED if params["axis"] == axis else axis
+    if name == "broadcast_in_dim":
+        return params["broadcast_dimensions"][axis]
+    if name == "transpose":
+        return tuple(params["permutation"]).index(axis)
+    if name == "squeeze":
+        dims = tuple(params["dimensions"])
+        return MIXED if axis in dims else axis - sum(d < axis for d in dims)
+    if name == "reshape":
+        return _reshaped(axis, eqn.invars[0].aval.shape, tuple(params["new_sizes"]), params.get("dimensions"))
+    if name == "rev":
+        return MIXED if axis in tuple(params["dimensions"]) else axis
+    if name == "concatenate":
+        return MIXED if params["dimension"] == axis else axis
+    if name == "pad":
+        if ins[1] is not None:
+            return MIXED
+        return axis if tuple(params["padding_config"][axis]) == (0, 0, 0) else MIXED
+    if name == "slice":
+        return _full_slice(axis, eqn.invars[0].aval.shape, params)
+    if name == "dot_general":
+        return _dot_general(ins, params["dimension_numbers"], eqn.invars)
+    if name == "conv_general_dilated":
+        return _conv(ins, params)
+    if name in _WINDOWED:
+        return _windowed(axis, params)
+    if name == "sort":
+        return MIXED if params["dimension"] == axis else axis
+    if name == "split":
+        return MIXED if params["axis"] == axis else axis
+    if name == "gather" and ins[0] is not None:
+        return _gather(axis, eqn.invars[0].aval.shape, len(eqn.outvars[0].aval.shape), params)
+    if name == "dynamic_slice" and ins[0] is not None:
+        # Start indices are clamped: a slice as long as the axis starts at 0.
+        return axis if params["slice_sizes"][axis] == eqn.invars[0].aval.shape[axis] else MIXED
+    if name == "dynamic_update_slice":
+        # An update as long as the axis covers it from 0: row i of the result is row i of one of them.
+        return axis if eqn.invars[1].aval.shape[axis] == eqn.invars[0].aval.shape[axis] else MIXED
+    return MIXED
+
+
+def _reshaped(axis, old, new, dimensions):
+    """Row-major reshape: the batch axis survives where the sizes before it multiply to the
+    same number and it keeps its size; then element ``i`` of it is element ``i`` again."""
+    if dimensions is not None:
+        return MIXED
+    before = math.prod(old[:axis])
+    for j in range(len(new)):
+        if math.prod(new[:j]) == before and new[j] == old[axis]:
+            return j
+    return MIXED
+
+
+def _full_slice(axis, shape, params):
+    strides = params.get("strides") or (1,) * len(shape)
+    whole = params["start_indices"][axis] == 0 and params["limit_indices"][axis] == shape[axis] and strides[axis] == 1
+    return axis if whole else MIXED
+
+
+def _dot_general(ins, dimension_numbers, invars):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = ins
+    n_batch = len(lb)
+    lhs_free = [d for d in range(len(invars[0].aval.shape)) if d not in lc and d not in lb]
+    rhs_free = [d for d in range(len(invars[1].aval.shape)) if d not in rc and d not in rb]
+    if lhs is not None and rhs is not None:
+        # Both read the examples: only a shared batch dimension pairs example i with example i.
+        if lhs in lb and rhs in rb and lb.index(lhs) == rb.index(rhs):
+            return lb.index(lhs)
+        return MIXED
+    if lhs is not None:
+        if lhs in lc:
+            return MIXED
+        return lb.index(lhs) if lhs in lb else n_batch + lhs_free.index(lhs)
+    if rhs in rc:
+        return MIXED
+    return rb.index(rhs) if rhs in rb else n_batch + len(lhs_free) + rhs_free.index(rhs)
+
+
+def _gather(axis, shape, out_rank, params):
+    """The batch axis of a gather's operand is either one of its batching dimensions (paired
+    with a dimension of the indices, so example i is read at index i) or taken whole."""
+    dn = params["dimension_numbers"]
+    batching = tuple(dn.operand_batching_dims)
+    if axis in batching:
+        # Output dimensions that are not offsets follow the indices' dimensions in order.
+        position = int(dn.start_indices_batching_dims[batching.index(axis)])
+        return [d for d in range(out_rank) if d not in dn.offset_dims][position]
+    if axis in dn.collapsed_slice_dims or axis in dn.start_index_map or params["slice_sizes"][axis] != shape[axis]:
+        return MIXED
+    kept = [d for d in range(len(shape)) if d not in dn.collapsed_slice_dims and d not in batching]
+    return dn.offset_dims[kept.index(axis)]
+
+
+def _conv(ins, params):
+    """A convolution of examples (the lhs's batch dimension) by a kernel that reads none."""
+    lhs, rhs = ins
+    dn = params["dimension_numbers"]
+    if rhs is not None or lhs != dn.lhs_spec[0] or params["batch_group_count"] != 1:
+        return MIXED
+    return dn.out_spec[0]
+
+
+def _windowed(axis, params):
+    """Pooling: a window of size 1, stride 1 and no padding along the batch axis keeps it."""
+    ones = [
+        params["window_dimensions"][axis] == 1,
+        params["window_strides"][axis] == 1,
+        tuple(params["padding"][axis]) == (0, 0),
+        (params.get("base_dilation") or (1,) * (axis + 1))[axis] == 1,
+        (params.get("window_dilation") or (1,) * (axis + 1))[axis] == 1,
+    ]
+    return axis if all(ones) else MIXED

@@ -1,0 +1,161 @@
+"""The static proof that a graph's examples do not interact (``batch_independence``), which
+lets ``batch_jacobian`` skip its random check.
+
+The oracle is the full ``jax.jacrev`` Jacobian of the same pure-JAX program: whenever the
+proof says "independent", every off-diagonal block (target example i, source example j != i)
+must be exactly zero, and the tape's batch Jacobian, checked or not, must equal the diagonal
+blocks. Random programs mix steps that keep examples apart with steps that mix them.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradkit as gk
+from gradkit._tape.batch_independence import function_rows_independent
+
+gnp = gk.numpy
+B, S = 6, 4
+X = np.asarray(jax.random.normal(jax.random.PRNGKey(7), (B, S)), np.float32)
+W = np.asarray(jax.random.normal(jax.random.PRNGKey(8), (S, S)), np.float32) / 2
+C = np.asarray(jax.random.normal(jax.random.PRNGKey(9), (B, S)), np.float32)
+V = np.asarray(jax.random.normal(jax.random.PRNGKey(10), (S, 1)), np.float32)
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+
+# Steps (B, S) -> (B, S), written once for jnp and gk.numpy alike (``xp``).
+KEEP_APART = {
+    "tanh": lambda xp, h: xp.tanh(h),
+    "matmul": lambda xp, h: h @ W,
+    "relu": lambda xp, h: xp.maximum(h, 0.0),
+    "softmax": lambda xp, h: xp.exp(h) / xp.sum(xp.exp(h), axis=1, keepdims=True),
+    "row_max": lambda xp, h: h * xp.max(h, axis=1, keepdims=True),
+    "reshape": lambda xp, h: xp.reshape(xp.reshape(h, (B, 2, S // 2)) * 2.0, (B, S)),
+    "transpose": lambda xp, h: xp.transpose(xp.transpose(h) * V),
+    "rotate_features": lambda xp, h: xp.concatenate([h[:, 2:], h[:, :2]], axis=1),
+    "cumsum_features": lambda xp, h: xp.cumsum(h, axis=1),
+    "sort_features": lambda xp, h: xp.sort(h, axis=1),
+    "pad_features": lambda xp, h: xp.pad(h, ((0, 0), (1, 0)))[:, :S],
+    "outer": lambda xp, h: xp.sum(h[:, :, None] * h[:, None, :], axis=2),
+    "batch_sized_constant": lambda xp, h: h * C,
+    "per_example_dot": lambda xp, h: h * xp.einsum("bi,bi->b", h, h)[:, None],
+    "take_features": lambda xp, h: xp.take(h, np.array([2, 0, 3, 1]), axis=1),
+}
+MIX = {
+    "batch_mean": lambda xp, h: h - xp.mean(h, axis=0, keepdims=True),
+    "roll_batch": lambda xp, h: xp.roll(h, 1, axis=0),
+    "cumsum_batch": lambda xp, h: xp.cumsum(h, axis=0),
+    "sort_batch": lambda xp, h: xp.sort(h, axis=0),
+    "gram": lambda xp, h: h @ xp.tanh(xp.transpose(h) @ h),
+    "flip_batch": lambda xp, h: h[::-1],
+    "kernel_rows": lambda xp, h: xp.tanh(h @ xp.transpose(h)) @ h,
+    "take_examples": lambda xp, h: xp.take(h, np.array([1, 0, 2, 3, 5, 4]), axis=0),
+}
+STEPS = {**KEEP_APART, **MIX}
+
+
+def run(xp, names, x):
+    for name in names:
+        x = STEPS[name](xp, x)
+    return x
+
+
+def full_jacobian(names):
+    """(B, S, B, S): d out[b, i] / d x[c, j] of the pure-JAX program."""
+    return np.asarray(jax.jacrev(lambda x: run(jnp, names, x))(jnp.asarray(X)))
+
+
+def off_diagonal(full):
+    mask = ~np.eye(B, dtype=bool)
+    return np.moveaxis(full, 2, 1)[mask]  # (B * (B - 1), S, S)
+
+
+def diagonal(full):
+    return np.moveaxis(full, 2, 1)[np.arange(B), np.arange(B)]
+
+
+def proven(names):
+    return function_rows_independent(lambda _, x: run(jnp, names, x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
+
+
+def tape_batch_jacobian(names, **kwargs):
+    xt = gk.Tensor(jnp.asarray(X))
+    with gk.GradientTape() as tape:
+        tape.watch(xt)
+        y = run(gnp, names, xt)
+    return np.asarray(tape.batch_jacobian(y, xt, **kwargs).numpy())
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4))
+def test_proof_is_sound_and_the_tape_agrees_with_the_full_jacobian(names):
+    full = full_jacobian(names)
+    leaks = off_diagonal(full)
+    if proven(names):
+        assert np.all(leaks == 0), f"proven independent, yet example blocks interact: {names}"
+    if np.all(leaks == 0):
+        for _ in range(3):  # first call (checked), then the calls a passed check or the proof allows
+            np.testing.assert_allclose(tape_batch_jacobian(names), diagonal(full), rtol=2e-5, atol=1e-5)
+    elif np.max(np.abs(leaks)) > 1e-2 * np.max(np.abs(full)):
+        with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*examples interact"):
+            tape_batch_jacobian(names)
+
+
+@pytest.mark.parametrize("name", sorted(KEEP_APART))
+def test_steps_that_keep_examples_apart_are_proven(name):
+    assert proven([name, "tanh", name])
+
+
+@pytest.mark.parametrize("name", sorted(MIX))
+def test_steps_that_mix_examples_are_not_proven(name):
+    assert not proven(["tanh", name])
+
+
+def test_convolution_pooling_and_custom_rules_are_proven():
+    """A small CNN in NHWC: convolution, max pooling, jax.nn's custom-JVP activations."""
+    kernel = jax.random.normal(jax.random.PRNGKey(0), (3, 3, 2, 4))
+
+    def cnn(_, x):
+        y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        y = jax.nn.relu(y)
+        y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return jax.nn.log_softmax(jnp.reshape(y, (y.shape[0], -1)), axis=-1)
+
+    assert function_rows_independent(cnn, [], jax.ShapeDtypeStruct((5, 6, 6, 2), jnp.float32))
+    # Pooling across the batch axis, or a kernel that reads the examples, is not.
+    pool_batch = lambda _, x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (2, 1), (1, 1), "VALID")  # noqa: E731
+    assert not function_rows_independent(pool_batch, [], jax.ShapeDtypeStruct((5, 3), jnp.float32))
+
+
+def test_a_graph_run_on_one_example_that_differs_still_gets_exact_jacobians():
+    """Independent examples, but an op reads the batch's size (``ones_like(x).sum()``): the
+    proof holds, the one-example graph computes other numbers, and every call must give the
+    batch's own per-example Jacobians (the first call's check finds the difference)."""
+
+    def program(xp, x):
+        return xp.tanh(x) * xp.sum(xp.ones_like(x))
+
+    assert function_rows_independent(lambda _, x: program(jnp, x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
+    full = np.asarray(jax.jacrev(lambda x: program(jnp, x))(jnp.asarray(X)))
+    xt = gk.Tensor(jnp.asarray(X))
+    for _ in range(3):
+        with gk.GradientTape() as tape:
+            tape.watch(xt)
+            y = program(gnp, xt)
+        got = np.asarray(tape.batch_jacobian(y, xt).numpy())
+        np.testing.assert_allclose(got, diagonal(full), rtol=1e-5, atol=1e-6)
+
+
+def test_a_custom_gradient_that_mixes_examples_is_not_proven():
+    """The forward keeps examples apart, its gradient rule does not: the rule decides."""
+
+    @jax.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    f.defvjp(lambda x: (x * 2.0, None), lambda _, g: (g + jnp.mean(g, axis=0, keepdims=True),))
+    assert not function_rows_independent(lambda _, x: f(x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
