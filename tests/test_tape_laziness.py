@@ -103,3 +103,37 @@ def test_a_steps_graph_and_values_are_freed_without_the_cycle_collector():
         assert [r() for r in refs] == [None, None, None]
     finally:
         gc.enable()
+
+
+def test_targets_read_after_their_gradient_have_their_values(monkeypatch):
+    """A gradient hands back a scalar target's value (a loss, read for logging, costs no second
+    call); a larger target, such as a gradient differentiated again, is computed only if read."""
+    calls = _count_materializations(monkeypatch)
+    theta = gk.Variable(jnp.array([0.3, -0.2, 0.5]))
+    v = jnp.array([1.0, 2.0, -1.0])
+
+    def f(t):
+        return jnp.sum(jnp.tanh(t) ** 3)
+
+    with gk.GradientTape() as outer:
+        with gk.GradientTape() as inner:
+            loss = gnp.sum(gnp.tanh(theta) ** 3)
+        g = inner.gradient(loss, theta)
+    hvp = outer.gradient(g, theta, output_gradients=v)
+    expected_hvp = jax.jvp(jax.grad(f), (theta.value,), (v,))[1]  # the Hessian is symmetric
+    np.testing.assert_allclose(np.asarray(hvp), np.asarray(expected_hvp), rtol=1e-5)
+    assert calls == []
+    np.testing.assert_allclose(g.numpy(), np.asarray(jax.grad(f)(theta.value)), rtol=1e-6)
+    assert len(calls) == 1  # g, computed on its read
+
+    calls.clear()
+    x = jnp.array([0.1, 0.7, -0.4])
+    with gk.GradientTape(persistent=True) as tape:
+        y = gnp.sin(theta) * x
+        loss = gnp.sum(y**2)
+    tape.gradient(loss, theta)
+    tape.gradient(y, theta)
+    np.testing.assert_allclose(float(loss), float(jnp.sum((jnp.sin(theta.value) * x) ** 2)), rtol=1e-6)
+    assert calls == []  # the scalar came back with its gradient
+    np.testing.assert_allclose(y.numpy(), np.asarray(jnp.sin(theta.value) * x), rtol=1e-6)
+    assert len(calls) == 1

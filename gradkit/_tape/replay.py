@@ -324,7 +324,11 @@ def vjp_program(plan: Plan, from_boundary: bool = False):
         result: list[Any] = [None] * len(plan.source_slots)
         for i, gval in zip(active, grads):
             result[i] = gval
-        targets_now = [env[t] for t in plan.target_slots]
+        # A scalar target's value (a loss, read for logging) costs nothing to hand back. A
+        # larger one may cost a whole pass (a gradient differentiated again: its value is the
+        # inner backward pass, which the outer derivative does not otherwise need), so it is
+        # computed only if it is read later.
+        targets_now = [env[t] if a.size == 1 else None for t, a in zip(plan.target_slots, plan.target_avals)]
         return targets_now, result
 
     return program
