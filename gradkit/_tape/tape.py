@@ -424,7 +424,10 @@ class GradientTape:
         TensorFlow's behaviour. With the check, the Jacobians are computed one example at a
         time (``vmap(jacrev(...))``, as hand-written JAX does) wherever the graph runs on a
         single example and the check confirms it, and otherwise with TensorFlow's
-        whole-batch algorithm. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
+        whole-batch algorithm. Where the graph's structure proves that examples do not
+        interact (every step keeps example ``i`` apart: elementwise ops, products and
+        reductions over other axes, convolutions, ...), the check is made once per graph
+        structure rather than at every call. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
         tracing, so the check is not made there (and the whole-batch algorithm is used):
         run the step once eagerly to check it. A source the target does not depend on
         gives zeros whatever ``unconnected_gradients`` says, as TensorFlow's does.
