@@ -128,9 +128,11 @@ def broadcasts_to(shape, target) -> bool:
     an ``output_gradients`` cotangent: each must have its target's shape or one that
     broadcasts to it (a scalar does), since the result keeps the target's shape.
     """
-    target = tuple(target)
+    target, shape = tuple(target), tuple(shape)
+    if shape == target:
+        return True  # the usual case, without NumPy's general (and slower) broadcasting
     try:
-        return np.broadcast_shapes(tuple(shape), target) == target
+        return np.broadcast_shapes(shape, target) == target
     except ValueError:
         return False
 
