@@ -78,8 +78,20 @@ def diagonal(full):
     return np.moveaxis(full, 2, 1)[np.arange(B), np.arange(B)]
 
 
-def proven(names):
-    return function_rows_independent(lambda _, x: run(jnp, names, x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
+def proven(names, primal=False):
+    program = lambda _, x: run(jnp, names, x)  # noqa: E731
+    return function_rows_independent(program, [], jax.ShapeDtypeStruct((B, S), jnp.float32), primal)
+
+
+def one_example_jacobians(f, x):
+    """Each example's Jacobian of ``f`` run on that example alone (the per-example algorithm's
+    premise), or None where ``f`` on one example does not even give one row."""
+    try:
+        if jax.eval_shape(f, jax.ShapeDtypeStruct((1, *x.shape[1:]), x.dtype)).shape[0] != 1:
+            return None
+    except TypeError:  # a shape written for the batch's size
+        return None
+    return np.asarray(jax.vmap(jax.jacrev(lambda e: f(e[None])[0]))(x))
 
 
 def tape_batch_jacobian(names, **kwargs):
@@ -97,6 +109,9 @@ def test_proof_is_sound_and_the_tape_agrees_with_the_full_jacobian(names):
     leaks = off_diagonal(full)
     if proven(names):
         assert np.all(leaks == 0), f"proven independent, yet example blocks interact: {names}"
+    one = one_example_jacobians(lambda x: run(jnp, names, x), jnp.asarray(X))
+    if proven(names, primal=True) and one is not None:
+        np.testing.assert_allclose(one, diagonal(full), rtol=2e-5, atol=1e-5)
     if np.all(leaks == 0):
         for _ in range(3):  # first call (checked), then the calls a passed check or the proof allows
             np.testing.assert_allclose(tape_batch_jacobian(names), diagonal(full), rtol=2e-5, atol=1e-5)
@@ -110,9 +125,53 @@ def test_steps_that_keep_examples_apart_are_proven(name):
     assert proven([name, "tanh", name])
 
 
+@pytest.mark.parametrize("name", sorted(KEEP_APART))
+def test_steps_that_keep_examples_apart_are_proven_per_example(name):
+    assert proven([name, "tanh", name], primal=True)
+
+
 @pytest.mark.parametrize("name", sorted(MIX))
 def test_steps_that_mix_examples_are_not_proven(name):
     assert not proven(["tanh", name])
+    assert not proven(["tanh", name], primal=True)
+
+
+# Programs whose derivative keeps examples apart (the full Jacobian is block diagonal) while
+# it reads values computed from other examples: run on one example, they differ.
+READ_OTHER_EXAMPLES = {
+    "sign_of_batch_sum": lambda x: x * jnp.sign(jnp.sum(x, axis=0, keepdims=True)),
+    "floor_of_batch_mean": lambda x: jnp.tanh(x) * jnp.floor(jnp.mean(x, axis=0, keepdims=True)),
+    # out[i] = sum_k x[i, argmax(x[k])]: example k's indices choose what example i reads.
+    "indices_of_other_examples": lambda x: jnp.sum(x[:, jnp.argmax(x, axis=1)], axis=1, keepdims=True) * x,
+    "sorted_by_batch_max": lambda x: jnp.take_along_axis(x, jnp.argsort(jnp.max(x, axis=0))[None], axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_OTHER_EXAMPLES))
+def test_values_read_from_other_examples_are_not_proven_per_example(name):
+    f = READ_OTHER_EXAMPLES[name]
+    x = jnp.asarray(X)
+    full = np.asarray(jax.jacrev(f)(x))
+    assert np.all(off_diagonal(full) == 0)  # the derivative keeps examples apart
+    assert not np.allclose(one_example_jacobians(f, x), diagonal(full))  # one example at a time differs
+    assert not function_rows_independent(lambda _, x: f(x), [], jax.ShapeDtypeStruct((B, S), jnp.float32), True)
+
+
+def test_the_per_example_algorithm_is_checked_where_values_read_other_examples():
+    """The first call's values hide the difference (positive examples: the sign of each one's
+    sum is the batch's); later calls must still give the batch's Jacobians, not the graph's
+    run on one example."""
+
+    def program(xp, x):
+        return x * xp.sign(xp.sum(x, axis=0, keepdims=True))
+
+    for x in (np.abs(X), X, C):
+        full = np.asarray(jax.jacrev(lambda x: program(jnp, x))(jnp.asarray(x)))
+        xt = gk.Tensor(jnp.asarray(x))
+        with gk.GradientTape() as tape:
+            tape.watch(xt)
+            y = program(gnp, xt)
+        np.testing.assert_allclose(np.asarray(tape.batch_jacobian(y, xt).numpy()), diagonal(full), atol=1e-6)
 
 
 def test_convolution_pooling_and_custom_rules_are_proven():

@@ -14,6 +14,12 @@ A step it does not know, or one that mixes examples (a sum over the batch, a sli
 along it, a matrix product contracting it), leaves the question open: the random check
 decides as before. The walk can only say "proven" or "unknown", never a wrong "proven"
 for the primitives it lists.
+
+The per-example algorithm (the graph run on one example at a time) needs more: the values
+the derivative reads must themselves be per-example, or the graph run on one example reads
+other numbers than the batch's row (``x * sign(sum(x, axis=0))``: its derivative keeps
+examples apart, the sign it multiplies by reads the whole batch). With ``primal`` the walk
+also follows the source's value, not only its tangent.
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ from __future__ import annotations
 import math
 
 import jax
-import jax.numpy as jnp
 from jax.extend.core import ClosedJaxpr, Literal
 
 from . import replay
@@ -45,38 +50,52 @@ _REDUCTIONS = frozenset(("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"
 _REDUCTIONS_ARG = frozenset(("argmax", "argmin"))
 _CUMULATIVE = frozenset(("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
 _WINDOWED = frozenset(("reduce_window_sum", "reduce_window_max", "reduce_window_min", "select_and_gather_add"))
-_CALLS = frozenset(("jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint"))
+# Calls whose body computes their outputs' values. A custom-derivative call is one too: only
+# values are followed (the JVP program already holds the derivative's own steps).
+_CALLS = frozenset(
+    ("jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call")
+)
 
 
-def rows_independent(plan: replay.Plan, leaf_values) -> bool:
+def rows_independent(plan: replay.Plan, leaf_values, primal: bool = False) -> bool:
     """Whether the target's example ``i`` provably reads the source's example ``i`` alone.
 
     ``plan`` is a batch Jacobian's plan (one target of shape ``(b, ...)``, one source of shape
     ``(b, ...)``); ``leaf_values`` its leaves' values (only their shapes and dtypes are read).
+    ``primal``: see ``function_rows_independent``. The values computed outside the
+    differentiated part are the batch's in the graph run on one example as well, so they
+    count as constants.
     """
+    slot = plan.source_slots[0]
 
-    def target(values, delta):
-        return plan.inside(plan.forward(values), [delta])[0]
+    def target(values, x):
+        env = plan.forward(values)
+        env[slot] = x
+        return plan.inside(env, [None])[0]
 
-    return function_rows_independent(target, list(leaf_values), plan.source_avals[0])
+    return function_rows_independent(target, list(leaf_values), plan.source_avals[0], primal)
 
 
-def function_rows_independent(target, args, source) -> bool:
-    """Whether ``target(args, x)[i]`` provably reads ``x[i]`` alone, for ``x`` like ``source``
-    (an array or ShapeDtypeStruct of shape ``(b, ...)``) and every value of ``args``."""
+def function_rows_independent(target, args, source, primal: bool = False) -> bool:
+    """Whether the derivative of ``target(args, x)[i]`` provably reads ``x[i]``'s tangent
+    alone, for ``x`` like ``source`` (an array or ShapeDtypeStruct of shape ``(b, ...)``) and
+    every value of ``args``. With ``primal``, whether it also reads ``x[i]``'s value alone, so
+    that ``target`` run on example ``i`` has the derivative of the batch's row ``i`` (unless it
+    reads the batch's size, which no label sees)."""
     b = source.shape[0]
     if b == 1:
         return True
+    aval = jax.ShapeDtypeStruct(source.shape, source.dtype)
 
-    def tangent_map(values, tangent):
-        return replay._jvp(lambda x: target(values, x), (jnp.zeros(source.shape, source.dtype),), (tangent,))[1]
+    def tangent_map(values, x, tangent):
+        return replay._jvp(lambda x: target(values, x), (x,), (tangent,))[1]
 
     try:
-        closed = jax.make_jaxpr(tangent_map)(args, jax.ShapeDtypeStruct(source.shape, source.dtype))
+        closed = jax.make_jaxpr(tangent_map)(args, aval, aval)
     except (TypeError, ValueError):
         return False  # no JVP program to read (the random check decides)
     jaxpr = closed.jaxpr
-    labels = [None] * (len(jaxpr.invars) - 1) + [0]
+    labels = [None] * (len(jaxpr.invars) - 2) + [0 if primal else None, 0]
     (out,) = walk(jaxpr, labels, b)
     return out is None or out == 0
 
@@ -159,8 +178,8 @@ def _layout_step(name, params, eqn, ins, axis):
         return MIXED if params["dimension"] == axis else axis
     if name == "split":
         return MIXED if params["axis"] == axis else axis
-    if name == "gather" and ins[0] is not None:
-        return _gather(axis, eqn.invars[0].aval.shape, len(eqn.outvars[0].aval.shape), params)
+    if name == "gather":
+        return _gather(ins, eqn.invars[0].aval.shape, eqn.invars[1].aval.shape, len(eqn.outvars[0].aval.shape), params)
     if name == "dynamic_slice" and ins[0] is not None:
         # Start indices are clamped: a slice as long as the axis starts at 0.
         return axis if params["slice_sizes"][axis] == eqn.invars[0].aval.shape[axis] else MIXED
@@ -208,15 +227,29 @@ def _dot_general(ins, dimension_numbers, invars):
     return rb.index(rhs) if rhs in rb else n_batch + len(lhs_free) + rhs_free.index(rhs)
 
 
-def _gather(axis, shape, out_rank, params):
+def _gather(ins, shape, indices_shape, out_rank, params):
+    """Where the operand's and the indices' examples land in the output: both must agree."""
+    operand, indices = ins
+    dn = params["dimension_numbers"]
+    # Output dimensions that are not offsets follow the indices' dimensions in order (the
+    # last one, the index vector, excepted).
+    by_index = [d for d in range(out_rank) if d not in dn.offset_dims]
+    out = set()
+    if operand is not None:
+        out.add(_gathered_operand_axis(operand, shape, by_index, params))
+    if indices is not None:
+        # Example i's indices choose which elements output slice i reads.
+        out.add(MIXED if indices == len(indices_shape) - 1 else by_index[indices])
+    return out.pop() if len(out) == 1 else MIXED
+
+
+def _gathered_operand_axis(axis, shape, by_index, params):
     """The batch axis of a gather's operand is either one of its batching dimensions (paired
     with a dimension of the indices, so example i is read at index i) or taken whole."""
     dn = params["dimension_numbers"]
     batching = tuple(dn.operand_batching_dims)
     if axis in batching:
-        # Output dimensions that are not offsets follow the indices' dimensions in order.
-        position = int(dn.start_indices_batching_dims[batching.index(axis)])
-        return [d for d in range(out_rank) if d not in dn.offset_dims][position]
+        return by_index[int(dn.start_indices_batching_dims[batching.index(axis)])]
     if axis in dn.collapsed_slice_dims or axis in dn.start_index_map or params["slice_sizes"][axis] != shape[axis]:
         return MIXED
     kept = [d for d in range(len(shape)) if d not in dn.collapsed_slice_dims and d not in batching]

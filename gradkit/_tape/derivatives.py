@@ -452,11 +452,13 @@ class _BatchJacobianEntry:
         """Whether examples provably do not interact, so the checked program is not needed.
 
         The whole-batch algorithm needs only that. The per-example one also needs the graph
-        run on one example to compute the batch's rows, which a value-independent proof
-        cannot see (an op may read the batch's size), so it waits for one passed check.
+        run on one example to compute the batch's rows: its derivative must read per-example
+        values too (proven with ``primal``; a passed check on some values says nothing of
+        others), and no op may read the batch's size, which a value-independent proof cannot
+        see, so it also waits for one passed check.
         """
         if self._independent is None:
-            self._independent = batch_independence.rows_independent(self.plan, values)
+            self._independent = batch_independence.rows_independent(self.plan, values, primal=self.per_example)
         return self._independent and (self.passed or not self.per_example)
 
 
