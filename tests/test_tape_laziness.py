@@ -4,6 +4,7 @@ what was recorded is what the program saw at that moment."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import gradkit as gk
 from gradkit._tape import record
@@ -74,6 +75,53 @@ def test_a_numpy_constant_written_to_between_two_uses_in_one_recording_is_read_a
     v0 = jnp.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(float(loss), float(pure(v0)), rtol=1e-6)
     np.testing.assert_allclose(tape.gradient(loss, v).numpy(), jax.grad(pure)(v0), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda buffer: np.broadcast_to(buffer[:3], (2, 3)),
+        lambda buffer: np.lib.stride_tricks.sliding_window_view(buffer, 3)[:2],
+    ],
+    ids=["broadcast_to", "sliding_window_view"],
+)
+def test_a_read_only_view_of_a_buffer_written_to_after_recording_does_not_change_the_program(view):
+    """A read-only view still changes when the buffer it views is written to. Oracle: the same
+    products in JAX on the values the view held when it was recorded."""
+    buffer = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    data = view(buffer)
+    seen = np.array(data)
+    w0 = jnp.array([[0.5, -1.0, 2.0], [0.3, 0.1, -0.7]])
+    w = gk.Variable(w0)
+    with gk.GradientTape() as tape:
+        y = gnp.sin(w) * data
+        z = gnp.cos(w) * data
+    g = tape.gradient(y, w)
+    buffer[:] = 100.0  # the next window of a stream, written into the same buffer
+    np.testing.assert_allclose(y.numpy(), np.sin(w0) * seen, rtol=1e-6)
+    np.testing.assert_allclose(z.numpy(), np.cos(w0) * seen, rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), jax.grad(lambda w: jnp.sum(jnp.sin(w) * seen))(w0), rtol=1e-6)
+
+
+def test_a_read_only_view_written_to_between_two_uses_in_one_recording_is_read_as_it_is_then():
+    """Oracle: jax.grad of the two products with the two values written out."""
+    buffer = np.array([1.0, 2.0, 3.0], np.float32)
+    data = np.broadcast_to(buffer, (3,))
+    first = np.array(data)
+    w0 = jnp.array([0.5, -1.0, 2.0])
+    w = gk.Variable(w0)
+    with gk.GradientTape() as tape:
+        y1 = gnp.sum(w * data)
+        buffer[0] = 10.0
+        y2 = gnp.sum(gnp.sin(w) * data)
+        loss = y1 * y2
+    second = np.array(data)
+
+    def pure(w):
+        return jnp.sum(w * first) * jnp.sum(jnp.sin(w) * second)
+
+    np.testing.assert_allclose(float(loss), float(pure(w0)), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), jax.grad(pure)(w0), rtol=1e-5)
 
 
 def test_one_constant_used_by_many_ops_is_one_input(monkeypatch):

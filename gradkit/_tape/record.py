@@ -94,11 +94,11 @@ def _input_node(x, session) -> tuple[Node, int]:
         if hit is not None and hit[0] is x:
             return hit[1], 0
     # One leaf per constant per session: a batch used by every op of a step is one input.
-    # A writeable NumPy array written to since (a buffer refilled in place) is a new constant.
+    # A NumPy array written to since (a buffer refilled in place) is a new constant.
     hit = session.constants.get(id(x))
     if hit is not None and hit[0] is x and (hit[2] is None or _unchanged(hit[2], x)):
         return hit[1], 0
-    value = x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x  # later writes to x must not leak in
+    value = x.copy() if isinstance(x, np.ndarray) and _writable_memory(x) else x  # later writes must not leak in
     leaf = make_leaf(value, 0, session, keep_numpy=True)
     session.constants[id(x)] = (x, leaf, value if value is not x else None)
     if _numpy_exits and isinstance(x, np.ndarray):
@@ -106,6 +106,22 @@ def _input_node(x, session) -> tuple[Node, int]:
         if exit_ is not None and exit_[0]() is x:
             leaf.origin = ("numpy", exit_[1], exit_[2])
     return leaf, 0
+
+
+def _writable_memory(x: np.ndarray) -> bool:
+    """Whether the memory ``x`` reads can still be written, through ``x`` or through what it
+    views: a read-only view (``np.broadcast_to``, ``sliding_window_view``) of a writeable
+    buffer changes when the buffer does."""
+    while isinstance(x, np.ndarray):
+        if x.flags.writeable:
+            return True
+        x = x.base
+    if x is None:
+        return False  # a read-only array that owns its memory
+    try:
+        return not memoryview(x).readonly  # bytes, a JAX array's buffer: read-only
+    except TypeError:
+        return True  # an owner NumPy cannot tell about: assume it may change
 
 
 def _unchanged(copy: np.ndarray, x: np.ndarray) -> bool:
