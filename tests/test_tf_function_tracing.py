@@ -74,6 +74,26 @@ def p_variable_and_watched_argument(tf):
     return f(tf.constant(3.0))
 
 
+def p_tensors_recorded_eagerly_read_first_inside_a_function(tf):
+    # A gradient's larger target is left uncomputed, and a function closes over it; a tape
+    # recorded eagerly is differentiated inside a function. Both are read again afterwards.
+    w = tf.Variable([0.4, -0.6, 0.2])
+    with tf.GradientTape(persistent=True) as t:
+        y = tf.tanh(w) * 3.0
+        loss = tf.reduce_sum(y * w)
+    g = t.gradient(y, w)
+
+    @tf.function
+    def mean_of_y():
+        return tf.reduce_mean(y)
+
+    @tf.function
+    def gradient_of_loss():
+        return t.gradient(loss, w)
+
+    return [g, mean_of_y(), gradient_of_loss(), y, loss]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -70,8 +70,22 @@ def materialize(node: Node) -> list:
     """The node's output values, computing its whole history as one compiled call if needed."""
     values = node.values
     if values is None:
-        values = node.values = _forward_program(node)([leaf.values[0] for leaf in node.leaves])
+        leaf_values = [leaf.values[0] for leaf in node.leaves]
+        program = _forward_program(node)
+        if any_traced(leaf_values):
+            values = program(leaf_values)
+        else:
+            # The first read may come inside a jax trace (a gk.jit step or tf.function that
+            # reads a tensor recorded outside it): computed concretely, as the graph is, so
+            # the node never keeps a tracer of a trace that ends.
+            with jax.ensure_compile_time_eval():
+                values = program(leaf_values)
+        node.values = values
     return values
+
+
+def any_traced(values) -> bool:
+    return any(isinstance(v, jax.core.Tracer) for v in values)
 
 
 def value_of(t) -> object:
