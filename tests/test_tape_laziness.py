@@ -148,6 +148,26 @@ def test_tensors_read_first_inside_a_gk_jit_step_keep_no_tracer():
     np.testing.assert_allclose(float(loss), float(loss_fn(w0)), rtol=1e-6)
 
 
+def test_a_tensor_read_first_inside_a_loop_body_of_a_gk_jit_step_is_readable_after_it():
+    """The body of a lax loop is a trace of its own inside the step's: a gradient's larger
+    target (left uncomputed) read first there keeps no tracer of it. Oracle: JAX."""
+    w0 = jnp.array([0.3, -0.2, 0.5])
+    w = gk.Variable(w0)
+
+    @gk.jit
+    def step():
+        with gk.GradientTape() as tape:
+            y = gnp.tanh(w) * 3.0
+        g = tape.gradient(y, w)
+        total = jax.lax.fori_loop(0, 3, lambda i, acc: acc + jnp.asarray(y), jnp.zeros(3))
+        return g, total, y * 2.0
+
+    g, total, y2 = step()
+    np.testing.assert_allclose(np.asarray(g), np.asarray(3.0 * (1.0 - jnp.tanh(w0) ** 2)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(total), np.asarray(9.0 * jnp.tanh(w0)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(y2), np.asarray(6.0 * jnp.tanh(w0)), rtol=1e-6)
+
+
 def test_one_constant_used_by_many_ops_is_one_input(monkeypatch):
     data = np.ones((3,), np.float32)
     v = gk.Variable(jnp.array([1.0, 2.0, 3.0]))

@@ -162,10 +162,10 @@ def run_vjp(tape, t_refs, s_refs, cts):
     ct_values = [as_array(c) for c in live_cts if c is not None]
     leaf_values = [leaf.values[0] for leaf in leaves]
     targets, grads = entry.compiled(leaf_values, ct_values)
-    # Called inside a jax trace (a gk.jit step or tf.function) on a graph recorded outside it,
-    # the program's results are that trace's tracers: the targets keep no value then, as a
-    # later read outside the trace could not use it.
-    keep = record.any_traced(leaf_values) or not record.any_traced(targets)
+    # Called inside a jax trace the graph was not recorded in (a gk.jit step or tf.function
+    # differentiating a tape recorded outside it), the targets keep no value: a later read
+    # outside that trace could not use its tracers.
+    keep = record.keepable(tape._session, leaf_values, targets)
     for (node, _), value in zip(live, targets):
         if keep and node.values is None and len(node.avals) == 1 and value is not None:
             node.values = [value]

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
+from .._core import frames
 from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
@@ -74,6 +75,8 @@ def materialize(node: Node) -> list:
         program = _forward_program(node)
         if any_traced(leaf_values):
             values = program(leaf_values)
+            if not keepable(node.session, leaf_values, values):
+                return values
         else:
             # The first read may come inside a jax trace (a gk.jit step or tf.function that
             # reads a tensor recorded outside it): computed concretely, as the graph is, so
@@ -86,6 +89,18 @@ def materialize(node: Node) -> list:
 
 def any_traced(values) -> bool:
     return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def keepable(session, leaf_values, results) -> bool:
+    """Whether ``results``, just computed from a graph's ``leaf_values``, may stay on its nodes.
+
+    Not when they are tracers of a trace the graph was not recorded in, which ends sooner
+    than the graph: a tf.cond branch or a while_loop body reading a tensor of the step around
+    it, a gk.jit step reading one recorded outside it.
+    """
+    if any_traced(leaf_values):
+        return session is not None and frames.trace_state() == session.trace
+    return not any_traced(results)
 
 
 def value_of(t) -> object:
