@@ -4,6 +4,7 @@ what was recorded is what the program saw at that moment."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import gradkit as gk
 from gradkit._tape import record
@@ -74,6 +75,97 @@ def test_a_numpy_constant_written_to_between_two_uses_in_one_recording_is_read_a
     v0 = jnp.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(float(loss), float(pure(v0)), rtol=1e-6)
     np.testing.assert_allclose(tape.gradient(loss, v).numpy(), jax.grad(pure)(v0), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda buffer: np.broadcast_to(buffer[:3], (2, 3)),
+        lambda buffer: np.lib.stride_tricks.sliding_window_view(buffer, 3)[:2],
+    ],
+    ids=["broadcast_to", "sliding_window_view"],
+)
+def test_a_read_only_view_of_a_buffer_written_to_after_recording_does_not_change_the_program(view):
+    """A read-only view still changes when the buffer it views is written to. Oracle: the same
+    products in JAX on the values the view held when it was recorded."""
+    buffer = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    data = view(buffer)
+    seen = np.array(data)
+    w0 = jnp.array([[0.5, -1.0, 2.0], [0.3, 0.1, -0.7]])
+    w = gk.Variable(w0)
+    with gk.GradientTape() as tape:
+        y = gnp.sin(w) * data
+        z = gnp.cos(w) * data
+    g = tape.gradient(y, w)
+    buffer[:] = 100.0  # the next window of a stream, written into the same buffer
+    np.testing.assert_allclose(y.numpy(), np.sin(w0) * seen, rtol=1e-6)
+    np.testing.assert_allclose(z.numpy(), np.cos(w0) * seen, rtol=1e-6)
+    np.testing.assert_allclose(g.numpy(), jax.grad(lambda w: jnp.sum(jnp.sin(w) * seen))(w0), rtol=1e-6)
+
+
+def test_a_read_only_view_written_to_between_two_uses_in_one_recording_is_read_as_it_is_then():
+    """Oracle: jax.grad of the two products with the two values written out."""
+    buffer = np.array([1.0, 2.0, 3.0], np.float32)
+    data = np.broadcast_to(buffer, (3,))
+    first = np.array(data)
+    w0 = jnp.array([0.5, -1.0, 2.0])
+    w = gk.Variable(w0)
+    with gk.GradientTape() as tape:
+        y1 = gnp.sum(w * data)
+        buffer[0] = 10.0
+        y2 = gnp.sum(gnp.sin(w) * data)
+        loss = y1 * y2
+    second = np.array(data)
+
+    def pure(w):
+        return jnp.sum(w * first) * jnp.sum(jnp.sin(w) * second)
+
+    np.testing.assert_allclose(float(loss), float(pure(w0)), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), jax.grad(pure)(w0), rtol=1e-5)
+
+
+def test_tensors_read_first_inside_a_gk_jit_step_keep_no_tracer():
+    """A tensor recorded eagerly and first computed inside a compiled step (a gradient's larger
+    target is left uncomputed; a gradient taken in the step hands back its scalar target) is
+    still readable after the step. Oracle: the same functions in JAX."""
+    w0 = jnp.array([0.3, -0.2, 0.5])
+    w = gk.Variable(w0)
+    with gk.GradientTape(persistent=True) as tape:
+        y = gnp.sin(w) * 2.0
+        loss = gnp.sum(y * w)
+    g = tape.gradient(y, w)
+
+    @gk.jit
+    def step():
+        return gnp.sum(y) * 3.0, tape.gradient(loss, w)
+
+    total, g_loss = step()
+    np.testing.assert_allclose(np.asarray(g), np.asarray(2.0 * jnp.cos(w0)), rtol=1e-6)
+    np.testing.assert_allclose(float(total), float(6.0 * jnp.sum(jnp.sin(w0))), rtol=1e-6)
+    loss_fn = lambda w: jnp.sum(2.0 * jnp.sin(w) * w)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(g_loss), np.asarray(jax.grad(loss_fn)(w0)), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), np.asarray(2.0 * jnp.sin(w0)), rtol=1e-6)
+    np.testing.assert_allclose(float(loss), float(loss_fn(w0)), rtol=1e-6)
+
+
+def test_a_tensor_read_first_inside_a_loop_body_of_a_gk_jit_step_is_readable_after_it():
+    """The body of a lax loop is a trace of its own inside the step's: a gradient's larger
+    target (left uncomputed) read first there keeps no tracer of it. Oracle: JAX."""
+    w0 = jnp.array([0.3, -0.2, 0.5])
+    w = gk.Variable(w0)
+
+    @gk.jit
+    def step():
+        with gk.GradientTape() as tape:
+            y = gnp.tanh(w) * 3.0
+        g = tape.gradient(y, w)
+        total = jax.lax.fori_loop(0, 3, lambda i, acc: acc + jnp.asarray(y), jnp.zeros(3))
+        return g, total, y * 2.0
+
+    g, total, y2 = step()
+    np.testing.assert_allclose(np.asarray(g), np.asarray(3.0 * (1.0 - jnp.tanh(w0) ** 2)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(total), np.asarray(9.0 * jnp.tanh(w0)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(y2), np.asarray(6.0 * jnp.tanh(w0)), rtol=1e-6)
 
 
 def test_one_constant_used_by_many_ops_is_one_input(monkeypatch):

@@ -160,9 +160,14 @@ def run_vjp(tape, t_refs, s_refs, cts):
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
         entry = programs[key] = _VjpEntry(plan, sources, ct_spec)
     ct_values = [as_array(c) for c in live_cts if c is not None]
-    targets, grads = entry.compiled([leaf.values[0] for leaf in leaves], ct_values)
+    leaf_values = [leaf.values[0] for leaf in leaves]
+    targets, grads = entry.compiled(leaf_values, ct_values)
+    # Called inside a jax trace the graph was not recorded in (a gk.jit step or tf.function
+    # differentiating a tape recorded outside it), the targets keep no value: a later read
+    # outside that trace could not use its tracers.
+    keep = record.keepable(tape._session, leaf_values, targets)
     for (node, _), value in zip(live, targets):
-        if node.values is None and len(node.avals) == 1 and value is not None:
+        if keep and node.values is None and len(node.avals) == 1 and value is not None:
             node.values = [value]
     out = [None] * len(s_refs)
     for i, g in zip(entry.present, grads):

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._core import frames
 from .._core.variable import owned_array
 from . import bounded
 from .bounded import BoundedDict
@@ -387,6 +388,9 @@ class Session:
         # since the session was last (re)opened, but one not entered again since can still
         # resume it, and needs the Variables' values it left (see frame.write_back).
         self.members: weakref.WeakSet = weakref.WeakSet()
+        # The jax trace the session records in: a value computed from traced leaves under
+        # another one (a tf.cond branch, a while_loop body) belongs to a trace that ends sooner.
+        self.trace = frames.trace_state()
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

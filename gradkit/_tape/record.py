@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
+from .._core import frames
 from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
@@ -70,8 +71,36 @@ def materialize(node: Node) -> list:
     """The node's output values, computing its whole history as one compiled call if needed."""
     values = node.values
     if values is None:
-        values = node.values = _forward_program(node)([leaf.values[0] for leaf in node.leaves])
+        leaf_values = [leaf.values[0] for leaf in node.leaves]
+        program = _forward_program(node)
+        if any_traced(leaf_values):
+            values = program(leaf_values)
+            if not keepable(node.session, leaf_values, values):
+                return values
+        else:
+            # The first read may come inside a jax trace (a gk.jit step or tf.function that
+            # reads a tensor recorded outside it): computed concretely, as the graph is, so
+            # the node never keeps a tracer of a trace that ends.
+            with jax.ensure_compile_time_eval():
+                values = program(leaf_values)
+        node.values = values
     return values
+
+
+def any_traced(values) -> bool:
+    return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def keepable(session, leaf_values, results) -> bool:
+    """Whether ``results``, just computed from a graph's ``leaf_values``, may stay on its nodes.
+
+    Not when they are tracers of a trace the graph was not recorded in, which ends sooner
+    than the graph: a tf.cond branch or a while_loop body reading a tensor of the step around
+    it, a gk.jit step reading one recorded outside it.
+    """
+    if any_traced(leaf_values):
+        return session is not None and frames.trace_state() == session.trace
+    return not any_traced(results)
 
 
 def value_of(t) -> object:
@@ -94,11 +123,11 @@ def _input_node(x, session) -> tuple[Node, int]:
         if hit is not None and hit[0] is x:
             return hit[1], 0
     # One leaf per constant per session: a batch used by every op of a step is one input.
-    # A writeable NumPy array written to since (a buffer refilled in place) is a new constant.
+    # A NumPy array written to since (a buffer refilled in place) is a new constant.
     hit = session.constants.get(id(x))
     if hit is not None and hit[0] is x and (hit[2] is None or _unchanged(hit[2], x)):
         return hit[1], 0
-    value = x.copy() if isinstance(x, np.ndarray) and x.flags.writeable else x  # later writes to x must not leak in
+    value = x.copy() if isinstance(x, np.ndarray) and _writable_memory(x) else x  # later writes must not leak in
     leaf = make_leaf(value, 0, session, keep_numpy=True)
     session.constants[id(x)] = (x, leaf, value if value is not x else None)
     if _numpy_exits and isinstance(x, np.ndarray):
@@ -106,6 +135,22 @@ def _input_node(x, session) -> tuple[Node, int]:
         if exit_ is not None and exit_[0]() is x:
             leaf.origin = ("numpy", exit_[1], exit_[2])
     return leaf, 0
+
+
+def _writable_memory(x: np.ndarray) -> bool:
+    """Whether the memory ``x`` reads can still be written, through ``x`` or through what it
+    views: a read-only view (``np.broadcast_to``, ``sliding_window_view``) of a writeable
+    buffer changes when the buffer does."""
+    while isinstance(x, np.ndarray):
+        if x.flags.writeable:
+            return True
+        x = x.base
+    if x is None:
+        return False  # a read-only array that owns its memory
+    try:
+        return not memoryview(x).readonly  # bytes, a JAX array's buffer: read-only
+    except TypeError:
+        return True  # an owner NumPy cannot tell about: assume it may change
 
 
 def _unchanged(copy: np.ndarray, x: np.ndarray) -> bool:
