@@ -222,6 +222,11 @@ class Plan:
         # computed inside do not exist until the differentiated function runs.
         self.source_avals = tuple(None if s is None else refs[s][0].avals[refs[s][1]] for s in self.source_slots)
         self.target_avals = tuple(refs[t][0].avals[refs[t][1]] for t in self.target_slots)
+        # Targets that are results of a recorded derivative (a gradient differentiated again,
+        # as in a Hessian-vector product by nested tapes): see vjp_program.
+        self.derivative_targets = tuple(
+            refs[t][0].op is not None and refs[t][0].op.kind in dependence.DERIVATIVE_KINDS for t in self.target_slots
+        )
         # Integer and boolean values carry no gradient (TensorFlow gives None): a path from
         # an integer source, or to an integer target, does not connect them.
         self.connected = tuple(
@@ -324,11 +329,11 @@ def vjp_program(plan: Plan, from_boundary: bool = False):
         result: list[Any] = [None] * len(plan.source_slots)
         for i, gval in zip(active, grads):
             result[i] = gval
-        # A scalar target's value (a loss, read for logging) costs nothing to hand back. A
-        # larger one may cost a whole pass (a gradient differentiated again: its value is the
-        # inner backward pass, which the outer derivative does not otherwise need), so it is
-        # computed only if it is read later.
-        targets_now = [env[t] if a.size == 1 else None for t, a in zip(plan.target_slots, plan.target_avals)]
+        # The targets' values come back with their gradient (a loss read for logging costs no
+        # second call), except a derivative's results: the value of a gradient differentiated
+        # again is a whole inner backward pass that the outer derivative does not otherwise
+        # need, so it is computed only if it is read.
+        targets_now = [None if derived else env[t] for t, derived in zip(plan.target_slots, plan.derivative_targets)]
         return targets_now, result
 
     return program
