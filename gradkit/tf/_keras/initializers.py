@@ -45,7 +45,7 @@ class Initializer:
     """Base class: subclasses implement ``__call__(shape, dtype=None)``."""
 
     def __call__(self, shape, dtype=None):  # pragma: no cover - overridden
-        raise NotImplementedError
+        raise NotImplementedError(f"[gradkit] {type(self).__name__} must define __call__(shape, dtype=None).")
 
     def get_config(self) -> dict:
         return {}
