@@ -88,9 +88,6 @@ class GradientTape(_GkTape):
                 # TensorFlow pairs output_gradients with the flattened targets and silently
                 # ignores the extra entries; so does gradkit.tf (checked against TF 2.21).
                 output_gradients = flat[:n_targets]
-            elif len(flat) < n_targets:
-                # ... and seeds the targets left without one with ones, as for None.
-                output_gradients = flat + [None] * (n_targets - len(flat))
             elif isinstance(target, (list, tuple, dict)) is False and len(flat) == 1:
                 output_gradients = flat[0]
             _check_cotangent_dtypes(_leaves(target), flat)
