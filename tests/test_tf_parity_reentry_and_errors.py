@@ -9,6 +9,7 @@ tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import _tape, run_both  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
+from gradkit._errors import GradkitError  # noqa: E402
 
 # -- a tape entered again continues recording ---------------------------------------------
 
@@ -260,6 +261,98 @@ def p_module_variable_order(tf):
     return names + [[s.z.name for s in m.submodules]]
 
 
+# -- the tape's API surface: what TensorFlow refuses, gradkit.tf refuses (with a [gradkit] message)
+
+
+def p_gradient_of_a_none_target(tf):
+    x = tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        _ = x * x
+    return t.gradient(None, x)
+
+
+def p_gradient_of_a_target_list_holding_none(tf):
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    return t.gradient([y, None], x)
+
+
+def p_gradient_of_a_tape_never_entered(tf):
+    x = tf.constant(2.0)
+    return tf.GradientTape().gradient(x, x)
+
+
+def p_jacobian_of_a_tape_never_entered(tf):
+    x = tf.constant([2.0])
+    return tf.GradientTape(persistent=True).jacobian(x, x)
+
+
+def p_reset_outside_the_context(tf):
+    x = tf.Variable(2.0)
+    t = tf.GradientTape(persistent=True)
+    with t:
+        _ = x * x
+    t.reset()
+    return [v.numpy() for v in t.watched_variables()]
+
+
+def p_stop_recording_outside_the_context(tf):
+    t = tf.GradientTape()
+    with t.stop_recording():
+        pass
+
+
+def p_watch_a_python_number(tf):
+    with tf.GradientTape() as t:
+        t.watch(3.0)
+
+
+def p_batch_jacobian_of_a_vector_target(tf):
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = tf.reduce_sum(x * x, axis=1)
+    return t.batch_jacobian(y, x)
+
+
+def p_batch_jacobian_with_respect_to_a_vector(tf):
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = tf.reshape(x * x, [2, 1])
+    return t.batch_jacobian(y, x)
+
+
+def p_batch_jacobian_of_empty_examples(tf):
+    x = tf.constant(np.ones((2, 3), np.float32))
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x[:, :0] * 2.0
+        z = x * 2.0
+        e = tf.constant(np.ones((2, 0), np.float32))
+        t.watch(e)
+        w = tf.concat([z, e * 3.0], axis=1)
+    return [t.batch_jacobian(y, x), t.batch_jacobian(w, e)]
+
+
+def p_custom_gradient_one_gradient_for_two_inputs(tf):
+    @tf.custom_gradient
+    def f(x, y):
+        def grad(dz):
+            return dz * 2.0  # one tensor for two inputs
+
+        return x * y, grad
+
+    a, b = tf.constant([2.0, 3.0]), tf.constant([5.0, 7.0])
+    with tf.GradientTape() as t:
+        t.watch([a, b])
+        z = f(a, b)
+    return t.gradient(z, [a, b])
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
@@ -274,3 +367,69 @@ def test_reentered_tape_matches_tensorflow_exactly():
     for program in (p_reentered_tape_sees_both_blocks, p_reentered_while_an_outer_tape_records):
         out = run_both(program)
         assert not isinstance(out, Exception) and all(np.all(np.isfinite(g)) for g in out)
+
+
+@pytest.mark.parametrize(
+    "program, match",
+    [
+        (p_gradient_of_a_none_target, "target=None"),
+        (p_gradient_of_a_target_list_holding_none, "holding None"),
+        (p_gradient_of_a_tape_never_entered, "recorded nothing"),
+        (p_jacobian_of_a_tape_never_entered, "recorded nothing"),
+        (p_reset_outside_the_context, "not recording"),
+        (p_stop_recording_outside_the_context, "needs the tape to be recording"),
+        (p_watch_a_python_number, "watch takes Variables"),
+        (p_batch_jacobian_of_a_vector_target, "target of rank 2 or more"),
+        (p_batch_jacobian_with_respect_to_a_vector, "source of rank 2 or more"),
+        (p_custom_gradient_one_gradient_for_two_inputs, "returned 1 input gradient"),
+    ],
+    ids=lambda p: getattr(p, "__name__", ""),
+)
+def test_refused_calls_raise_a_gradkit_error_of_tensorflows_class(program, match):
+    # run_both checks the class against TensorFlow's; here, that it is gradkit's own message.
+    with pytest.raises(GradkitError, match=match) as e:
+        program(gtf)
+    assert str(e.value).startswith("[gradkit]")
+
+
+def test_batch_jacobian_of_an_empty_batch_is_empty():
+    """TensorFlow fails on a batch of no examples (ZeroDivisionError inside its pfor); the
+    per-example Jacobians of no examples are an empty (0, *target_dims, *source_dims) array."""
+    x = gtf.constant(np.ones((0, 2), np.float32))
+    with gtf.GradientTape() as t:
+        t.watch(x)
+        y = x * x
+    bj = t.batch_jacobian(y, x)
+    assert bj.shape == (0, 2, 2) and bj.dtype == np.float32
+
+
+def test_custom_gradient_of_the_wrong_shape_is_a_gradkit_error():
+    """TensorFlow hands a grad_fn's wrong-shaped gradient back as is (shape (3,) for a (2,)
+    input); jax's custom_vjp cannot, so gradkit says which input and which shapes."""
+
+    @gtf.custom_gradient
+    def f(x):
+        def grad(dy):
+            return gtf.constant([1.0, 2.0, 3.0])
+
+        return x * 2.0, grad
+
+    x = gtf.constant([2.0, 1.0])
+    with gtf.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+    with pytest.raises(
+        ValueError, match=r"^\[gradkit\] custom_gradient: grad_fn returned a gradient of shape \(3,\) for input 0"
+    ):
+        t.gradient(y, x)
+
+
+def test_output_gradients_shorter_than_the_targets_is_a_gradkit_error():
+    """TensorFlow reads past the end of a short output_gradients list (ones some runs, a
+    segmentation fault others: no oracle to run); gradkit.tf refuses it."""
+    x = gtf.constant([1.0, 2.0])
+    with gtf.GradientTape() as t:
+        t.watch(x)
+        y, w = x * x, x + 1.0
+    with pytest.raises(ValueError, match=r"^\[gradkit\] output_gradients has 1 entries but the target has 2"):
+        t.gradient([y, w], x, output_gradients=[gtf.constant([1.0, 2.0])])

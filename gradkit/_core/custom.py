@@ -157,7 +157,7 @@ def _backward_fn(f, variables, n_inputs):
         with frame:
             _, grad_fn = f(*xs)
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dys)
-        return (tuple(var_grads), *_as_tuple(input_grads, n_inputs))
+        return (tuple(var_grads), *_checked_shapes(_as_tuple(input_grads, n_inputs), xs))
 
     return backward
 
@@ -232,7 +232,7 @@ def _build(f: Callable, variables: tuple[Variable, ...]) -> Callable:
         with frame:
             _, grad_fn = f(*xs)
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dy)
-        return (tuple(var_grads), *_as_tuple(input_grads, len(xs)))
+        return (tuple(var_grads), *_checked_shapes(_as_tuple(input_grads, len(xs)), xs))
 
     call.defvjp(fwd, bwd)
     return call
@@ -260,12 +260,36 @@ def _grad_caller(grad_fn, variables):
 
 
 def _as_tuple(grads, n):
-    if n == 1 and not isinstance(grads, (tuple, list)):
-        return (grads,)
+    if not isinstance(grads, (tuple, list)):
+        if n == 1:
+            return (grads,)
+        # One tensor for several inputs: iterating it would split its rows among the inputs
+        # (or fail on a scalar); TensorFlow counts it as one gradient and raises ValueError.
+        grads = (grads,)
     grads = tuple(grads)
     if len(grads) != n:
         raise _errors.GradkitValueError(
             f"custom_gradient: grad_fn returned {len(grads)} input gradient(s) for {n} input(s). "
             "Return one gradient per input, in order."
         )
+    return grads
+
+
+def _shape(x) -> tuple:
+    return tuple(x.shape) if hasattr(x, "shape") else tuple(jnp.shape(x))
+
+
+def _checked_shapes(grads, xs):
+    """``grads``, once each has its input's shape: jax's custom_vjp needs that, and would
+    otherwise fail with an error that names neither grad_fn nor the input."""
+    for k, (g, x) in enumerate(zip(grads, xs)):
+        if g is None:
+            continue
+        g_shape, x_shape = _shape(g), _shape(x)
+        if g_shape != x_shape:
+            raise _errors.GradkitValueError(
+                f"custom_gradient: grad_fn returned a gradient of shape {g_shape} for input {k}, whose shape is "
+                f"{x_shape}; each input's gradient must have that input's shape. Reduce or reshape it in "
+                "grad_fn (for a broadcast input, sum over the broadcast axes)."
+            )
     return grads

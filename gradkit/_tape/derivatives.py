@@ -377,7 +377,9 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     traced = any(isinstance(v, jax.core.Tracer) for v in values)
     # Inside jax.jit / gk.jit values are unknown while tracing, so the check can only be
     # made eagerly (documented on batch_jacobian); the per-example algorithm needs it.
-    check = check and not traced
+    # An empty target or source has an empty Jacobian, with no examples to tell apart.
+    empty = aval.size == 0 or math.prod(live[0][0].avals[live[0][1]].shape) == 0
+    check = check and not traced and not empty
     per_example = check and key not in _not_per_example
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
     if not entry.connected:

@@ -257,8 +257,7 @@ _MSG_RESUME_ELSEWHERE = (
     "this GradientTape is entered again, but where it recorded before (its earlier 'with' block) is not "
     "where it is entered now: another tape, gk.jit step or transform began recording in between and is "
     "still open, so what the tape recorded then could not connect to what it records now. Enter it again "
-    "where it was entered first (outside that other block), or call tape.reset() first to start over, or "
-    "use a new tape."
+    "where it was entered first (outside that other block), or start over with a new tape."
 )
 
 

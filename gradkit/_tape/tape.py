@@ -39,6 +39,21 @@ def _check_single_target(target, what: str) -> None:
         )
 
 
+def _check_targets_not_none(target, leaves) -> None:
+    """TensorFlow raises TypeError for a None target, or a None inside a structure of targets;
+    gradkit does too, rather than answering None (or leaving the entry out of the sum)."""
+    if target is None:
+        raise _errors.GradkitTypeError(
+            "GradientTape.gradient got target=None; the target must be a tensor or Variable, or a nested "
+            "structure of them (compute it inside 'with tape:')."
+        )
+    if any(t is None for t in leaves):
+        raise _errors.GradkitTypeError(
+            f"GradientTape.gradient got a target structure holding None ({target!r}); every entry must be a "
+            "tensor or Variable. Leave the None entries out of the target."
+        )
+
+
 def _is_complex(x) -> bool:
     return np.issubdtype(dtype_of(x), np.complexfloating)
 
@@ -128,11 +143,9 @@ class GradientTape:
         end(self)
         return False
 
-    def _require_recording(self, what):
+    def _require_recording(self, what, error=_errors.GradkitValueError):
         if not self._recording or self._session is not graph.local.session:
-            raise _errors.GradkitValueError(
-                f"GradientTape.{what} needs the tape to be recording: call it inside 'with tape:'."
-            )
+            raise error(f"GradientTape.{what} needs the tape to be recording: call it inside 'with tape:'.")
 
     def watch(self, tensor) -> None:
         """Watch ``tensor`` (a Variable, a Tensor, an array, or a nested structure of them)."""
@@ -168,14 +181,16 @@ class GradientTape:
                 s.watched_arrays[id(x)] = (x, node)
                 self._tensor_sources[id(x)] = (x, node, 0)
             else:
-                raise _errors.GradkitTypeError(
-                    f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}."
+                # ValueError, as TensorFlow raises for a Python number or string.
+                raise _errors.GradkitValueError(
+                    f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}. "
+                    "Convert it first (tf.constant(x)) and compute the target from the converted tensor."
                 )
 
     @contextlib.contextmanager
     def stop_recording(self):
         """Temporarily stop recording on this tape (TensorFlow's ``stop_recording``)."""
-        self._require_recording("stop_recording")
+        self._require_recording("stop_recording", _errors.GradkitRuntimeError)  # TensorFlow's type
         s = self._session
         s.active &= ~self._bit
         try:
@@ -217,6 +232,14 @@ class GradientTape:
 
     # -- derivatives -----------------------------------------------------------------------
     def _check_usable(self):
+        if self._session is None and not self._used:
+            # TensorFlow raises here too: a tape that never recorded has nothing to differentiate,
+            # and answering None (or the identity for a target that is its source) would hide it.
+            raise _errors.GradkitRuntimeError(
+                "this GradientTape has recorded nothing: it was never entered (or was reset since). "
+                "Compute the target inside 'with tape:' (after tape.watch(x) for a tensor x), then call "
+                "tape.gradient/jacobian/batch_jacobian."
+            )
         if self._used and not self._persistent:
             raise _errors.GradkitRuntimeError(
                 "A non-persistent GradientTape can only be used to compute one set of gradients "
@@ -309,6 +332,7 @@ class GradientTape:
             )
         self._check_usable()
         targets, _ = flatten(target)
+        _check_targets_not_none(target, targets)
         src_leaves, src_tree = flatten(sources)
         cts = [None] * len(targets)
         if output_gradients is not None:
@@ -435,9 +459,22 @@ class GradientTape:
         mode = unconnected(unconnected_gradients)  # unconnected gives zeros either way, as in TensorFlow
         self._check_usable()
         _check_single_target(target, "batch_jacobian")
+        if not isinstance(source, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)):
+            raise _errors.GradkitTypeError(
+                f"batch_jacobian takes one source tensor, but got {type(source).__name__}. For several "
+                "sources, call batch_jacobian once per source on a persistent tape (GradientTape(persistent=True))."
+            )
         t_shape = shape_of(target)
         s_shape = shape_of(source)
-        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+        for name, shape in (("target", t_shape), ("source", s_shape)):
+            if len(shape) < 2:
+                # TensorFlow raises ValueError too: a rank-1 tensor has no per-example part.
+                raise _errors.GradkitValueError(
+                    f"batch_jacobian needs a {name} of rank 2 or more, (batch, ...), but got shape {shape}. "
+                    f"For a vector {name}, reshape it to (batch, 1) first (tf.reshape(x, [-1, 1])), or use "
+                    "tape.jacobian for the full Jacobian."
+                )
+        if t_shape[0] != s_shape[0]:
             raise _errors.GradkitValueError(
                 f"Need first dimension of target shape ({t_shape}) and source shape ({s_shape}) to match: "
                 "batch_jacobian pairs example i of the target with example i of the source."

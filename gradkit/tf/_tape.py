@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 import gradkit.numpy as gnp
-from gradkit._errors import GradkitTypeError
+from gradkit._errors import GradkitTypeError, GradkitValueError
 from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor
@@ -93,6 +93,16 @@ class GradientTape(_GkTape):
             _check_cotangent_dtypes(_leaves(target), flat)
         out = super().gradient(target, sources, output_gradients, unconnected_gradients)
         return wrap(_conj_tree(out))
+
+    def reset(self):
+        """Forget everything recorded so far (TensorFlow's ``reset``): only while recording."""
+        if not self._recording:
+            # TensorFlow raises here ("Tape is not recording"); gradkit's own tape forgets instead.
+            raise GradkitValueError(
+                "GradientTape.reset() was called on a tape that is not recording; TensorFlow raises here. "
+                "Call it inside 'with tape:', or create a new GradientTape to start over."
+            )
+        super().reset()
 
     def jacobian(
         self,
