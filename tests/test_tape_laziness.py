@@ -125,15 +125,16 @@ def test_a_read_only_view_written_to_between_two_uses_in_one_recording_is_read_a
 
 
 def test_tensors_read_first_inside_a_gk_jit_step_keep_no_tracer():
-    """A tensor recorded eagerly and first computed inside a compiled step (a gradient's larger
-    target is left uncomputed; a gradient taken in the step hands back its scalar target) is
-    still readable after the step. Oracle: the same functions in JAX."""
+    """A tensor recorded eagerly and first computed inside a compiled step (an intermediate
+    tensor: a gradient hands back only its targets' values; a gradient taken in the step hands
+    back its target) is still readable after the step. Oracle: the same functions in JAX."""
     w0 = jnp.array([0.3, -0.2, 0.5])
     w = gk.Variable(w0)
     with gk.GradientTape(persistent=True) as tape:
         y = gnp.sin(w) * 2.0
+        y_target = y * 1.0  # the gradient's target: y itself stays uncomputed
         loss = gnp.sum(y * w)
-    g = tape.gradient(y, w)
+    g = tape.gradient(y_target, w)
 
     @gk.jit
     def step():
@@ -149,8 +150,9 @@ def test_tensors_read_first_inside_a_gk_jit_step_keep_no_tracer():
 
 
 def test_a_tensor_read_first_inside_a_loop_body_of_a_gk_jit_step_is_readable_after_it():
-    """The body of a lax loop is a trace of its own inside the step's: a gradient's larger
-    target (left uncomputed) read first there keeps no tracer of it. Oracle: JAX."""
+    """The body of a lax loop is a trace of its own inside the step's: a tensor left
+    uncomputed (an intermediate of a gradient's target) read first there keeps no tracer of
+    it. Oracle: JAX."""
     w0 = jnp.array([0.3, -0.2, 0.5])
     w = gk.Variable(w0)
 
@@ -158,7 +160,8 @@ def test_a_tensor_read_first_inside_a_loop_body_of_a_gk_jit_step_is_readable_aft
     def step():
         with gk.GradientTape() as tape:
             y = gnp.tanh(w) * 3.0
-        g = tape.gradient(y, w)
+            y_target = y * 1.0  # the gradient's target: y itself stays uncomputed
+        g = tape.gradient(y_target, w)
         total = jax.lax.fori_loop(0, 3, lambda i, acc: acc + jnp.asarray(y), jnp.zeros(3))
         return g, total, y * 2.0
 

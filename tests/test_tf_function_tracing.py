@@ -75,13 +75,15 @@ def p_variable_and_watched_argument(tf):
 
 
 def p_tensors_recorded_eagerly_read_first_inside_a_function(tf):
-    # A gradient's larger target is left uncomputed, and a function closes over it; a tape
-    # recorded eagerly is differentiated inside a function. Both are read again afterwards.
+    # A tensor left uncomputed (an intermediate of a gradient's target) is closed over by a
+    # function; a tape recorded eagerly is differentiated inside a function. Both are read
+    # again afterwards.
     w = tf.Variable([0.4, -0.6, 0.2])
     with tf.GradientTape(persistent=True) as t:
         y = tf.tanh(w) * 3.0
+        y_target = y * 1.0  # the gradient's target: y itself stays uncomputed
         loss = tf.reduce_sum(y * w)
-    g = t.gradient(y, w)
+    g = t.gradient(y_target, w)
 
     @tf.function
     def mean_of_y():
@@ -95,15 +97,17 @@ def p_tensors_recorded_eagerly_read_first_inside_a_function(tf):
 
 
 def p_a_gradients_target_read_first_inside_cond_and_while_loop_bodies(tf):
-    # The branch and the loop body are traces of their own inside the function's: the larger
-    # target, left uncomputed by its gradient, is read first there and again after them.
+    # The branch and the loop body are traces of their own inside the function's: a tensor
+    # left uncomputed (an intermediate of a gradient's target) is read first there and again
+    # after them.
     w = tf.Variable([0.4, -0.6, 0.2])
 
     @tf.function
     def step(flag):
         with tf.GradientTape() as t:
             y = tf.tanh(w) * 3.0
-        g = t.gradient(y, w)
+            y_target = y * 1.0  # the gradient's target: y itself stays uncomputed
+        g = t.gradient(y_target, w)
         z = tf.cond(flag > 0, lambda: tf.reduce_sum(y) * 2.0, lambda: tf.reduce_sum(y))
         _, total = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a + y), (tf.constant(0), tf.zeros(3)))
         return g, z, total, y * 1.0
