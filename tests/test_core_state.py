@@ -176,3 +176,24 @@ def test_apply_updates_bad_update_changes_nothing(abw):
 def test_repr_is_readable(abw):
     a, _, w = abw
     assert repr(gk.State.of([a, w])) == "State({a: 1., w: [0., 1., 2., 3.]})"
+
+
+def test_pickle_copy_and_deepcopy_round_trip(abw):
+    # Checkpointing a State with pickle (or copying it) must keep it a usable State: its
+    # entries are found through the Variables the copy holds.
+    import copy
+    import pickle
+
+    a, b, w = abw
+    state = gk.State.of([a, w])
+    for twin, twin_a, twin_w in (pickle.loads(pickle.dumps((state, a, w))), copy.deepcopy((state, a, w))):
+        assert twin.variables == (twin_a, twin_w)
+        assert_close(twin[twin_a], state[a])
+        assert_close(twin[twin_w], state[w])
+        assert twin_a in twin and a not in twin
+    shallow = copy.copy(state)
+    assert shallow.variables == state.variables
+    assert_close(shallow[w], state[w])
+    spec = pickle.loads(pickle.dumps(state.axes({w: 0}, default=None)))
+    with pytest.raises(TypeError, match="state.axes"):
+        spec.commit()

@@ -165,6 +165,12 @@ class State:
     def __setattr__(self, name, value):
         raise AttributeError("[gradkit] a State is immutable; state.assign(v, x) returns a new State.")
 
+    def __reduce__(self):
+        # pickle, copy and deepcopy would otherwise set the slots one by one (refused above),
+        # and the index is keyed by the ids of the Variables, which a copy or an unpickled
+        # State does not share: rebuild it from the Variables the copy holds.
+        return (_rebuild_state, (self._keys.vars, self._values, self._is_axes))
+
     # -- mapping ---------------------------------------------------------------------------
     @property
     def variables(self) -> tuple[Variable, ...]:
@@ -338,6 +344,12 @@ class State:
                 shown = type(value).__name__
             parts.append(f"{var.name}: {shown}")
         return ("State.axes({" if self._is_axes else "State({") + ", ".join(parts) + "})"
+
+
+def _rebuild_state(variables, values, is_axes) -> State:
+    out = State._make(tuple(variables), tuple(values))
+    object.__setattr__(out, "_is_axes", is_axes)
+    return out
 
 
 def _coerce_entry(value, var: Variable):
