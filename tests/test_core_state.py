@@ -197,3 +197,20 @@ def test_pickle_copy_and_deepcopy_round_trip(abw):
     spec = pickle.loads(pickle.dumps(state.axes({w: 0}, default=None)))
     with pytest.raises(TypeError, match="state.axes"):
         spec.commit()
+
+
+def test_donating_a_state_leaves_the_live_variables_intact(abw):
+    # jax.jit(..., donate_argnums=0) deletes the buffers of the State it is given; neither the
+    # State of the live Variables nor one just committed may share theirs, or a later read of
+    # the Variables fails though nothing assigned them.
+    a, b, w = abw
+    step = jax.jit(lambda s: jax.tree.map(lambda x: x + 1, s), donate_argnums=0)
+    state = step(gk.State.of([a, w]))
+    assert_close(a.value, 1.0)
+    assert_close(w.value, np.arange(4.0))
+    state.commit()
+    state = step(state)
+    assert_close(a.value, 2.0)
+    assert_close(w.value, np.arange(4.0) + 1)
+    state.commit()
+    assert_close(w.value, np.arange(4.0) + 2)
