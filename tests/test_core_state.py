@@ -214,3 +214,19 @@ def test_donating_a_state_leaves_the_live_variables_intact(abw):
     assert_close(w.value, np.arange(4.0) + 1)
     state.commit()
     assert_close(w.value, np.arange(4.0) + 2)
+
+
+def test_apply_updates_to_a_state_refuses_a_broadcasting_update(abw):
+    # p + u would broadcast: the new State would hold w at another shape than the Variable's,
+    # as apply_updates on the Variables themselves refuses.
+    a, _, w = abw
+    state = gk.State.of([a, w])
+    updates = jax.tree.map(jnp.sum, state)  # w's update is a scalar
+    with pytest.raises(
+        gk.GradkitError, match=r"^\[gradkit\] apply_updates: the update for Variable 'w' has shape \(\)"
+    ):
+        gk.apply_updates(state, updates)
+    # A batched State (per-example) takes updates of its own shapes.
+    batch = jax.tree.map(lambda x: jnp.stack([x, x]), state)
+    new = gk.apply_updates(batch, jax.tree.map(jnp.ones_like, batch))
+    assert_close(new[w], np.stack([np.arange(4.0) + 1] * 2))

@@ -29,7 +29,19 @@ def apply_updates(params, updates):
     Array([0.8, 1.6], dtype=float32)
     """
     if isinstance(params, State):
-        return optax.apply_updates(params, _updates_for_state(params, updates))
+        updates = _updates_for_state(params, updates)
+        for v, p, u in zip(params.variables, params.values(), updates.values()):
+            # As for Variables below: p + u would broadcast, and the new State would hold a
+            # value of another shape than its Variable's, found only at a later commit. Compared
+            # with the State's own value, which may be batched (per-example States).
+            got = () if isinstance(u, (int, float, complex)) else getattr(u, "shape", None)
+            if got is not None and tuple(got) != tuple(jnp.shape(p)):
+                raise _errors.GradkitValueError(
+                    f"apply_updates: the update for Variable {v._label()} has shape {tuple(got)}, but "
+                    f"params holds a value of shape {tuple(jnp.shape(p))} for it. Pass the updates "
+                    "optimizer.update returned for these params."
+                )
+        return optax.apply_updates(params, updates)
     variables, treedef = flatten_variables(params, "apply_updates")
     if isinstance(updates, State):
         update_leaves = [updates[v] for v in variables]
