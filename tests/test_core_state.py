@@ -230,3 +230,13 @@ def test_apply_updates_to_a_state_refuses_a_broadcasting_update(abw):
     batch = jax.tree.map(lambda x: jnp.stack([x, x]), state)
     new = gk.apply_updates(batch, jax.tree.map(jnp.ones_like, batch))
     assert_close(new[w], np.stack([np.arange(4.0) + 1] * 2))
+
+
+def test_key_paths_are_distinct_when_names_repeat():
+    # A checkpoint keyed by paths (a dict {keystr(path): leaf}) must keep every Variable.
+    u, v, x = gk.Variable(1.0), gk.Variable(2.0), gk.Variable(3.0, name="Variable#0")
+    state = gk.State.of([u, x, v])
+    flat = {jax.tree_util.keystr(p): leaf for p, leaf in jax.tree_util.tree_flatten_with_path(state)[0]}
+    assert len(flat) == 3
+    assert sorted(float(leaf) for leaf in flat.values()) == [1.0, 2.0, 3.0]
+    assert flat["['Variable#0']"] == 3.0

@@ -453,8 +453,34 @@ class _IndexAt:
 
 
 def _flatten_with_keys(state: State):
-    children = [(jax.tree_util.DictKey(v.name), x) for v, x in state.items()]
-    return children, state._keys
+    return list(zip(_path_keys(state._keys), state._values)), state._keys
+
+
+def _path_keys(keys: _Keys) -> list:
+    """A distinct key path entry for each Variable: its name, numbered where names repeat.
+
+    Names need not be unique (every unnamed Variable is 'Variable'), and a checkpoint keyed
+    by paths would keep one value for all the Variables that share one.
+    """
+    names = [v.name for v in keys.vars]
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    taken = set(names)
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if counts[name] > 1:
+            k = seen.get(name, 0)
+            label = f"{name}#{k}"
+            while label in taken:
+                k += 1
+                label = f"{name}#{k}"
+            seen[name] = k + 1
+            taken.add(label)
+            name = label
+        out.append(jax.tree_util.DictKey(name))
+    return out
 
 
 jax.tree_util.register_pytree_with_keys(
