@@ -268,3 +268,10 @@ def test_failed_commit_changes_nothing():
 def test_errors_are_builtin_exception_types_too():
     assert issubclass(gk.AssignmentError, ValueError)
     assert issubclass(gk.GradkitError, Exception)
+
+
+def test_integer_entry_of_a_state_argument_is_named():
+    # The argument is a State, not an array: the error says which of its entries is an integer.
+    a, n = gk.Variable(1.0, name="a"), gk.Variable(jnp.int32(1), name="n")
+    with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] .*argument 0, a State whose leaf \['n'\] is an array"):
+        gk.grad(lambda st: st[a] * 2)(gk.State.of([a, n]))

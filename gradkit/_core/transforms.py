@@ -168,13 +168,16 @@ def _unique_positions(positions):
 
 def _check_float_argument(transform: str, i: int, arg) -> None:
     """Refuse an integer or boolean argument to differentiate, as jax.grad does, but saying what to do."""
-    for leaf in jax.tree_util.tree_leaves(arg):
+    for path, leaf in jax.tree_util.tree_leaves_with_path(arg):
         try:
             dtype = jnp.result_type(leaf)
         except TypeError:
             continue  # not an array at all: jax's own error says so
         if not jnp.issubdtype(dtype, jnp.inexact):
             what = f"a Python {type(leaf).__name__}" if isinstance(leaf, (bool, int)) else "an array"
+            if path:
+                # Inside a structure (a gk.State's entry for one Variable, a dict's item): say which.
+                what = f"a {type(arg).__name__} whose leaf {jax.tree_util.keystr(path)} is {what}"
             raise _errors.GradkitTypeError(
                 _errors.MSG_INTEGER_ARGUMENT.format(transform=transform, i=i, what=what, dtype=dtype)
             )
