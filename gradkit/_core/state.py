@@ -12,7 +12,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
@@ -161,7 +160,7 @@ class State:
         """
         leaves, _ = flatten_variables(variables, "State.of")
         leaves = unique(leaves)
-        return cls._make(tuple(leaves), tuple(_unaliased(frames.read(v)) for v in leaves))
+        return cls._make(tuple(leaves), tuple(frames.read(v) for v in leaves))
 
     def __setattr__(self, name, value):
         raise AttributeError("[gradkit] a State is immutable; state.assign(v, x) returns a new State.")
@@ -270,7 +269,7 @@ class State:
         checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in self.items()]
         check_live_assignments(checked)
         for var, value in checked:
-            frames.assign(var, _unaliased(value))
+            frames.assign(var, value)
 
     # -- axes specs --------------------------------------------------------------------------
     def axes(self, spec: Mapping[Variable, int | None] | int | None = 0, *, default: Any = _NO_DEFAULT) -> State:
@@ -345,21 +344,6 @@ class State:
                 shown = type(value).__name__
             parts.append(f"{var.name}: {shown}")
         return ("State.axes({" if self._is_axes else "State({") + ", ".join(parts) + "})"
-
-
-def _unaliased(value):
-    """``value``, or a copy of it where it is a live Variable's buffer (or is about to be one).
-
-    A State is what users hand to ``jax.jit(..., donate_argnums=...)``, and donation deletes
-    the buffers of the arguments: a State sharing them with live Variables (``State.of``, or
-    the State just committed) would leave those Variables deleted, though only an assignment
-    or a commit may change them. Under a frame (a transform, a tape) no live buffer is
-    handed out, and a traced value has none.
-    """
-    if not frames.idle() or not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
-        return value
-    with jax.ensure_compile_time_eval():
-        return jnp.array(value, copy=True)
 
 
 def _rebuild_state(variables, values, is_axes) -> State:
