@@ -228,3 +228,27 @@ def test_a_parity_tape_counts_each_read_once_when_another_tape_first_sees_the_va
         return t1.gradient(loss, u)
 
     np.testing.assert_allclose(np.asarray(program(gtf)), np.asarray(program(tf_real)))
+
+
+@pytest.mark.parametrize("outer_reads_first", [True, False])
+@pytest.mark.parametrize("outer_derivative", ["gradient", "jacobian"])
+def test_nested_parity_tapes_count_a_read_after_an_inner_assignment_once(outer_derivative, outer_reads_first):
+    # When the outer tape reads v first, the inner tape's source for v is on the outer
+    # tape's path; the inner tape's term for a later read (after the assignment cut it) must
+    # not give the outer tape, differentiating the inner gradient, a second path to v next
+    # to its own term: gradkit gave twice TensorFlow's second derivative. When both first see
+    # v together they share one term, which must keep the outer tape's path.
+    def program(tf):
+        v, w = tf.Variable(2.0), tf.Variable(3.0)
+        kwargs = {"track_assignments": False} if tf is gtf else {}
+        with tf.GradientTape(persistent=True, **kwargs) as t1:
+            y = v * w if outer_reads_first else tf.constant(6.0)
+            with tf.GradientTape(**kwargs) as t2:
+                v.assign(y * v)
+                z = v * v * w
+            g = t2.gradient(z, [v, w])
+        if outer_derivative == "jacobian":
+            return [g, t1.jacobian(g[0], [v, w]), t1.jacobian(g[1], [v, w])]
+        return [g, t1.gradient(g[0], [v, w]), t1.gradient(g[1], [v, w]), t1.gradient(z, [v, w])]
+
+    run_both(program)
