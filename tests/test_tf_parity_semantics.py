@@ -4,6 +4,8 @@ Variable assignment keywords and scatters, Keras' list-valued variable propertie
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
@@ -228,3 +230,80 @@ def test_a_parity_tape_counts_each_read_once_when_another_tape_first_sees_the_va
         return t1.gradient(loss, u)
 
     np.testing.assert_allclose(np.asarray(program(gtf)), np.asarray(program(tf_real)))
+
+
+@pytest.mark.parametrize("outer_reads_first", [True, False])
+@pytest.mark.parametrize("outer_derivative", ["gradient", "jacobian"])
+def test_nested_parity_tapes_count_a_read_after_an_inner_assignment_once(outer_derivative, outer_reads_first):
+    # When the outer tape reads v first, the inner tape's source for v is on the outer
+    # tape's path; the inner tape's term for a later read (after the assignment cut it) must
+    # not give the outer tape, differentiating the inner gradient, a second path to v next
+    # to its own term: gradkit gave twice TensorFlow's second derivative. When both first see
+    # v together they share one term, which must keep the outer tape's path.
+    def program(tf):
+        v, w = tf.Variable(2.0), tf.Variable(3.0)
+        kwargs = {"track_assignments": False} if tf is gtf else {}
+        with tf.GradientTape(persistent=True, **kwargs) as t1:
+            y = v * w if outer_reads_first else tf.constant(6.0)
+            with tf.GradientTape(**kwargs) as t2:
+                v.assign(y * v)
+                z = v * v * w
+            g = t2.gradient(z, [v, w])
+        if outer_derivative == "jacobian":
+            return [g, t1.jacobian(g[0], [v, w]), t1.jacobian(g[1], [v, w])]
+        return [g, t1.gradient(g[0], [v, w]), t1.gradient(g[1], [v, w]), t1.gradient(z, [v, w])]
+
+    run_both(program)
+
+
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["read", "assign", "assign_add", "assign_sub", "slice", "index"]),
+        st.integers(0, 2),
+        st.integers(0, 2),
+        st.sampled_from([0.5, 1.5]),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(_STEPS, _STEPS)
+@example([("read", 0, 0, 0.5)], [("assign", 0, 1, 0.5)])  # the inner tape's source is on the outer's path
+def test_random_assignment_programs_under_nested_parity_tapes_match_tensorflow(before, after):
+    # Reads and assignments of three Variables under an outer parity tape, then under it and
+    # an inner one (which first sees a Variable after the outer tape may have read it): first-order
+    # gradients of both, the outer gradient of the inner gradient, and a Jacobian.
+    def program(tf):
+        kwargs = {"track_assignments": False} if tf is gtf else {}
+        vs = [tf.Variable([1.0, 2.0, 3.0]), tf.Variable([0.5, -1.0, 2.0]), tf.Variable([3.0, 1.0, -2.0])]
+        reads = []
+        with tf.GradientTape(persistent=True, **kwargs) as outer:
+            inner = tf.GradientTape(persistent=True, **kwargs)
+            for kind, i, j, c in before + [("open_inner", 0, 0, 1.0)] + after:
+                if kind == "read":
+                    reads.append(tf.reduce_sum(vs[i] * vs[j]) * c)
+                elif kind == "assign":
+                    vs[i].assign(vs[j] * c + vs[i])
+                elif kind == "assign_add":
+                    vs[i].assign_add(tf.sin(vs[j]) * c)
+                elif kind == "assign_sub":
+                    vs[i].assign_sub(vs[j] * vs[i] * c)
+                elif kind == "slice":
+                    vs[i][0:2].assign(vs[j][1:3] * c)
+                elif kind == "index":
+                    vs[i][1].assign(vs[j][0] * vs[i][2] * c)
+                else:
+                    inner.__enter__()
+            loss = tf.add_n(reads + [tf.reduce_sum(v * v) for v in vs])
+            inner.__exit__(None, None, None)
+            g = inner.gradient(loss, vs)
+            inner_sq = tf.add_n([tf.reduce_sum(e * e) for e in g if e is not None] + [tf.constant(0.0)])
+        return [
+            g,
+            outer.gradient(loss, vs),
+            outer.gradient(inner_sq, vs, unconnected_gradients="zero"),
+            outer.jacobian(vs[0] * loss, vs),
+        ]
+
+    run_both(program)

@@ -483,6 +483,10 @@ def record_identity(node: Node, index: int, mask: int, session, cut=None, source
     return out
 
 
+# The kind of a parity read's term: replay differentiates it only along the plan's deltas.
+PARITY_TERM = "parity_term"
+
+
 def _parity_term(source):
     return source - jax.lax.stop_gradient(source)  # zero, with the source's gradient path
 
@@ -499,7 +503,7 @@ def record_parity_read(current: tuple[Node, int], sources: list[tuple[Node, int]
     the term gives a parity tape that path without changing the value, and, recorded by
     that tape alone, without adding a path for any other tape that shares the source.
     """
-    term_op = intern_op(_parity_term, _UNARY_TREEDEF, (None,), (0,), "parity_read")
+    term_op = intern_op(_parity_term, _UNARY_TREEDEF, (None,), (0,), PARITY_TERM)
     plus_op = intern_op(_plus, _args_treedef(2, ()), (None, None), (0, 1), "parity_read")
     for source, bits in sources:
         term = make_node(term_op, ((source, 0),), source.mask & bits & session.active, session)[0]

@@ -25,6 +25,7 @@ import numpy as np
 from .._core.programs import custom_eqns
 from . import dependence
 from .graph import Node
+from .record import PARITY_TERM
 
 
 def topo_order(roots: Sequence[Node], stop: frozenset | set = frozenset()) -> list[Node]:
@@ -193,6 +194,8 @@ class Plan:
                 self.delta_of[s] = self.delta_of.get(s, ()) + (j,)
         inside_steps, outside_steps = [], []
         produced_inside: set[int] = set()
+        # Parity terms (see Plan.inside) that only this tape records.
+        self.own_parity_terms: set[int] = set()
         for node, ins, outs in steps:
             on_tape = bool(tape_bit) and node.session is session and bool(node.mask & tape_bit)
             d = 0
@@ -208,6 +211,8 @@ class Plan:
                         dep[o] = dep.get(o, 0) | od
                     produced_inside.add(o)
                 inside_steps.append((node.op, ins, outs))
+                if node.op.kind == PARITY_TERM and not node.mask & ~tape_bit:
+                    self.own_parity_terms.add(outs[0])
             outside_steps.append((node.op, ins, outs))
         self.outside_steps = outside_steps
         self.inside_steps = inside_steps
@@ -271,7 +276,17 @@ class Plan:
             if slot not in self.produced_inside:
                 env[slot] = perturbed(slot, env[slot])
         for op, ins, outs in self.inside_steps:
-            values = op.call_flat(*[env[i] for i in ins])
+            if outs[0] in self.own_parity_terms and ins[0] in delta_of and ins[0] not in self.produced_inside:
+                # A parity tape's term through its Variable source, recorded by this tape
+                # alone: zero, with that source's path for this derivative only. Built from
+                # the deltas, not from the source's value: an outer tape differentiating this
+                # derivative (nested tapes) has a term of its own for the read, and the source
+                # may be on its path (an inner tape's source made after an outer tape's read),
+                # which would count the read twice. A term the outer tape shares keeps the
+                # value's path: it is that tape's only one.
+                values = op.call_flat(perturbed(ins[0], jnp.zeros_like(env[ins[0]])))
+            else:
+                values = op.call_flat(*[env[i] for i in ins])
             for o, v in zip(outs, values):
                 env[o] = perturbed(o, v) if o in delta_of else v
         return [env[t] for t in self.target_slots]
