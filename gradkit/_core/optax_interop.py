@@ -31,16 +31,8 @@ def apply_updates(params, updates):
     if isinstance(params, State):
         updates = _updates_for_state(params, updates)
         for v, p, u in zip(params.variables, params.values(), updates.values()):
-            # As for Variables below: p + u would broadcast, and the new State would hold a
-            # value of another shape than its Variable's, found only at a later commit. Compared
-            # with the State's own value, which may be batched (per-example States).
-            got = () if isinstance(u, (int, float, complex)) else getattr(u, "shape", None)
-            if got is not None and tuple(got) != tuple(jnp.shape(p)):
-                raise _errors.GradkitValueError(
-                    f"apply_updates: the update for Variable {v._label()} has shape {tuple(got)}, but "
-                    f"params holds a value of shape {tuple(jnp.shape(p))} for it. Pass the updates "
-                    "optimizer.update returned for these params."
-                )
+            # Compared with the State's own value, which may be batched (per-example States).
+            _check_update_shape(v, u, tuple(jnp.shape(p)), "params holds a value of shape")
         return optax.apply_updates(params, updates)
     variables, treedef = flatten_variables(params, "apply_updates")
     if isinstance(updates, State):
@@ -53,12 +45,7 @@ def apply_updates(params, updates):
                 f"apply_updates: updates do not have the structure of params ({treedef}): {e}"
             ) from None
     for v, u in zip(variables, update_leaves):
-        if tuple(jnp.shape(u)) != v.shape:
-            # Checked here because p + u would broadcast or fail with JAX's own message.
-            raise _errors.GradkitValueError(
-                f"apply_updates: the update for Variable {v._label()} has shape {tuple(jnp.shape(u))}, but the "
-                f"Variable has shape {v.shape}. Pass the updates optimizer.update returned for these params."
-            )
+        _check_update_shape(v, u, v.shape, "the Variable has shape")
     # A Python scalar is an update too (optax.apply_updates takes one): it becomes an array of
     # the parameter's dtype, as optax casts every update to it.
     new_values = [
@@ -104,3 +91,15 @@ def _updates_for_state(params: State, updates):
             + ". Pass the updates optimizer.update returned for a State of gradients of these params."
         )
     return State._make(params._keys, tuple(updates[v] for v in params.variables), params._index)
+
+
+def _check_update_shape(v, update, want: tuple, what: str) -> None:
+    """An update must have its parameter's shape: ``p + u`` would broadcast (the result then
+    has another shape than the Variable's, found only at a later commit) or fail with JAX's
+    own message."""
+    got = tuple(jnp.shape(update))
+    if got != tuple(want):
+        raise _errors.GradkitValueError(
+            f"apply_updates: the update for Variable {v._label()} has shape {got}, but {what} {tuple(want)}. "
+            "Pass the updates optimizer.update returned for these params."
+        )
