@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import os
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 # GRADKIT_BENCH_PEERS=0 leaves TensorFlow and PyTorch out (the memory children of gradkit rows).
@@ -14,6 +16,34 @@ HAVE_TORCH = _PEERS and importlib.util.find_spec("torch") is not None
 
 TF_NAMES = ("TF eager", "TF tf.function")
 TORCH_NAMES = ("PyTorch eager", "PyTorch torch.func")
+
+
+def on_gpu() -> bool:
+    """True when JAX computes on a GPU: the peers are then put there too."""
+    return jax.default_backend() == "gpu"
+
+
+def dev(a):
+    """Data for the JAX and gradkit contenders, resident on JAX's default device.
+
+    On a GPU a NumPy array would be copied to the device at every call (or embedded in one
+    program and not the other); every contender gets its data on the device, as a user keeps it.
+    """
+    return jnp.asarray(a)
+
+
+def pt(a, **kwargs):
+    """A PyTorch tensor of ``a`` on the device JAX uses (CUDA when JAX is on a GPU and PyTorch sees one).
+
+    On a GPU, float32 matrix products use TensorFloat-32 (``set_float32_matmul_precision("high")``),
+    which is what JAX and TensorFlow do by default there; PyTorch alone defaults to full float32.
+    """
+    import torch
+
+    device = "cuda" if on_gpu() and torch.cuda.is_available() else "cpu"
+    if device == "cuda":
+        torch.set_float32_matmul_precision("high")
+    return torch.tensor(a, device=device, **kwargs)
 
 
 def rand(seed: int, *shape, scale: float = 1.0) -> np.ndarray:

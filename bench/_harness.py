@@ -59,7 +59,7 @@ def to_numpy(out):
         if x is None:
             return None
         if hasattr(x, "detach"):  # torch
-            return x.detach().numpy()
+            return x.detach().cpu().numpy()
         if hasattr(x, "numpy") and not isinstance(x, np.ndarray):  # gradkit Tensor, TF tensor
             return np.asarray(x.numpy())
         return np.asarray(x)
@@ -68,12 +68,25 @@ def to_numpy(out):
 
 
 def block(out):
-    """Wait until every array in ``out`` is computed (JAX dispatches asynchronously)."""
+    """Wait until every array in ``out`` is computed (JAX, and TF/PyTorch on a GPU, dispatch asynchronously)."""
+    cuda = tf_gpu = False
     for x in jax.tree_util.tree_leaves(out, is_leaf=lambda x: not isinstance(x, (list, tuple, dict))):
         if isinstance(x, jax.Array):
             x.block_until_ready()
         elif hasattr(x, "_node"):  # a gradkit Tensor: its value, computed if still lazy
             jax.block_until_ready(x.__gradkit_value__())
+        elif getattr(x, "is_cuda", False):  # a PyTorch tensor on a GPU
+            cuda = True
+        elif "GPU" in str(getattr(x, "device", "")) and type(x).__module__.startswith("tensorflow"):
+            tf_gpu = True
+    if cuda:
+        import torch
+
+        torch.cuda.synchronize()
+    if tf_gpu:
+        import tensorflow as tf
+
+        tf.test.experimental.sync_devices()
     return out
 
 

@@ -5,7 +5,9 @@ The child builds the workload, calls the contender a few times, and prints its p
 ``ru_maxrss`` is no good: it keeps the parent's high-water mark across fork+exec;
 ``ru_maxrss`` elsewhere); a baseline child that only
 builds the workload (with or without TF/PyTorch imported, like the row) gives the memory of
-imports and data, subtracted for "above baseline".
+imports and data, subtracted for "above baseline". On a GPU the child also reports the peak of
+device memory in use: JAX's allocator (``memory_stats()["peak_bytes_in_use"]``) plus PyTorch's
+(``torch.cuda.max_memory_allocated``).
 """
 
 from __future__ import annotations
@@ -32,19 +34,26 @@ try:  # Linux: ru_maxrss survives fork+exec (the parent's high-water mark); VmHW
     peak = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
 except (OSError, IndexError):
     pass
-print(json.dumps(peak))
+device = None
+import jax
+if jax.default_backend() == "gpu":
+    device = jax.local_devices()[0].memory_stats().get("peak_bytes_in_use", 0)
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+        device += sys.modules["torch"].cuda.max_memory_allocated()
+print(json.dumps([peak, device]))
 """
 
 
-def peak_rss_mib(module: str, case: str, name: str | None, quick: bool) -> float | None:
-    """Peak RSS (MiB) of a child that runs ``name`` of ``case`` (None: build only); None on failure."""
+def peak_mib(module: str, case: str, name: str | None, quick: bool) -> tuple[float | None, float | None]:
+    """(peak RSS, peak GPU memory or None) in MiB of a child that runs ``name`` of ``case`` (None: build only)."""
     code = _CHILD.format(root=str(ROOT), module=module, case=case, name=name, quick=quick, calls=CALLS)
     peer = name is not None and not name.startswith(("gradkit", "jax"))  # "-": a peer baseline
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(peer))
     if proc.returncode != 0:
         print(f"memory child for {module} {case} {name} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1]) / 1024
+        return None, None
+    rss_kib, device_bytes = json.loads(proc.stdout.strip().splitlines()[-1])
+    return rss_kib / 1024, None if device_bytes is None else device_bytes / 2**20
 
 
 def _env(peer: bool):
@@ -67,25 +76,33 @@ def measure(modules: dict[str, str], quick: bool, names: list[str]) -> list[dict
                     continue
                 peer = not name.startswith(("gradkit", "jax"))
                 if peer not in bases:
-                    bases[peer] = peak_rss_mib(module, case.name, None if not peer else "-", quick)
-                base = bases[peer]
-                peak = peak_rss_mib(module, case.name, name, quick)
-                extra = None if peak is None or base is None else peak - base
+                    bases[peer] = peak_mib(module, case.name, None if not peer else "-", quick)
+                (base, base_dev), (peak, peak_dev) = bases[peer], peak_mib(module, case.name, name, quick)
                 rows.append(
-                    {"workload": wid, "case": case.name, "contender": name, "peak_mib": peak, "extra_mib": extra}
+                    {
+                        "workload": wid,
+                        "case": case.name,
+                        "contender": name,
+                        "peak_mib": peak,
+                        "extra_mib": None if peak is None or base is None else peak - base,
+                        "device_peak_mib": peak_dev,
+                        "device_extra_mib": None if peak_dev is None or base_dev is None else peak_dev - base_dev,
+                    }
                 )
     return rows
 
 
 def table(rows: list[dict], markdown: bool = False) -> str:
+    gpu = any(r.get("device_peak_mib") is not None for r in rows)
     head = ["workload", "contender", "peak RSS MiB", "above baseline MiB"]
+    head += ["peak GPU MiB", "GPU above baseline MiB"] if gpu else []
+
+    def mib(x, missing="—"):
+        return missing if x is None else f"{x:.0f}"
+
     body = [
-        [
-            f"{r['workload']} {r['case']}",
-            r["contender"],
-            "failed" if r["peak_mib"] is None else f"{r['peak_mib']:.0f}",
-            "—" if r["extra_mib"] is None else f"{r['extra_mib']:.0f}",
-        ]
+        [f"{r['workload']} {r['case']}", r["contender"], mib(r["peak_mib"], "failed"), mib(r["extra_mib"])]
+        + ([mib(r.get("device_peak_mib"), "failed"), mib(r.get("device_extra_mib"))] if gpu else [])
         for r in rows
     ]
     if markdown:

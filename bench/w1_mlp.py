@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, TorchNp, mlp, mlp_init, onehot, peer_notes, rand, xent
+from ._common import HAVE_TF, HAVE_TORCH, TorchNp, dev, mlp, mlp_init, onehot, peer_notes, pt, rand, xent
 from ._harness import FLOOR, Case
 
 TITLE = "MLP 784-512-512-10, batch 256: loss + gradient"
@@ -22,24 +22,25 @@ def data():
 
 def contenders(quick: bool = False, data=data) -> dict:
     params, x, y = data()
+    jx, jy = dev(x), dev(y)
     gnp = gk.numpy
     out: dict = {}
 
     def loss_jax(ps, x, y):
         return xent(jnp, mlp(jnp, ps, x), y)
 
-    out[FLOOR] = partial(jax.jit(jax.value_and_grad(loss_jax)), [jnp.asarray(p) for p in params], x, y)
+    out[FLOOR] = partial(jax.jit(jax.value_and_grad(loss_jax)), [dev(p) for p in params], jx, jy)
 
     vs = [gk.Variable(p) for p in params]
 
     def eager():
         with gk.GradientTape() as tape:
-            loss = xent(gnp, mlp(gnp, vs, x), y)
+            loss = xent(gnp, mlp(gnp, vs, jx), jy)
         return loss, tape.gradient(loss, vs)
 
     out["gradkit eager tape"] = eager
     out["gradkit gk.jit(tape)"] = gk.jit(eager)
-    out["gradkit functional"] = gk.jit(gk.value_and_grad(lambda: loss_jax(vs, x, y), wrt=vs))
+    out["gradkit functional"] = gk.jit(gk.value_and_grad(lambda: loss_jax(vs, jx, jy), wrt=vs))
 
     if HAVE_TF:
         import tensorflow as tf
@@ -59,8 +60,8 @@ def contenders(quick: bool = False, data=data) -> dict:
         import torch
 
         tnp_ = TorchNp()
-        pt_ps = {str(i): torch.tensor(p) for i, p in enumerate(params)}
-        pt_x, pt_y = torch.tensor(x), torch.tensor(y)
+        pt_ps = {str(i): pt(p) for i, p in enumerate(params)}
+        pt_x, pt_y = pt(x), pt(y)
         leaf = [p.clone().requires_grad_(True) for p in pt_ps.values()]
 
         def torch_eager():

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, TorchNp, chain, peer_notes, rand
+from ._common import HAVE_TF, HAVE_TORCH, TorchNp, chain, dev, peer_notes, pt, rand
 from ._harness import FLOOR, Case
 
 TITLE = "chain of 200 elementwise ops on a (64,) vector: forward + gradient"
@@ -27,7 +27,7 @@ def chain_contenders(n: int, with_grad: bool, shape=SHAPE) -> dict:
     def f(x):
         return chain(jnp, x, n)
 
-    out[FLOOR] = partial(jax.jit(jax.value_and_grad(f) if with_grad else f), jnp.asarray(x0))
+    out[FLOOR] = partial(jax.jit(jax.value_and_grad(f) if with_grad else f), dev(x0))
 
     v = gk.Variable(x0)
 
@@ -60,7 +60,7 @@ def chain_contenders(n: int, with_grad: bool, shape=SHAPE) -> dict:
         import torch
 
         tnp_ = TorchNp()
-        pt_x = torch.tensor(x0)
+        pt_x = pt(x0)
 
         def torch_eager():
             if not with_grad:

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, peer_notes, rand
+from ._common import HAVE_TF, HAVE_TORCH, dev, peer_notes, pt, rand
 from ._harness import FLOOR, Case
 
 TITLE = "Jacobian of relu(x @ W + b) w.r.t. W"
@@ -24,18 +24,19 @@ SHAPES = {"large x(64,256) W(256,256)": (64, 256, 256), "small x(8,32) W(32,32)"
 def jacobian_contenders(n: int, d: int, k: int) -> dict:
     x, w0, b0 = rand(30, n, d), rand(31, d, k, scale=d**-0.5), rand(32, 1, k, scale=0.1)
     gnp = gk.numpy
+    jx = dev(x)
     out: dict = {}
 
     def f(w, b):
-        return jnp.maximum(x @ w + b, 0.0)
+        return jnp.maximum(jx @ w + b, 0.0)
 
-    out[FLOOR] = partial(jax.jit(jax.jacrev(f)), jnp.asarray(w0), jnp.asarray(b0))
+    out[FLOOR] = partial(jax.jit(jax.jacrev(f)), dev(w0), dev(b0))
 
     w, b = gk.Variable(w0), gk.Variable(b0)
 
     def eager():
         with gk.GradientTape() as tape:
-            y = gnp.maximum(x @ w + b, 0.0)
+            y = gnp.maximum(jx @ w + b, 0.0)
         return tape.jacobian(y, w)
 
     out["gradkit eager tape"] = eager
@@ -56,7 +57,7 @@ def jacobian_contenders(n: int, d: int, k: int) -> dict:
     if HAVE_TORCH:
         import torch
 
-        pt_w, pt_b, pt_x = torch.tensor(w0), torch.tensor(b0), torch.tensor(x)
+        pt_w, pt_b, pt_x = pt(w0), pt(b0), pt(x)
 
         def tf_(w):
             return torch.relu(pt_x @ w + pt_b)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, TorchNp, mlp, mlp_init, peer_notes, rand
+from ._common import HAVE_TF, HAVE_TORCH, TorchNp, dev, mlp, mlp_init, peer_notes, pt, rand
 from ._harness import FLOOR, Case
 
 TITLE = "batch_jacobian of an MLP 64-128-32, x (512, 64) -> (512, 32)"
@@ -20,12 +20,12 @@ def contenders(quick: bool = False) -> dict:
     params, x0 = mlp_init([64, 128, 32], seed=40), rand(41, 512, 64)
     gnp = gk.numpy
     out: dict = {}
-    jps = [jnp.asarray(p) for p in params]
+    jps = [dev(p) for p in params]
     single = jax.jacrev(lambda xi: mlp(jnp, jps, xi[None])[0])
-    out[FLOOR] = partial(jax.jit(jax.vmap(single)), jnp.asarray(x0))
+    out[FLOOR] = partial(jax.jit(jax.vmap(single)), dev(x0))
 
     vs = [gk.Variable(p) for p in params]
-    x = jnp.asarray(x0)
+    x = dev(x0)
 
     def eager(check=True):
         with gk.GradientTape() as tape:
@@ -55,7 +55,7 @@ def contenders(quick: bool = False) -> dict:
         import torch
 
         tnp_ = TorchNp()
-        pt_ps, pt_x = [torch.tensor(p) for p in params], torch.tensor(x0)
+        pt_ps, pt_x = [pt(p) for p in params], pt(x0)
 
         def f1(xi):
             return mlp(tnp_, pt_ps, xi[None])[0]

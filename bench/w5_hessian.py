@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, TorchNp, peer_notes, rand
+from ._common import HAVE_TF, HAVE_TORCH, TorchNp, dev, peer_notes, pt, rand
 from ._harness import FLOOR, Case
 
 TITLE = "Hessian (4096 x 4096) of an MLP loss, and a Hessian-vector product"
@@ -41,8 +41,9 @@ def hessian_contenders(hvp: bool, quick: bool = False) -> dict:
     theta0, x, y, v0 = rand(50, n, scale=0.1), rand(51, 256, d), rand(52, 256, 3), rand(53, n)
     gnp = gk.numpy
     out: dict = {}
-    f = lambda t: loss(jnp, t, x, y)  # noqa: E731
-    jt, jv = jnp.asarray(theta0), jnp.asarray(v0)
+    jx, jy = dev(x), dev(y)
+    f = lambda t: loss(jnp, t, jx, jy)  # noqa: E731
+    jt, jv = dev(theta0), dev(v0)
     if hvp:
         out[FLOOR] = partial(jax.jit(lambda t, v: jax.jvp(jax.grad(f), (t,), (v,))[1]), jt, jv)
     else:
@@ -53,7 +54,7 @@ def hessian_contenders(hvp: bool, quick: bool = False) -> dict:
     def eager():
         with gk.GradientTape() as outer:
             with gk.GradientTape() as inner:
-                ell = loss(gnp, theta, x, y)
+                ell = loss(gnp, theta, jx, jy)
             g = inner.gradient(ell, theta)
         if hvp:
             return outer.gradient(g, theta, output_gradients=jv)
@@ -84,7 +85,7 @@ def hessian_contenders(hvp: bool, quick: bool = False) -> dict:
     if HAVE_TORCH:
         import torch
 
-        pt_theta, pt_x, pt_y, pt_v = (torch.tensor(a) for a in (theta0, x, y, v0))
+        pt_theta, pt_x, pt_y, pt_v = (pt(a) for a in (theta0, x, y, v0))
         pf = lambda t: loss(TorchNp(), t, pt_x, pt_y)  # noqa: E731
         if hvp:
             out["PyTorch eager"] = lambda: torch.autograd.functional.hvp(pf, pt_theta, pt_v)[1]

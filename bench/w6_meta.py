@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 import gradkit as gk
 
-from ._common import HAVE_TF, HAVE_TORCH, TorchNp, peer_notes, rand
+from ._common import HAVE_TF, HAVE_TORCH, TorchNp, dev, peer_notes, pt, rand
 from ._harness import FLOOR, Case
 
 TITLE = "meta-gradient through 10 unrolled SGD steps (d val-loss / d lr)"
@@ -31,14 +31,15 @@ def contenders(quick: bool = False) -> dict:
     w0, lr0 = rand(60, 32, 8, scale=32**-0.5), 0.1
     xtr, ytr, xva, yva = rand(61, 128, 32), rand(62, 128, 8), rand(63, 128, 32), rand(64, 128, 8)
     gnp = gk.numpy
+    jxtr, jytr, jxva, jyva = (dev(a) for a in (xtr, ytr, xva, yva))
     out: dict = {}
 
     def meta_jax(lr, w):
         for _ in range(STEPS):
-            w = w - lr * jax.grad(lambda ww: loss(jnp, ww, xtr, ytr))(w)
-        return loss(jnp, w, xva, yva)
+            w = w - lr * jax.grad(lambda ww: loss(jnp, ww, jxtr, jytr))(w)
+        return loss(jnp, w, jxva, jyva)
 
-    w0_device = jnp.asarray(w0)  # both sides start every call from the same device array
+    w0_device = dev(w0)  # both sides start every call from the same device array
     out[FLOOR] = partial(jax.jit(jax.value_and_grad(meta_jax)), jnp.float32(lr0), w0_device)
 
     w, lr = gk.Variable(w0), gk.Variable(jnp.float32(lr0))
@@ -48,16 +49,16 @@ def contenders(quick: bool = False) -> dict:
         with gk.GradientTape() as outer:
             for _ in range(STEPS):
                 with gk.GradientTape() as inner:
-                    ell = loss(gnp, w, xtr, ytr)
+                    ell = loss(gnp, w, jxtr, jytr)
                 w.assign_sub(lr * inner.gradient(ell, w))
-            meta = loss(gnp, w, xva, yva)
+            meta = loss(gnp, w, jxva, jyva)
         return meta, outer.gradient(meta, lr)
 
     def meta_imperative():
         w.assign(w0_device)
         for _ in range(STEPS):
-            w.assign_sub(lr * gk.grad(lambda: loss(jnp, w.read_value(), xtr, ytr), wrt=w)())
-        return loss(jnp, w.read_value(), xva, yva)
+            w.assign_sub(lr * gk.grad(lambda: loss(jnp, w.read_value(), jxtr, jytr), wrt=w)())
+        return loss(jnp, w.read_value(), jxva, jyva)
 
     out["gradkit eager tape"] = eager
     out["gradkit gk.jit(tape)"] = gk.jit(eager)
@@ -87,7 +88,7 @@ def contenders(quick: bool = False) -> dict:
         import torch
 
         tnp_ = TorchNp()
-        pt_w0, pt_x, pt_y, pt_xv, pt_yv = (torch.tensor(a) for a in (w0, xtr, ytr, xva, yva))
+        pt_w0, pt_x, pt_y, pt_xv, pt_yv = (pt(a) for a in (w0, xtr, ytr, xva, yva))
 
         def meta_torch(lr):
             ww = pt_w0.clone().requires_grad_(True)
@@ -97,7 +98,7 @@ def contenders(quick: bool = False) -> dict:
             return loss(tnp_, ww, pt_xv, pt_yv)
 
         def torch_eager():
-            lr = torch.tensor(lr0, requires_grad=True)
+            lr = pt(lr0, requires_grad=True)
             meta = meta_torch(lr)
             (g,) = torch.autograd.grad(meta, lr)
             return meta.detach(), g
@@ -110,7 +111,7 @@ def contenders(quick: bool = False) -> dict:
 
         vg = torch.func.grad_and_value(meta_func)
         out["PyTorch eager"] = torch_eager
-        out["PyTorch torch.func"] = lambda: vg(torch.tensor(lr0))[::-1]
+        out["PyTorch torch.func"] = lambda: vg(pt(lr0))[::-1]
     return out
 
 

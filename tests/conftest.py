@@ -2,11 +2,23 @@
 
 import os
 
+
+def _accelerator_plugin_installed() -> bool:
+    """True when JAX may run on a GPU or TPU here (its plugin package is installed)."""
+    import importlib.metadata
+
+    names = (d.metadata["Name"] or "" for d in importlib.metadata.distributions())
+    return any(n.lower().startswith(("jax-cuda", "jax_cuda", "jax-rocm", "jax_rocm", "libtpu")) for n in names)
+
+
 # The suite compiles hundreds of small programs and runs each a few times, so XLA's CPU
 # backend is told to spend little time optimizing the machine code it emits (about a third of
-# the compile time; the XLA programs are the same, results agree to rounding). Set XLA_FLAGS
-# yourself (even to "") to run with other flags: `XLA_FLAGS= python -m pytest` uses XLA's defaults.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false")
+# the compile time; the XLA programs are the same, results agree to rounding). These flags are
+# for the CPU backend only (a GPU build crashes with them), so they are left out where a GPU/TPU
+# plugin is installed, unless JAX_PLATFORMS=cpu. Set XLA_FLAGS yourself (even to "") to run
+# with other flags: `XLA_FLAGS= python -m pytest` uses XLA's defaults.
+if os.environ.get("JAX_PLATFORMS", "").lower() == "cpu" or not _accelerator_plugin_installed():
+    os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402

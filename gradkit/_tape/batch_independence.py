@@ -40,8 +40,8 @@ _ELEMENTWISE = frozenset(
     """
     abs acos acosh add add_any and asin asinh atan atan2 atanh cbrt ceil clamp complex conj
     convert_element_type copy copy_p cos cosh digamma div eq erf erf_inv erfc exp exp2 expm1
-    floor ge gt igamma imag integer_pow is_finite le lgamma log log1p logistic lt max min mul
-    ne neg nextafter not or pow real reduce_precision rem round rsqrt select_n shift_left
+    floor ge gt igamma imag integer_pow is_finite le lgamma log log1p log2 logistic lt max min mul
+    ne neg nextafter not one_minus_square or pow real reduce_precision rem round rsqrt select_n shift_left
     shift_right_arithmetic shift_right_logical sign sin sinh sqrt square stop_gradient sub tan
     tanh xor
     """.split()
