@@ -11,7 +11,7 @@ def _repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def run_bench(quick: bool = False, only: str | None = None, out: str = "bench/results") -> int:
+def run_bench(quick: bool = False, only: str | None = None, out: str = "bench/results", memory: bool = True) -> int:
     """Run the benchmarks; returns the exit status (1 when ``bench/`` is not there)."""
     root = _repo_root()
     if not (root / "bench" / "run.py").is_file():
@@ -26,4 +26,4 @@ def run_bench(quick: bool = False, only: str | None = None, out: str = "bench/re
         sys.path.insert(0, str(root))
     from bench.run import run
 
-    return run(quick=quick, only=only, out=out)
+    return run(quick=quick, only=only, out=out, memory_check=memory)

@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true", help="a one-minute pass")
     bench.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W4")
     bench.add_argument("--out", default="bench/results", help="directory for the JSON table and the chart")
+    bench.add_argument("--no-memory", action="store_true", help="skip the peak-memory child processes")
     args = parser.parse_args(argv)
     if args.command == "tour":
         from gradkit._tour import run_tour
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_tour(plots=args.plots)
     from gradkit._bench_cli import run_bench
 
-    return run_bench(quick=args.quick, only=args.only, out=args.out)
+    return run_bench(quick=args.quick, only=args.only, out=args.out, memory=not args.no_memory)
 
 
 if __name__ == "__main__":

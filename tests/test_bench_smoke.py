@@ -81,6 +81,18 @@ def test_bench_cli_finds_the_bench_package(tmp_path, capsys):
     assert (_repo_root() / "bench" / "run.py").is_file()
 
 
+def test_gradkit_bench_passes_its_options_to_the_runner(monkeypatch):
+    import bench.run
+    from gradkit._cli import main
+
+    seen = {}
+    monkeypatch.setattr(bench.run, "run", lambda **kwargs: seen.update(kwargs) or 0)
+    assert main(["bench", "--quick", "--only", "W1,W4", "--out", "somewhere", "--no-memory"]) == 0
+    assert seen == {"quick": True, "only": "W1,W4", "out": "somewhere", "memory_check": False}
+    assert main(["bench"]) == 0
+    assert seen == {"quick": False, "only": None, "out": "bench/results", "memory_check": True}
+
+
 # -- an eager training loop: compiles once, memory flat ------------------------------------
 
 
