@@ -7,7 +7,7 @@ import optax
 
 from .. import _errors
 from .state import State, check_live_assignments, flatten_variables
-from .variable import coerce_to
+from .variable import _check_kind, _numeric_shape_dtype, _python_int, coerce_to
 
 
 def apply_updates(params, updates):
@@ -46,12 +46,11 @@ def apply_updates(params, updates):
             ) from None
     for v, u in zip(variables, update_leaves):
         _check_update_shape(v, u, v.shape, "the Variable has shape")
-    # A Python scalar is an update too (optax.apply_updates takes one): it becomes an array of
-    # the parameter's dtype, as optax casts every update to it.
-    new_values = [
-        (v, v.value + (u.astype(v.dtype) if hasattr(u, "astype") else jnp.asarray(u, dtype=v.dtype)))
-        for v, u in zip(variables, update_leaves)
-    ]
+    # As optax adds: p + u in their common dtype, cast once to the parameter's (casting u first
+    # would round a float32 update of a bfloat16 parameter twice). An update of another kind
+    # (a float into an int Variable, a complex into a float one) is refused, as an assignment of
+    # it is, where the cast would silently truncate it.
+    new_values = [(v, v.value + _checked_update(v, u)) for v, u in zip(variables, update_leaves)]
     # Check every new value before assigning any, so a bad update changes nothing.
     checked = [(v, coerce_to(x, v.shape, v.dtype, v._label())) for v, x in new_values]
     check_live_assignments(checked)
@@ -103,3 +102,14 @@ def _check_update_shape(v, update, want: tuple, what: str) -> None:
             f"apply_updates: the update for Variable {v._label()} has shape {got}, but {what} {tuple(want)}. "
             "Pass the updates optimizer.update returned for these params."
         )
+
+
+def _checked_update(v, update):
+    """``update`` as the operand of ``v + update``: its dtype must cast to ``v``'s as an assigned
+    value's may. A Python scalar (optax.apply_updates takes one) stays weakly typed, so it adds
+    in ``v``'s dtype."""
+    label = v._label()
+    update = _python_int(update, v.dtype, label, "add")
+    _, got = _numeric_shape_dtype(update, label, v.shape, v.dtype)
+    _check_kind(got, v.dtype, label)
+    return jnp.asarray(update) if isinstance(update, (list, tuple)) else update

@@ -137,8 +137,16 @@ def broadcasts_to(shape, target) -> bool:
         return False
 
 
+def _as_numpy_kind(dtype):
+    """``dtype``, or float32 for a floating dtype NumPy does not know (bfloat16, the float8s):
+    ml_dtypes registers casts into those that ``np.can_cast`` calls "same_kind" even from
+    complex, so a complex value would lose its imaginary part where float16 refuses it."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.kind == "V" and jnp.issubdtype(dtype, jnp.floating) else dtype
+
+
 def _check_kind(got_dtype, dtype, name: str) -> None:
-    if got_dtype != dtype and not np.can_cast(got_dtype, dtype, casting="same_kind"):
+    if got_dtype != dtype and not np.can_cast(_as_numpy_kind(got_dtype), _as_numpy_kind(dtype), casting="same_kind"):
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
 
 

@@ -12,7 +12,7 @@ from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _dtypes, _shape_args
-from ._convert import axis_arg, call, check_python_value, convert, static_ints, wrap
+from ._convert import axis_arg, call, check_python_value, convert, convert_like, static_ints, wrap
 from ._indexing import check_indices
 
 
@@ -85,7 +85,7 @@ def _linspace(start, stop, num, axis):
 
 def linspace(start, stop, num, name=None, axis=0):
     """``num`` evenly spaced values from ``start`` to ``stop``; for vector ends, along ``axis``."""
-    return call(_linspace, convert(start), convert(stop), num=int(num), axis=int(axis))
+    return call(_linspace, *convert_like(start, stop, what="tf.linspace"), num=int(num), axis=int(axis))
 
 
 def _reshape(x, shape):
@@ -110,7 +110,7 @@ def _concat(values, axis):
 
 
 def concat(values, axis, name="concat"):
-    return call(_concat, [convert(v) for v in values], axis=int(axis))
+    return call(_concat, list(convert_like(*values, what="tf.concat")), axis=int(axis))
 
 
 def _stack(values, axis):
@@ -118,7 +118,7 @@ def _stack(values, axis):
 
 
 def stack(values, axis=0, name="stack"):
-    return call(_stack, [convert(v) for v in values], axis=int(axis))
+    return call(_stack, list(convert_like(*values, what="tf.stack")), axis=int(axis))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -170,7 +170,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None and y is None:
         c = convert(condition)
         return Tensor.concrete(_where1(np.asarray(c.__array__() if isinstance(c, Tensor) else c)))
-    return call(_where3, convert(condition), convert(x), convert(y))
+    return call(_where3, convert(condition), *convert_like(x, y, what="tf.where"))
 
 
 def _gather(params, indices, axis, batch_dims):

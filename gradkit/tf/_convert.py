@@ -34,7 +34,7 @@ def convert(x, dtype=None):
     elif isinstance(x, VariableSlice):
         x = x._read_value()
     elif isinstance(x, (list, tuple)) and _has_tensor(x):
-        x = _stack([convert(e) for e in x])
+        x = _stack(list(convert_like(*x, what="a list of tensors")))  # [h, [1.0, 2.0]]: float16 rows
     elif not isinstance(x, (Tensor, jax.Array, jax.core.Tracer)):
         arr = np.asarray(x)
         # Python numbers and lists get TensorFlow's defaults; a NumPy array keeps its dtype, as
@@ -48,6 +48,28 @@ def convert(x, dtype=None):
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
     return x
+
+
+def _is_python_value(x) -> bool:
+    return isinstance(x, (bool, int, float, complex, list, tuple)) and not _has_tensor(x)
+
+
+def convert_like(*xs, what: str = "an op"):
+    """``xs`` converted as one op's operands: a Python number or list takes the dtype of the first
+    tensor among them, as TensorFlow converts it (``tf.multiply(h, 2.0)`` of a float16 ``h`` is
+    float16, where a float32 constant would promote it, and ``tf.add(n, 2.5)`` of an int32 ``n``
+    raises)."""
+    dtype = next((x.dtype for x in xs if not _is_python_value(x) and hasattr(x, "dtype")), None)
+    if dtype is None:
+        return tuple(convert(x) for x in xs)
+    out = []
+    for x in xs:
+        if _is_python_value(x):
+            check_python_value(x, dtype, what)
+            out.append(convert(x, dtype))
+        else:
+            out.append(convert(x))
+    return tuple(out)
 
 
 def check_python_value(value, dtype, what: str) -> None:

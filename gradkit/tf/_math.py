@@ -10,7 +10,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import axis_arg, call, convert
+from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import with_tf_gradient_kernel
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
@@ -75,7 +75,7 @@ is_finite = _unary(jnp.isfinite, "is_finite")
 
 def _binary(jfn, tf_name):
     def op(x, y, name=None):
-        return call(jfn, convert(x), convert(y))
+        return call(jfn, *convert_like(x, y, what=f"tf.math.{tf_name}"))
 
     op.__name__ = op.__qualname__ = tf_name
     return op
@@ -333,7 +333,7 @@ def _clip_by_norm(t, clip_norm, axes):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """TensorFlow's ``t * clip_norm / max(||t||, clip_norm)`` (with its safe gradient at 0)."""
-    return call(_clip_by_norm, convert(t), convert(clip_norm), axes=axis_arg(axes))
+    return call(_clip_by_norm, *convert_like(t, clip_norm, what="tf.clip_by_norm"), axes=axis_arg(axes))
 
 
 def _clip_by_value(t, lo, hi):
@@ -342,7 +342,7 @@ def _clip_by_value(t, lo, hi):
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    return call(_clip_by_value, convert(t), convert(clip_value_min), convert(clip_value_max))
+    return call(_clip_by_value, *convert_like(t, clip_value_min, clip_value_max, what="tf.clip_by_value"))
 
 
 def _clip_by_global_norm(ts, clip_norm):

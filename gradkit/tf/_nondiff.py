@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from gradkit._tape import record
 
-from ._convert import call, convert
+from ._convert import call, convert, convert_like
 
 
 def _round(x):
@@ -68,4 +68,4 @@ def rint(x, name=None):
 
 def floordiv(x, y, name=None):
     """``x // y`` rounded toward minus infinity (also a tf.Variable's ``//``)."""
-    return call(_floordiv, convert(x), convert(y))
+    return call(_floordiv, *convert_like(x, y, what="tf.math.floordiv"))

@@ -63,12 +63,14 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
     if advance is not None:
         shared = advance(step, shared, *hyper)
         step = (step, shared)
-    tx = make(lr, step, *hyper)
     values, new_states = [], []
     for g, state, p, decay in zip(clip_gradients(grads, clip), states, params, decays):
+        # Keras casts the (clipped) gradient and the learning rate to the Variable's dtype: a
+        # bfloat16 Variable steps in bfloat16 whatever its gradient's dtype.
+        g, lr_p = g.astype(p.dtype), lr.astype(p.dtype)
         if decay is not None:
-            p = p - p * decay * lr
-        (update,), state = tx.update([g], state, [p])
+            p = p - p * jnp.asarray(decay, p.dtype) * lr_p
+        (update,), state = make(lr_p, step, *hyper).update([g], state, [p])
         values.append(p + update)
         new_states.append(state)
     return values, new_states, shared
