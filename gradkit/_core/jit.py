@@ -53,7 +53,8 @@ class JitFunction:
         if id(var) not in self._read_ids:
             self._discovered.append(var)
 
-    def _pure(self, state: State, *args, **kwargs):
+    def _pure(self, state: State, /, *args, **kwargs):
+        # state is positional-only: the function's own keyword arguments may use any name.
         self.trace_count += 1
         frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
         with frame:
