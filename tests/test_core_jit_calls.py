@@ -3,6 +3,8 @@ jax.vmap, and lowered before its first call. The oracle is jax.jit (or a pure-JA
 of the same program."""
 
 import jax
+import jax.numpy as jnp
+import pytest
 from _oracles import assert_close
 
 import gradkit as gk
@@ -13,3 +15,34 @@ def test_a_parameter_named_state_can_be_passed_by_keyword():
         return x * state
 
     assert_close(gk.jit(scale)(2.0, state=3.0), jax.jit(scale)(2.0, state=3.0))
+
+
+def power(x, n):
+    y = x
+    for _ in range(n - 1):  # needs n as a Python int
+        y = y * x
+    return y
+
+
+@pytest.mark.parametrize(
+    "static, call",
+    [
+        ({"static_argnums": 1}, lambda f: f(2.0, n=3)),  # static by position, passed by keyword
+        ({"static_argnames": "n"}, lambda f: f(2.0, 3)),  # static by name, passed by position
+    ],
+    ids=["argnums-by-keyword", "argnames-by-position"],
+)
+def test_static_arguments_are_static_however_they_are_passed(static, call):
+    assert_close(call(gk.jit(power, **static)), call(jax.jit(power, **static)))
+
+
+def test_static_argument_of_a_method_passed_by_keyword():
+    class Model:
+        def __init__(self):
+            self.k = gk.Variable(2.0, name="k")
+
+        @gk.jit(static_argnums=2)  # self is argument 0
+        def power(self, x, n):
+            return self.k * power(x, n)
+
+    assert_close(Model().power(2.0, n=3), jnp.float32(2.0 * 8.0))

@@ -40,6 +40,7 @@ class JitFunction:
         self.trace_count = 0
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
         self._static_argnums, self._static_argnames = static_argnums, static_argnames
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._jitted = jax.jit(
@@ -184,6 +185,26 @@ class JitFunction:
 def _plain(x) -> bool:
     """Whether an argument is a plain value, whatever layers sit above the core."""
     return x is None or isinstance(x, (jax.Array, np.ndarray, int, float, complex))
+
+
+def _static_both_ways(fn, argnums: tuple, argnames: tuple) -> tuple[tuple, tuple]:
+    """Each static argument by position and by name, as jax.jit infers them from ``fn``'s signature.
+
+    The compiled wrapper takes ``(state, *args, **kwargs)``, so jax cannot infer them itself: an
+    argument marked static by position but passed by keyword (or the reverse) would be traced.
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, argnames
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    position = {p.name: i for i, p in enumerate(positional) if p.kind is p.POSITIONAL_OR_KEYWORD}
+    names = [p.name for i, p in enumerate(positional) if i in argnums and p.kind is p.POSITIONAL_OR_KEYWORD]
+    numbers = [position[n] for n in argnames if n in position]
+    return (
+        argnums + tuple(i for i in numbers if i not in argnums),
+        argnames + tuple(n for n in names if n not in argnames),
+    )
 
 
 def _parameter_name(fn, position: int) -> str | None:
