@@ -5,7 +5,7 @@ of the same program."""
 import jax
 import jax.numpy as jnp
 import pytest
-from _oracles import assert_close
+from _oracles import assert_close, assert_unchanged, snapshot
 
 import gradkit as gk
 
@@ -46,3 +46,20 @@ def test_static_argument_of_a_method_passed_by_keyword():
             return self.k * power(x, n)
 
     assert_close(Model().power(2.0, n=3), jnp.float32(2.0 * 8.0))
+
+
+def test_a_refused_write_back_under_jax_vmap_changes_no_variable():
+    # a's new value does not depend on the mapped argument, w's does: jax.vmap hands a's back
+    # as a plain array and w's as a tracer, which no live Variable may keep.
+    a, w = gk.Variable(0.0, name="a"), gk.Variable(jnp.zeros(3), name="w")
+
+    @gk.jit
+    def step(x):
+        a.assign(a + 1.0)
+        w.assign(w + x)
+        return jnp.sum(w)
+
+    before = snapshot([a, w])
+    with pytest.raises(gk.AssignmentError, match=r"^\[gradkit\]"):
+        jax.vmap(step)(jnp.ones((2, 3)))
+    assert_unchanged([a, w], before)

@@ -22,7 +22,7 @@ from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
 from .programs import array_like, is_value
-from .state import State, _Keys
+from .state import State, _Keys, check_live_assignments
 
 
 class JitFunction:
@@ -85,7 +85,10 @@ class JitFunction:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
             raise
-        # Every value was checked by Variable.assign while tracing: write them back as they are.
+        # Every value was checked by Variable.assign while tracing: write them back as they are,
+        # once none is a tracer a live Variable would refuse (under jax.vmap or jax.grad), so a
+        # refusal changes none.
+        check_live_assignments(new_state.items())
         for var, value in new_state.items():
             frames.assign(var, value)
         return out
