@@ -4,6 +4,7 @@ of the same program."""
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from _oracles import assert_close, assert_unchanged, snapshot
 
@@ -63,3 +64,17 @@ def test_a_refused_write_back_under_jax_vmap_changes_no_variable():
     with pytest.raises(gk.AssignmentError, match=r"^\[gradkit\]"):
         jax.vmap(step)(jnp.ones((2, 3)))
     assert_unchanged([a, w], before)
+
+
+def test_lowering_before_the_first_call_bakes_in_no_variable():
+    v, w = gk.Variable(1.0, name="v"), gk.Variable(jnp.ones(2), name="w")
+    f = gk.jit(lambda x: v * x + jnp.sum(w))
+
+    def oracle(x):
+        return v.numpy() * x + np.sum(w.numpy())
+
+    f.lower(1.0)
+    assert_close(f(1.0), jnp.float32(oracle(1.0)))
+    v.assign(5.0)
+    w.assign(jnp.full(2, 10.0))
+    assert_close(f(1.0), jnp.float32(oracle(1.0)))

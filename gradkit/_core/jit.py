@@ -161,7 +161,10 @@ class JitFunction:
         self._keys = None
 
     def lower(self, *args, **kwargs):
-        """Lower for the current Variable set (``jax.jit(...).lower``), e.g. to read the HLO."""
+        """Lower for the Variables the function reads (``jax.jit(...).lower``), e.g. to read the HLO."""
+        # Learned first, as a call does: a trace that read a Variable not yet learned has its
+        # value baked in, and jax would hand that trace to the next call with the same State.
+        self._discover(args, kwargs)
         return self._jitted.lower(State.of(self._reads), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
