@@ -78,3 +78,25 @@ def test_lowering_before_the_first_call_bakes_in_no_variable():
     v.assign(5.0)
     w.assign(jnp.full(2, 10.0))
     assert_close(f(1.0), jnp.float32(oracle(1.0)))
+
+
+def test_reads_a_value_a_tape_left_pending_and_writes_back_per_branch():
+    a, b = gk.Variable(1.0, name="a"), gk.Variable(2.0, name="b")
+
+    @gk.jit(static_argnums=0)
+    def step(which, x):
+        target = a if which == "a" else b
+        target.assign(target * x + a)
+        return a + b
+
+    def oracle(av, bv, which, x):  # the pure rewrite: (a, b) -> (a', b')
+        return (av * x + av, bv) if which == "a" else (av, bv * x + av)
+
+    want = (1.0, 2.0)
+    for which, x in [("a", 3.0), ("b", 2.0), ("a", 0.5), ("b", 4.0)]:
+        with gk.GradientTape():
+            a.assign(a * 2.0)  # a's live value is left pending when the tape stops
+        want = oracle(want[0] * 2.0, want[1], which, x)
+        out = step(which, x)
+        assert_close((a.numpy(), b.numpy()), tuple(np.float32(w) for w in want))
+        assert_close(out, jnp.float32(want[0] + want[1]))
