@@ -67,9 +67,10 @@ class JitFunction:
     def _pure(self, values: tuple, /, *args, **kwargs):
         # values is positional-only: the function's own keyword arguments may use any name.
         self.trace_count += 1
-        if len(self._keys.vars) != len(values):
-            self._keys = _Keys(tuple(self._reads[: len(values)]))
-        state = State._make(self._keys, values)
+        keys = self._keys  # read once: another thread may trace with another length
+        if len(keys.vars) != len(values):
+            keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
+        state = State._make(keys, values)
         frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
         with frame:
             out = values_of(self._fn(*args, **kwargs))
