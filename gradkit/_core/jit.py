@@ -5,12 +5,19 @@ program (so new values never force a recompile and are never baked in), and the
 assignments it makes are written back to the Variables after each call. The Variables a
 function reads are learned while it is traced; one it had not read before (a new Python
 branch) triggers one retrace with the larger set.
+
+The compiled program takes the Variables' values as a tuple and returns the assigned ones
+in a dict keyed by small ints: builtin pytrees, which jax flattens and rebuilds without
+calling back into Python, so a call costs little more than a ``jax.jit`` call. The list of
+Variables read only ever grows, so a tuple's length names the Variables it holds (the first
+that many of the list), and a larger set retraces because the tuple is longer.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -22,7 +29,7 @@ from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
 from .programs import array_like, is_value
-from .state import State, _Keys
+from .state import State, _Keys, check_live_assignments
 
 
 class JitFunction:
@@ -32,14 +39,18 @@ class JitFunction:
         self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (), donate_state=False
     ):
         self._fn = fn
-        self._reads: list = []
+        self._reads: list = []  # only appended to: its first n entries never change
         self._read_ids: set[int] = set()
+        self._written: list = []  # Variables some trace assigned, by the ints the program returns
+        self._written_index: dict[int, int] = {}
         self._discovered: list = []
         self._created_kept: list = []  # Variables the last trace created that outlive it
-        self._keys: _Keys | None = None  # the State structure of _reads, once known
+        self._stable = False  # whether _reads holds every Variable the calls so far read
+        self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
         self.trace_count = 0
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
         self._static_argnums, self._static_argnames = static_argnums, static_argnames
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._jitted = jax.jit(
@@ -53,8 +64,13 @@ class JitFunction:
         if id(var) not in self._read_ids:
             self._discovered.append(var)
 
-    def _pure(self, state: State, *args, **kwargs):
+    def _pure(self, values: tuple, /, *args, **kwargs):
+        # values is positional-only: the function's own keyword arguments may use any name.
         self.trace_count += 1
+        keys = self._keys  # read once: another thread may trace with another length
+        if len(keys.vars) != len(values):
+            keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
+        state = State._make(keys, values)
         frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
         with frame:
             out = values_of(self._fn(*args, **kwargs))
@@ -64,27 +80,46 @@ class JitFunction:
         for var in escaped:
             self._note_read(var)
         self._created_kept = escaped
-        return out, frame.assigned_state()
+        return out, {self._slot(var): value for var, value in frame.assigned_state().items()}
+
+    def _slot(self, var) -> int:
+        """The int that stands for ``var`` among the assigned values the program returns."""
+        slot = self._written_index.get(id(var))
+        if slot is None:
+            slot = self._written_index[id(var)] = len(self._written)
+            self._written.append(var)
+        return slot
 
     def __call__(self, *args, **kwargs):
         try:
-            if self._keys is None:
+            if not self._stable:
                 self._discover(args, kwargs)
             self._discovered = []
-            out, new_state = self._run(args, kwargs)
+            out, assigned = self._run(args, kwargs)
             if self._discovered:
                 # A retrace (new argument shapes, another Python branch) read Variables this
                 # function had not read before, so their values were baked in: learn them and
                 # run again with them as arguments.
                 self._learn()
                 self._discover(args, kwargs)
-                out, new_state = self._run(args, kwargs)
+                out, assigned = self._run(args, kwargs)
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
             raise
-        # Every value was checked by Variable.assign while tracing: write them back as they are.
-        for var, value in new_state.items():
+        # Every value was checked by Variable.assign while tracing: write them back as they are,
+        # once none is a tracer a live Variable would refuse (under jax.vmap or jax.grad), so a
+        # refusal changes none.
+        written = self._written
+        if frames.idle() and _all_arrays(assigned.values()):
+            # The live values are replaced, and none is a tracer: what frames.assign would do.
+            for slot, value in assigned.items():
+                written[slot]._value = value
+            return out
+        pairs = [(written[slot], value) for slot, value in assigned.items()]
+        _learn_array_types(assigned.values())
+        check_live_assignments(pairs)
+        for var, value in pairs:
             frames.assign(var, value)
         return out
 
@@ -92,8 +127,12 @@ class JitFunction:
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
-            return self._jitted(self._state(), *args, **kwargs)
-        return frames.apply(self._jitted, self._state(), *args, **kwargs)
+            values = tuple(map(_live_value, self._reads))
+            if not _all_arrays(values):  # a value a layer above left pending, or a type not yet met
+                values = tuple(map(frames.live, self._reads))
+                _learn_array_types(values)
+            return self._jitted(values, *args, **kwargs)
+        return frames.apply(self._jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -119,9 +158,6 @@ class JitFunction:
                 "(functools.partial, or a Python variable the function reads) so it is fixed when traced."
             ) from None
 
-    def _state(self) -> State:
-        return State._make(self._keys, tuple(frames.read(v) for v in self._reads))
-
     def _discover(self, args, kwargs):
         """Trace (without compiling) until the set of Variables the function reads is stable.
 
@@ -130,16 +166,16 @@ class JitFunction:
         """
         created_before = False
         while True:
-            self._keys = _Keys(tuple(self._reads))
             self._discovered = []
             self._created_kept = []
-            self._jitted.trace(_concrete(self._state()), *_concrete(args), **_concrete(kwargs))
+            values = tuple(map(frames.read, self._reads))
+            self._jitted.trace(_concrete(values), *_concrete(args), **_concrete(kwargs))
             if not self._discovered:
+                self._stable = True
                 return
             if self._created_kept and created_before:
                 # Each trace makes new Variables that outlive it: learning them would trace again
                 # forever. tf.function refuses this too.
-                self._keys = None
                 raise _errors.GradkitRuntimeError(
                     _errors.MSG_JIT_CREATES_EACH_TRACE.format(
                         fn=getattr(self._fn, "__name__", "the function"), name=self._created_kept[0]._label()
@@ -153,11 +189,14 @@ class JitFunction:
             if id(var) not in self._read_ids:
                 self._read_ids.add(id(var))
                 self._reads.append(var)
-        self._keys = None
+        self._stable = False
 
     def lower(self, *args, **kwargs):
-        """Lower for the current Variable set (``jax.jit(...).lower``), e.g. to read the HLO."""
-        return self._jitted.lower(State.of(self._reads), *args, **kwargs)
+        """Lower for the Variables the function reads (``jax.jit(...).lower``), e.g. to read the HLO."""
+        # Learned first, as a call does: a trace that read a Variable not yet learned has its
+        # value baked in, and jax would hand that trace to the next call with the same State.
+        self._discover(args, kwargs)
+        return self._jitted.lower(_concrete(tuple(map(frames.read, self._reads))), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
         # Decorating a method: the instance is not an array, so it cannot be an argument of
@@ -180,9 +219,47 @@ class JitFunction:
         return JitFunction(types.MethodType(self._fn, instance), static, self._static_argnames)
 
 
+_live_value = operator.attrgetter("_value")
+# The types of the concrete jax arrays met so far (jax's one array type), learned rather than
+# made at import, which would start jax's backend.
+_ARRAY_TYPES: set[type] = set()
+
+
+def _all_arrays(values) -> bool:
+    """Whether every value is a concrete jax array (never a tracer, nor a pending value); checked
+    without a Python loop, as it is on every call."""
+    return _ARRAY_TYPES.issuperset(map(type, values))
+
+
+def _learn_array_types(values) -> None:
+    for x in values:
+        if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+            _ARRAY_TYPES.add(type(x))
+
+
 def _plain(x) -> bool:
     """Whether an argument is a plain value, whatever layers sit above the core."""
     return x is None or isinstance(x, (jax.Array, np.ndarray, int, float, complex))
+
+
+def _static_both_ways(fn, argnums: tuple, argnames: tuple) -> tuple[tuple, tuple]:
+    """Each static argument by position and by name, as jax.jit infers them from ``fn``'s signature.
+
+    The compiled wrapper takes ``(state, *args, **kwargs)``, so jax cannot infer them itself: an
+    argument marked static by position but passed by keyword (or the reverse) would be traced.
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, argnames
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    position = {p.name: i for i, p in enumerate(positional) if p.kind is p.POSITIONAL_OR_KEYWORD}
+    names = [p.name for i, p in enumerate(positional) if i in argnums and p.kind is p.POSITIONAL_OR_KEYWORD]
+    numbers = [position[n] for n in argnames if n in position]
+    return (
+        argnums + tuple(i for i in numbers if i not in argnums),
+        argnames + tuple(n for n in names if n not in argnames),
+    )
 
 
 def _parameter_name(fn, position: int) -> str | None:
