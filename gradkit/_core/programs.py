@@ -17,10 +17,11 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, Var, jaxpr_as_fun, jaxprs_in_params
+from jax.extend.core import ClosedJaxpr, Jaxpr, Var, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
+from .compat import DebugInfo, DropVar, jaxprs_in_params
 from .functionalize import StateFrame, values_of
 from .state import State
 from .variable import _PYTHON_SCALARS
