@@ -123,7 +123,9 @@ def _nested_consts(jaxpr) -> tuple:
     return tuple(out)
 
 
-_CUSTOM_CALLS = ("custom_vjp_call", "custom_jvp_call")
+# A jax.custom_vjp call in a traced program: custom_vjp_call_jaxpr in jax 0.6.0, custom_vjp_call after.
+CUSTOM_VJP_CALLS = ("custom_vjp_call", "custom_vjp_call_jaxpr")
+_CUSTOM_CALLS = (*CUSTOM_VJP_CALLS, "custom_jvp_call")
 
 
 def _rules_key(closed: ClosedJaxpr) -> tuple:
@@ -151,7 +153,8 @@ def _alone(eqn) -> ClosedJaxpr | None:
     if any(isinstance(v, DropVar) for v in eqn.outvars):
         return None
     invars = list(dict.fromkeys(v for v in eqn.invars if isinstance(v, Var)))
-    info = DebugInfo("gradkit rule key", eqn.primitive.name, None, None)
+    # Unnamed arguments and results, one each: jax 0.6 refuses None for the result paths.
+    info = DebugInfo("gradkit rule key", eqn.primitive.name, ("",) * len(invars), ("",) * len(eqn.outvars))
     return ClosedJaxpr(Jaxpr([], invars, list(eqn.outvars), [eqn], eqn.effects, info), [])
 
 
