@@ -21,7 +21,7 @@ from jax.extend.core import ClosedJaxpr, Jaxpr, Var, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
-from .compat import DebugInfo, DropVar, jaxprs_in_params
+from .compat import DebugInfo, DropVar, array_const, jaxprs_in_params
 from .functionalize import StateFrame, values_of
 from .state import State
 from .variable import _PYTHON_SCALARS
@@ -103,6 +103,7 @@ class _Same:
 
 
 def _const_key(c):
+    c = array_const(c)
     if isinstance(c, (jax.Array, np.ndarray, np.generic)) and np.dtype(c.dtype) != np.dtype(object):
         if c.nbytes <= _SMALL_CONST:
             a = np.asarray(c)
@@ -304,7 +305,7 @@ def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
 
         closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
-    return variables, op, tuple(closed.consts), tuple(states)
+    return variables, op, tuple(map(array_const, closed.consts)), tuple(states)
 
 
 class _StateValues:
