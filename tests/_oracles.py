@@ -8,6 +8,8 @@ gradkit must reproduce.
 
 from __future__ import annotations
 
+import contextlib
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -174,19 +176,36 @@ def pure_maml(w, lr, train=(REGRESSION_X[:2], REGRESSION_Y[:2]), val=(REGRESSION
 
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+# The counters open now: each a list that gets one entry per XLA compilation. One listener,
+# registered once for the whole process, feeds them: jax.monitoring has no way to remove a
+# single listener before jax 0.9 (only clear_event_listeners, which would remove jax's own).
+_open_counters: list[list] = []
+_listening = False
+
+
+def _on_duration_event(event, duration, **kwargs):
+    if event == _COMPILE_EVENT:
+        for counter in _open_counters:
+            counter.append(event)
+
+
+@contextlib.contextmanager
+def compile_counter():
+    """A list that gets one entry per XLA compilation made inside the ``with`` block."""
+    global _listening
+    if not _listening:
+        jax.monitoring.register_event_duration_secs_listener(_on_duration_event)
+        _listening = True
+    counter: list = []
+    _open_counters.append(counter)
+    try:
+        yield counter
+    finally:
+        _open_counters.remove(counter)
 
 
 def count_compiles(fn) -> int:
     """How many XLA compilations calling ``fn()`` made (jax.monitoring events)."""
-    compiles = []
-
-    def listener(event, duration, **kwargs):
-        if event == _COMPILE_EVENT:
-            compiles.append(event)
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
+    with compile_counter() as compiles:
         fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
     return len(compiles)

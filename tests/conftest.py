@@ -17,8 +17,20 @@ def _accelerator_plugin_installed() -> bool:
 # for the CPU backend only (a GPU build crashes with them), so they are left out where a GPU/TPU
 # plugin is installed, unless JAX_PLATFORMS=cpu. Set XLA_FLAGS yourself (even to "") to run
 # with other flags: `XLA_FLAGS= python -m pytest` uses XLA's defaults.
+def _cpu_xla_flags() -> str:
+    import importlib.metadata
+
+    flags = "--xla_backend_optimization_level=0"
+    major_minor = tuple(int(p) for p in importlib.metadata.version("jaxlib").split(".")[:2])
+    # jaxlib 0.12's XLA has no xla_cpu_use_fusion_emitters and aborts the process on a flag it
+    # does not know.
+    if major_minor < (0, 12):
+        flags += " --xla_cpu_use_fusion_emitters=false"
+    return flags
+
+
 if os.environ.get("JAX_PLATFORMS", "").lower() == "cpu" or not _accelerator_plugin_installed():
-    os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false")
+    os.environ.setdefault("XLA_FLAGS", _cpu_xla_flags())
 
 import jax  # noqa: E402
 import pytest  # noqa: E402

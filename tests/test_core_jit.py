@@ -17,8 +17,14 @@ N_CALLS = 1_000
 def compile_log(caplog):
     """The names of the functions XLA compiled while the test ran (jax_log_compiles)."""
     caplog.set_level(logging.WARNING)
+
+    def compiled(name):
+        # jax 0.10 logs "Compiling jit(f) ...", jax 0.6 "Compiling f ...".
+        prefixes = (f"Compiling jit({name})", f"Compiling {name} ")
+        return [r for r in caplog.records if r.getMessage().startswith(prefixes)]
+
     with jax.log_compiles(True):
-        yield lambda name: [r for r in caplog.records if r.getMessage().startswith(f"Compiling jit({name})")]
+        yield compiled
 
 
 def test_jit_matches_pure_program_and_writes_back():

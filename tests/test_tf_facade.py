@@ -281,7 +281,12 @@ def test_constants_and_variables_copy_numpy_inputs():
 
 
 def test_a_numpy_array_keeps_its_dtype_and_python_numbers_get_tensorflows_defaults():
-    with jax.enable_x64(True):
+    # jax.enable_x64 is new in jax 0.8; jax.experimental.enable_x64 is the same before it.
+    if hasattr(jax, "enable_x64"):
+        enable_x64 = jax.enable_x64
+    else:
+        from jax.experimental import enable_x64
+    with enable_x64(True):
         x = tf.Variable(np.array([3.0, 1.0]))  # float64, as in TensorFlow
         with tf.GradientTape() as t:
             y = tf.reduce_sum(x**2)

@@ -12,6 +12,7 @@ from jax.extend.core import ClosedJaxpr, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
+from .compat import array_const
 from .functionalize import StateFrame, values_of
 from .programs import aval_of, discover, intern, program_key, runtime, trace
 from .state import State
@@ -88,7 +89,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         var_none, args_none = _returned_none(grads_tree, len(args))
         var_values = tuple(_cut(v) if none else v for v, none in zip(var_values, var_none))
         args = tuple(_cut(runtime(a)) if none else runtime(a) for a, none in zip(args, args_none))
-        return frames.apply(call, tuple(forward.consts), tuple(backward.consts), var_values, *args)
+        fwd_consts, bwd_consts = tuple(map(array_const, forward.consts)), tuple(map(array_const, backward.consts))
+        return frames.apply(call, fwd_consts, bwd_consts, var_values, *args)
 
     return wrapper
 

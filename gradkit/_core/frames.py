@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-from jax.extend.core import get_opaque_trace_state
 
 from .. import _errors
+from .compat import get_opaque_trace_state
 
 
 class Frame:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import ClosedJaxpr, DebugInfo, DropVar, Jaxpr, Var, jaxpr_as_fun, jaxprs_in_params
+from jax.extend.core import ClosedJaxpr, Jaxpr, Var, jaxpr_as_fun
 
 from .. import _errors
 from . import frames
+from .compat import DebugInfo, DropVar, array_const, jaxprs_in_params
 from .functionalize import StateFrame, values_of
 from .state import State
 from .variable import _PYTHON_SCALARS
@@ -102,6 +103,7 @@ class _Same:
 
 
 def _const_key(c):
+    c = array_const(c)
     if isinstance(c, (jax.Array, np.ndarray, np.generic)) and np.dtype(c.dtype) != np.dtype(object):
         if c.nbytes <= _SMALL_CONST:
             a = np.asarray(c)
@@ -122,7 +124,9 @@ def _nested_consts(jaxpr) -> tuple:
     return tuple(out)
 
 
-_CUSTOM_CALLS = ("custom_vjp_call", "custom_jvp_call")
+# A jax.custom_vjp call in a traced program: custom_vjp_call_jaxpr in jax 0.6.0, custom_vjp_call after.
+CUSTOM_VJP_CALLS = ("custom_vjp_call", "custom_vjp_call_jaxpr")
+_CUSTOM_CALLS = (*CUSTOM_VJP_CALLS, "custom_jvp_call")
 
 
 def _rules_key(closed: ClosedJaxpr) -> tuple:
@@ -150,7 +154,8 @@ def _alone(eqn) -> ClosedJaxpr | None:
     if any(isinstance(v, DropVar) for v in eqn.outvars):
         return None
     invars = list(dict.fromkeys(v for v in eqn.invars if isinstance(v, Var)))
-    info = DebugInfo("gradkit rule key", eqn.primitive.name, None, None)
+    # Unnamed arguments and results, one each: jax 0.6 refuses None for the result paths.
+    info = DebugInfo("gradkit rule key", eqn.primitive.name, ("",) * len(invars), ("",) * len(eqn.outvars))
     return ClosedJaxpr(Jaxpr([], invars, list(eqn.outvars), [eqn], eqn.effects, info), [])
 
 
@@ -300,7 +305,7 @@ def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
 
         closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
-    return variables, op, tuple(closed.consts), tuple(states)
+    return variables, op, tuple(map(array_const, closed.consts)), tuple(states)
 
 
 class _StateValues:

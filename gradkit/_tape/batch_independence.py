@@ -41,7 +41,7 @@ _ELEMENTWISE = frozenset(
     abs acos acosh add add_any and asin asinh atan atan2 atanh cbrt ceil clamp complex conj
     convert_element_type copy copy_p cos cosh digamma div eq erf erf_inv erfc exp exp2 expm1
     floor ge gt igamma imag integer_pow is_finite le lgamma log log1p log2 logistic lt max min mul
-    ne neg nextafter not one_minus_square or pow real reduce_precision rem round rsqrt select_n shift_left
+    ne neg nextafter not one_minus_square or polynomial pow real reduce_precision rem round rsqrt select_n shift_left
     shift_right_arithmetic shift_right_logical sign sin sinh sqrt square stop_gradient sub tan
     tanh xor
     """.split()
@@ -51,10 +51,25 @@ _REDUCTIONS_ARG = frozenset(("argmax", "argmin"))
 _CUMULATIVE = frozenset(("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"))
 _WINDOWED = frozenset(("reduce_window_sum", "reduce_window_max", "reduce_window_min", "select_and_gather_add"))
 # Calls whose body computes their outputs' values. A custom-derivative call is one too: only
-# values are followed (the JVP program already holds the derivative's own steps).
+# values are followed (the JVP program already holds the derivative's own steps). Names that
+# differ across jax versions are all listed: pjit (jax < 0.7) and jit, custom_vjp_call_jaxpr
+# (jax 0.6.0) and custom_vjp_call, closed_call and eval_jaxpr (what jax 0.12 stages for it).
 _CALLS = frozenset(
-    ("jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint", "custom_jvp_call", "custom_vjp_call")
+    (
+        "jit",
+        "pjit",
+        "closed_call",
+        "eval_jaxpr",
+        "core_call",
+        "remat2",
+        "checkpoint",
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "custom_vjp_call_jaxpr",
+    )
 )
+# Where each call keeps its body (custom_vjp_call_jaxpr: fun_jaxpr).
+_BODY_PARAMS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 
 
 def rows_independent(plan: replay.Plan, leaf_values, primal: bool = False) -> bool:
@@ -133,7 +148,7 @@ def _step(eqn, ins, b: int) -> list:
     if name in _ELEMENTWISE:
         return [axis] * n_out
     if name in _CALLS:
-        body = params.get("jaxpr") or params.get("call_jaxpr")
+        body = next((params[p] for p in _BODY_PARAMS if params.get(p) is not None), None)
         body = body.jaxpr if isinstance(body, ClosedJaxpr) else body
         if body is not None and len(body.invars) == len(ins) and len(body.outvars) == n_out:
             return walk(body, ins, b)

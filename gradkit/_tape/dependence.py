@@ -26,8 +26,10 @@ DERIVATIVE_KINDS = frozenset(("gradient", "jacobian", "batch_jacobian", "jvp"))
 
 # Calls whose body runs once on exactly their inputs: their outputs depend on what the
 # body's do. Other nested programs (loops, custom rules, whose derivatives may read more
-# than their forward does) count every output as depending on every input.
-_CALLS = frozenset(("jit", "pjit", "closed_call", "core_call", "remat2", "checkpoint"))
+# than their forward does) count every output as depending on every input. Names that differ
+# across jax versions are all listed: pjit (jax < 0.7) and jit, closed_call and eval_jaxpr
+# (what jax 0.12 stages for it).
+_CALLS = frozenset(("jit", "pjit", "closed_call", "eval_jaxpr", "core_call", "remat2", "checkpoint"))
 
 
 def traced(op) -> bool:

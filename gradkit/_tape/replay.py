@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.programs import custom_eqns
+from .._core.programs import CUSTOM_VJP_CALLS, custom_eqns
 from . import dependence
 from .graph import Node
 from .record import PARITY_TERM
@@ -362,7 +362,7 @@ def _holds_custom_vjp(f, *args) -> bool:
 
 
 def _jaxpr_holds_custom_vjp(jaxpr) -> bool:
-    return any(eqn.primitive.name == "custom_vjp_call" for eqn in custom_eqns(jaxpr))
+    return any(eqn.primitive.name in CUSTOM_VJP_CALLS for eqn in custom_eqns(jaxpr))
 
 
 def _jvp(f, primals: tuple, tangents: tuple):

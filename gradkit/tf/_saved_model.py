@@ -20,8 +20,10 @@ import json
 import os
 
 import jax
+import jax.export  # a submodule jax < 0.8 does not import with jax itself
 import numpy as np
 
+from gradkit._core.compat import InconclusiveDimensionOperation
 from gradkit._core.functionalize import StateFrame, values_of
 from gradkit._core.state import State
 from gradkit._errors import GradkitError, GradkitTypeError, GradkitValueError
@@ -86,7 +88,7 @@ def _arg_specs(signature, shared_batch=False):
 
 # What jax raises when a traced program needs a relation between symbolic dimensions that
 # the export does not know (x + y for x of shape (d0,) and y of shape (d1,)).
-_SHAPE_ERRORS = (TypeError, ValueError, jax.errors.InconclusiveDimensionOperation)
+_SHAPE_ERRORS = (TypeError, ValueError, InconclusiveDimensionOperation)
 
 
 def _export(name, fn, signature, seeded=False):
