@@ -35,9 +35,7 @@ from .state import State, _Keys, check_live_assignments
 class JitFunction:
     """A compiled imperative function; call it like the original."""
 
-    def __init__(
-        self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (), donate_state=False
-    ):
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
         self._fn = fn
         self._reads: list = []  # only appended to: its first n entries never change
         self._read_ids: set[int] = set()
