@@ -64,6 +64,11 @@ class StateFrame(frames.Frame):
         self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._traced_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
+    def hold(self, var, value) -> None:
+        """Start the call with ``value`` for ``var`` as well (a Variable passed to ``gk.jit`` as an argument)."""
+        self.values[id(var)] = value
+        self.variables[id(var)] = var
+
     def is_local(self, var) -> bool:
         """Whether ``var`` was created while this frame was open (with ``created_are_local``)."""
         return self.first_uid is not None and var._uid > self.first_uid

@@ -11,6 +11,10 @@ in a dict keyed by small ints: builtin pytrees, which jax flattens and rebuilds 
 calling back into Python, so a call costs little more than a ``jax.jit`` call. The list of
 Variables read only ever grows, so a tuple's length names the Variables it holds (the first
 that many of the list), and a larger set retraces because the tuple is longer.
+
+A Variable passed as an argument is handed to the function as itself, read and assigned as
+one it closes over (``jit_arguments``); its value is an input of that call only, and its
+assignment comes back under a negative int.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import frames
+from . import frames, jit_arguments
 from .functionalize import StateFrame, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -70,6 +74,10 @@ class JitFunction:
             keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
         state = State._make(keys, values)
         frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
+        args, kwargs, marked = jit_arguments.unmark(args, kwargs, self._static_argnums, self._static_argnames)
+        for arg in marked:
+            frame.hold(arg.var, arg.value)
+        arg_slots = jit_arguments.slots(marked)
         with frame:
             out = values_of(self._fn(*args, **kwargs))
         # A Variable created during this trace and kept by something that outlives it (a layer
@@ -78,7 +86,8 @@ class JitFunction:
         for var in escaped:
             self._note_read(var)
         self._created_kept = escaped
-        return out, {self._slot(var): value for var, value in frame.assigned_state().items()}
+        assigned = frame.assigned_state().items()
+        return out, {arg_slots.get(id(var)) or self._slot(var): value for var, value in assigned}
 
     def _slot(self, var) -> int:
         """The int that stands for ``var`` among the assigned values the program returns."""
@@ -89,6 +98,11 @@ class JitFunction:
         return slot
 
     def __call__(self, *args, **kwargs):
+        marked = ()
+        if not (all(map(_plain, args)) and all(map(_plain, kwargs.values()))):
+            args, kwargs, marked = jit_arguments.mark(
+                args, kwargs, self._static_argnums, self._static_argnames, frames.read
+            )
         try:
             if not self._stable:
                 self._discover(args, kwargs)
@@ -109,6 +123,9 @@ class JitFunction:
         # once none is a tracer a live Variable would refuse (under jax.vmap or jax.grad), so a
         # refusal changes none.
         written = self._written
+        if marked:
+            # The Variable arguments' slots count back from -1: marked[0] is the last entry.
+            written = [*written, *reversed(marked)]
         if frames.idle() and _all_arrays(assigned.values()):
             # The live values are replaced, and none is a tracer: what frames.assign would do.
             for slot, value in assigned.items():
@@ -193,6 +210,7 @@ class JitFunction:
         """Lower for the Variables the function reads (``jax.jit(...).lower``), e.g. to read the HLO."""
         # Learned first, as a call does: a trace that read a Variable not yet learned has its
         # value baked in, and jax would hand that trace to the next call with the same State.
+        args, kwargs, _ = jit_arguments.mark(args, kwargs, self._static_argnums, self._static_argnames, frames.read)
         self._discover(args, kwargs)
         return self._jitted.lower(_concrete(tuple(map(frames.read, self._reads))), *args, **kwargs)
 

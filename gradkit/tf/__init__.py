@@ -161,7 +161,7 @@ _MATH_NAMES = (
     "squared_difference equal not_equal greater less atan2 reduce_sum reduce_mean reduce_max reduce_min reduce_prod "
     "reduce_std reduce_variance reduce_any reduce_all reduce_logsumexp reduce_euclidean_norm argmax add_n "
     "asin acos atan rint floordiv floormod mod xlogy divide_no_nan log_sigmoid greater_equal less_equal "
-    "logical_and logical_or logical_not logical_xor argmin expm1 truediv"
+    "logical_and logical_or logical_not logical_xor argmin expm1 truediv count_nonzero"
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
 _SEGMENT_NAMES = (

@@ -2,9 +2,10 @@
 
 Arguments that are arrays, tensors or Python floats (also inside nested lists, tuples and
 dicts) are traced, and the function sees them as ``gk.Tensor``s, so a tape inside it records
-their Python operators. Python ints, bools, strings, None, Variables and other objects are
-static (TensorFlow retraces on them too), so ``if training:`` and ``for i in range(n):`` work
-and a Variable argument can be assigned. A loop of same-shaped calls compiles once. There is
+their Python operators. A Variable argument is passed to ``gk.jit`` as one, so the function
+gets the Variable itself, read and assigned as one it closes over (one trace per Variable).
+Python ints, bools, strings, None and other objects are static (TensorFlow retraces on them
+too), so ``if training:`` and ``for i in range(n):`` work. A loop of same-shaped calls compiles once. There is
 no autograph: Python control flow on a tensor's value raises a clear error.
 """
 
@@ -40,7 +41,7 @@ class TensorSpec:
 
 
 class _Static:
-    """A static argument for jax.jit: Variables compare by identity, other values by ==."""
+    """A static argument for jax.jit: compared by ==, or by identity where == fails."""
 
     __slots__ = ("value",)
 
@@ -52,16 +53,12 @@ class _Static:
             return False
         if self.value is other.value:
             return True
-        if isinstance(self.value, Variable):
-            return False
         try:
             return bool(self.value == other.value)
         except Exception:
             return False
 
     def __hash__(self):
-        if isinstance(self.value, Variable):
-            return id(self.value)
         try:
             return hash((type(self.value), self.value))
         except TypeError:
@@ -71,11 +68,11 @@ class _Static:
 def _is_traced(x) -> bool:
     if isinstance(x, bool):
         return False
-    return isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic, float, complex))
+    return isinstance(x, (Tensor, Variable, jax.Array, np.ndarray, np.generic, float, complex))
 
 
 def _is_leaf(x) -> bool:
-    # A Variable is a handle (static), not the array jax would flatten it to.
+    # A Variable is a handle (gk.jit passes it as one), not the array jax would flatten it to.
     return isinstance(x, (Tensor, Variable))
 
 
@@ -108,8 +105,13 @@ class _Layout:
         it = iter(traced)
         # Traced arguments arrive as tracers; as gk.Tensors their Python operators
         # (x * x, x[0]) are recorded by a tape inside the function, as in TensorFlow.
-        leaves = [Tensor.concrete(next(it)) if s is None else s.value for s in self.statics]
+        # A Variable arrives as itself (gk.jit holds its value).
+        leaves = [_as_tensor(next(it)) if s is None else s.value for s in self.statics]
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Variable) else Tensor.concrete(x)
 
 
 _TRACER_ERRORS = frames.TRACER_VALUE_ERRORS

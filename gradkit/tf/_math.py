@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape import record
 
 from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import with_tf_gradient_kernel
@@ -229,6 +230,25 @@ reduce_variance = _reduction(jnp.var, "reduce_variance", float_only=True)
 reduce_any = _reduction(jnp.any, "reduce_any")
 reduce_all = _reduction(jnp.all, "reduce_all")
 reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp", float_only=True)
+
+
+def _count_nonzero(x, axis, keepdims, dtype):
+    # TensorFlow counts in int64 and casts the count to dtype (bool: whether any is nonzero).
+    count = jnp.sum(x != 0, axis=axis, keepdims=keepdims, dtype=jax.dtypes.canonicalize_dtype(np.int64))
+    return count.astype(dtype)
+
+
+# x != 0 has no gradient in TensorFlow: a float count is cut from every tape's path (None, not 0).
+record.cut_by_design(_count_nonzero, "tf.math.count_nonzero (it has no gradient in TensorFlow)")
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=np.int64, name=None):  # noqa: A002
+    """``tf.math.count_nonzero``: how many entries are not zero (NaN counts), as ``dtype``.
+
+    int64 is int32 unless jax's x64 mode is on, as everywhere in gradkit.tf.
+    """
+    dtype = jax.dtypes.canonicalize_dtype(np.dtype(dtype))
+    return call(_count_nonzero, convert(input), axis=axis_arg(axis), keepdims=bool(keepdims), dtype=dtype)
 
 
 def _argmax(x, axis):
