@@ -103,6 +103,19 @@ MSG_TRACED_INITIAL_VALUE_KEPT = (
     "NumPy value, or create it outside the function."
 )
 
+MSG_INITIAL_VALUE_READS_ARGUMENTS = (
+    "Variable {name} was created from a traced value during the first call of {fn} (gk.jit, tf.function) and "
+    "is kept after it (a layer built on its first call), and that value depends on the arguments of the call. "
+    "A Variable kept after the call needs a value of its own, computed once outside the call, as TensorFlow's "
+    "init_scope lifts an initializer out of a tf.function: one computed from constants, shapes and other "
+    "Variables is (tf.ones((3, 2)), tf.random.normal(...), tf.zeros_like(v), an initializer), but one computed "
+    "from an argument is the call's input, not a value of its own. TensorFlow refuses it too when it compiles "
+    "the function with XLA ('We failed to lift variable creations out of this tf.function'), as gradkit "
+    "always does. Start the Variable from a value that does not depend on the arguments (their shapes may: "
+    "tf.zeros((x.shape[-1], 2))) and assign the argument-dependent value to it in the function "
+    "(self.w.assign(...)), or create it outside the function."
+)
+
 MSG_JIT_CREATES_EACH_TRACE = (
     "gk.jit: {fn} creates a new Variable ({name}) each time it is traced and keeps it after the call "
     "(stores it in a list, a dict or an attribute that is reassigned), so there is no fixed set of "

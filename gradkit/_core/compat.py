@@ -6,7 +6,7 @@ and ``InconclusiveDimensionOperation`` from ``jax.extend.core`` (and deprecates 
 ``InconclusiveDimensionOperation`` from ``jax.errors``. Importing from whichever module has
 them keeps one code path and no deprecation warning on either side of the move.
 
-Constants: ``array_const``.
+Constants: ``array_const``. Evaluating an equation of a traced program: ``bind_params``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,17 @@ def array_const(c):
     return np.asarray(c)
 
 
+def bind_params(eqn) -> tuple[tuple, dict]:
+    """The functions and parameters ``eqn.primitive.bind`` takes to evaluate ``eqn`` (as
+    ``jax.core.eval_jaxpr`` does): older jax versions' ``get_bind_params`` returns both, newer
+    ones (0.10) only the parameters, which then carry the functions themselves."""
+    bound = eqn.primitive.get_bind_params(eqn.params)
+    return bound if isinstance(bound, tuple) else ((), bound)
+
+
 __all__ = [
     "array_const",
+    "bind_params",
     "DebugInfo",
     "DropVar",
     "InconclusiveDimensionOperation",

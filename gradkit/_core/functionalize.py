@@ -63,6 +63,7 @@ class StateFrame(frames.Frame):
         self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._traced_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._initial: dict[int, Any] = {}  # the traced initial value of each of those
 
     def hold(self, var, value) -> None:
         """Start the call with ``value`` for ``var`` as well (a Variable passed to ``gk.jit`` as an argument)."""
@@ -86,6 +87,7 @@ class StateFrame(frames.Frame):
         self.values[key] = value
         self._used_locals[key] = var
         self._traced_locals[key] = var
+        self._initial[key] = value
         return True
 
     def read(self, var):
@@ -142,6 +144,14 @@ class StateFrame(frames.Frame):
         variables = tuple(self.assigned.values()) + tuple(self.escaped(assigned=True))
         return State._make(variables, tuple(self.values[id(v)] for v in variables))
 
+    def take_traced(self) -> list[tuple[Variable, Any]]:
+        """The Variables created from a traced value that are still alive, each with that value, for a
+        caller that computes their values outside the call (``gk.jit``, see ``initial_values``): valid
+        once the function has returned. ``escaped`` then treats them as other created Variables."""
+        kept = [(var, self._initial[id(var)]) for var in self._traced_locals.values()]
+        self._traced_locals = weakref.WeakValueDictionary()
+        return kept
+
     def escaped(self, *, assigned: bool = False) -> list[Variable]:
         """The Variables created during the call, read or assigned in it (or only assigned), that
         are still alive: valid only once the function has returned and its locals are gone.
@@ -149,12 +159,18 @@ class StateFrame(frames.Frame):
         Raises if one of them started from a traced value: it has no value outside the call.
         """
         for var in self._traced_locals.values():
-            var._value = _NoValue(var._label())  # its placeholder must not be read as a value later
+            mark_valueless(var)
             raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=var._label()))
         return list((self._assigned_locals if assigned else self._used_locals).values())
 
 
 _MISSING = object()
+
+
+def mark_valueless(var) -> None:
+    """``var``, created from a traced value and kept after its call, has no value: its placeholder
+    must not be read as one later."""
+    var._value = _NoValue(var._label())
 
 
 class _NoValue:

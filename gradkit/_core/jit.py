@@ -30,17 +30,37 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import frames, jit_arguments
-from .functionalize import StateFrame, values_of
+from . import frames, initial_values, jit_arguments
+from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
+from .variable import owned_array
 
 
 class JitFunction:
-    """A compiled imperative function; call it like the original."""
+    """A compiled imperative function; call it like the original.
 
-    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
+    A Variable its first call creates from a traced value and keeps (a layer built on that call)
+    starts from that value computed once, outside the call, when it depends on none of the call's
+    arguments (``initial_values``); ``init_arguments`` maps the position of an argument such a value
+    may read anyway to what it reads there instead (given the call's argument).
+    ``on_created_kept`` is called inside each trace that creates Variables and keeps them, with
+    those Variables; it may raise to refuse them (before anything is assigned).
+    """
+
+    def __init__(
+        self,
+        fn: Callable,
+        static_argnums: Sequence[int] = (),
+        static_argnames: Sequence[str] = (),
+        init_arguments: dict[int, Callable] | None = None,
+        on_created_kept: Callable | None = None,
+    ):
         self._fn = fn
+        self._init_arguments = dict(init_arguments or {})
+        self._on_created_kept = on_created_kept
+        self._lifting = False  # whether the trace running now may lift initial values (_discover's)
+        self._lifted: list = []  # the Variables whose initial values that trace returns
         self._reads: list = []  # only appended to: its first n entries never change
         self._read_ids: set[int] = set()
         self._written: list = []  # Variables some trace assigned, by the ints the program returns
@@ -78,16 +98,41 @@ class JitFunction:
         for arg in marked:
             frame.hold(arg.var, arg.value)
         arg_slots = jit_arguments.slots(marked)
-        with frame:
-            out = values_of(self._fn(*args, **kwargs))
+        try:
+            with frame:
+                out = values_of(self._fn(*args, **kwargs))
+        except BaseException:
+            # A Variable the failed call created from a traced value and stored somewhere has no
+            # value: reading it later raises instead of seeing its placeholder.
+            for var, _ in frame.take_traced():
+                mark_valueless(var)
+            raise
+        # Kept Variables created from traced values: their initial values are returned too, for
+        # _discover to compute outside the call. Only a discovery trace can: a call's own trace would
+        # compute them with the call instead of once.
+        lifted = frame.take_traced()
         # A Variable created during this trace and kept by something that outlives it (a layer
         # built on its first call) is read by later calls: learn it as one this function reads.
         escaped = frame.escaped()
+        try:
+            if escaped and self._on_created_kept is not None:
+                self._on_created_kept(escaped)
+            if lifted and not self._lifting:
+                raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=lifted[0][0]._label()))
+        except BaseException:
+            for var, _ in lifted:
+                mark_valueless(var)
+            raise
         for var in escaped:
             self._note_read(var)
         self._created_kept = escaped
         assigned = frame.assigned_state().items()
-        return out, {arg_slots.get(id(var)) or self._slot(var): value for var, value in assigned}
+        result = out, {arg_slots.get(id(var)) or self._slot(var): value for var, value in assigned}
+        if lifted:
+            # Never a call's program: learning the created Variables retraces with more values.
+            self._lifted = [var for var, _ in lifted]
+            return (*result, tuple(value for _, value in lifted))
+        return result
 
     def _slot(self, var) -> int:
         """The int that stands for ``var`` among the assigned values the program returns."""
@@ -183,8 +228,16 @@ class JitFunction:
         while True:
             self._discovered = []
             self._created_kept = []
-            values = tuple(map(frames.read, self._reads))
-            self._jitted.trace(_concrete(values), *_concrete(args), **_concrete(kwargs))
+            values = _concrete(tuple(map(frames.read, self._reads)))
+            concrete_args, concrete_kwargs = _concrete(args), _concrete(kwargs)
+            self._lifted = []
+            self._lifting = True
+            try:
+                traced = self._jitted.trace(values, *concrete_args, **concrete_kwargs)
+            finally:
+                self._lifting = False
+            if self._lifted:
+                self._lift(traced, values, concrete_args, concrete_kwargs)
             if not self._discovered:
                 self._stable = True
                 return
@@ -198,6 +251,34 @@ class JitFunction:
                 )
             created_before = bool(self._created_kept)
             self._learn()
+
+    def _lift(self, traced, values, args, kwargs) -> None:
+        """Start each Variable the trace created from a traced value and kept from that value, computed
+        from the program ``traced`` (whose last outputs they are) without running the call."""
+        variables, self._lifted = self._lifted, []
+        # The program's inputs, flattened as jax.jit flattens them: the Variables' values (readable:
+        # their values now), then each argument that is not static.
+        inputs, readable = list(values), [True] * len(values)
+        dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
+        dynamic.append((None, {k: v for k, v in kwargs.items() if k not in self._static_argnames}))
+        for position, arg in dynamic:
+            replace = self._init_arguments.get(position)
+            leaves = jax.tree_util.tree_leaves(arg if replace is None else replace(arg))
+            inputs += leaves
+            readable += [replace is not None] * len(leaves)
+        try:
+            initial = initial_values.lift(traced.jaxpr, len(variables), inputs, readable)
+        except initial_values.ReadsArgument:
+            for var in variables:
+                mark_valueless(var)
+            raise _errors.GradkitTypeError(
+                _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS.format(
+                    name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function")
+                )
+            ) from None
+        with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
+            for var, value in zip(variables, initial):
+                frames.set_live(var, owned_array(value, var.dtype))
 
     def _learn(self):
         for var in self._discovered:
@@ -232,7 +313,10 @@ class JitFunction:
 
     def _bind(self, instance) -> JitFunction:
         static = tuple(i - 1 for i in self._static_argnums if i > 0)
-        return JitFunction(types.MethodType(self._fn, instance), static, self._static_argnames)
+        init_arguments = {i - 1: fn for i, fn in self._init_arguments.items() if i > 0}
+        return JitFunction(
+            types.MethodType(self._fn, instance), static, self._static_argnames, init_arguments, self._on_created_kept
+        )
 
 
 _live_value = operator.attrgetter("_value")

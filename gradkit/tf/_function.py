@@ -19,7 +19,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core import frames
-from gradkit._core.jit import jit as _gk_jit
+from gradkit._core.jit import JitFunction
 from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
@@ -126,6 +126,16 @@ _MSG_CONTROL_FLOW = (
     "@tf.function (eager, where Python control flow works as in TensorFlow)."
 )
 
+_MSG_VARIABLE_ON_LATER_CALL = (
+    "{fn} created Variable {name} after its first trace (on a later call, or again while its first call "
+    "was traced once more) and keeps it after the call (stored in an attribute, a list or a dict). "
+    "tf.function only supports singleton tf.Variables created on the first call, and TensorFlow raises "
+    "ValueError here too: the function may be traced again (new shapes, dtypes or Python arguments), and a "
+    "trace after the one that created the Variables must not create more. Create each Variable once: outside "
+    "the function, or on its first call only (if self.v is None: self.v = tf.Variable(...)). No Variable was "
+    "assigned by this call."
+)
+
 _MSG_SIGNATURE = (
     "{fn} was called with {got} where its input_signature expects {spec}. Pass a value of that "
     "dtype and a compatible shape (tf.cast(x, {dtype}) to convert the dtype), or widen the "
@@ -169,7 +179,9 @@ class Function:
     def __init__(self, fn, input_signature=None, jit_compile=None, reduce_retracing=False, **options):
         self.python_function = fn
         self.input_signature = None if input_signature is None else list(input_signature)
-        self._compiled = _gk_jit(functools.partial(self._run, seeded=False), static_argnums=0)
+        self._compiled = JitFunction(functools.partial(self._run, seeded=False), 0, on_created_kept=self._check_created)
+        self._called = False  # whether a call has returned: later traces must not create Variables
+        self._created = False  # whether a trace created Variables it keeps: no other trace may
         # A function that draws random numbers (tf.random) is compiled with a runtime seed as
         # an argument, so each call draws afresh, as in TensorFlow; found at its first trace.
         self._seeded = None
@@ -209,16 +221,38 @@ class Function:
         layout = _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves))
         if self._seeded is None:
             try:
-                return wrap(self._compiled(layout, *traced))
+                out = wrap(self._compiled(layout, *traced))
             except _random.NeedsSeed:
                 self._aborted = self._compiled.trace_count
-                self._seeded = _gk_jit(functools.partial(self._run, seeded=True), static_argnums=0)
+                # An initial value lifted out of the call draws with a seed of its own (position 1).
+                self._seeded = JitFunction(
+                    functools.partial(self._run, seeded=True),
+                    0,
+                    init_arguments={1: _random.init_seed},
+                    on_created_kept=self._check_created,
+                )
+            else:
+                self._called = True
+                return out
         seed = _random.function_seed()
         try:
-            return wrap(self._seeded(layout, seed, *traced))
+            out = wrap(self._seeded(layout, seed, *traced))
         except BaseException:
             _random.give_back(seed)
             raise
+        self._called = True
+        return out
+
+    def _check_created(self, variables) -> None:
+        # Called inside a trace that created Variables and keeps them: as TensorFlow, only the first
+        # call's first trace may (a layer built on it; the traces after it read the Variables it
+        # made), and a refusal here assigns nothing.
+        if self._called or self._created:
+            fn = self.python_function
+            fn = getattr(fn, "func", fn)  # a method's Function holds a partial over its instance
+            name = getattr(fn, "__qualname__", repr(fn))
+            raise _errors.GradkitValueError(_MSG_VARIABLE_ON_LATER_CALL.format(fn=name, name=variables[0]._label()))
+        self._created = True
 
     @property
     def trace_count(self) -> int:

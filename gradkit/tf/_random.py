@@ -70,6 +70,14 @@ def function_seed():
     return np.array([global_seed & 0xFFFFFFFF, call & 0xFFFFFFFF], np.uint32)
 
 
+def init_seed(call_seed):
+    """The seed an initial value lifted out of a ``tf.function`` draws with, in place of the call's
+    ``call_seed``: concrete, as TensorFlow's init_scope draws eagerly, and split off the global key,
+    so the initializer's numbers are not the ones the call itself draws."""
+    with jax.ensure_compile_time_eval():
+        return np.asarray(jax.random.bits(initializers.next_key(), (2,), np.uint32))
+
+
 def give_back(seed) -> None:
     """A call given ``seed`` (``function_seed``'s) raised: the next call gets it again, as a
     failed call in TensorFlow leaves its random state alone."""
@@ -79,6 +87,11 @@ def give_back(seed) -> None:
 
 class NeedsSeed(Exception):
     """A ``tf.function`` traced without a runtime seed drew a random number: trace it again with one."""
+
+
+def unseeded() -> bool:
+    """Whether a draw now would raise ``NeedsSeed`` (a ``tf.function`` traced without a runtime seed)."""
+    return bool(_traces.stack) and _traces.stack[-1][0] is None
 
 
 class tracing:

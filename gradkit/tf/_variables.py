@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import jax
 
+from gradkit._core import frames
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index
 from gradkit._tape.tensor import _boolean_mask_index, _check_indices
 
-from . import _math, _name_scope, _nondiff, _scatter
+from . import _math, _name_scope, _nondiff, _random, _scatter
 from ._convert import TensorShape, check_python_value, convert, wrap
 
 
@@ -57,6 +58,11 @@ class Variable(_GkVariable):
         check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
+        if _random.unseeded() and isinstance(frames.concrete(value), jax.core.Tracer):
+            # Made inside a tf.function traced without a runtime seed, its initial value may be lifted
+            # out of the call (gk.jit), which may draw random numbers: trace again with a seed now,
+            # before the Variable is stored where the next trace would find it.
+            raise _random.NeedsSeed
         # Inside tf.name_scope (or a tf.Module method under with_name_scope): 'scope/name:0'.
         name = _name_scope.variable_name("Variable" if name is None else str(name))
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)

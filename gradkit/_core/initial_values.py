@@ -1,0 +1,59 @@
+"""Computing, outside a traced call, the initial value of a Variable the call created and kept.
+
+A function compiled with ``gk.jit`` may build a layer on its first call: it creates a
+Variable and stores it somewhere that outlives the call. Created from a constant computed
+inside the trace (``jnp.ones((3, 2))``, a draw from a fixed key, ``zeros_like`` of another
+Variable), its initial value is a tracer, which has no value outside the call. TensorFlow
+lifts such an initializer out of the function's graph (``init_scope``) and runs it once,
+eagerly; this does the same with the traced program: the operations the initial value
+depends on are taken from the program and evaluated once, concretely. An initial value
+that depends on an argument of the call cannot be lifted: it is the call's own input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+from jax.extend.core import Literal
+
+from .compat import array_const, bind_params
+
+
+class ReadsArgument(Exception):
+    """The initial values read an input of the program that they may not read."""
+
+
+def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list:
+    """The last ``count`` outputs of ``closed`` (a ``ClosedJaxpr``), computed from ``inputs``.
+
+    Only the equations those outputs depend on run, each eagerly (even while another trace is
+    active). Raises ``ReadsArgument`` when one of them depends on an input whose ``readable``
+    entry is False, or when ``inputs`` does not match the program's inputs.
+    """
+    jaxpr = closed.jaxpr
+    if len(inputs) != len(jaxpr.invars) or len(readable) != len(inputs):
+        raise ReadsArgument
+    targets = jaxpr.outvars[len(jaxpr.outvars) - count :]
+    needed = {v for v in targets if not isinstance(v, Literal)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        # An equation with several results (a loop) counts as read whole: every input it reads.
+        if any(v in needed for v in eqn.outvars):
+            eqns.append(eqn)
+            needed.update(v for v in eqn.invars if not isinstance(v, Literal))
+    read = [i for i, v in enumerate(jaxpr.invars) if v in needed]
+    if not all(readable[i] for i in read):
+        raise ReadsArgument
+    env = {v: array_const(c) for v, c in zip(jaxpr.constvars, closed.consts)}
+    env.update((jaxpr.invars[i], inputs[i]) for i in read)
+
+    def value(v):
+        return v.val if isinstance(v, Literal) else env[v]
+
+    with jax.ensure_compile_time_eval():
+        for eqn in reversed(eqns):
+            subfuns, params = bind_params(eqn)
+            outs = eqn.primitive.bind(*subfuns, *map(value, eqn.invars), **params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)))
+    return [value(v) for v in targets]
