@@ -192,6 +192,21 @@ def test_int_variable_refuses_an_int_it_cannot_hold_and_stays_unchanged():
     assert np.asarray(v.value).tolist() == [1, 2]
 
 
+def test_int_variable_refuses_a_list_holding_an_int_it_cannot_hold_and_stays_unchanged():
+    # NumPy raises its own OverflowError converting [300, 4] to int8; TensorFlow wraps it to [44, 4].
+    v = gk.Variable(np.array([1, 2], np.int8))
+    calls = (lambda: v.assign([300, 4]), lambda: v[:1].assign([-129]), lambda: gk.State.of([v]).assign(v, [4, 128]))
+    for call in calls:
+        with pytest.raises(
+            ValueError,
+            match=r"^\[gradkit\] cannot (assign|write) the Python int -?\d+ .* int8 \(range -128 to 127\)",
+        ):
+            call()
+        assert np.asarray(v.value).tolist() == [1, 2]
+    v.assign([127, -128])  # the extremes fit
+    assert np.asarray(v.value).tolist() == [127, -128]
+
+
 # -- one broadcast rule --------------------------------------------------------------------
 
 

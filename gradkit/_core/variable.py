@@ -150,10 +150,22 @@ def _check_kind(got_dtype, dtype, name: str) -> None:
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
 
 
-def _cast(value, got_dtype, dtype):
+def _cast(value, got_dtype, dtype, name: str = "", verb: str = "assign"):
     """An already checked ``value`` as a strongly typed array of ``dtype``."""
     if isinstance(value, _PYTHON_VALUES):
-        return jnp.asarray(value, dtype=dtype)
+        try:
+            return jnp.asarray(value, dtype=dtype)
+        except OverflowError:
+            # A nested list holding an int the integer dtype cannot hold (a bare int is
+            # checked by _python_int before any array is made).
+            info = np.iinfo(dtype)
+            big = next(x for x in np.ravel(np.asarray(value, dtype=object)) if not info.min <= x <= info.max)
+            to = "into" if verb == "write" else "to"
+            raise _errors.AssignmentError(
+                _errors.MSG_INT_OUT_OF_RANGE.format(
+                    verb=verb, value=big, to=to, name=name, dtype=np.dtype(dtype), lo=info.min, hi=info.max
+                )
+            ) from None
     if isinstance(value, (np.ndarray, np.generic)):
         # Copied now, as TensorFlow's assign copies: a later write into the NumPy array must
         # not change the Variable (jnp.asarray may share a NumPy array's buffer on CPU).
@@ -176,7 +188,7 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     if got_shape != tuple(shape):
         raise _errors.AssignmentError(_errors.MSG_SHAPE_CHANGE.format(got=got_shape, name=name, want=tuple(shape)))
     _check_kind(got_dtype, dtype, name)
-    return _cast(value, got_dtype, dtype)
+    return _cast(value, got_dtype, dtype, name)
 
 
 def coerce_update(value, var: Variable, index):
@@ -196,7 +208,7 @@ def coerce_update(value, var: Variable, index):
         raise _errors.AssignmentError(
             _errors.MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target)
         )
-    return _cast(value, got_dtype, var.dtype)
+    return _cast(value, got_dtype, var.dtype, name, "write")
 
 
 def check_delta(delta, var: Variable, verb: str):
