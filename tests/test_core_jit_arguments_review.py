@@ -4,9 +4,11 @@ Oracles: jax.jit of a pure rewrite over the explicit values, and values derived 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from _oracles import assert_close
 
 import gradkit as gk
+from gradkit._errors import GradkitTypeError
 
 
 class _Lazy:
@@ -54,3 +56,44 @@ def test_the_lifted_initial_value_carries_no_gradient_to_the_argument():
     np.testing.assert_allclose(np.asarray(y), np.sum(s * np.array([1.0, 2.0])))
     np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), s)
     np.testing.assert_allclose(np.asarray(tape.gradient(y, layer.s)), [1.0, 2.0])
+
+
+class _Built:
+    """A layer whose Variable w is created on its first call; it also reads the Variable c."""
+
+    def __init__(self, c, init):
+        self.c, self.init, self.w = c, init, None
+
+    def __call__(self, x):
+        if self.w is None:
+            self.w = gk.Variable(self.init(), name="w")
+        return jnp.sum(self.w * x * self.c)
+
+
+@pytest.mark.parametrize("transform", [gk.grad, gk.jacfwd], ids=["grad", "jacfwd"])
+def test_a_layer_built_on_a_first_call_made_under_gk_grad_of_a_variable_it_reads(transform):
+    # jax hands the trace the Variable the transform differentiates as a value closed over; the
+    # initial value does not read it. y = sum(w * x * c), w = 3: dy/dc = 3 x.
+    c = gk.Variable(jnp.array([1.0, 2.0]), name="c")
+    x = jnp.array([1.0, -2.0])
+    layer = _Built(c, lambda: jnp.ones(2) * 3.0)
+    f = gk.jit(layer)
+    assert_close(transform(f, wrt=[c])(x), [3.0 * x])
+    assert_close(layer.w.value, jnp.full(2, 3.0))
+    assert_close(f(x), jnp.sum(3.0 * x * c.value))
+
+
+@pytest.mark.parametrize("passed", [False, True], ids=["closed_over", "argument"])
+def test_an_initial_value_reading_a_variable_gk_grad_differentiates_is_a_clear_error(passed):
+    c = gk.Variable(jnp.array([1.0, 2.0]), name="c")
+    layer = _Built(c, lambda: layer.c * 2.0)
+    if passed:
+        f = gk.jit(lambda v, x: (setattr(layer, "c", v), layer(x))[1])
+
+        def call(x):
+            return f(c, x)
+    else:
+        call = gk.jit(layer)
+    with pytest.raises(GradkitTypeError, match=r"^\[gradkit\] Variable 'w' .* reads a Variable that a transform"):
+        gk.grad(call, wrt=[c])(jnp.ones(2))
+    assert_close(c.value, jnp.array([1.0, 2.0]))

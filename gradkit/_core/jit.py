@@ -275,13 +275,16 @@ class JitFunction:
                 readable += [jit_arguments.is_variable_argument(leaf)] * len(leaves)
         try:
             initial = initial_values.lift(traced.jaxpr, len(variables), inputs, readable)
-        except initial_values.ReadsArgument:
+        except (initial_values.ReadsArgument, initial_values.ReadsTraced) as e:
             for var in variables:
                 mark_valueless(var)
+            message = (
+                _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS
+                if isinstance(e, initial_values.ReadsArgument)
+                else _errors.MSG_INITIAL_VALUE_READS_TRACED
+            )
             raise _errors.GradkitTypeError(
-                _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS.format(
-                    name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function")
-                )
+                message.format(name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function"))
             ) from None
         with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
             for var, value in zip(variables, initial):
