@@ -6,6 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _oracles import assert_close
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradkit as gk
 from gradkit._errors import GradkitTypeError
@@ -97,3 +99,50 @@ def test_an_initial_value_reading_a_variable_gk_grad_differentiates_is_a_clear_e
     with pytest.raises(GradkitTypeError, match=r"^\[gradkit\] Variable 'w' .* reads a Variable that a transform"):
         gk.grad(call, wrt=[c])(jnp.ones(2))
     assert_close(c.value, jnp.array([1.0, 2.0]))
+
+
+_OP = st.tuples(
+    st.sampled_from(["arg", "closed", "lazy"]),
+    st.sampled_from(["assign", "assign_add", "assign_sub"]),
+    st.sampled_from(["arg", "closed", "lazy", "x"]),
+    st.floats(-2, 2, allow_nan=False, width=32),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(_OP, min_size=1, max_size=6), alias=st.booleans())
+def test_assignments_to_argument_closed_over_and_lazily_created_variables(ops, alias):
+    # alias: the argument is the closed-over Variable itself, so both names reach one Variable.
+    closed = gk.Variable(jnp.array([0.5, -1.0]), name="closed")
+    arg = closed if alias else gk.Variable(jnp.array([2.0, 3.0]), name="arg")
+    made = {}
+
+    def body(arg, x):
+        if not made:
+            made["lazy"] = gk.Variable(jnp.zeros_like(closed.value) + 1.0, name="lazy")
+        vs = {"arg": arg, "closed": closed, "lazy": made["lazy"]}
+        for target, kind, source, c in ops:
+            getattr(vs[target], kind)((x * jnp.ones(2) if source == "x" else vs[source].value) * c)
+        return sum(jnp.sum(v.value) for v in vs.values())
+
+    def name(n):
+        return "closed" if alias and n == "arg" else n
+
+    @jax.jit
+    def pure(vals, x):
+        vals = dict(vals)
+        for target, kind, source, c in ops:
+            t, s = name(target), name(source)
+            value = (x * jnp.ones(2) if s == "x" else vals[s]) * c
+            vals[t] = {"assign": value, "assign_add": vals[t] + value, "assign_sub": vals[t] - value}[kind]
+        total = sum(jnp.sum(vals[name(n)]) for n in ("arg", "closed", "lazy"))
+        return total, vals
+
+    f = gk.jit(body)
+    vals = {"closed": closed.value, "lazy": jnp.ones(2), **({} if alias else {"arg": arg.value})}
+    for x in (0.1, 0.4, 0.7):
+        expected, vals = pure(vals, jnp.float32(x))
+        assert_close(f(arg, jnp.float32(x)), expected, rtol=1e-4, atol=1e-4)
+        got = {"closed": closed.value, "lazy": made["lazy"].value, **({} if alias else {"arg": arg.value})}
+        assert_close(got, vals, rtol=1e-4, atol=1e-4)
+    assert f.trace_count == 2  # the discovery trace, then one with the lazily created Variable
