@@ -116,6 +116,16 @@ MSG_INITIAL_VALUE_READS_ARGUMENTS = (
     "(self.w.assign(...)), or create it outside the function."
 )
 
+MSG_INITIAL_VALUE_READS_TRACED = (
+    "Variable {name} was created from a traced value during the first call of {fn} (gk.jit, tf.function) and "
+    "is kept after it (a layer built on its first call), and that value reads a Variable that a transform "
+    "around the call traces (gk.grad, gk.jacfwd, ... differentiating it, or gk.vmap batching it). A Variable "
+    "kept after the call needs a value of its own, computed once outside the call as TensorFlow's init_scope "
+    "computes it, from concrete values, and a traced one has none. Make the first call, which builds the "
+    "layer, outside the transform (e.g. once on a sample batch), or create the Variable before the transform "
+    "from a value that is not traced."
+)
+
 MSG_JIT_CREATES_EACH_TRACE = (
     "gk.jit: {fn} creates a new Variable ({name}) each time it is traced and keeps it after the call "
     "(stores it in a list, a dict or an attribute that is reassigned), so there is no fixed set of "

@@ -24,15 +24,25 @@ class ReadsArgument(Exception):
     """The initial values read an input of the program that they may not read."""
 
 
+class ReadsTraced(Exception):
+    """The initial values read a value traced by a transform around the call (``gk.grad`` of it
+    differentiating a Variable they read): it has no concrete value to compute them from."""
+
+
 def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list:
     """The last ``count`` outputs of ``closed`` (a ``ClosedJaxpr``), computed from ``inputs``.
 
     Only the equations those outputs depend on run, each eagerly (even while another trace is
     active). Raises ``ReadsArgument`` when one of them depends on an input whose ``readable``
-    entry is False, or when ``inputs`` does not match the program's inputs.
+    entry is False, or when ``inputs`` does not match the program's inputs; ``ReadsTraced`` when
+    one depends on a traced value of a transform around the call.
     """
     jaxpr = closed.jaxpr
-    if len(inputs) != len(jaxpr.invars) or len(readable) != len(inputs):
+    # A value of a trace around the call that the function closed over (a Variable read while
+    # gk.grad differentiates it) is an input too, before the call's own: jax passes such closed-over
+    # tracers to the program first.
+    outer = len(jaxpr.invars) - len(inputs)
+    if outer < 0 or len(readable) != len(inputs) or not all(map(_fits, jaxpr.invars[outer:], inputs)):
         raise ReadsArgument
     targets = jaxpr.outvars[len(jaxpr.outvars) - count :]
     needed = {v for v in targets if not isinstance(v, Literal)}
@@ -42,11 +52,13 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
         if any(v in needed for v in eqn.outvars):
             eqns.append(eqn)
             needed.update(v for v in eqn.invars if not isinstance(v, Literal))
-    read = [i for i, v in enumerate(jaxpr.invars) if v in needed]
-    if not all(readable[i] for i in read):
+    read = [i - outer for i, v in enumerate(jaxpr.invars) if v in needed]
+    if not all(readable[i] for i in read if i >= 0):
         raise ReadsArgument
+    if any(i < 0 or isinstance(inputs[i], jax.core.Tracer) for i in read):
+        raise ReadsTraced
     env = {v: array_const(c) for v, c in zip(jaxpr.constvars, closed.consts)}
-    env.update((jaxpr.invars[i], inputs[i]) for i in read)
+    env.update((jaxpr.invars[outer + i], inputs[i]) for i in read)
 
     def value(v):
         return v.val if isinstance(v, Literal) else env[v]
@@ -57,3 +69,8 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
             outs = eqn.primitive.bind(*subfuns, *map(value, eqn.invars), **params)
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)))
     return [value(v) for v in targets]
+
+
+def _fits(var, x) -> bool:
+    """Whether the program's input ``var`` can be the value ``x`` (the same shape)."""
+    return tuple(var.aval.shape) == tuple(jax.numpy.shape(x))

@@ -257,24 +257,34 @@ class JitFunction:
         from the program ``traced`` (whose last outputs they are) without running the call."""
         variables, self._lifted = self._lifted, []
         # The program's inputs, flattened as jax.jit flattens them: the Variables' values (readable:
-        # their values now), then each argument that is not static.
+        # their values now), then each argument that is not static. A Variable passed as an argument
+        # is read as one the function closes over, so its value is readable too.
         inputs, readable = list(values), [True] * len(values)
         dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
         dynamic.append((None, {k: v for k, v in kwargs.items() if k not in self._static_argnames}))
         for position, arg in dynamic:
             replace = self._init_arguments.get(position)
-            leaves = jax.tree_util.tree_leaves(arg if replace is None else replace(arg))
-            inputs += leaves
-            readable += [replace is not None] * len(leaves)
+            if replace is not None:
+                leaves = jax.tree_util.tree_leaves(replace(arg))
+                inputs += leaves
+                readable += [True] * len(leaves)
+                continue
+            for leaf in jax.tree_util.tree_leaves(arg, is_leaf=jit_arguments.is_variable_argument):
+                leaves = jax.tree_util.tree_leaves(leaf)
+                inputs += leaves
+                readable += [jit_arguments.is_variable_argument(leaf)] * len(leaves)
         try:
             initial = initial_values.lift(traced.jaxpr, len(variables), inputs, readable)
-        except initial_values.ReadsArgument:
+        except (initial_values.ReadsArgument, initial_values.ReadsTraced) as e:
             for var in variables:
                 mark_valueless(var)
+            message = (
+                _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS
+                if isinstance(e, initial_values.ReadsArgument)
+                else _errors.MSG_INITIAL_VALUE_READS_TRACED
+            )
             raise _errors.GradkitTypeError(
-                _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS.format(
-                    name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function")
-                )
+                message.format(name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function"))
             ) from None
         with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
             for var, value in zip(variables, initial):

@@ -78,6 +78,10 @@ def _is_variable_or_value(x) -> bool:
     return isinstance(x, Variable) or hasattr(type(x), "__gradkit_value__")
 
 
+def is_variable_argument(x) -> bool:
+    return isinstance(x, VariableArgument)
+
+
 def _is_argument(x) -> bool:
     return isinstance(x, VariableArgument) or hasattr(type(x), "__gradkit_value__")
 
