@@ -8,6 +8,13 @@ lifts such an initializer out of the function's graph (``init_scope``) and runs 
 eagerly; this does the same with the traced program: the operations the initial value
 depends on are taken from the program and evaluated once, concretely. An initial value
 that depends on an argument of the call cannot be lifted: it is the call's own input.
+
+Computing the initial value may assign other Variables too: a random generator's draw splits
+its state, keeps one half as the next state and draws with the other. TensorFlow's init_scope
+runs the initializer once with its side effects, so the draw leaves the state advanced. The
+value such a Variable had when the kept one was created is another output of the program;
+``related`` tells whether it was computed together with the initial values (sharing an
+equation with them, or read by them), as opposed to by unrelated code that ran before.
 """
 
 from __future__ import annotations
@@ -24,8 +31,8 @@ class ReadsArgument(Exception):
     """The initial values read an input of the program that they may not read."""
 
 
-def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list:
-    """The last ``count`` outputs of ``closed`` (a ``ClosedJaxpr``), computed from ``inputs``.
+def lift(closed, outputs: Sequence[int], inputs: Sequence, readable: Sequence[bool]) -> list:
+    """The outputs of ``closed`` (a ``ClosedJaxpr``) at the positions ``outputs``, computed from ``inputs``.
 
     Only the equations those outputs depend on run, each eagerly (even while another trace is
     active). Raises ``ReadsArgument`` when one of them depends on an input whose ``readable``
@@ -34,14 +41,8 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
     jaxpr = closed.jaxpr
     if len(inputs) != len(jaxpr.invars) or len(readable) != len(inputs):
         raise ReadsArgument
-    targets = jaxpr.outvars[len(jaxpr.outvars) - count :]
-    needed = {v for v in targets if not isinstance(v, Literal)}
-    eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        # An equation with several results (a loop) counts as read whole: every input it reads.
-        if any(v in needed for v in eqn.outvars):
-            eqns.append(eqn)
-            needed.update(v for v in eqn.invars if not isinstance(v, Literal))
+    targets = [jaxpr.outvars[i] for i in outputs]
+    eqns, needed = _ancestry(jaxpr, targets)
     read = [i for i, v in enumerate(jaxpr.invars) if v in needed]
     if not all(readable[i] for i in read):
         raise ReadsArgument
@@ -52,8 +53,35 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
         return v.val if isinstance(v, Literal) else env[v]
 
     with jax.ensure_compile_time_eval():
-        for eqn in reversed(eqns):
+        for eqn in eqns:
             subfuns, params = bind_params(eqn)
             outs = eqn.primitive.bind(*subfuns, *map(value, eqn.invars), **params)
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)))
     return [value(v) for v in targets]
+
+
+def related(closed, outputs: Sequence[int], other: int) -> bool:
+    """Whether output ``other`` of ``closed`` was computed together with the outputs at ``outputs``:
+    they read it, or it and they depend on a common equation (one draw's split key)."""
+    jaxpr = closed.jaxpr
+    eqns, needed = _ancestry(jaxpr, [jaxpr.outvars[i] for i in outputs])
+    var = jaxpr.outvars[other]
+    if isinstance(var, Literal):
+        return False
+    if var in needed:
+        return True
+    theirs = {id(e) for e in eqns}
+    return any(id(e) in theirs for e in _ancestry(jaxpr, [var])[0])
+
+
+def _ancestry(jaxpr, targets) -> tuple[list, set]:
+    """The equations ``targets`` depend on, in program order, and every variable they read."""
+    needed = {v for v in targets if not isinstance(v, Literal)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        # An equation with several results (a loop) counts as read whole: every input it reads.
+        if any(v in needed for v in eqn.outvars):
+            eqns.append(eqn)
+            needed.update(v for v in eqn.invars if not isinstance(v, Literal))
+    eqns.reverse()
+    return eqns, needed
