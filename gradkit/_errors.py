@@ -126,6 +126,26 @@ MSG_INITIAL_VALUE_READS_TRACED = (
     "from a value that is not traced."
 )
 
+MSG_INITIALIZER_ASSIGNMENT_SHARED = (
+    "{fn} created Variable {name} on its first call from a value whose computation assigned Variable {other} "
+    "(a tf.random.Generator's draw advances the generator's state, a Variable), and {fn} also assigns {other} "
+    "before that on every call. gradkit computes the initial value once, outside the call, as TensorFlow's "
+    "init_scope does, and applies once the assignments computing it made; but the value {other} had when {name} "
+    "was created holds the call's own assignments too, which the call makes again, so it cannot be applied as "
+    "the initializer's alone. TensorFlow cannot lift this initializer either when it compiles the function with "
+    "XLA, as gradkit always does. Create {name} before the function's own uses of {other} (build the layer "
+    "first), draw its initial value from another generator or from tf.random (a seed of its own), or create it "
+    "outside the function. No Variable was assigned by this call."
+)
+
+MSG_INITIALIZER_ASSIGNMENT_READS_ARGUMENTS = (
+    "{fn} created Variable {name} on its first call, and computing its initial value assigned Variable {other} "
+    "a value that depends on the arguments of the call. gradkit computes the initial value once, outside the "
+    "call, as TensorFlow's init_scope does, with the assignments computing it made, and an argument is the "
+    "call's input, not a value of its own. Assign {other} from the arguments after creating {name}, or create "
+    "{name} outside the function. No Variable was assigned by this call."
+)
+
 MSG_JIT_CREATES_EACH_TRACE = (
     "gk.jit: {fn} creates a new Variable ({name}) each time it is traced and keeps it after the call "
     "(stores it in a list, a dict or an attribute that is reassigned), so there is no fixed set of "

@@ -64,6 +64,11 @@ class StateFrame(frames.Frame):
         self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._traced_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._initial: dict[int, Any] = {}  # the traced initial value of each of those
+        # How many times the call assigned each Variable outside it, and what it had assigned (with
+        # those counts) when each of those Variables was created: gk.jit applies once the
+        # assignments that computing a lifted initial value made (see ``assigned_before``).
+        self.assign_counts: dict[int, int] = {}
+        self._assigned_at: dict[int, list] = {}
 
     def hold(self, var, value) -> None:
         """Start the call with ``value`` for ``var`` as well (a Variable passed to ``gk.jit`` as an argument)."""
@@ -88,6 +93,7 @@ class StateFrame(frames.Frame):
         self._used_locals[key] = var
         self._traced_locals[key] = var
         self._initial[key] = value
+        self._assigned_at[key] = [(v, self.values[k], self.assign_counts[k]) for k, v in self.assigned.items()]
         return True
 
     def read(self, var):
@@ -129,6 +135,7 @@ class StateFrame(frames.Frame):
             self.variables[key] = var
         self.values[key] = value
         self.assigned[key] = var
+        self.assign_counts[key] = self.assign_counts.get(key, 0) + 1
 
     def state(self) -> State:
         """Every Variable the frame holds, with its latest value."""
@@ -151,6 +158,11 @@ class StateFrame(frames.Frame):
         kept = [(var, self._initial[id(var)]) for var in self._traced_locals.values()]
         self._traced_locals = weakref.WeakValueDictionary()
         return kept
+
+    def assigned_before(self, var) -> list[tuple[Variable, Any, int]]:
+        """The Variables outside the call that it had assigned when it created ``var`` from a traced
+        value (``adopt_traced``), each with its value then and how many times it had been assigned."""
+        return self._assigned_at.get(id(var), [])
 
     def escaped(self, *, assigned: bool = False) -> list[Variable]:
         """The Variables created during the call, read or assigned in it (or only assigned), that

@@ -8,6 +8,13 @@ lifts such an initializer out of the function's graph (``init_scope``) and runs 
 eagerly; this does the same with the traced program: the operations the initial value
 depends on are taken from the program and evaluated once, concretely. An initial value
 that depends on an argument of the call cannot be lifted: it is the call's own input.
+
+Computing the initial value may assign other Variables too: a random generator's draw splits
+its state, keeps one half as the next state and draws with the other. TensorFlow's init_scope
+runs the initializer once with its side effects, so the draw leaves the state advanced. The
+value such a Variable had when the kept one was created is another output of the program;
+``related`` tells whether it was computed together with the initial values (sharing an
+equation with them, or read by them), as opposed to by unrelated code that ran before.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ class ReadsTraced(Exception):
     differentiating a Variable they read): it has no concrete value to compute them from."""
 
 
-def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list:
-    """The last ``count`` outputs of ``closed`` (a ``ClosedJaxpr``), computed from ``inputs``.
+def lift(closed, outputs: Sequence[int], inputs: Sequence, readable: Sequence[bool]) -> list:
+    """The outputs of ``closed`` (a ``ClosedJaxpr``) at the positions ``outputs``, computed from ``inputs``.
 
     Only the equations those outputs depend on run, each eagerly (even while another trace is
     active). Raises ``ReadsArgument`` when one of them depends on an input whose ``readable``
@@ -44,14 +51,8 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
     outer = len(jaxpr.invars) - len(inputs)
     if outer < 0 or len(readable) != len(inputs) or not all(map(_fits, jaxpr.invars[outer:], inputs)):
         raise ReadsArgument
-    targets = jaxpr.outvars[len(jaxpr.outvars) - count :]
-    needed = {v for v in targets if not isinstance(v, Literal)}
-    eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        # An equation with several results (a loop) counts as read whole: every input it reads.
-        if any(v in needed for v in eqn.outvars):
-            eqns.append(eqn)
-            needed.update(v for v in eqn.invars if not isinstance(v, Literal))
+    targets = [jaxpr.outvars[i] for i in outputs]
+    eqns, needed = _ancestry(jaxpr, targets)
     read = [i - outer for i, v in enumerate(jaxpr.invars) if v in needed]
     if not all(readable[i] for i in read if i >= 0):
         raise ReadsArgument
@@ -64,7 +65,7 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
         return v.val if isinstance(v, Literal) else env[v]
 
     with jax.ensure_compile_time_eval():
-        for eqn in reversed(eqns):
+        for eqn in eqns:
             subfuns, params = bind_params(eqn)
             outs = eqn.primitive.bind(*subfuns, *map(value, eqn.invars), **params)
             env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else (outs,)))
@@ -74,3 +75,30 @@ def lift(closed, count: int, inputs: Sequence, readable: Sequence[bool]) -> list
 def _fits(var, x) -> bool:
     """Whether the program's input ``var`` can be the value ``x`` (the same shape)."""
     return tuple(var.aval.shape) == tuple(jax.numpy.shape(x))
+
+
+def related(closed, outputs: Sequence[int], other: int) -> bool:
+    """Whether output ``other`` of ``closed`` was computed together with the outputs at ``outputs``:
+    they read it, or it and they depend on a common equation (one draw's split key)."""
+    jaxpr = closed.jaxpr
+    eqns, needed = _ancestry(jaxpr, [jaxpr.outvars[i] for i in outputs])
+    var = jaxpr.outvars[other]
+    if isinstance(var, Literal):
+        return False
+    if var in needed:
+        return True
+    theirs = {id(e) for e in eqns}
+    return any(id(e) in theirs for e in _ancestry(jaxpr, [var])[0])
+
+
+def _ancestry(jaxpr, targets) -> tuple[list, set]:
+    """The equations ``targets`` depend on, in program order, and every variable they read."""
+    needed = {v for v in targets if not isinstance(v, Literal)}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        # An equation with several results (a loop) counts as read whole: every input it reads.
+        if any(v in needed for v in eqn.outvars):
+            eqns.append(eqn)
+            needed.update(v for v in eqn.invars if not isinstance(v, Literal))
+    eqns.reverse()
+    return eqns, needed

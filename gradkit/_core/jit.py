@@ -61,6 +61,12 @@ class JitFunction:
         self._on_created_kept = on_created_kept
         self._lifting = False  # whether the trace running now may lift initial values (_discover's)
         self._lifted: list = []  # the Variables whose initial values that trace returns
+        # Of each Variable that trace had assigned when it created the last of them: how many times
+        # then and in all (its value then is returned after the initial values).
+        self._lifted_assigned: list = []
+        self._assign_counts: dict[int, int] = {}  # how many times the last trace assigned each Variable
+        self._unlifted = None  # the assignments computing the initial values made, until the call's trace is known
+        self._initial_assigned: list = []  # (Variable, value) the next call that succeeds starts from and keeps
         self._reads: list = []  # only appended to: its first n entries never change
         self._read_ids: set[int] = set()
         self._written: list = []  # Variables some trace assigned, by the ints the program returns
@@ -126,12 +132,15 @@ class JitFunction:
         for var in escaped:
             self._note_read(var)
         self._created_kept = escaped
+        self._assign_counts = frame.assign_counts
         assigned = frame.assigned_state().items()
         result = out, {arg_slots.get(id(var)) or self._slot(var): value for var, value in assigned}
         if lifted:
             # Never a call's program: learning the created Variables retraces with more values.
             self._lifted = [var for var, _ in lifted]
-            return (*result, tuple(value for _, value in lifted))
+            before = frame.assigned_before(lifted[-1][0])
+            self._lifted_assigned = [(var, count, frame.assign_counts[id(var)]) for var, _, count in before]
+            return (*result, tuple(value for _, value in lifted), tuple(value for _, value, _ in before))
         return result
 
     def _slot(self, var) -> int:
@@ -171,19 +180,30 @@ class JitFunction:
         if marked:
             # The Variable arguments' slots count back from -1: marked[0] is the last entry.
             written = [*written, *reversed(marked)]
-        if frames.idle() and _all_arrays(assigned.values()):
+        initial_assigned = self._initial_assigned
+        if frames.idle() and not initial_assigned and _all_arrays(assigned.values()):
             # The live values are replaced, and none is a tracer: what frames.assign would do.
             for slot, value in assigned.items():
                 written[slot]._value = value
             return out
         pairs = [(written[slot], value) for slot, value in assigned.items()]
+        if initial_assigned:
+            # The call started from them: kept where the call did not assign the Variable again.
+            called = {id(var) for var, _ in pairs}
+            pairs += [(var, value) for var, value in initial_assigned if id(var) not in called]
         _learn_array_types(assigned.values())
         check_live_assignments(pairs)
+        self._initial_assigned = []
         for var, value in pairs:
             frames.assign(var, value)
         return out
 
     def _run(self, args, kwargs):
+        if self._initial_assigned:
+            # The first call after an initializer that assigned Variables starts from those values.
+            start = {id(var): value for var, value in self._initial_assigned}
+            values = tuple(start[id(var)] if id(var) in start else frames.read(var) for var in self._reads)
+            return frames.apply(self._jitted, values, *args, **kwargs)
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
@@ -239,6 +259,8 @@ class JitFunction:
             if self._lifted:
                 self._lift(traced, values, concrete_args, concrete_kwargs)
             if not self._discovered:
+                if self._unlifted is not None:
+                    self._take_initial_assignments()
                 self._stable = True
                 return
             if self._created_kept and created_before:
@@ -256,6 +278,7 @@ class JitFunction:
         """Start each Variable the trace created from a traced value and kept from that value, computed
         from the program ``traced`` (whose last outputs they are) without running the call."""
         variables, self._lifted = self._lifted, []
+        assigned, self._lifted_assigned = self._lifted_assigned, []
         # The program's inputs, flattened as jax.jit flattens them: the Variables' values (readable:
         # their values now), then each argument that is not static. A Variable passed as an argument
         # is read as one the function closes over, so its value is readable too.
@@ -273,8 +296,11 @@ class JitFunction:
                 leaves = jax.tree_util.tree_leaves(leaf)
                 inputs += leaves
                 readable += [jit_arguments.is_variable_argument(leaf)] * len(leaves)
+        # The program's last outputs: the initial values, then the values of the Variables it had assigned.
+        first = len(traced.jaxpr.jaxpr.outvars) - len(variables) - len(assigned)
+        outputs = range(first, first + len(variables))
         try:
-            initial = initial_values.lift(traced.jaxpr, len(variables), inputs, readable)
+            initial = initial_values.lift(traced.jaxpr, outputs, inputs, readable)
         except (initial_values.ReadsArgument, initial_values.ReadsTraced) as e:
             for var in variables:
                 mark_valueless(var)
@@ -289,6 +315,60 @@ class JitFunction:
         with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
             for var, value in zip(variables, initial):
                 frames.set_live(var, owned_array(value, var.dtype))
+        # An assignment computing the initial values made (a random generator's draw advances its
+        # state) is applied once, as TensorFlow's init_scope runs the initializer with its side
+        # effects; which ones the call's own trace makes again is known once it is traced.
+        related = [
+            (var, before, total, first + len(variables) + i)
+            for i, (var, before, total) in enumerate(assigned)
+            if initial_values.related(traced.jaxpr, outputs, first + len(variables) + i)
+        ]
+        if related:
+            self._unlifted = (traced.jaxpr, inputs, readable, related, variables)
+
+    def _take_initial_assignments(self) -> None:
+        """The assignments that computing the lifted initial values made and the call's own trace (the
+        last one) does not make again: the next call that succeeds starts from them and keeps them.
+
+        The trace that created the Variables assigned each of these ``total`` times, ``before`` of them
+        by the creation; the call's trace makes the same assignments except the creating code's. With
+        every assignment made before the creation the creating code's, the value then is the
+        initializer's side effect alone; with some made by the call too it holds theirs as well, and
+        the call would make them twice.
+        """
+        closed, inputs, readable, related, variables = self._unlifted
+        fn = getattr(self._fn, "__name__", "the function")
+        taken = []
+        for var, before, total, output in related:
+            creating = total - self._assign_counts.get(id(var), 0)
+            if creating <= 0:  # the call makes every one of them again
+                continue
+            if creating < before:
+                raise _errors.GradkitRuntimeError(
+                    _errors.MSG_INITIALIZER_ASSIGNMENT_SHARED.format(
+                        fn=fn, name=variables[-1]._label(), other=var._label()
+                    )
+                )
+            taken.append((var, output))
+        try:
+            values = initial_values.lift(closed, [output for _, output in taken], inputs, readable)
+        except (initial_values.ReadsArgument, initial_values.ReadsTraced):
+            raise _errors.GradkitTypeError(
+                _errors.MSG_INITIALIZER_ASSIGNMENT_READS_ARGUMENTS.format(
+                    fn=fn, name=variables[-1]._label(), other=taken[0][0]._label()
+                )
+            ) from None
+        with jax.ensure_compile_time_eval():
+            initial_assigned = [(var, owned_array(x, var.dtype)) for (var, _), x in zip(taken, values)]
+        self._unlifted = None
+        if isinstance(frames.top(), StateFrame):
+            # Called inside another traced call (an enclosing gk.jit's first trace, whose program never
+            # runs, as it learns the created Variables): applied to the live Variables now, as the
+            # initial values are, so the enclosing function's next trace reads them.
+            for var, value in initial_assigned:
+                frames.set_live(var, value)
+        else:
+            self._initial_assigned = initial_assigned
 
     def _learn(self):
         for var in self._discovered:
