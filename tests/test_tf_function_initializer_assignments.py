@@ -21,8 +21,8 @@ def _same(a, b) -> bool:
     return bool(np.array_equal(np.asarray(a), np.asarray(b)))
 
 
-def p_generator_initializer_then_the_calls_draws(tf):
-    g, twin = tf.random.Generator.from_seed(1), tf.random.Generator.from_seed(1)
+def _noisy_layer(tf, g):
+    """A layer whose weights are drawn from ``g`` on its first call, which then adds noise from ``g`` at each call."""
 
     class M(tf.Module):
         def __init__(self):
@@ -34,7 +34,13 @@ def p_generator_initializer_then_the_calls_draws(tf):
                 self.w = tf.Variable(g.normal((3, 2)))
             return x * g.normal((3, 2))
 
-    m = M()
+    return M()
+
+
+def p_generator_initializer_then_the_calls_draws(tf):
+    g, twin = tf.random.Generator.from_seed(1), tf.random.Generator.from_seed(1)
+
+    m = _noisy_layer(tf, g)
     first, second = m(tf.constant(1.0)), m(tf.constant(1.0))
     eager = [twin.normal((3, 2)) for _ in range(3)]  # the same draws, one after another
     return [
@@ -128,29 +134,24 @@ def _draw(state, shape):
     return np.asarray(jax.random.normal(keys[1], shape, jnp.float32)), np.asarray(keys[0])
 
 
+def _check_three_draws(s0, w, noise, state):
+    """By hand from the state ``s0``: the weights are the first draw, the two calls' noise the next two."""
+    want_w, s1 = _draw(s0, (3, 2))
+    n1, s2 = _draw(s1, (3, 2))
+    n2, s3 = _draw(s2, (3, 2))
+    np.testing.assert_array_equal(w.numpy(), want_w)
+    np.testing.assert_array_equal(noise[0], n1)
+    np.testing.assert_array_equal(noise[1], n2)
+    np.testing.assert_array_equal(state.numpy(), s3)
+
+
 def test_generator_state_and_draws_by_hand():
     g = gtf.random.Generator.from_seed(1)
     s0 = g.state.numpy()
 
-    class M(gtf.Module):
-        def __init__(self):
-            self.w = None
-
-        @gtf.function
-        def __call__(self, x):
-            if self.w is None:
-                self.w = gtf.Variable(g.normal((3, 2)))
-            return x * g.normal((3, 2))
-
-    m = M()
+    m = _noisy_layer(gtf, g)
     noise = [m(gtf.constant(1.0)).numpy(), m(gtf.constant(1.0)).numpy()]
-    w, s1 = _draw(s0, (3, 2))
-    n1, s2 = _draw(s1, (3, 2))
-    n2, s3 = _draw(s2, (3, 2))
-    np.testing.assert_array_equal(m.w.numpy(), w)
-    np.testing.assert_array_equal(noise[0], n1)
-    np.testing.assert_array_equal(noise[1], n2)
-    np.testing.assert_array_equal(g.state.numpy(), s3)
+    _check_three_draws(s0, m.w, noise, g.state)
 
 
 def test_a_failed_first_call_leaves_the_generator_state_alone_and_the_next_call_applies_the_draw():
@@ -275,23 +276,7 @@ def test_a_layer_built_inside_an_enclosing_tf_function():
     g = gtf.random.Generator.from_seed(1)
     s0 = g.state.numpy()
 
-    class M(gtf.Module):
-        def __init__(self):
-            self.w = None
-
-        @gtf.function
-        def __call__(self, x):
-            if self.w is None:
-                self.w = gtf.Variable(g.normal((3, 2)))
-            return x * g.normal((3, 2))
-
-    m = M()
+    m = _noisy_layer(gtf, g)
     outer = gtf.function(lambda x: m(x) * 1.0)
     noise = [outer(gtf.constant(1.0)).numpy(), outer(gtf.constant(1.0)).numpy()]
-    w, s1 = _draw(s0, (3, 2))
-    n1, s2 = _draw(s1, (3, 2))
-    n2, s3 = _draw(s2, (3, 2))
-    np.testing.assert_array_equal(m.w.numpy(), w)
-    np.testing.assert_array_equal(noise[0], n1)
-    np.testing.assert_array_equal(noise[1], n2)
-    np.testing.assert_array_equal(g.state.numpy(), s3)
+    _check_three_draws(s0, m.w, noise, g.state)
