@@ -292,7 +292,7 @@ def _record_result(entry, inputs, cts, n, session):
     return out
 
 
-def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
+def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves, parallel_iterations=None):
     if t_ref is None:
         return [None] * len(s_refs)
     # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
@@ -302,16 +302,17 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves):
     )
     s = graph.local.session
     if s is not None and s.active and s is tape._session:
-        entry, inputs = recorded_entry(tape, [t_ref], s_refs, ("jac", forward_mode), _JacobianEntry)
+        kind = ("jac", forward_mode, parallel_iterations)
+        entry, inputs = recorded_entry(tape, [t_ref], s_refs, kind, _JacobianEntry)
         node = record.record_call(entry.recorded_op, inputs, s, "jacobian")
         outs = [Tensor._make(node, k) for k in range(len(entry.present))]
         return _scatter_out(len(s_refs), entry.present, outs, entry.connected)
     leaves, live, key, sources = structure(tape, [t_ref], s_refs)
-    key = ("jac", key, forward_mode)
+    key = ("jac", key, forward_mode, parallel_iterations)
     entry = programs.get(key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        entry = programs[key] = _JacobianEntry(plan, forward_mode, from_boundary=False)
+        entry = programs[key] = _JacobianEntry(plan, forward_mode, parallel_iterations, from_boundary=False)
     values = entry.program(*[leaf.values[0] for leaf in leaves])
     return _scatter_out(len(s_refs), entry.present, [Tensor.concrete(v) for v in values], entry.connected)
 
@@ -320,11 +321,11 @@ class _JacobianEntry:
     """A cached Jacobian program: of the leaf values (``program``, compiled), or of the
     plan's boundary values (``recorded_op``, the op of a Jacobian an outer tape records)."""
 
-    def __init__(self, plan, forward_mode, from_boundary=True):
+    def __init__(self, plan, forward_mode, parallel_iterations=None, from_boundary=True):
         self.plan = plan
         self.connected = list(plan.connected[0])
         self.present = [i for i, a in enumerate(plan.source_slots) if a is not None]
-        jac = replay.jacobian_program(plan, forward_mode, from_boundary)
+        jac = replay.jacobian_program(plan, forward_mode, from_boundary, parallel_iterations)
         present = self.present
 
         def jacobian(*values):

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core.programs import CUSTOM_VJP_CALLS, custom_eqns
-from . import dependence
+from . import chunked_jacobian, dependence
 from .graph import Node
 from .record import PARITY_TERM
 
@@ -384,6 +384,13 @@ def _jacfwd(f):
     return jacobian
 
 
+def _jacobian(g, primals: list, forward_mode: bool, parallel_iterations):
+    """``jax.jacfwd(g)(primals)`` or ``jax.jacrev(g)(primals)``; a large Jacobian in chunks."""
+    if forward_mode and _holds_custom_vjp(g, primals):
+        forward_mode = False  # a custom_gradient has no forward rule: the same Jacobian, in reverse
+    return chunked_jacobian.jacobian(g, primals, forward_mode, parallel_iterations)
+
+
 def _is_float(aval) -> bool:
     return jnp.issubdtype(aval.dtype, jnp.inexact)
 
@@ -440,13 +447,14 @@ def jvp_reads_program(plan: Plan, pattern: tuple):
     return program
 
 
-def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False):
+def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False, parallel_iterations=None):
     """``program(values) -> (target_value, [d target / d source])`` (one target).
 
     ``values`` are the leaf values, or with ``from_boundary`` the values of ``plan.boundary``
     (the target value is then None when the tape computed it). Each Jacobian has shape
     ``target.shape + source.shape``: vectorised with ``vmap`` (``jax.jacrev`` /
-    ``jax.jacfwd``), never a Python loop over elements.
+    ``jax.jacfwd``), never a Python loop over elements; a large one a chunk of
+    ``parallel_iterations`` rows (or columns) at a time (``chunked_jacobian``).
     """
     active = [i for i, a in enumerate(plan.source_avals) if a is not None and _is_float(a)]
 
@@ -464,7 +472,7 @@ def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False
             # mode computes in the target's dtype: used only where the two agree (a float32
             # target of a float16 source would lose the float32 precision otherwise).
             same = all(a.dtype == plan.target_avals[0].dtype for a in avals)
-            jac = (_jacfwd if forward_mode and same else jax.jacrev)(g)(zeros)
+            jac = _jacobian(g, zeros, forward_mode and same, parallel_iterations)
             for i, j, a in zip(active, jac, avals):
                 result[i] = j.astype(a.dtype)
         return env[plan.target_slots[0]], result
