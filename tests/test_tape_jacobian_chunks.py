@@ -13,6 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _oracles import assert_close, count_compiles
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradkit as gk
 from gradkit._tape import chunked_jacobian
@@ -203,3 +205,29 @@ def test_gradkit_tf_jacobian_with_parallel_iterations_matches_tensorflow():
             y = module.tanh(x * x) @ module.transpose(x)
         results.append(np.asarray(tape.jacobian(y, x, parallel_iterations=chunk)))
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None)
+@given(
+    n=st.integers(1, 4),
+    d=st.integers(1, 5),
+    k=st.integers(1, 4),
+    square=st.booleans(),
+    chunk=st.integers(1, 25),
+)
+def test_random_jacobians_in_random_chunks_are_jax_jacobians(n, d, k, square, chunk):
+    # y = act(x @ w) with x (n, d), w (d, k): reverse mode when y has fewer elements than w,
+    # forward mode otherwise; any chunk size, including one that does not divide the rows.
+    xs = jnp.linspace(-1.0, 1.0, n * d, dtype=jnp.float32).reshape(n, d)
+    w0 = jnp.cos(jnp.arange(d * k, dtype=jnp.float32)).reshape(d, k)
+
+    def pure(u):
+        z = xs @ u
+        return z * z if square else jnp.tanh(z)
+
+    w = gk.Variable(w0)
+    with gk.GradientTape() as tape:
+        z = xs @ w
+        y = z * z if square else gnp.tanh(z)
+    got = tape.jacobian(y, w, parallel_iterations=chunk)
+    assert_close(np.asarray(got), np.asarray(jax.jacrev(pure)(w0)), rtol=1e-5, atol=1e-6)

@@ -289,6 +289,9 @@ def _is_key_bias(path):
 
 @pytest.mark.usefixtures("_tensorflow_broadcasting")
 def test_the_transformer_tutorial_trains_as_in_tensorflow_and_compiles_once():
+    # Fixed initial weights: with Adam's epsilon=1e-9 a weight whose gradient happens to be
+    # near 0 moves by a rounding-sized ratio, so some draws leave one weight past the tolerance.
+    tf_real.keras.utils.set_random_seed(0)
     tf_model, _, tf_step = _tiny_transformer(tf_real)
     gk_model, gk_opt, gk_step = _tiny_transformer(gtf)
     assert [tuple(v.shape) for v in gk_model.weights] == [tuple(v.shape) for v in tf_model.weights]
