@@ -32,15 +32,15 @@ _CPU_CHUNK_BYTES = 32 << 20
 _MIN_ROWS = 8
 
 
-def rows_per_chunk(rows: int, row_bytes: int, requested: int | None = None) -> int | None:
-    """How many of ``rows`` basis vectors to take together (each making ``row_bytes`` of
-    temporaries), or None to take all of them at once. ``requested``
-    (``parallel_iterations``) overrides the automatic choice."""
+def rows_per_chunk(rows: int, row_bytes: Callable[[], int], requested: int | None = None) -> int | None:
+    """How many of ``rows`` basis vectors to take together (each making ``row_bytes()`` of
+    temporaries, asked only when needed), or None to take all of them at once.
+    ``requested`` (``parallel_iterations``) overrides the automatic choice."""
     if requested is not None:
         return requested if requested < rows else None
     if jax.default_backend() != "cpu":
         return None
-    chunk = max(_MIN_ROWS, _CPU_CHUNK_BYTES // max(row_bytes, 1))
+    chunk = max(_MIN_ROWS, _CPU_CHUNK_BYTES // max(row_bytes(), 1))
     if chunk >= rows:
         return None
     # Chunks that divide the rows evenly: a last, smaller chunk would be computed apart and
@@ -84,7 +84,7 @@ def _jacrev(g, primals, requested):
     def row(i):
         return pull(jax.nn.one_hot(i, size, dtype=y.dtype).reshape(y.shape))[0]
 
-    chunk = rows_per_chunk(size, temporaries_bytes(row, 0), requested)
+    chunk = rows_per_chunk(size, lambda: temporaries_bytes(row, 0), requested)
     indices = jnp.arange(size)
     # All rows at once is what jax.jacrev does: vmap of the pullback over the one-hot basis.
     rows = jax.vmap(row)(indices) if chunk is None else jax.lax.map(row, indices, batch_size=chunk)
@@ -103,7 +103,7 @@ def _jacfwd(g, primals, requested):
         ]
         return jax.jvp(g, (primals,), (tangents,))[1]
 
-    chunk = rows_per_chunk(sum(sizes), temporaries_bytes(column, 0), requested)
+    chunk = rows_per_chunk(sum(sizes), lambda: temporaries_bytes(column, 0), requested)
     if chunk is None:
         return jax.jacfwd(g)(primals)
     y_shape = jax.eval_shape(g, primals).shape
