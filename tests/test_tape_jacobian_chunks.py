@@ -231,3 +231,18 @@ def test_random_jacobians_in_random_chunks_are_jax_jacobians(n, d, k, square, ch
         y = z * z if square else gnp.tanh(z)
     got = tape.jacobian(y, w, parallel_iterations=chunk)
     assert_close(np.asarray(got), np.asarray(jax.jacrev(pure)(w0)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_a_chunked_jacobian_under_vmap_is_per_example_jacrev(jit):
+    def jacobian_of(w):
+        with gk.GradientTape() as tape:
+            tape.watch(w)
+            y = gnp.tanh(gnp.matmul(X[:3, :4], w))
+        return jnp.asarray(tape.jacobian(y, w, parallel_iterations=2))
+
+    ws = jnp.stack([jnp.cos(jnp.arange(8.0)).reshape(4, 2) * s for s in (1.0, 0.5, -2.0)])
+    batched = jax.vmap(jacobian_of)
+    got = (jax.jit(batched) if jit else batched)(ws)
+    expected = jax.vmap(jax.jacrev(lambda w: jnp.tanh(X[:3, :4] @ w)))(ws)
+    assert_close(np.asarray(got), np.asarray(expected))
