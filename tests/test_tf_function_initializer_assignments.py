@@ -232,9 +232,9 @@ def test_a_draw_shared_by_the_call_and_the_initializer_is_refused_and_changes_no
     assert float(count.numpy()) == 0.0
 
 
-def test_gk_jit_applies_the_assignment_made_while_creating_a_kept_variable_once():
-    # Native gk.jit (no TensorFlow names): the counter is incremented once, by the creating code,
-    # before the call, whose own trace increments nothing; the kept Variable starts from 2 * 1.
+def _lazy_counting_step():
+    """A native gk.jit step that creates and keeps ``w`` on its first call from a value
+    computed with an assignment: ``w = 2 * count.assign_add(1)``; it returns x * w + count."""
     count = gk.Variable(0.0, name="count")
     box = {}
 
@@ -243,7 +243,13 @@ def test_gk_jit_applies_the_assignment_made_while_creating_a_kept_variable_once(
             box["w"] = gk.Variable(count.assign_add(1.0).value * 2.0, name="w")
         return x * box["w"].value + count.value
 
-    step = gk.jit(f)
+    return gk.jit(f), count, box
+
+
+def test_gk_jit_applies_the_assignment_made_while_creating_a_kept_variable_once():
+    # Native gk.jit (no TensorFlow names): the counter is incremented once, by the creating code,
+    # before the call, whose own trace increments nothing; the kept Variable starts from 2 * 1.
+    step, count, box = _lazy_counting_step()
     assert float(step(1.0)) == 1.0 * 2.0 + 1.0
     assert float(count.value) == 1.0 and float(box["w"].value) == 2.0
     assert float(step(3.0)) == 3.0 * 2.0 + 1.0
@@ -253,15 +259,7 @@ def test_gk_jit_applies_the_assignment_made_while_creating_a_kept_variable_once(
 def test_gk_jit_with_a_tape_on_the_first_call():
     # The first call recorded by a tape: the initializer's assignment is applied once, and the
     # gradient with respect to the kept Variable is the call's: d(x * w + count)/dw = x.
-    count = gk.Variable(0.0, name="count")
-    box = {}
-
-    def f(x):
-        if "w" not in box:
-            box["w"] = gk.Variable(count.assign_add(1.0).value * 2.0, name="w")
-        return x * box["w"].value + count.value
-
-    step = gk.jit(f)
+    step, count, box = _lazy_counting_step()
     x = np.float32(3.0)
     with gtf.GradientTape() as tape:
         y = step(x)
