@@ -376,10 +376,18 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     aval = src_node.avals[src_index]
     values = [leaf.values[0] for leaf in leaves]
     traced = any(isinstance(v, jax.core.Tracer) for v in values)
-    # Inside jax.jit / gk.jit values are unknown while tracing, so the check can only be
-    # made eagerly (documented on batch_jacobian); the per-example algorithm needs it.
     # An empty target or source has an empty Jacobian, with no examples to tell apart.
     empty = aval.size == 0 or math.prod(live[0][0].avals[live[0][1]].shape) == 0
+    if check and traced and not empty and key not in _not_per_example:
+        # Inside jax.jit / gk.jit values are unknown while tracing: the check cannot decide
+        # here, but the compiled program can, at every call, where examples are proven
+        # independent (the whole-batch algorithm, its fallback, is then exact).
+        selecting = _batch_jacobian_entry(tape, key, leaves, live, sources, True, True, select=True)
+        if selecting.connected and selecting.independent(values):
+            jac, _ = selecting.program(values, _probe(aval))
+            return Tensor.concrete(jac)
+    # Otherwise, inside a trace, TensorFlow's whole-batch algorithm, unchecked (documented
+    # on batch_jacobian).
     check = check and not traced and not empty
     per_example = check and key not in _not_per_example
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
@@ -419,7 +427,8 @@ def _probe(aval):
         value = rng.standard_normal(aval.shape)
         if jnp.issubdtype(aval.dtype, jnp.complexfloating):
             value = value + 1j * rng.standard_normal(aval.shape)  # a tangent in every direction
-        probe = _probes[aval] = jnp.asarray(value, aval.dtype)
+        with jax.ensure_compile_time_eval():  # a concrete array, even when first made inside a trace
+            probe = _probes[aval] = jnp.asarray(value, aval.dtype)
     return probe
 
 
@@ -442,10 +451,11 @@ class _BatchJacobianEntry:
     independence check when asked), or of the plan's boundary values (``recorded_op``, the
     op of a batch Jacobian an outer tape records: TensorFlow's algorithm, unchecked)."""
 
-    def __init__(self, plan, check=False, per_example=False, from_boundary=True):
+    def __init__(self, plan, check=False, per_example=False, from_boundary=True, select=False):
         self.plan = plan
         self.connected = plan.connected[0][0]
-        program = replay.batch_jacobian_program(plan, check, per_example, from_boundary)
+        tolerance = _leak_tolerance(plan.source_avals[0].dtype) if select else None
+        program = replay.batch_jacobian_program(plan, check, per_example, from_boundary, tolerance)
 
         def batch_jacobian(*values):
             return program(list(values), None)[0]
@@ -465,15 +475,19 @@ class _BatchJacobianEntry:
         others), and no op may read the batch's size, which a value-independent proof cannot
         see, so it also waits for one passed check.
         """
+        return self.independent(values, primal=self.per_example) and (self.passed or not self.per_example)
+
+    def independent(self, values, primal: bool = False) -> bool:
+        """Whether examples provably do not interact (``primal``: see ``rows_independent``)."""
         if self._independent is None:
-            self._independent = batch_independence.rows_independent(self.plan, values, primal=self.per_example)
-        return self._independent and (self.passed or not self.per_example)
+            self._independent = batch_independence.rows_independent(self.plan, values, primal=primal)
+        return self._independent
 
 
-def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example):
-    full_key = ("batch_jac", key, check, per_example)
+def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example, select=False):
+    full_key = ("batch_jac", key, check, per_example, select)
     entry = programs.get(full_key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        entry = programs[full_key] = _BatchJacobianEntry(plan, check, per_example, from_boundary=False)
+        entry = programs[full_key] = _BatchJacobianEntry(plan, check, per_example, False, select)
     return entry

@@ -480,7 +480,9 @@ def jacobian_program(plan: Plan, forward_mode: bool, from_boundary: bool = False
     return program
 
 
-def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, from_boundary: bool = False):
+def batch_jacobian_program(
+    plan: Plan, check: bool, per_example: bool = False, from_boundary: bool = False, select_tolerance=None
+):
     """``program(values, probe) -> (jac, leak)``: per-example Jacobians.
 
     ``values`` are the leaf values, or with ``from_boundary`` the values of ``plan.boundary``.
@@ -501,6 +503,13 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
     per-example Jacobians say it is (each example's own JVP with ``per_example``, the
     Jacobians contracted with ``probe`` otherwise): ``leak``, relative, is ~0 exactly when
     examples are independent (and, with ``per_example``, the graph is per-example).
+
+    With ``select_tolerance`` (and ``check`` and ``per_example``), the program itself picks:
+    the per-example Jacobians where this call's ``leak`` is at most the tolerance, the
+    whole-batch algorithm otherwise (``jax.lax.cond``: only the picked one runs). For a
+    program compiled while the values are unknown (inside ``jax.jit``), whose examples are
+    proven independent: the whole-batch algorithm is then exact, and the per-example one is
+    used wherever this call's values confirm it.
     """
 
     def program(values, probe):
@@ -515,11 +524,13 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
         t_inner = t_aval.shape[1:]
         zero = jnp.zeros_like(source)
         one = _one_example(plan, env, source, t_inner) if per_example else None
+        if select_tolerance is not None and one is not None:
+            return _selected_batch_jacobian(g, one, source, probe, t_aval, select_tolerance)
         if one is not None:
             jac = jax.vmap(one.jacobian)(source)
         else:
             jac = _batch_summed_jacobian(g, zero, t_aval.shape)
-        if check:
+        if check and select_tolerance is None:
             probe = probe.astype(source.dtype)
             _, t_out = _jvp(g, (zero,), (probe,))
             if one is not None:
@@ -547,6 +558,30 @@ def batch_jacobian_program(plan: Plan, check: bool, per_example: bool = False, f
         return jac.reshape((b, *t_inner, *source.shape[1:])), leak
 
     return program
+
+
+def _selected_batch_jacobian(g, one, source, probe, t_aval, tolerance):
+    """The per-example Jacobians where a random JVP confirms them on this call's values, else
+    the whole-batch algorithm's (see ``batch_jacobian_program``); ``(jac, leak)``."""
+    b, t_inner = t_aval.shape[0], t_aval.shape[1:]
+    shape = (b, *t_inner, *source.shape[1:])
+    zero = jnp.zeros_like(source)
+
+    def per_example(x):
+        return jax.vmap(one.jacobian)(x).reshape(shape)
+
+    def whole_batch(x):
+        return _batch_summed_jacobian(g, zero, t_aval.shape).reshape(shape)
+
+    if jax.eval_shape(per_example, source) != jax.eval_shape(whole_batch, source):
+        return whole_batch(source), jnp.zeros((), t_aval.dtype)  # lax.cond needs one type
+    probe = probe.astype(source.dtype)
+    _, t_out = _jvp(g, (zero,), (probe,))
+    explained = jax.vmap(lambda e, p: _jvp(one.fn, (e,), (p,))[1])(source, probe)
+    scale = jnp.max(jnp.abs(t_out)) + jnp.max(jnp.abs(explained)) + 1e-30
+    leak = jnp.max(jnp.abs(t_out - explained)) / scale
+    # A NaN leak (NaN values) fails the comparison too: the whole-batch algorithm.
+    return jax.lax.cond(leak <= tolerance, per_example, whole_batch, source), leak
 
 
 def _is_complex(x) -> bool:
