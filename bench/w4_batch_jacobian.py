@@ -72,8 +72,9 @@ def _jit_tape(vs, x):
     with gk.GradientTape() as tape:
         tape.watch(x)
         y = mlp(gnp, vs, x)
-    # Under gk.jit the values are unknown while tracing: the compiled program checks at every
-    # call, and runs the per-example Jacobians when the check passes.
+    # Under gk.jit the values are unknown while tracing: on a CPU the compiled program checks
+    # at every call, and runs the per-example Jacobians when the check passes; on a GPU it runs
+    # TensorFlow's whole-batch algorithm, the faster one there.
     return tape.batch_jacobian(y, x)
 
 
@@ -82,7 +83,10 @@ def cases(quick: bool = False) -> list[Case]:
         {
             "gradkit eager tape": "default check_independence=True: per-example vmap(jacrev); the graph's structure proves examples independent, so one JVP check on the first call only",
             "gradkit eager tape (no check)": "TensorFlow's whole-batch algorithm (one batch VJP per target element)",
-            "gradkit gk.jit(tape)": "per-example vmap(jacrev) behind a check the compiled program makes at every call (values are unknown while tracing)",
+            "gradkit gk.jit(tape)": (
+                "values are unknown while tracing: on a CPU, per-example vmap(jacrev) behind a check the "
+                "program makes at every call; on a GPU, TensorFlow's whole-batch algorithm"
+            ),
             "PyTorch eager": "autograd.functional.jacobian(sum over batch, vectorize=True)",
         }
     )

@@ -2,7 +2,7 @@
 
 While a step is traced its values are unknown, so the independence check cannot choose the
 algorithm then. Where the graph's structure proves that examples do not interact, the
-compiled program makes the check itself at every call: the per-example Jacobians
+compiled program (on a CPU) makes the check itself at every call: the per-example Jacobians
 (``vmap(jacrev)``, hand-written JAX's program) when this call's random JVP confirms them,
 TensorFlow's whole-batch algorithm (exact for independent examples) otherwise.
 """
@@ -54,8 +54,20 @@ def test_a_proven_graph_takes_per_example_jacobians_compiled_once():
     for x in xs[1:]:
         assert count_compiles(lambda x=x: jax.block_until_ready(step(jnp.asarray(x)))) == 0
         np.testing.assert_allclose(step(jnp.asarray(x)), want_for(x), rtol=1e-5, atol=1e-6)
-    # The choice is the program's: both algorithms are in it, behind the check.
-    assert "cond" in str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+    # On a CPU the choice is the program's: both algorithms are in it, behind the check.
+    if jax.default_backend() == "cpu":
+        assert "cond" in str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+
+
+def test_where_the_check_is_not_made_in_the_program_the_whole_batch_algorithm_runs(monkeypatch):
+    """On a GPU the whole-batch algorithm is the faster one inside a trace: no check, no cond."""
+    from gradkit._tape import derivatives
+
+    monkeypatch.setattr(derivatives, "_checks_in_program", lambda: False)
+    jaxpr = str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+    assert "cond" not in jaxpr
+    want = jax.vmap(jax.jacrev(lambda xi: mlp(jnp, xi[None])[0]))(jnp.asarray(X))
+    np.testing.assert_allclose(jax.jit(taped_batch_jacobian(mlp))(jnp.asarray(X)), want, rtol=1e-5, atol=1e-6)
 
 
 def test_a_graph_that_reads_the_batch_size_gets_the_batch_s_jacobians():

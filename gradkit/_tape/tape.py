@@ -473,10 +473,11 @@ class GradientTape:
         interact (every step keeps example ``i`` apart: elementwise ops, products and
         reductions over other axes, convolutions, ...), the check is made once per graph
         structure rather than at every call. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
-        tracing: where the structure proves examples independent, the compiled program makes
-        the check at every call, and runs the per-example Jacobians when it passes and the
-        whole-batch algorithm (exact for independent examples) when not; elsewhere it runs
-        the whole-batch algorithm unchecked (run the step once eagerly to check it). A source
+        tracing: on a CPU, where the structure proves examples independent, the compiled
+        program makes the check at every call, and runs the per-example Jacobians when it
+        passes and the whole-batch algorithm (exact for independent examples) when not;
+        elsewhere (and on a GPU, where that is faster) it runs the whole-batch algorithm
+        unchecked (run the step once eagerly to check it). A source
         the target does not depend on gives zeros whatever ``unconnected_gradients`` says, as
         TensorFlow's does.
         """
