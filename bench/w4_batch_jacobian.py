@@ -81,7 +81,7 @@ def _jit_tape(vs, x):
 def cases(quick: bool = False) -> list[Case]:
     notes = peer_notes(
         {
-            "gradkit eager tape": "default check_independence=True: per-example vmap(jacrev); the graph's structure proves examples independent, so one JVP check on the first call only",
+            "gradkit eager tape": "default check_independence=True: per-example vmap(jacrev) and, in the same program, the independence check (a random JVP), at every call",
             "gradkit eager tape (no check)": "TensorFlow's whole-batch algorithm (one batch VJP per target element)",
             "gradkit gk.jit(tape)": (
                 "values are unknown while tracing: on a CPU, per-example vmap(jacrev) behind a check the "

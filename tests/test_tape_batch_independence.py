@@ -113,7 +113,7 @@ def test_proof_is_sound_and_the_tape_agrees_with_the_full_jacobian(names):
     if proven(names, primal=True) and one is not None:
         np.testing.assert_allclose(one, diagonal(full), rtol=2e-5, atol=1e-5)
     if np.all(leaks == 0):
-        for _ in range(3):  # first call (checked), then the calls a passed check or the proof allows
+        for _ in range(3):  # every call: checked (per-example), or as the proof allows (whole-batch)
             np.testing.assert_allclose(tape_batch_jacobian(names), diagonal(full), rtol=2e-5, atol=1e-5)
     elif np.max(np.abs(leaks)) > 1e-2 * np.max(np.abs(full)):
         with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*examples interact"):
@@ -207,6 +207,32 @@ def test_a_graph_run_on_one_example_that_differs_still_gets_exact_jacobians():
             y = program(gnp, xt)
         got = np.asarray(tape.batch_jacobian(y, xt).numpy())
         np.testing.assert_allclose(got, diagonal(full), rtol=1e-5, atol=1e-6)
+
+
+# Independent examples whose graph reads the batch's size only for some values: run on one
+# example it agrees with the batch for small values and not for large ones.
+READS_THE_BATCH_SIZE_FOR_SOME_VALUES = {
+    "relu": lambda xp, x: x * (1.0 + xp.maximum(x - 5.0, 0.0) * xp.sum(xp.ones_like(x))),
+    "clip": lambda xp, x: xp.sin(x) + xp.clip(x - 5.0, 0.0, 1.0) * xp.sum(xp.ones_like(x)) * x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(READS_THE_BATCH_SIZE_FOR_SOME_VALUES))
+def test_a_check_passed_on_one_call_does_not_vouch_for_the_next_call_s_values(name):
+    """The proof holds and the first call's values pass the check; the next call's values
+    must still get the batch's own Jacobians, not those of the graph run on one example."""
+    program = READS_THE_BATCH_SIZE_FOR_SOME_VALUES[name]
+    assert function_rows_independent(lambda _, x: program(jnp, x), [], jax.ShapeDtypeStruct((B, S), jnp.float32), True)
+    large = X + 10.0
+    full = np.asarray(jax.jacrev(lambda x: program(jnp, x))(jnp.asarray(large)))
+    assert not np.allclose(one_example_jacobians(lambda x: program(jnp, x), jnp.asarray(large)), diagonal(full))
+    for x in (X, large, X, large):
+        full = np.asarray(jax.jacrev(lambda x: program(jnp, x))(jnp.asarray(x)))
+        xt = gk.Tensor(jnp.asarray(x))
+        with gk.GradientTape() as tape:
+            tape.watch(xt)
+            y = program(gnp, xt)
+        np.testing.assert_allclose(np.asarray(tape.batch_jacobian(y, xt).numpy()), diagonal(full), rtol=1e-5, atol=1e-5)
 
 
 def test_a_custom_gradient_that_mixes_examples_is_not_proven():

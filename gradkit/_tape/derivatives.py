@@ -394,8 +394,8 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     if not entry.connected:
         return None
     if check and entry.proven(values):
-        # Examples provably do not interact, for any values: no check is needed, once the
-        # one-example graph has been seen to compute the batch's rows (a structural fact).
+        # Examples provably do not interact, for any values: the whole-batch algorithm needs
+        # no check.
         unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, per_example)
         jac, _ = unchecked.program(values, None)
         return Tensor.concrete(jac)
@@ -414,8 +414,6 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
             "silently returns it). Use tape.jacobian(target, source) for the full (batch, ..., batch, ...) "
             "Jacobian, or pass check_independence=False for TensorFlow's behaviour."
         )
-    if check:
-        entry.passed = True
     return Tensor.concrete(jac)
 
 
@@ -474,19 +472,19 @@ class _BatchJacobianEntry:
         self.recorded_op = batch_jacobian
         self.program = None if from_boundary else jax.jit(program)
         self.per_example = per_example
-        self.passed = False  # a check of this program has passed
         self._independent = None  # batch_independence's verdict, read once
 
     def proven(self, values) -> bool:
         """Whether examples provably do not interact, so the checked program is not needed.
 
-        The whole-batch algorithm needs only that. The per-example one also needs the graph
-        run on one example to compute the batch's rows: its derivative must read per-example
-        values too (proven with ``primal``; a passed check on some values says nothing of
-        others), and no op may read the batch's size, which a value-independent proof cannot
-        see, so it also waits for one passed check.
+        Only for the whole-batch algorithm. The per-example one also needs the graph run on
+        one example to compute the batch's rows, which an op reading the batch's size breaks
+        (``sum(ones_like(x))`` counts the batch), and perhaps only for some values
+        (``x * (1 + relu(x - 5) * sum(ones_like(x)))``): no structural proof sees that, and a
+        check passed on one call's values says nothing of the next call's, so its program
+        checks at every call, alongside the Jacobians.
         """
-        return self.independent(values, primal=self.per_example) and (self.passed or not self.per_example)
+        return not self.per_example and self.independent(values)
 
     def independent(self, values, primal: bool = False) -> bool:
         """Whether examples provably do not interact (``primal``: see ``rows_independent``)."""

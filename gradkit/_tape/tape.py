@@ -469,10 +469,11 @@ class GradientTape:
         TensorFlow's behaviour. With the check, the Jacobians are computed one example at a
         time (``vmap(jacrev(...))``, as hand-written JAX does) wherever the graph runs on a
         single example and the check confirms it, and otherwise with TensorFlow's
-        whole-batch algorithm. Where the graph's structure proves that examples do not
+        whole-batch algorithm; the per-example Jacobians are checked at every call, in the
+        same compiled program. Where the graph's structure proves that examples do not
         interact (every step keeps example ``i`` apart: elementwise ops, products and
-        reductions over other axes, convolutions, ...), the check is made once per graph
-        structure rather than at every call. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
+        reductions over other axes, convolutions, ...), the whole-batch algorithm runs
+        unchecked. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
         tracing: on a CPU, where the structure proves examples independent, the compiled
         program makes the check at every call, and runs the per-example Jacobians when it
         passes and the whole-batch algorithm (exact for independent examples) when not;
