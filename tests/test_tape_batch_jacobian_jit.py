@@ -1,10 +1,11 @@
 """``batch_jacobian`` inside ``gk.jit`` / ``jax.jit``, against pure-JAX oracles.
 
 While a step is traced its values are unknown, so the independence check cannot choose the
-algorithm then. Where the graph's structure proves that examples do not interact, the
-compiled program (on a CPU) makes the check itself at every call: the per-example Jacobians
-(``vmap(jacrev)``, hand-written JAX's program) when this call's random JVP confirms them,
-TensorFlow's whole-batch algorithm (exact for independent examples) otherwise.
+algorithm then. A graph proven to compute, run on one example, the batch's rows takes the
+per-example Jacobians (``vmap(jacrev)``, hand-written JAX's program) unchecked. Where the
+structure proves only that examples do not interact, the compiled program (on a CPU) makes
+the check itself at every call: the per-example Jacobians when this call's random JVP
+confirms them, TensorFlow's whole-batch algorithm (exact for independent examples) otherwise.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def mlp(xp, x, w=W0):
     return xp.tanh(x @ w) ** 2
 
 
+def count_ones(xp, x):
+    """Independent examples, but the batch is counted: run on one example, it counts one."""
+    return xp.tanh(x) * xp.sum(xp.ones_like(x))
+
+
 def test_a_proven_graph_takes_per_example_jacobians_compiled_once():
     step = gk.jit(taped_batch_jacobian(mlp))
     want_for = jax.jit(jax.vmap(jax.jacrev(lambda xi: mlp(jnp, xi[None])[0])))
@@ -54,9 +60,11 @@ def test_a_proven_graph_takes_per_example_jacobians_compiled_once():
     for x in xs[1:]:
         assert count_compiles(lambda x=x: jax.block_until_ready(step(jnp.asarray(x)))) == 0
         np.testing.assert_allclose(step(jnp.asarray(x)), want_for(x), rtol=1e-5, atol=1e-6)
-    # On a CPU the choice is the program's: both algorithms are in it, behind the check.
+    # Proven: the per-example program alone, with no check to choose by.
+    assert "cond" not in str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+    # Not proven (it reads the batch's size): on a CPU the program chooses, behind the check.
     if jax.default_backend() == "cpu":
-        assert "cond" in str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+        assert "cond" in str(jax.make_jaxpr(taped_batch_jacobian(count_ones))(jnp.asarray(X)))
 
 
 def test_where_the_check_is_not_made_in_the_program_the_whole_batch_algorithm_runs(monkeypatch):
@@ -64,18 +72,17 @@ def test_where_the_check_is_not_made_in_the_program_the_whole_batch_algorithm_ru
     from gradkit._tape import derivatives
 
     monkeypatch.setattr(derivatives, "_checks_in_program", lambda: False)
-    jaxpr = str(jax.make_jaxpr(taped_batch_jacobian(mlp))(jnp.asarray(X)))
+    jaxpr = str(jax.make_jaxpr(taped_batch_jacobian(count_ones))(jnp.asarray(X)))
     assert "cond" not in jaxpr
-    want = jax.vmap(jax.jacrev(lambda xi: mlp(jnp, xi[None])[0]))(jnp.asarray(X))
-    np.testing.assert_allclose(jax.jit(taped_batch_jacobian(mlp))(jnp.asarray(X)), want, rtol=1e-5, atol=1e-6)
+    want = diagonal_blocks(lambda x: count_ones(jnp, x), X)
+    got = jax.jit(taped_batch_jacobian(count_ones))(jnp.asarray(X))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_a_graph_that_reads_the_batch_size_gets_the_batch_s_jacobians():
     """``sum(ones_like(x))`` counts the batch: run on one example it counts one example, so
     the per-example Jacobians would be wrong; the check sends the call to the whole-batch algorithm."""
-
-    def program(xp, x):
-        return xp.tanh(x) * xp.sum(xp.ones_like(x))
+    program = count_ones
 
     want = diagonal_blocks(lambda x: program(jnp, x), X)
     one_example = jax.vmap(jax.jacrev(lambda xi: program(jnp, xi[None])[0]))(jnp.asarray(X))

@@ -115,8 +115,15 @@ def function_rows_independent(target, args, source, primal: bool = False) -> boo
     return out is None or out == 0
 
 
-def walk(jaxpr, in_labels, b: int) -> list:
-    """Each output's label (see ``MIXED``) given each input's, for a batch of ``b`` examples."""
+def walk(jaxpr, in_labels, b: int, fresh: bool = False) -> list:
+    """Each output's label (see ``MIXED``) given each input's, for a batch of ``b`` examples.
+
+    With ``fresh``, an axis of the batch's size that a step creates from values without one
+    (``ones_like(x)``: a broadcast) is labelled as if it carried the examples, since in the
+    graph run on one example it has size one: a step that would mix examples along it (a sum
+    over it) reads the batch's size. Any other step that creates such an axis (``iota``, a
+    random draw) counts as mixed.
+    """
     labels: dict = dict(zip(jaxpr.invars, in_labels))
 
     def of(v):
@@ -125,11 +132,12 @@ def walk(jaxpr, in_labels, b: int) -> list:
     for eqn in jaxpr.eqns:
         ins = [of(v) for v in eqn.invars]
         if all(label is None for label in ins):
-            outs = [None] * len(eqn.outvars)  # reads nothing of the source's tangent
+            # Reads nothing of the source's tangent.
+            outs = [_created_axis(eqn, v.aval, b) if fresh else None for v in eqn.outvars]
         elif MIXED in ins:
             outs = [MIXED] * len(eqn.outvars)
         else:
-            outs = _step(eqn, ins, b)
+            outs = _step(eqn, ins, b, fresh)
         for v, label in zip(eqn.outvars, outs):
             # A label names an axis of the batch's size; anything else counts as mixed.
             if isinstance(label, int) and (label >= len(v.aval.shape) or v.aval.shape[label] != b):
@@ -138,7 +146,25 @@ def walk(jaxpr, in_labels, b: int) -> list:
     return [of(v) for v in jaxpr.outvars]
 
 
-def _step(eqn, ins, b: int) -> list:
+def _created_axis(eqn, aval, b: int):
+    """The label of an output of a step none of whose inputs carries the examples, under
+    ``walk``'s ``fresh``: the one axis of size ``b`` it creates, None if it creates none."""
+    shape = getattr(aval, "shape", ())
+    if b not in shape:
+        return None
+    if eqn.primitive.name == "broadcast_in_dim":
+        operand = eqn.invars[0].aval.shape
+        dims = tuple(eqn.params["broadcast_dimensions"])
+        created = [d for d in range(len(shape)) if shape[d] == b and (d not in dims or operand[dims.index(d)] != b)]
+        if not created:
+            return None
+        return created[0] if len(created) == 1 else MIXED
+    # Any other step: it creates such an axis where it has more of them than an input has.
+    most = max((sum(n == b for n in getattr(v.aval, "shape", ())) for v in eqn.invars), default=0)
+    return MIXED if sum(n == b for n in shape) > most else None
+
+
+def _step(eqn, ins, b: int, fresh: bool = False) -> list:
     """Output labels of one equation some of whose inputs carry the examples (none MIXED)."""
     name, params, n_out = eqn.primitive.name, eqn.params, len(eqn.outvars)
     carried = {label for label in ins if label is not None}
@@ -151,7 +177,7 @@ def _step(eqn, ins, b: int) -> list:
         body = next((params[p] for p in _BODY_PARAMS if params.get(p) is not None), None)
         body = body.jaxpr if isinstance(body, ClosedJaxpr) else body
         if body is not None and len(body.invars) == len(ins) and len(body.outvars) == n_out:
-            return walk(body, ins, b)
+            return walk(body, ins, b, fresh)
         return [MIXED] * n_out
     out = _layout_step(name, params, eqn, ins, axis)
     return [out] * n_out

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _errors
 from .._core import frames
 from .._core.variable import Variable, broadcasts_to
-from . import batch_independence, bounded, graph, record, replay
+from . import batch_independence, batch_size_reads, bounded, graph, record, replay
 from .bounded import BoundedDict
 from .graph import make_leaf, merge_leaves
 from .tensor import Tensor
@@ -378,26 +378,30 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     traced = any(isinstance(v, jax.core.Tracer) for v in values)
     # An empty target or source has an empty Jacobian, with no examples to tell apart.
     empty = aval.size == 0 or math.prod(live[0][0].avals[live[0][1]].shape) == 0
-    if check and traced and not empty and key not in _not_per_example and _checks_in_program():
-        # Inside jax.jit / gk.jit values are unknown while tracing: the check cannot decide
-        # here, but the compiled program can, at every call, where examples are proven
-        # independent (the whole-batch algorithm, its fallback, is then exact).
-        selecting = _batch_jacobian_entry(tape, key, leaves, live, sources, True, True, select=True)
-        if selecting.connected and selecting.independent(values):
-            jac, _ = selecting.program(values, _probe(aval))
-            return Tensor.concrete(jac)
-    # Otherwise, inside a trace, TensorFlow's whole-batch algorithm, unchecked (documented
-    # on batch_jacobian).
-    check = check and not traced and not empty
+    check = check and not empty
     per_example = check and key not in _not_per_example
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
     if not entry.connected:
         return None
     if check and entry.proven(values):
-        # Examples provably do not interact, for any values: the whole-batch algorithm needs
-        # no check.
+        # The check is not needed, for any values: examples provably do not interact (the
+        # whole-batch algorithm), and the graph run on one example provably computes the
+        # batch's rows (the per-example one).
         unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, per_example)
         jac, _ = unchecked.program(values, None)
+        return Tensor.concrete(jac)
+    if traced:
+        # Inside jax.jit / gk.jit values are unknown while tracing: the check cannot decide
+        # here. On a CPU the compiled program makes it at every call where examples are
+        # proven independent (the whole-batch algorithm, its fallback, is then exact);
+        # otherwise TensorFlow's whole-batch algorithm runs unchecked (documented on
+        # batch_jacobian).
+        if per_example and _checks_in_program() and entry.independent(values):
+            selecting = _batch_jacobian_entry(tape, key, leaves, live, sources, True, True, select=True)
+            jac, _ = selecting.program(values, _probe(aval))
+        else:
+            unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, False)
+            jac, _ = unchecked.program(values, None)
         return Tensor.concrete(jac)
     jac, leak = entry.program(values, _probe(aval) if check else None)
     if check and float(leak) > _leak_tolerance(aval.dtype):
@@ -420,8 +424,9 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
 def _checks_in_program() -> bool:
     """Whether a traced batch Jacobian picks its algorithm by a check inside its program.
 
-    On a CPU the check and the per-example Jacobians took 1.35x the time of hand-written
-    ``vmap(jacrev)`` on W4, against 1.78x for the whole-batch algorithm. On a GPU (an H200)
+    For a graph proven independent but not per-example. On a CPU the check and the
+    per-example Jacobians took 1.35x the time of hand-written ``vmap(jacrev)`` on W4's graph
+    (measured with its per-example proof left out), against 1.78x for the whole-batch algorithm. On a GPU (an H200)
     the whole-batch algorithm was the faster, 1.21x against 1.55x: the check must finish,
     and its answer reach the host, before either algorithm starts.
     """
@@ -472,25 +477,35 @@ class _BatchJacobianEntry:
         self.recorded_op = batch_jacobian
         self.program = None if from_boundary else jax.jit(program)
         self.per_example = per_example
-        self._independent = None  # batch_independence's verdict, read once
+        self._verdicts: dict = {}  # the structural proofs' answers, each found once
 
     def proven(self, values) -> bool:
-        """Whether examples provably do not interact, so the checked program is not needed.
+        """Whether the checked program is not needed, for any values.
 
-        Only for the whole-batch algorithm. The per-example one also needs the graph run on
-        one example to compute the batch's rows, which an op reading the batch's size breaks
-        (``sum(ones_like(x))`` counts the batch), and perhaps only for some values
-        (``x * (1 + relu(x - 5) * sum(ones_like(x)))``): no structural proof sees that, and a
-        check passed on one call's values says nothing of the next call's, so its program
-        checks at every call, alongside the Jacobians.
+        The whole-batch algorithm needs examples that do not interact. The per-example one
+        also needs the graph run on one example to compute the batch's rows, which reading
+        other examples' values breaks (``x * sign(sum(x, axis=0))``), or reading the batch's
+        size (``sum(ones_like(x))`` counts the examples), perhaps for some values only
+        (``x * (1 + relu(x - 5) * sum(ones_like(x)))``): a check passed on one call's values
+        says nothing of the next call's, so without a proof its program checks every call.
         """
-        return not self.per_example and self.independent(values)
+        if self.per_example:
+            return self._verdict("rows", values)
+        return self.independent(values)
 
-    def independent(self, values, primal: bool = False) -> bool:
-        """Whether examples provably do not interact (``primal``: see ``rows_independent``)."""
-        if self._independent is None:
-            self._independent = batch_independence.rows_independent(self.plan, values, primal=primal)
-        return self._independent
+    def independent(self, values) -> bool:
+        """Whether examples provably do not interact (``batch_independence``)."""
+        return self._verdict("independent", values)
+
+    def _verdict(self, kind: str, values) -> bool:
+        verdict = self._verdicts.get(kind)
+        if verdict is None:
+            if kind == "rows":
+                verdict = batch_size_reads.rows_read_no_batch_size(self.plan, values)
+            else:
+                verdict = batch_independence.rows_independent(self.plan, values)
+            self._verdicts[kind] = verdict
+        return verdict
 
 
 def _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example, select=False):

@@ -469,16 +469,18 @@ class GradientTape:
         TensorFlow's behaviour. With the check, the Jacobians are computed one example at a
         time (``vmap(jacrev(...))``, as hand-written JAX does) wherever the graph runs on a
         single example and the check confirms it, and otherwise with TensorFlow's
-        whole-batch algorithm; the per-example Jacobians are checked at every call, in the
-        same compiled program. Where the graph's structure proves that examples do not
-        interact (every step keeps example ``i`` apart: elementwise ops, products and
-        reductions over other axes, convolutions, ...), the whole-batch algorithm runs
-        unchecked. Inside ``jax.jit`` / ``gk.jit`` values are unknown while
-        tracing: on a CPU, where the structure proves examples independent, the compiled
-        program makes the check at every call, and runs the per-example Jacobians when it
-        passes and the whole-batch algorithm (exact for independent examples) when not;
-        elsewhere (and on a GPU, where that is faster) it runs the whole-batch algorithm
-        unchecked (run the step once eagerly to check it). A source
+        whole-batch algorithm. The check is skipped where the graph's structure proves it
+        unneeded for every value: examples do not interact (every step keeps example ``i``
+        apart: elementwise ops, products and reductions over other axes, convolutions, ...)
+        for the whole-batch algorithm, and, for the per-example one, the graph run on one
+        example also computes the batch's rows (it reads neither other examples nor the
+        batch's size); otherwise it runs at every call, in the same compiled program as the
+        Jacobians. Inside ``jax.jit`` / ``gk.jit`` values are unknown while tracing: a graph
+        proven per-example runs the per-example Jacobians; on a CPU, one proven only
+        independent gets a program that makes the check at every call and runs the
+        per-example Jacobians when it passes, the whole-batch algorithm (exact for
+        independent examples) when not; elsewhere (and on a GPU, where that is faster) the
+        whole-batch algorithm runs unchecked (run the step once eagerly to check it). A source
         the target does not depend on gives zeros whatever ``unconnected_gradients`` says, as
         TensorFlow's does.
         """
