@@ -72,15 +72,19 @@ _CALLS = frozenset(
 _BODY_PARAMS = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 
 
-def rows_independent(plan: replay.Plan, leaf_values, primal: bool = False) -> bool:
+def rows_independent(plan: replay.Plan, leaf_values) -> bool:
     """Whether the target's example ``i`` provably reads the source's example ``i`` alone.
 
     ``plan`` is a batch Jacobian's plan (one target of shape ``(b, ...)``, one source of shape
     ``(b, ...)``); ``leaf_values`` its leaves' values (only their shapes and dtypes are read).
-    ``primal``: see ``function_rows_independent``. The values computed outside the
-    differentiated part are the batch's in the graph run on one example as well, so they
-    count as constants.
     """
+    return function_rows_independent(plan_target(plan), list(leaf_values), plan.source_avals[0])
+
+
+def plan_target(plan: replay.Plan):
+    """``target(leaf_values, x)``: the batch Jacobian ``plan``'s target as a function of its
+    source. The values computed outside the differentiated part are the batch's in the graph
+    run on one example as well, so they count as constants."""
     slot = plan.source_slots[0]
 
     def target(values, x):
@@ -88,7 +92,22 @@ def rows_independent(plan: replay.Plan, leaf_values, primal: bool = False) -> bo
         env[slot] = x
         return plan.inside(env, [None])[0]
 
-    return function_rows_independent(target, list(leaf_values), plan.source_avals[0], primal)
+    return target
+
+
+def jvp_program(target, args, source, size: int | None = None):
+    """The closed jaxpr of ``target(args, x)``'s JVP in ``x`` (inputs: ``args``' leaves, ``x``,
+    its tangent), for ``x`` like ``source`` with ``size`` examples; None where none traces."""
+    shape = source.shape if size is None else (size, *source.shape[1:])
+    aval = jax.ShapeDtypeStruct(shape, source.dtype)
+
+    def tangent_map(values, x, tangent):
+        return replay._jvp(lambda x: target(values, x), (x,), (tangent,))[1]
+
+    try:
+        return jax.make_jaxpr(tangent_map)(args, aval, aval)
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def function_rows_independent(target, args, source, primal: bool = False) -> bool:
@@ -96,18 +115,12 @@ def function_rows_independent(target, args, source, primal: bool = False) -> boo
     alone, for ``x`` like ``source`` (an array or ShapeDtypeStruct of shape ``(b, ...)``) and
     every value of ``args``. With ``primal``, whether it also reads ``x[i]``'s value alone, so
     that ``target`` run on example ``i`` has the derivative of the batch's row ``i`` (unless it
-    reads the batch's size, which no label sees)."""
+    reads the batch's size: see ``batch_size_reads``)."""
     b = source.shape[0]
     if b == 1:
         return True
-    aval = jax.ShapeDtypeStruct(source.shape, source.dtype)
-
-    def tangent_map(values, x, tangent):
-        return replay._jvp(lambda x: target(values, x), (x,), (tangent,))[1]
-
-    try:
-        closed = jax.make_jaxpr(tangent_map)(args, aval, aval)
-    except (TypeError, ValueError):
+    closed = jvp_program(target, args, source)
+    if closed is None:
         return False  # no JVP program to read (the random check decides)
     jaxpr = closed.jaxpr
     labels = [None] * (len(jaxpr.invars) - 2) + [0 if primal else None, 0]

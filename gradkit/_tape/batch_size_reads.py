@@ -31,14 +31,7 @@ from . import batch_independence, replay
 def rows_read_no_batch_size(plan: replay.Plan, leaf_values) -> bool:
     """Whether the batch Jacobian ``plan``'s graph provably reads neither other examples nor
     the batch's size (``leaf_values``: only their shapes and dtypes are read)."""
-    slot = plan.source_slots[0]
-
-    def target(values, x):
-        env = plan.forward(values)
-        env[slot] = x
-        return plan.inside(env, [None])[0]
-
-    return function_reads_no_batch_size(target, list(leaf_values), plan.source_avals[0])
+    return function_reads_no_batch_size(batch_independence.plan_target(plan), list(leaf_values), plan.source_avals[0])
 
 
 def function_reads_no_batch_size(target, args, source) -> bool:
@@ -47,18 +40,10 @@ def function_reads_no_batch_size(target, args, source) -> bool:
     b = source.shape[0]
     if b == 1:
         return True  # the batch is one example
-
-    def tangent_map(values, x, tangent):
-        return replay._jvp(lambda x: target(values, x), (x,), (tangent,))[1]
-
-    programs = []
-    for n in (b, b + 1):
-        aval = jax.ShapeDtypeStruct((n, *source.shape[1:]), source.dtype)
-        try:
-            programs.append(jax.make_jaxpr(tangent_map)(args, aval, aval))
-        except (TypeError, ValueError, IndexError):
-            return False  # no program to read for one of the sizes: unproven
-    closed, grown = programs
+    closed = batch_independence.jvp_program(target, args, source)
+    grown = batch_independence.jvp_program(target, args, source, b + 1)
+    if closed is None or grown is None:
+        return False  # no program to read for one of the sizes: unproven
     jaxpr = closed.jaxpr
     labels = [None] * (len(jaxpr.invars) - 2) + [0, 0]
     (out,) = batch_independence.walk(jaxpr, labels, b, fresh=True)
