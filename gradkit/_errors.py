@@ -103,6 +103,15 @@ MSG_TRACED_INITIAL_VALUE_KEPT = (
     "NumPy value, or create it outside the function."
 )
 
+MSG_CREATED_BY_FAILED_CALL = (
+    "Variable {name} was created during a call of a compiled function (gk.jit, tf.function) that raised "
+    "an error, and is kept after it (stored in a list, a dict or an attribute: a layer built on its first "
+    "call). Its initial value was traced by that call and is computed only when the call succeeds, so it "
+    "has no value. Assign it one (v.assign(...)), or drop it and create it again (for a layer built on its "
+    "first call: a new layer) before calling the function again; TensorFlow leaves such a Variable "
+    "uninitialized too."
+)
+
 MSG_INITIAL_VALUE_READS_ARGUMENTS = (
     "Variable {name} was created from a traced value during the first call of {fn} (gk.jit, tf.function) and "
     "is kept after it (a layer built on its first call), and that value depends on the arguments of the call. "

@@ -194,8 +194,45 @@ def test_an_initial_value_from_the_arguments_is_a_clear_error_and_changes_nothin
     message = str(e.value)
     assert "depends on the arguments" in message and "init_scope" in message and "assign" in message
     assert float(count.numpy()) == 5.0  # the failed call assigned nothing
-    with pytest.raises(GradkitTypeError, match=r"from_input"):
-        m.w.numpy()  # it has no value (not the placeholder it was traced with)
+    with pytest.raises(GradkitTypeError, match=r"^\[gradkit\] Variable 'from_input'.*depends on the arguments"):
+        m.w.numpy()  # it has no value (not the placeholder it was traced with), and the error says why
+
+
+def test_a_variable_kept_by_a_failed_first_call_says_why_it_has_no_value_and_takes_an_assignment():
+    built = {}
+
+    @gtf.function
+    def step(x):
+        if "w" not in built:
+            built["w"] = gtf.Variable(gtf.ones(3), name="w")
+        w = built["w"]
+        w.assign(w * 2.0)
+        return gtf.tensordot(w, x, 1)
+
+    with pytest.raises(Exception, match="3"):
+        step(gtf.ones(4))  # a shape error after the Variable was created
+    w = built["w"]
+    assert "<none>" in repr(w)
+    with pytest.raises(GradkitTypeError, match=r"^\[gradkit\] Variable 'w'.*raised an error.*Assign it one"):
+        w.numpy()
+    w.assign(np.ones(3, np.float32))  # given a value, the function runs: w = 2 w, then w . x
+    np.testing.assert_allclose(step(gtf.constant([1.0, 2.0, 3.0])).numpy(), 12.0)
+    np.testing.assert_allclose(w.numpy(), 2.0 * np.ones(3))
+
+
+def test_tensorflow_also_leaves_a_variable_of_a_failed_first_call_without_its_initial_value():
+    tf = pytest.importorskip("tensorflow")
+    built = {}
+
+    @tf.function
+    def step(x):
+        if "w" not in built:
+            built["w"] = tf.Variable(tf.ones(3))
+        return tf.tensordot(built["w"], x, 1)
+
+    with pytest.raises(ValueError):
+        step(tf.ones(4))
+    assert built["w"].numpy().size == 0  # not the initial value of ones(3)
 
 
 def test_tensorflow_refuses_an_initial_value_from_the_arguments_under_xla():

@@ -179,23 +179,27 @@ class StateFrame(frames.Frame):
 _MISSING = object()
 
 
-def mark_valueless(var) -> None:
+def mark_valueless(var, message: str = _errors.MSG_TRACED_INITIAL_VALUE_KEPT) -> None:
     """``var``, created from a traced value and kept after its call, has no value: its placeholder
-    must not be read as one later."""
-    var._value = _NoValue(var._label())
+    must not be read as one later. A read raises ``message`` (formatted with the Variable's name),
+    which says why it has none."""
+    var._value = _NoValue(message.format(name=var._label()))
 
 
 class _NoValue:
     """The live value of a Variable created from a traced value and kept after its call: it has
     none, so a read raises (until a concrete value is assigned) instead of seeing a placeholder."""
 
-    __slots__ = ("name",)
+    __slots__ = ("message",)
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, message: str):
+        self.message = message
 
     def __gradkit_value__(self):
-        raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=self.name))
+        raise _errors.GradkitTypeError(self.message)
+
+    def __repr__(self) -> str:
+        return "<none>"
 
 
 def values_of(tree):

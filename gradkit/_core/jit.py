@@ -111,7 +111,7 @@ class JitFunction:
             # A Variable the failed call created from a traced value and stored somewhere has no
             # value: reading it later raises instead of seeing its placeholder.
             for var, _ in frame.take_traced():
-                mark_valueless(var)
+                mark_valueless(var, _errors.MSG_CREATED_BY_FAILED_CALL)
             raise
         # Kept Variables created from traced values: their initial values are returned too, for
         # _discover to compute outside the call. Only a discovery trace can: a call's own trace would
@@ -302,16 +302,16 @@ class JitFunction:
         try:
             initial = initial_values.lift(traced.jaxpr, outputs, inputs, readable)
         except (initial_values.ReadsArgument, initial_values.ReadsTraced) as e:
-            for var in variables:
-                mark_valueless(var)
             message = (
                 _errors.MSG_INITIAL_VALUE_READS_ARGUMENTS
                 if isinstance(e, initial_values.ReadsArgument)
                 else _errors.MSG_INITIAL_VALUE_READS_TRACED
             )
-            raise _errors.GradkitTypeError(
-                message.format(name=variables[0]._label(), fn=getattr(self._fn, "__name__", "the function"))
-            ) from None
+            fn = getattr(self._fn, "__name__", "the function")
+            for var in variables:
+                # A later read says why it has no value: the same refusal, about that Variable.
+                mark_valueless(var, message.replace("{fn}", fn))
+            raise _errors.GradkitTypeError(message.format(name=variables[0]._label(), fn=fn)) from None
         with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
             for var, value in zip(variables, initial):
                 frames.set_live(var, owned_array(value, var.dtype))

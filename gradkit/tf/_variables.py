@@ -143,7 +143,11 @@ class Variable(_GkVariable):
         return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add", "Variable.scatter_sub"))
 
     def __repr__(self) -> str:
-        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={self.numpy()!r}>"
+        try:
+            shown = repr(self.numpy())
+        except Exception:  # no value to show (a traced one left over, or none): say what it holds
+            shown = super().__repr__().rpartition("value=")[2][:-1]
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"
 
 
 class _VariableSlice(_GkVariableSlice):
