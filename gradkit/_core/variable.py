@@ -259,7 +259,12 @@ def _mask_as_indices(index):
     """``index`` with each concrete boolean mask (a NumPy or JAX array, not a traced one) as the
     integer indices of its True entries, as NumPy reads it: the same selection, which a layer
     above can pass to a recorded scatter as runtime arrays (a mask's result size depends on
-    its values)."""
+    its values). A tensor of a layer above among the indices (``v[tf.constant(1)]``) is taken
+    as its value first: an index carries no gradient, and jax indexes with arrays only."""
+    if type(index) is tuple:
+        index = tuple(map(_index_value, index))
+    else:
+        index = _index_value(index)
     items = index if type(index) is tuple else (index,)
     if not any(map(_is_concrete_mask, items)):
         return index
@@ -270,6 +275,10 @@ def _mask_as_indices(index):
         else:
             out.append(i)
     return tuple(out)
+
+
+def _index_value(i):
+    return frames.concrete(i) if hasattr(type(i), "__gradkit_value__") else i
 
 
 def _scatter(current, index, update, how):

@@ -76,7 +76,21 @@ from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
-from ._dtypes import bfloat16, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8  # noqa: A004
+from ._dtypes import (
+    as_dtype,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)  # noqa: A004
 from ._function import TensorSpec, function
 from ._indexing import boolean_mask, broadcast_to, gather_nd, newaxis, searchsorted, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
