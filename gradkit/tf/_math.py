@@ -12,7 +12,7 @@ from gradkit import _errors
 from gradkit._tape import record
 
 from ._convert import axis_arg, call, convert, convert_like
-from ._grad_kernels import with_tf_gradient_kernel
+from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
 
@@ -86,7 +86,9 @@ add = _binary(jnp.add, "add")
 subtract = _binary(jnp.subtract, "subtract")
 multiply = _binary(jnp.multiply, "multiply")
 divide = _binary(jnp.true_divide, "divide")
-pow = _binary(jnp.power, "pow")  # noqa: A001
+# Its gradient w.r.t. the exponent is 0 where x <= 0, as TensorFlow's (jax's is NaN at x < 0).
+# ``x ** p`` on tensors is gradkit's shared operator, which keeps jax's rule.
+pow = _binary(tf_pow, "pow")  # noqa: A001
 
 
 def _tf_complex(real, imag):
@@ -213,10 +215,13 @@ def _extreme(jfn, x, axis, keepdims, identity):
     return jfn(x, axis=axis, keepdims=keepdims)
 
 
+# Their gradients are TensorFlow's: ties share it equally, and a NaN makes it NaN everywhere.
+@with_tf_extreme_gradient
 def _max(x, axis, keepdims):
     return _extreme(jnp.max, x, axis, keepdims, -jnp.inf)
 
 
+@with_tf_extreme_gradient
 def _min(x, axis, keepdims):
     return _extreme(jnp.min, x, axis, keepdims, jnp.inf)
 
@@ -251,8 +256,21 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=np.int64, name=None):  
     return call(_count_nonzero, convert(input), axis=axis_arg(axis), keepdims=bool(keepdims), dtype=dtype)
 
 
+def _never_chosen(x, losing, beyond):
+    """``x`` with the entries TensorFlow's argmax/argmin cannot choose replaced by ``losing``.
+
+    Its kernel starts from the dtype's lowest (argmax) or highest (argmin) finite value at index 0
+    and moves only to a strictly better entry, so NaN never wins (jnp.argmax would pick the first
+    NaN), nor does an entry no better than the start (-inf or the lowest value itself, for argmax);
+    with no entry better than the start the index is 0, as jnp.argmax gives among equal entries.
+    """
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x
+    return jnp.where(jnp.isnan(x) | beyond(x, jnp.finfo(x.dtype)), jnp.asarray(losing, x.dtype), x)
+
+
 def _argmax(x, axis):
-    return jnp.argmax(x, axis=axis)
+    return jnp.argmax(_never_chosen(x, -jnp.inf, lambda v, info: v <= info.min), axis=axis)
 
 
 def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
@@ -260,7 +278,7 @@ def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
 
 
 def _argmin(x, axis):
-    return jnp.argmin(x, axis=axis)
+    return jnp.argmin(_never_chosen(x, jnp.inf, lambda v, info: v >= info.max), axis=axis)
 
 
 def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002

@@ -36,7 +36,14 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
-    """``tf.math.cumprod``; its gradient is exact where ``x`` has zeros (TensorFlow divides by ``x``)."""
+    """``tf.math.cumprod``; its gradient is the exact derivative, also where ``x`` has zeros.
+
+    There it differs from TensorFlow 2.21's by design: TensorFlow's gradient is a cumulative sum
+    of ``cumprod(x) * upstream`` (in the opposite direction) divided by ``x`` with ``div_no_nan``,
+    so it is 0 wherever ``x`` is 0, which is not the derivative (for ``x = [2, 0, 3, 5]`` and the
+    loss ``sum(cumprod(x) * [1, 10, 100, 1000])``: TensorFlow ``[1, 0, 0, 0]``, gradkit
+    ``[1, 30620, 0, 0]``).
+    """
     return call(_cumulative, convert(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), prod=True)
 
 
@@ -46,7 +53,13 @@ def _check_direction(direction, fn):
 
 
 def _sort(x, axis, descending):
-    return jnp.sort(x, axis=axis, descending=descending)
+    # TensorFlow's sort is stable both ways: equal entries keep their order, so the gradient of
+    # each goes back to the same entry. jnp.sort(descending=True) reverses them.
+    if not descending:
+        return jnp.sort(x, axis=axis)
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return -jnp.sort(-x, axis=axis)  # a stable ascending sort of -x: ties keep their order
+    return jnp.take_along_axis(x, jnp.argsort(x, axis=axis, stable=True, descending=True), axis=axis)
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):

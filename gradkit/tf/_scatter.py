@@ -1,8 +1,10 @@
 """Scatter updates: ``tf.tensor_scatter_nd_*``, ``tf.IndexedSlices`` and the rows they write.
 
 ``indices`` has shape ``batch + (K,)``: each of its rows indexes the first ``K`` axes of the
-tensor, and ``updates`` has shape ``batch + tensor.shape[K:]``. Written with ``.at[]``, so the
-gradient is exact: zero at overwritten entries, and the updates' own gradient gathered back.
+tensor, and ``updates`` has shape ``batch + tensor.shape[K:]``. Written with ``.at[]``; the
+gradients are TensorFlow's: the tensor's is zero at the entries written, and every update gets
+the upstream gradient gathered at its index, even one that a repeated index overwrote (jax's
+rule for ``.at[].set`` gives it to the update written last only).
 
 >>> import gradkit.tf as tf
 >>> tf.tensor_scatter_nd_add(tf.zeros([3]), [[0], [0], [2]], [1.0, 2.0, 5.0]).numpy().tolist()
@@ -11,6 +13,7 @@ gradient is exact: zero at overwritten entries, and the updates' own gradient ga
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
@@ -23,7 +26,30 @@ def _nd_index(indices):
     return tuple(jnp.moveaxis(indices, -1, 0))
 
 
+@jax.custom_vjp
+def _set_nd(tensor, indices, updates):
+    return tensor.at[_nd_index(indices)].set(updates)
+
+
+def _set_nd_fwd(tensor, indices, updates):
+    return _set_nd(tensor, indices, updates), indices
+
+
+def _set_nd_bwd(indices, upstream):
+    # TensorFlow's _TensorScatterUpdateGrad: tensor_scatter_nd_update(upstream, indices, 0) for
+    # the tensor and gather_nd(upstream, indices) for the updates; the indices have none.
+    index = _nd_index(indices)
+    return upstream.at[index].set(0), None, upstream[index]
+
+
+_set_nd.defvjp(_set_nd_fwd, _set_nd_bwd)
+
+
 def _scatter_nd(tensor, indices, updates, how):
+    if how == "set" and jnp.issubdtype(tensor.dtype, jnp.inexact):
+        # The updates as the kernel's: the tensor's dtype, one per index (jax sums a broadcast back).
+        shape = tuple(indices.shape[:-1]) + tuple(tensor.shape[indices.shape[-1] :])
+        return _set_nd(tensor, indices, jnp.broadcast_to(updates.astype(tensor.dtype), shape))
     return getattr(tensor.at[_nd_index(indices)], how)(updates)
 
 
@@ -106,6 +132,8 @@ def slices_of(sparse_delta, method: str):
 
 
 def _rows(tensor, indices, values, how):
+    if how == "set":
+        return _scatter_nd(tensor, indices[..., None], values, how)  # a row's index is a 1-tuple
     return getattr(tensor.at[indices], how)(values)
 
 
