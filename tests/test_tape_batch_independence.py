@@ -244,3 +244,36 @@ def test_a_custom_gradient_that_mixes_examples_is_not_proven():
 
     f.defvjp(lambda x: (x * 2.0, None), lambda _, g: (g + jnp.mean(g, axis=0, keepdims=True),))
     assert not function_rows_independent(lambda _, x: f(x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
+
+
+def test_interacting_examples_raise_also_while_an_outer_tape_records():
+    # The outer tape records the batch Jacobian as one op; the check still runs on the values.
+    x = gk.Tensor(jnp.asarray(np.random.default_rng(3).standard_normal((4, 3)), jnp.float32))
+    with gk.GradientTape():
+        with gk.GradientTape() as tape:
+            tape.watch(x)
+            y = gnp.sum(x * x, axis=1, keepdims=True)
+            z = y - gnp.mean(y, axis=0, keepdims=True)  # examples interact
+        with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] batch_jacobian assumes.*interact"):
+            tape.batch_jacobian(z, x)
+
+
+def test_a_batch_jacobian_recorded_by_an_outer_tape_is_differentiated_exactly():
+    x0 = np.random.default_rng(4).standard_normal((4, 3)).astype(np.float32)
+    x = gk.Tensor(jnp.asarray(x0))
+    with gk.GradientTape() as outer:
+        outer.watch(x)
+        with gk.GradientTape() as tape:
+            tape.watch(x)
+            y = gnp.tanh(x) * x[:, :1]  # per-example, but not proven elementwise
+        jac = tape.batch_jacobian(y, x)
+        penalty = gnp.sum(jac**2)
+
+    def pure(xv):
+        j = jax.vmap(jax.jacrev(lambda r: jnp.tanh(r) * r[:1]))(xv)
+        return jnp.sum(j**2), j
+
+    (want_penalty, want_jac), want_grad = jax.value_and_grad(pure, has_aux=True)(jnp.asarray(x0))
+    np.testing.assert_allclose(np.asarray(jac), want_jac, rtol=1e-5)
+    np.testing.assert_allclose(float(penalty), float(want_penalty), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(outer.gradient(penalty, x)), want_grad, rtol=1e-5, atol=1e-6)

@@ -139,3 +139,21 @@ def test_vmap_of_the_compiled_step_over_several_batches():
     got = jax.vmap(jax.jit(taped_batch_jacobian(mlp)))(xs)
     want = jax.vmap(jax.vmap(jax.jacrev(lambda xi: mlp(jnp, xi[None])[0])))(xs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_variable_source_in_a_step_s_first_trace():
+    # The step's first trace meets the Variable before it is one of the program's inputs: its
+    # value is concrete there, inside a trace, and the check must still be able to read it.
+    w = gk.Variable(W0)
+
+    def step():
+        with gk.GradientTape() as tape:
+            y = gnp.stack([gnp.tanh(w), gnp.maximum(w, 2.0 * w)], axis=1)  # (S, 2, H): per-example
+        return tape.batch_jacobian(y, w)
+
+    def pure(wv):
+        return jnp.stack([jnp.tanh(wv), jnp.maximum(wv, 2.0 * wv)], axis=1)
+
+    want = diagonal_blocks(pure, W0)
+    np.testing.assert_allclose(np.asarray(gk.jit(step)()), want, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(step()), want, rtol=1e-6)

@@ -366,8 +366,19 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
         entry, inputs = recorded_entry(tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
         if not entry.connected:
             return None
+        if check:
+            # The recorded op is TensorFlow's algorithm, which outer tapes differentiate; the
+            # check still runs on this call's values, so interacting examples raise here too.
+            _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=True)
         node = record.record_call(entry.recorded_op, inputs, s, "batch_jacobian")
         return Tensor._make(node, 0)
+    return _batch_jacobian_now(tape, t_ref, s_ref, check)
+
+
+def _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=False):
+    """The batch Jacobian computed at this call (raising where the check finds examples
+    interact); with ``only_check``, just the check, skipped where values are traced or the
+    graph is proven."""
     st = structure(tape, [t_ref], [s_ref])
     if st[3][0] is None:
         return None
@@ -382,6 +393,8 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
     per_example = check and key not in _not_per_example
     entry = _batch_jacobian_entry(tape, key, leaves, live, sources, check, per_example)
     if not entry.connected:
+        return None
+    if only_check and (traced or not check or entry.proven(values)):
         return None
     if check and entry.proven(values):
         # The check is not needed, for any values: examples provably do not interact (the
@@ -403,13 +416,16 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
             unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, False)
             jac, _ = unchecked.program(values, None)
         return Tensor.concrete(jac)
-    jac, leak = entry.program(values, _probe(aval) if check else None)
+    # Concrete values may still meet a trace (a gk.jit step's first trace, which has not yet
+    # made the Variables it reads its inputs): computed concretely, so the check can read them.
+    with jax.ensure_compile_time_eval():
+        jac, leak = entry.program(values, _probe(aval) if check else None)
     if check and float(leak) > _leak_tolerance(aval.dtype):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
             # time: TensorFlow's algorithm on the whole batch tells which.
             _not_per_example[key] = True
-            return run_batch_jacobian(tape, t_ref, s_ref, check)
+            return _batch_jacobian_now(tape, t_ref, s_ref, check, only_check)
         raise _errors.GradkitValueError(
             "batch_jacobian assumes example i of the target depends only on example i of the source, but "
             f"here examples interact (a random tangent moved the target by {float(leak):.2g} more than the "

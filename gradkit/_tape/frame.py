@@ -110,6 +110,17 @@ class TapeFrame(frames.Frame):
             node, index = value._node, value._index
         else:
             node, index = make_leaf(frames.concrete(value), 0, s), 0
+        watching = 0
+        for tape in s.recording:
+            if id(var) in tape._var_sources:
+                watching |= tape._bit
+        missing = watching & s.active & ~node.mask & ~s.parity_bits
+        if missing:
+            # A value no tape watching the Variable records (a constant): TensorFlow watches
+            # every read of a watched Variable, so what is computed from it is on those tapes,
+            # and a gradient with respect to such an intermediate exists. It is still not a
+            # path to the Variable's source (its value does not depend on it).
+            node, index = record.record_identity(node, index, node.mask | missing, s), 0
         parity = node.mask & s.parity_bits
         if parity:
             node = record.record_identity(

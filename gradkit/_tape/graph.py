@@ -196,7 +196,13 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
             dtype = jax.dtypes.canonicalize_dtype(value.dtype)
             value = value if value.dtype == dtype else value.astype(dtype)
         elif not isinstance(value, (jax.Array, jax.core.Tracer)):
-            value = owned_array(value)  # used later, lazily: a write to a NumPy input must not reach it
+            get = getattr(type(value), "__gradkit_value__", None)
+            if get is not None:
+                # A tensor held as a Variable's value (assigned inside a gk.jit step) and recorded
+                # since (watched): the leaf is its value, not the tensor.
+                value = get(value)
+            if not isinstance(value, (jax.Array, jax.core.Tracer)):
+                value = owned_array(value)  # used later, lazily: a write to a NumPy input must not reach it
         aval = aval_of(value)
     sid = intern_sid(("leaf", id(aval), mask))
     return Node(None, (), (aval,), mask, session, sid, None, [value])

@@ -174,6 +174,8 @@ class GradientTape:
                 if self._own_source(x) is not None:
                     continue  # watching twice is watching once
                 node, index = x._node, x._index
+                if node.session is s and self._records_result(node, index):
+                    continue  # already on this tape: a gradient with respect to it sees every use, as in TensorFlow
                 if node.session is s:
                     # Later uses go through a node of this tape's own; the tapes that already
                     # record the tensor keep the node they knew as its source.
@@ -202,6 +204,14 @@ class GradientTape:
                     f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}. "
                     "Convert it first (tf.constant(x)) and compute the target from the converted tensor."
                 )
+
+    def _records_result(self, node, index) -> bool:
+        """Whether ``node``'s output ``index`` is the result of an op this tape recorded, which
+        no other tensor stands for: not a leaf, and not a Variable's current value (a read of
+        which returns that node again, where TensorFlow makes a tensor per read)."""
+        if node.op is None or not node.mask & self._bit:
+            return False
+        return all(bound[0] is not node or bound[1] != index for bound in self._session.bindings.values())
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -370,7 +380,8 @@ class GradientTape:
         where the tape never saw it. Returns {target index: source index} for the targets
         that take the rule, and drops them from ``t_refs``.
 
-        It applies where the tape saw neither (no recorded value, no source), and to every
+        It applies where the tape saw neither (no recorded value, no source; for a tensor,
+        where this tape does not record it, even if another tape does), and to every
         Variable target of a TensorFlow-parity tape, which (as in TensorFlow) stands for the
         Variable itself, not a recorded value. Otherwise the recorded graph answers: for a
         Variable the tape saw, the derivative of its final value with respect to its value
@@ -384,7 +395,11 @@ class GradientTape:
             j = next((j for j, x in enumerate(src_leaves) if x is t), None)
             if j is None:
                 continue
-            if (not self._track and isinstance(t, Variable)) or (t_refs[i] is None and s_refs[j] is None):
+            if isinstance(t, Variable):
+                takes_rule = not self._track or (t_refs[i] is None and s_refs[j] is None)
+            else:  # a tensor this tape neither records nor watched (another tape may record it)
+                takes_rule = s_refs[j] is None
+            if takes_rule:
                 pairs[i] = j
                 t_refs[i] = None
         return pairs
