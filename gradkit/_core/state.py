@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _errors
 from . import frames
+from .index_update import index_update
 from .variable import Variable, check_delta, coerce_to, coerce_update
 
 _NO_DEFAULT = object()
@@ -414,7 +415,7 @@ class _IndexAt:
         current = self._state[self._var]
         # The rules of v[idx].assign(p): a slice update may not do what an assignment may not.
         value = coerce_update(value, self._var, self._index)
-        new = getattr(current.at[self._index], how)(value, **kwargs)
+        new = index_update(current, self._index, value, how, **kwargs)
         return self._state.assign(self._var, new)
 
     def set(self, value, **kwargs) -> State:

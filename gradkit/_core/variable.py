@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _errors
 from . import frames
+from .index_update import index_update
 from .operators import ValueOperators
 
 _counter = itertools.count()
@@ -282,8 +283,7 @@ def _index_value(i):
 
 
 def _scatter(current, index, update, how):
-    ref = jnp.asarray(current).at[index]
-    return getattr(ref, how)(update)
+    return index_update(current, index, update, how)
 
 
 class Variable(ValueOperators):

@@ -14,6 +14,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
+from .._core.index_update import index_update
 from . import record
 
 
@@ -66,7 +67,10 @@ def _index_update(name: str):
     update = _INDEX_UPDATES[name]
 
     def at_index(a, index, *args, **kwargs):
-        return update(a.at[index], *args, **kwargs)
+        if name == "get":
+            return update(a.at[index], *args, **kwargs)
+        # The tape compiles whole steps: a slice update takes the form XLA cannot miscompile.
+        return index_update(a, index, *args, how=name, **kwargs)
 
     at_index.__name__ = at_index.__qualname__ = f"at_{name}"
     return at_index
