@@ -49,6 +49,20 @@ def program_self_target(tf):
         return inner.gradient(y, y).numpy()
 
 
+def program_self_target_variable_and_repeated_sources(tf):
+    """A Variable target that is its own source for a tape that never saw it, though an
+    outer tape recorded its assignment; and a tensor source listed twice."""
+    v = tf.Variable(np.array([0.1, 0.2, 0.3], np.float32))
+    c = tf.constant(0.5)
+    with tf.GradientTape():
+        v.assign(tf.tanh(v))
+        with tf.GradientTape(persistent=True) as inner:
+            y = c * 2.0
+        by_variable = inner.gradient(v, v)
+        twice = inner.gradient(y, [y, y])
+    return [by_variable.numpy(), *(g.numpy() for g in twice)]
+
+
 def program_after_constant_assignment(tf, **tape_options):
     """An intermediate computed from a Variable after it was assigned a constant."""
     v = tf.Variable(1.0)
@@ -68,6 +82,12 @@ def test_a_target_that_is_its_own_source_gives_ones_where_only_an_outer_tape_rec
     np.testing.assert_array_equal(program_self_target(gtf), [1.0, 1.0])
 
 
+def test_a_variable_target_unseen_by_its_tape_and_a_repeated_source_take_the_identity():
+    got = program_self_target_variable_and_repeated_sources(gtf)
+    np.testing.assert_array_equal(got[0], [1.0, 1.0, 1.0])
+    assert [float(g) for g in got[1:]] == [1.0, 1.0]
+
+
 def test_an_intermediate_from_a_variable_holding_a_constant_has_its_gradient():
     # d(h^2)/dh = 2h = 12. The default tape follows the assignment: y does not depend on the
     # value v had when the tape first saw it (None). The TensorFlow-parity tape sums the
@@ -80,6 +100,10 @@ def test_the_same_programs_in_tensorflow():
     tf = pytest.importorskip("tensorflow")
     np.testing.assert_allclose(program_watched_read(gtf), program_watched_read(tf))
     np.testing.assert_array_equal(program_self_target(gtf), program_self_target(tf))
+    for got, want in zip(
+        program_self_target_variable_and_repeated_sources(gtf), program_self_target_variable_and_repeated_sources(tf)
+    ):
+        np.testing.assert_array_equal(got, want)
     assert program_after_constant_assignment(gtf, track_assignments=False) == program_after_constant_assignment(tf)
 
 

@@ -367,40 +367,39 @@ class GradientTape:
         s_refs = [self._source_ref(x) for x in src_leaves]
         pairs = self._self_targets(targets, t_refs, src_leaves, s_refs)
         results = derivatives.run_vjp(self, t_refs, s_refs, cts)
-        for i, j in pairs.items():
+        for i, j in pairs:
             ct = _identity_cotangent(targets[i], cts[i])
             results[j] = ct if results[j] is None else results[j] + ct
         out = [zeros_if_unconnected(g, shape_of(x), dtype_of(x), mode) for g, x in zip(results, src_leaves)]
         self._release()
         return jax.tree_util.tree_unflatten(src_tree, out)
 
-    def _self_targets(self, targets, t_refs, src_leaves, s_refs) -> dict[int, int]:
+    def _self_targets(self, targets, t_refs, src_leaves, s_refs) -> list[tuple[int, int]]:
         """TensorFlow's rule for a target that is itself one of the sources (the same
         Variable or tensor): its derivative with respect to itself is the identity, even
-        where the tape never saw it. Returns {target index: source index} for the targets
-        that take the rule, and drops them from ``t_refs``.
+        where the tape never saw it. Returns the (target index, source index) pairs that
+        take the rule (every place the source is listed), and drops those targets from
+        ``t_refs``.
 
-        It applies where the tape saw neither (no recorded value, no source; for a tensor,
-        where this tape does not record it, even if another tape does), and to every
+        It applies where this tape has no source for it (it never saw it, though another
+        tape may record its value), and to every
         Variable target of a TensorFlow-parity tape, which (as in TensorFlow) stands for the
         Variable itself, not a recorded value. Otherwise the recorded graph answers: for a
         Variable the tape saw, the derivative of its final value with respect to its value
         when the tape first saw it (None if it was assigned after the tape stopped).
         Integer targets keep None, as every integer derivative does.
         """
-        pairs = {}
+        pairs = []
         for i, t in enumerate(targets):
             if not isinstance(t, (Variable, Tensor)) or not jnp.issubdtype(dtype_of(t), jnp.inexact):
                 continue
-            j = next((j for j, x in enumerate(src_leaves) if x is t), None)
-            if j is None:
+            same = [j for j, x in enumerate(src_leaves) if x is t]  # a source may be listed twice
+            if not same:
                 continue
-            if isinstance(t, Variable):
-                takes_rule = not self._track or (t_refs[i] is None and s_refs[j] is None)
-            else:  # a tensor this tape neither records nor watched (another tape may record it)
-                takes_rule = s_refs[j] is None
-            if takes_rule:
-                pairs[i] = j
+            # Where this tape has no source for it (it never saw it, though another tape may
+            # record it), or for a parity tape's Variable.
+            if (isinstance(t, Variable) and not self._track) or s_refs[same[0]] is None:
+                pairs.extend((i, j) for j in same)
                 t_refs[i] = None
         return pairs
 
@@ -436,7 +435,7 @@ class GradientTape:
         else:
             chunk = None if parallel_iterations is None else int(parallel_iterations)
             results = derivatives.run_jacobian(self, t_refs[0], s_refs, t_shape, src_leaves, chunk)
-        for j in pairs.values():
+        for _, j in pairs:
             size = math.prod(t_shape)
             results[j] = Tensor.concrete(jnp.eye(size, dtype=dtype_of(target)).reshape(t_shape + t_shape))
         out = [zeros_if_unconnected(j, t_shape + shape_of(x), dtype_of(x), mode) for j, x in zip(results, src_leaves)]
