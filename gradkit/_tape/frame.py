@@ -103,17 +103,17 @@ class TapeFrame(frames.Frame):
 
     def assign(self, var, value):
         s = self.session
+        watching = 0  # the tapes with a source for var
         for tape in s.recording:
-            if tape._bit & s.active and id(var) not in tape._var_sources and tape._watch_accessed and var.trainable:
+            if id(var) in tape._var_sources:
+                watching |= tape._bit
+            elif tape._bit & s.active and tape._watch_accessed and var.trainable:
                 self._see(var, s.bindings.get(id(var)), tape._bit)
+                watching |= tape._bit
         if isinstance(value, Tensor) and value._node.session is s:
             node, index = value._node, value._index
         else:
             node, index = make_leaf(frames.concrete(value), 0, s), 0
-        watching = 0
-        for tape in s.recording:
-            if id(var) in tape._var_sources:
-                watching |= tape._bit
         missing = watching & s.active & ~node.mask & ~s.parity_bits
         if missing:
             # A value no tape watching the Variable records (a constant): TensorFlow watches
