@@ -218,3 +218,32 @@ def test_a_slice_reads_as_the_value_when_it_was_taken_and_assigns_into_the_curre
     assert [np.asarray(s + 0.0).tolist() for s in snapshots] == [[5.0, 6.0], [6.0, 7.0], [7.0, 8.0]]
     v[1:].assign(jnp.zeros(2))  # into the current value [8, 9, 10]
     np.testing.assert_array_equal(np.asarray(v.value), [8.0, 0.0, 0.0])
+
+
+def test_assigning_a_slice_of_a_variable_stores_its_value_not_the_slice():
+    v = gk.Variable(jnp.array([1.0, 2.0, 3.0]))
+    w = gk.Variable(jnp.array([4.0, 5.0, 6.0, 7.0]))
+    v.assign(w[1:])
+    assert isinstance(v.value, jax.Array)
+    v.assign_add(w[:3])
+    np.testing.assert_array_equal(np.asarray(v.value), [9.0, 11.0, 13.0])
+
+
+def test_a_slice_of_a_local_variable_assigned_under_transforms():
+    u = gk.Variable(jnp.array([1.0, 2.0, 3.0]))
+
+    def f(x):
+        local = gk.Variable(u * x)  # a local accumulator from a traced value
+        u.assign(local[::-1])  # only its value reaches u: the local Variable does not outlive the call
+        return jnp.sum(u)
+
+    def g(x):
+        local = gk.Variable(u * x)
+        kept = gk.Variable(jnp.zeros(3))
+        kept.assign(local[::-1])
+        return jnp.sum(kept)
+
+    np.testing.assert_allclose(float(gk.grad(f)(jnp.float32(2.0))), 6.0)  # d sum(u x)/dx = sum(u)
+    np.testing.assert_allclose(np.asarray(gk.vmap(g)(jnp.array([2.0, 3.0]))), [12.0, 18.0])
+    np.testing.assert_allclose(float(gk.jit(f)(jnp.float32(2.0))), 12.0)
+    np.testing.assert_array_equal(np.asarray(u.value), [6.0, 4.0, 2.0])

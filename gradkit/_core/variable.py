@@ -182,8 +182,8 @@ def coerce_to(value, shape: tuple[int, ...], dtype, name: str):
     Python scalars and nested lists convert as TensorFlow converts them; arrays may be
     cast only where the cast keeps their kind (int -> float, float64 -> float32).
     """
-    if isinstance(value, Variable):
-        value = value.value
+    if isinstance(value, (Variable, VariableSlice)):
+        value = value._read_value()  # its value, not the handle (a slice would keep its Variable alive)
     value = _python_int(value, dtype, name, "assign")
     got_shape, got_dtype = _numeric_shape_dtype(value, name, shape, dtype)
     if got_shape != tuple(shape):
@@ -198,8 +198,8 @@ def coerce_update(value, var: Variable, index):
     The rules of :func:`coerce_to`, except that the value need only broadcast to the
     slice's shape: a slice assignment may not do what a whole assignment may not.
     """
-    if isinstance(value, Variable):
-        value = value.value
+    if isinstance(value, (Variable, VariableSlice)):
+        value = value._read_value()  # its value, not the handle (a slice would keep its Variable alive)
     name = var._label()
     value = _python_int(value, var.dtype, name, "write")
     got_shape, got_dtype = _numeric_shape_dtype(value, name, var.shape, var.dtype)
@@ -218,8 +218,8 @@ def check_delta(delta, var: Variable, verb: str):
     Checked before any arithmetic, so a bad delta gets a clear error rather than jax's.
     The result's dtype is checked by the assignment that follows.
     """
-    if isinstance(delta, Variable):
-        delta = delta.value
+    if isinstance(delta, (Variable, VariableSlice)):
+        delta = delta._read_value()
     name = var._label()
     delta = _python_int(delta, var.dtype, name, verb)
     got_shape, _ = _numeric_shape_dtype(delta, name, var.shape, var.dtype)
@@ -311,8 +311,8 @@ class Variable(ValueOperators):
     __slots__ = ("_value", "_name", "_trainable", "_shape", "_dtype", "_uid", "__weakref__")
 
     def __init__(self, value, *, name: str | None = None, trainable: bool = True, dtype=None):
-        if isinstance(value, Variable):
-            value = value.value
+        if isinstance(value, (Variable, VariableSlice)):
+            value = value._read_value()
         # A Python or NumPy initial value is converted now even inside jax.jit, so that a
         # function may create a local Variable (an accumulator) while it is traced.
         with frames.Suspend(), jax.ensure_compile_time_eval():
