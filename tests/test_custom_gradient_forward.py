@@ -91,6 +91,30 @@ def test_functional_forward_mode_through_a_custom_gradient_transposes_its_vjp():
     assert_close(np.asarray(got), np.asarray(expected))
 
 
+def test_functional_jvp_through_a_custom_gradient_inside_a_trace():
+    """Inside jax.jit, gk.jit and an outer gk.grad, jax would refuse forward mode through the
+    custom_vjp only when compiling: gk.jvp must still take the transposed VJP. Oracle: grad_fn's
+    factor 3 cos(w x) times the tangent (w x)' = x dw + w dx; the outer gradient by jax.grad of
+    that hand-written JVP."""
+    import gradkit as gk
+
+    f = _program(gtf)
+    w = gk.Variable(A0)
+    x = jnp.float32(1.3)
+    dw = jnp.asarray([1.0, -2.0, 0.5], jnp.float32)
+
+    def pushed(x):
+        return gk.jvp(lambda x: f(w * x), (x,), (jnp.float32(1.0),), wrt=w, wrt_tangents=dw)[1]
+
+    def hand(x):
+        return 3.0 * jnp.cos(A0 * x) * (x * dw + A0)
+
+    for run in (pushed, jax.jit(pushed), gk.jit(pushed)):
+        assert_close(np.asarray(run(x)), np.asarray(hand(x)))
+    grad_of_jvp = gk.grad(lambda x: jnp.sum(pushed(x)))(x)
+    assert_close(float(grad_of_jvp), float(jax.grad(lambda x: jnp.sum(hand(x)))(x)))
+
+
 def test_functional_forward_mode_through_tf_sqrt_matches_jax():
     """gradkit.tf's sqrt, rsqrt and reciprocal carry TensorFlow's gradient kernel (a custom VJP);
     gk.jvp and gk.jacfwd through them still give the derivative. Oracle: jax.jvp of jnp's."""

@@ -137,6 +137,15 @@ def _rules_key(closed: ClosedJaxpr) -> tuple:
     return tuple(_derivative_text(_alone(eqn), eqn.primitive.name) for eqn in custom_eqns(closed.jaxpr))
 
 
+def holds_custom_vjp(f, *args) -> bool:
+    """Whether ``f`` on arguments like ``args`` runs a ``jax.custom_vjp`` (a ``custom_gradient``):
+    it has no forward rule, and inside a trace ``jax.jvp`` of it fails only when the program is
+    compiled, too late to take another way."""
+    avals = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), args)
+    jaxpr = jax.make_jaxpr(f)(*avals).jaxpr
+    return any(eqn.primitive.name in CUSTOM_VJP_CALLS for eqn in custom_eqns(jaxpr))
+
+
 def custom_eqns(jaxpr) -> list:
     """The custom-rule calls (``jax.custom_vjp`` / ``custom_jvp``) in ``jaxpr`` and the programs
     nested in it, in order."""

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from .. import _errors
 from . import frames
 from .functionalize import StateFrame, values_of
-from .programs import program_call
+from .programs import holds_custom_vjp, program_call
 from .state import State, flatten_variables, unique
 from .variable import Variable
 
@@ -438,14 +438,23 @@ def jvp(
         out, rest = pure(wrt_values, *xs)
         return out, rest
 
-    try:
-        out, out_t, (aux, state) = jax.jvp(call, plan.primals(), (var_tangents, *tangents), has_aux=True)
-    except TypeError as e:
-        if not _no_forward_rule(e):
-            raise
-        out, out_t, (aux, state) = _jvp_by_transposed_vjp(call, plan.primals(), (var_tangents, *tangents))
+    all_tangents = (var_tangents, *tangents)
+    if frames.trace_state() != _EAGER and holds_custom_vjp(call, *plan.primals()):
+        # Inside a trace jax refuses forward mode through a custom_vjp only when the program
+        # is compiled: the function's program decides here instead.
+        out, out_t, (aux, state) = _jvp_by_transposed_vjp(call, plan.primals(), all_tangents)
+    else:
+        try:
+            out, out_t, (aux, state) = jax.jvp(call, plan.primals(), all_tangents, has_aux=True)
+        except TypeError as e:
+            if not _no_forward_rule(e):
+                raise
+            out, out_t, (aux, state) = _jvp_by_transposed_vjp(call, plan.primals(), all_tangents)
     result = (out, out_t, aux) if has_aux else (out, out_t)
     return _finish(result, state, return_state)
+
+
+_EAGER = frames.trace_state()  # no jax trace active (jax's own eager evaluation)
 
 
 def _no_forward_rule(error: TypeError) -> bool:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._core.programs import CUSTOM_VJP_CALLS, custom_eqns
+from .._core.programs import holds_custom_vjp
 from . import chunked_jacobian, dependence
 from .graph import Node
 from .record import PARITY_TERM
@@ -354,21 +354,10 @@ def vjp_program(plan: Plan, from_boundary: bool = False):
     return program
 
 
-def _holds_custom_vjp(f, *args) -> bool:
-    """Whether ``f`` on arguments like ``args`` runs a ``jax.custom_vjp`` (a ``custom_gradient``):
-    it has no forward rule, and ``jax.jvp`` of it fails only when the program is compiled."""
-    avals = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), args)
-    return _jaxpr_holds_custom_vjp(jax.make_jaxpr(f)(*avals).jaxpr)
-
-
-def _jaxpr_holds_custom_vjp(jaxpr) -> bool:
-    return any(eqn.primitive.name in CUSTOM_VJP_CALLS for eqn in custom_eqns(jaxpr))
-
-
 def _jvp(f, primals: tuple, tangents: tuple):
     """``jax.jvp(f, primals, tangents)``; where ``f`` holds a ``custom_gradient``, the JVP as the
     transpose of its VJP (the double-backward trick TensorFlow's forward mode uses)."""
-    if not _holds_custom_vjp(f, *primals):
+    if not holds_custom_vjp(f, *primals):
         return jax.jvp(f, primals, tangents)
     out, pull = jax.vjp(f, *primals)
     _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.zeros_like, out))
@@ -379,14 +368,14 @@ def _jacfwd(f):
     """``jax.jacfwd(f)``, or ``jax.jacrev(f)`` where ``f`` holds a ``custom_gradient``."""
 
     def jacobian(*args):
-        return (jax.jacrev if _holds_custom_vjp(f, *args) else jax.jacfwd)(f)(*args)
+        return (jax.jacrev if holds_custom_vjp(f, *args) else jax.jacfwd)(f)(*args)
 
     return jacobian
 
 
 def _jacobian(g, primals: list, forward_mode: bool, parallel_iterations):
     """``jax.jacfwd(g)(primals)`` or ``jax.jacrev(g)(primals)``; a large Jacobian in chunks."""
-    if forward_mode and _holds_custom_vjp(g, primals):
+    if forward_mode and holds_custom_vjp(g, primals):
         forward_mode = False  # a custom_gradient has no forward rule: the same Jacobian, in reverse
     return chunked_jacobian.jacobian(g, primals, forward_mode, parallel_iterations)
 
