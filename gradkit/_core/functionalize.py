@@ -191,6 +191,7 @@ class _NoValue:
     none, so a read raises (until a concrete value is assigned) instead of seeing a placeholder."""
 
     __slots__ = ("message",)
+    shown = "<none>"  # what a Variable's repr shows for its value
 
     def __init__(self, message: str):
         self.message = message
@@ -199,7 +200,7 @@ class _NoValue:
         raise _errors.GradkitTypeError(self.message)
 
     def __repr__(self) -> str:
-        return "<none>"
+        return self.shown
 
 
 def values_of(tree):

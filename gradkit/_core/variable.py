@@ -410,7 +410,7 @@ class Variable(ValueOperators):
             value = np.asarray(frames.concrete(self._value))
             shown = np.array2string(value, precision=6, separator=", ")
         except Exception:  # a traced value left over from a transform, or none: show what it is
-            shown = repr(self._value) if type(self._value).__name__ == "_NoValue" else type(self._value).__name__
+            shown = getattr(self._value, "shown", None) or type(self._value).__name__
         return f"<gk.Variable '{self._name}' shape={self._shape} dtype={self._dtype}, value={shown}>"
 
 

@@ -146,7 +146,7 @@ class Variable(_GkVariable):
         try:
             shown = repr(self.numpy())
         except Exception:  # no value to show (a traced one left over, or none): say what it holds
-            shown = super().__repr__().rpartition("value=")[2][:-1]
+            shown = getattr(self._value, "shown", None) or type(self._value).__name__
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"
 
 
