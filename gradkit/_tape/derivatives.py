@@ -17,7 +17,7 @@ import numpy as np
 from .. import _errors
 from .._core import frames
 from .._core.variable import Variable, broadcasts_to
-from . import batch_independence, batch_size_reads, bounded, graph, record, replay
+from . import batch_independence, batch_size_reads, bounded, graph, inner_sources, record, replay
 from .bounded import BoundedDict
 from .graph import make_leaf, merge_leaves
 from .tensor import Tensor
@@ -108,10 +108,11 @@ def structure(tape, t_refs, s_refs):
     return leaves, live, key, sources
 
 
-def frontier_structure(tape, live, s_refs):
-    """Like ``structure``, over only this tape's part of the graph (for a recorded gradient)."""
+def frontier_structure(bit, session, live, s_refs, fixed=()):
+    """Like ``structure``, over only this tape's part of the graph (for a recorded gradient),
+    with ``fixed`` values among its inputs (see ``inner_sources``)."""
     roots = live + [r for r in s_refs if r is not None]
-    front = replay.frontier(roots, tape._bit, tape._session)
+    front = replay.frontier(roots, bit, session)
     position = {(id(n), k): i for i, (n, k) in enumerate(front)}
     order = replay.topo_order([n for n, _ in roots], {id(n) for n, _ in front})
     index = {id(n): i for i, n in enumerate(order)}
@@ -123,8 +124,9 @@ def frontier_structure(tape, live, s_refs):
             specs.append(("front", position[(id(r[0]), r[1])]))
         else:
             specs.append(("node", index[id(r[0])], r[1]))
-    shape = replay.exact_shape(order) if _untagged_node_source(s_refs) else None
-    key = ("recorded", tuple((n.sid, k) for n, k in live), tape._bit, tuple(specs), shape)
+    shape = replay.exact_shape(order) if fixed or _untagged_node_source(s_refs) else None
+    fixed_spec = tuple((index.get(id(n), -1), k) for n, k in fixed)
+    key = ("recorded", tuple((n.sid, k) for n, k in live), bit, tuple(specs), shape, fixed_spec)
     return front, key
 
 
@@ -139,6 +141,7 @@ def _untagged_node_source(s_refs) -> bool:
 
 
 def run_vjp(tape, t_refs, s_refs, cts):
+    t_refs, s_refs = inner_sources.rewrite(t_refs, s_refs, recorded_entry)
     live = [r for r in t_refs if r is not None]
     if not live:
         return [None] * len(s_refs)
@@ -158,7 +161,7 @@ def run_vjp(tape, t_refs, s_refs, cts):
     entry = programs.get(key)
     if entry is None:
         plan = replay.Plan(leaves, live, sources, tape._bit, tape._session)
-        entry = programs[key] = _VjpEntry(plan, sources, ct_spec)
+        entry = programs[key] = _VjpEntry(plan, ct_spec)
     ct_values = [as_array(c) for c in live_cts if c is not None]
     leaf_values = [leaf.values[0] for leaf in leaves]
     targets, grads = entry.compiled(leaf_values, ct_values)
@@ -190,10 +193,11 @@ class _VjpEntry:
     """A cached gradient program: compiled from the leaves (the usual call) or, when an
     outer tape records the gradient, run as an op over the plan's boundary values."""
 
-    def __init__(self, plan, sources, ct_spec):
+    def __init__(self, plan, ct_spec):
         self.plan = plan
-        self.connected = [any(col) for col in zip(*plan.connected)] if plan.connected else [False] * len(sources)
-        self.present = [i for i in range(len(sources)) if sources[i] is not None]
+        n = len(plan.source_slots)
+        self.connected = [any(col) for col in zip(*plan.connected)] if plan.connected else [False] * n
+        self.present = [i for i in range(n) if plan.source_slots[i] is not None]
         self.ct_spec = ct_spec
         self.compiled = jax.jit(self._flat(replay.vjp_program(plan)))
         from_boundary = self._flat(replay.vjp_program(plan, from_boundary=True))
@@ -248,20 +252,15 @@ def _record_vjp(tape, live, sources, cts, ct_spec, session):
             tape._bit,
             tuple(None if r is None else (r[0].sid, r[1]) for r in sources),
             ct_spec,
+            session.active,
         )
         hit = _located.get(where)
         if hit is not None:
             entry, input_paths, source_paths = hit
             if all((r is None) if p is None else replay.follow(roots, p) == r for p, r in zip(source_paths, sources)):
                 inputs = [replay.follow(roots, p) for p in input_paths]
-                return _record_result(entry, inputs, cts, len(sources), session)
-    front, key = frontier_structure(tape, live, sources)
-    entry = programs.get(("vjp", key, ct_spec))
-    if entry is None:
-        plan = replay.Plan(front, live, sources, tape._bit, tape._session)
-        entry = programs[("vjp", key, ct_spec)] = _VjpEntry(plan, sources, ct_spec)
-    refs = replay.slot_refs(front, live, sources)
-    inputs = [refs[i] for i in entry.plan.boundary]
+                return _record_result(entry, inputs, cts, sources, session, tape, live, ct_spec)
+    entry, inputs = recorded_entry(tape._bit, tape._session, live, sources, ("vjp", ct_spec), _VjpEntry)
     if fast:
         bit = tape._bit
         paths = replay.paths_to(
@@ -272,10 +271,11 @@ def _record_vjp(tape, live, sources, cts, ct_spec, session):
         if paths is not None:
             source_paths = [None if r is None else paths[(id(r[0]), r[1])] for r in sources]
             _located[where] = (entry, [paths[(id(n), k)] for n, k in inputs], source_paths)
-    return _record_result(entry, inputs, cts, len(sources), session)
+    return _record_result(entry, inputs, cts, sources, session, tape, live, ct_spec)
 
 
-def _record_result(entry, inputs, cts, n, session):
+def _record_result(entry, inputs, cts, sources, session, tape, live, ct_spec):
+    n_read = len(inputs)
     inputs = list(inputs)
     for c in cts:
         if c is None:
@@ -285,7 +285,8 @@ def _record_result(entry, inputs, cts, n, session):
         else:
             inputs.append((make_leaf(as_array(c), 0, session), 0))
     node = record.record_call(entry.recorded_op, inputs, session, "gradient")
-    out = [None] * n
+    attach_part(node, tape, live, sources, ("vjp", ct_spec), _VjpEntry, n_read)
+    out = [None] * len(sources)
     for k, i in enumerate(entry.present):
         if entry.connected[i]:
             out[i] = Tensor._make(node, k)
@@ -295,6 +296,7 @@ def _record_result(entry, inputs, cts, n, session):
 def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves, parallel_iterations=None):
     if t_ref is None:
         return [None] * len(s_refs)
+    (t_ref,), s_refs = inner_sources.rewrite([t_ref], s_refs, recorded_entry)
     # Ties go to forward mode: a Hessian from nested tapes is then forward-over-reverse, as in
     # jax.hessian, which beats reverse-over-reverse.
     forward_mode = math.prod(t_shape) >= sum(
@@ -303,8 +305,9 @@ def run_jacobian(tape, t_ref, s_refs, t_shape, src_leaves, parallel_iterations=N
     s = graph.local.session
     if s is not None and s.active and s is tape._session:
         kind = ("jac", forward_mode, parallel_iterations)
-        entry, inputs = recorded_entry(tape, [t_ref], s_refs, kind, _JacobianEntry)
+        entry, inputs = recorded_entry(tape._bit, tape._session, [t_ref], s_refs, kind, _JacobianEntry)
         node = record.record_call(entry.recorded_op, inputs, s, "jacobian")
+        attach_part(node, tape, [t_ref], s_refs, kind, _JacobianEntry, len(inputs))
         outs = [Tensor._make(node, k) for k in range(len(entry.present))]
         return _scatter_out(len(s_refs), entry.present, outs, entry.connected)
     leaves, live, key, sources = structure(tape, [t_ref], s_refs)
@@ -336,18 +339,61 @@ class _JacobianEntry:
         self.program = None if from_boundary else jax.jit(jacobian)
 
 
-def recorded_entry(tape, live, s_refs, kind, make_entry):
+def recorded_entry(bit, session, live, s_refs, kind, make_entry, fixed=(), recording=None):
     """The cached entry of a derivative an outer tape records, and the ``(node, output)``
-    inputs of its op: the values this tape's part of the graph reads (its boundary), so
-    that the op neither recomputes the history before it nor loses a path through a
-    source that is an intermediate tensor."""
-    front, key = frontier_structure(tape, live, s_refs)
-    entry = programs.get((kind, key))
-    if entry is None:
-        plan = replay.Plan(front, live, s_refs, tape._bit, tape._session)
-        entry = programs[(kind, key)] = make_entry(plan, *kind[1:])
+    inputs of its op: the values the part of the graph recorded by the tape with ``bit``
+    reads (its boundary), so that the op neither recomputes the history before it nor
+    loses a path through a source that is an intermediate tensor; then the ``fixed``
+    values computed inside that part (see ``inner_sources``).
+
+    ``recording`` holds the bits of the tapes that may record the op (by default those
+    recording now).
+    """
+    front, key = frontier_structure(bit, session, live, s_refs, fixed)
     refs = replay.slot_refs(front, live, s_refs)
+    recording = (session.active if recording is None else recording) & ~bit
+    entry = programs.get((kind, key, recording))
+    if entry is None:
+        plan = replay.Plan(front, live, s_refs, bit, session, fixed)
+        # The other tapes that record the op: those that recorded a value it reads.
+        recorders = 0
+        for i in plan.boundary:
+            node = refs[i][0]
+            if node.session is session:
+                recorders |= node.mask
+        unseen = _unseen_by(recorders & recording, plan, refs)
+        if unseen:
+            plan = replay.Plan(front, live, s_refs, bit, session, list(fixed) + unseen)
+        entry = programs[(kind, key, recording)] = make_entry(plan, *kind[1:])
     return entry, [refs[i] for i in entry.plan.boundary]
+
+
+def _unseen_by(recorders, plan, refs) -> list:
+    """The values computed inside a derivative's part that a tape which records the
+    derivative (one of ``recorders``) did not record, made under its ``stop_recording`` or
+    before it started: constants for that tape, as in TensorFlow, whose gradient graph reads
+    them. The op takes them as inputs (fixed values, see ``replay.Plan.inside``) instead of
+    recomputing them from values that tape would differentiate. (A tape that recorded them
+    sees the same derivative either way.)"""
+    if not recorders:
+        return []
+    # A parity read's term is recorded by its tape alone by design (see record_parity_read).
+    return [
+        refs[s]
+        for s in sorted(plan.produced_inside)
+        if refs[s][0].mask & recorders != recorders and refs[s][0].op.kind != record.PARITY_TERM
+    ]
+
+
+def attach_part(node, tape, live, sources, kind, make_entry, n_read) -> None:
+    """Remember how a recorded derivative was made: an outer derivative with respect to a
+    value computed inside its part records it again with that value as an input."""
+    inner_sources.attach(
+        node,
+        inner_sources.Part(
+            tape._bit, tape._session, tuple(live), tuple(sources), kind, make_entry, node.op.kind, n_read
+        ),
+    )
 
 
 def _scatter_out(n, present, values, connected):
@@ -361,9 +407,10 @@ def _scatter_out(n, present, values, connected):
 def run_batch_jacobian(tape, t_ref, s_ref, check):
     if t_ref is None or s_ref is None:
         return None
+    (t_ref,), (s_ref,) = inner_sources.rewrite([t_ref], [s_ref], recorded_entry)
     s = graph.local.session
     if s is not None and s.active and s is tape._session:
-        entry, inputs = recorded_entry(tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
+        entry, inputs = recorded_entry(tape._bit, tape._session, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry)
         if not entry.connected:
             return None
         if check:
@@ -371,6 +418,7 @@ def run_batch_jacobian(tape, t_ref, s_ref, check):
             # check still runs on this call's values, so interacting examples raise here too.
             _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=True)
         node = record.record_call(entry.recorded_op, inputs, s, "batch_jacobian")
+        attach_part(node, tape, [t_ref], [s_ref], ("batch_jac",), _BatchJacobianEntry, len(inputs))
         return Tensor._make(node, 0)
     return _batch_jacobian_now(tape, t_ref, s_ref, check)
 

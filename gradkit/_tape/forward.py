@@ -11,6 +11,7 @@ from .bounded import BoundedDict
 from .derivatives import (
     UnconnectedGradients,
     as_array,
+    attach_part,
     dtype_of,
     flatten,
     recorded_entry,
@@ -94,10 +95,12 @@ class ForwardAccumulator:
                 # A tape records: the JVP becomes a node over the values the accumulator's
                 # part of the graph reads, so that tape differentiates it along every path.
                 pattern = tuple(r is not None for r in s_refs)
-                entry, inputs = recorded_entry(tape, [t_ref], s_refs, ("jvp", pattern), _JvpEntry)
+                entry, inputs = recorded_entry(tape._bit, tape._session, [t_ref], s_refs, ("jvp", pattern), _JvpEntry)
                 if entry.connected:
                     tangents = [(graph.make_leaf(t, 0, s), 0) for t, r in zip(self._tangents, s_refs) if r is not None]
-                    result = Tensor._make(record.record_call(entry.recorded_op, inputs + tangents, s, "jvp"), 0)
+                    node = record.record_call(entry.recorded_op, inputs + tangents, s, "jvp")
+                    attach_part(node, tape, [t_ref], s_refs, ("jvp", pattern), _JvpEntry, len(inputs))
+                    result = Tensor._make(node, 0)
             else:
                 leaves, live, key, sources = structure(tape, [t_ref], s_refs)
                 pattern = tuple(r is not None for r in sources)

@@ -131,7 +131,21 @@ _sid_ids = itertools.count()
 class Node:
     """One recorded op (or a leaf: a value the graph starts from)."""
 
-    __slots__ = ("op", "inputs", "avals", "values", "mask", "session", "sid", "_leaves", "cut", "origin", "__weakref__")
+    # ``part``, set only on a recorded derivative: how it was made (see inner_sources).
+    __slots__ = (
+        "op",
+        "inputs",
+        "avals",
+        "values",
+        "mask",
+        "session",
+        "sid",
+        "_leaves",
+        "cut",
+        "origin",
+        "part",
+        "__weakref__",
+    )
 
     def __init__(self, op, inputs, avals, mask, session, sid, leaves, values=None):
         self.op = op

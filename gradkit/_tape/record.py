@@ -515,13 +515,16 @@ def record_parity_read(current: tuple[Node, int], sources: list[tuple[Node, int]
 _call_ops: dict = BoundedDict(bounded.PROGRAMS)
 
 
-def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind) -> Node:
-    """Record ``fn(*values)`` over existing nodes (a gradient computed while a tape records)."""
+def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind, mask=None) -> Node:
+    """Record ``fn(*values)`` over existing nodes (a gradient computed while a tape records),
+    for the tapes recording now (or those in ``mask``)."""
     n = len(input_nodes)
     op = _call_ops.get((fn, n, kind))
     if op is None:
         op = _call_ops[(fn, n, kind)] = intern_op(fn, _args_treedef(n, ()), (None,) * n, tuple(range(n)), kind)
-    mask = 0
-    for node, _ in input_nodes:
-        mask |= node.mask if node.session is session else 0
-    return make_node(op, tuple(input_nodes), mask & session.active, session)[0]
+    if mask is None:
+        mask = 0
+        for node, _ in input_nodes:
+            mask |= node.mask if node.session is session else 0
+        mask &= session.active
+    return make_node(op, tuple(input_nodes), mask, session)[0]

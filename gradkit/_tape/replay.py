@@ -175,6 +175,7 @@ class Plan:
         sources: Sequence[tuple[Node, int] | None] = (),
         tape_bit: int = 0,
         session=None,
+        fixed: Sequence[tuple[Node, int]] = (),
     ):
         slot, steps, refs = _numbering(leaves, targets, sources)
         n = len(refs)
@@ -223,6 +224,23 @@ class Plan:
         needed = {i for _, ins, _ in inside_steps for i in ins}
         needed |= set(self.delta_of) | set(self.target_slots)
         self.boundary = tuple(sorted(i for i in needed if i not in produced_inside))
+        # Values computed inside that the op takes as inputs all the same (``fixed``), after
+        # the boundary: see ``inside``. Only where an outer tape differentiates with respect
+        # to such a value (see ``inner_sources``); a plain recorded derivative has none.
+        fixed_slots = []
+        for ref in fixed:
+            s = slot.get((id(ref[0]), ref[1]))
+            if s is not None and s in produced_inside and s not in fixed_slots:
+                fixed_slots.append(s)
+        self.fixed_slots = frozenset(fixed_slots)
+        self.boundary += tuple(fixed_slots)
+        # The values computed inside that a fixed value is computed from: ``inside`` also
+        # computes these without the deltas.
+        upstream = set(fixed_slots)
+        for _, ins, outs in reversed(inside_steps):
+            if any(o in upstream for o in outs):
+                upstream.update(i for i in ins if i in produced_inside)
+        self.upstream_of_fixed = frozenset(upstream)
         # Decided from the recorded shapes, not from values: in boundary mode the values
         # computed inside do not exist until the differentiated function runs.
         self.source_avals = tuple(None if s is None else refs[s][0].avals[refs[s][1]] for s in self.source_slots)
@@ -265,6 +283,8 @@ class Plan:
         """
         env = list(env)
         delta_of = self.delta_of
+        # Without the deltas, for the values fixed values are computed from (see below).
+        unperturbed = list(env) if self.fixed_slots else None
 
         def perturbed(slot, value):
             for j in delta_of[slot]:
@@ -276,20 +296,36 @@ class Plan:
             if slot not in self.produced_inside:
                 env[slot] = perturbed(slot, env[slot])
         for op, ins, outs in self.inside_steps:
-            if outs[0] in self.own_parity_terms and ins[0] in delta_of and ins[0] not in self.produced_inside:
-                # A parity tape's term through its Variable source, recorded by this tape
-                # alone: zero, with that source's path for this derivative only. Built from
-                # the deltas, not from the source's value: an outer tape differentiating this
-                # derivative (nested tapes) has a term of its own for the read, and the source
-                # may be on its path (an inner tape's source made after an outer tape's read),
-                # which would count the read twice. A term the outer tape shares keeps the
-                # value's path: it is that tape's only one.
-                values = op.call_flat(perturbed(ins[0], jnp.zeros_like(env[ins[0]])))
-            else:
-                values = op.call_flat(*[env[i] for i in ins])
+            values = self._step(op, ins, outs, env, perturbed)
+            if unperturbed is not None and outs[0] in self.upstream_of_fixed:
+                # A fixed value is an input of the op: its value is that input, and its
+                # derivative along the deltas is that of its recomputation. Written as
+                # ``fixed + (recomputed - recomputed without deltas)``, which is the input at
+                # zero deltas and differentiates as the recomputation does along them, while
+                # a derivative of the whole op with respect to the values it reads sees the
+                # fixed value, not the recomputation (whose two terms cancel): TensorFlow's
+                # gradient graph, which reads the forward values it was given.
+                values0 = self._step(op, ins, outs, unperturbed, lambda slot, value: value)
+                fixed = [o in self.fixed_slots for o in outs]
+                values = [unperturbed[o] + (v - v0) if f else v for o, v, v0, f in zip(outs, values, values0, fixed)]
+                for o, v0, f in zip(outs, values0, fixed):
+                    if not f:
+                        unperturbed[o] = v0
             for o, v in zip(outs, values):
                 env[o] = perturbed(o, v) if o in delta_of else v
         return [env[t] for t in self.target_slots]
+
+    def _step(self, op, ins, outs, env, perturbed) -> list:
+        if outs[0] in self.own_parity_terms and ins[0] in self.delta_of and ins[0] not in self.produced_inside:
+            # A parity tape's term through its Variable source, recorded by this tape
+            # alone: zero, with that source's path for this derivative only. Built from
+            # the deltas, not from the source's value: an outer tape differentiating this
+            # derivative (nested tapes) has a term of its own for the read, and the source
+            # may be on its path (an inner tape's source made after an outer tape's read),
+            # which would count the read twice. A term the outer tape shares keeps the
+            # value's path: it is that tape's only one.
+            return op.call_flat(perturbed(ins[0], jnp.zeros_like(env[ins[0]])))
+        return op.call_flat(*[env[i] for i in ins])
 
 
 def _output_deps(node: Node, ins, dep) -> list[int] | None:
