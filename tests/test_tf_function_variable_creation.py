@@ -112,6 +112,25 @@ def p_unconditional_variable_kept_each_call(tf):
     return f(tf.constant(1.0))
 
 
+def p_a_known_initial_value_then_a_traced_one(tf):
+    # The first Variable's initial value is known while tracing, the second's is computed: both
+    # are made on the first call, under one `if`, as TensorFlow's guide writes it.
+    class M(tf.Module):
+        def __init__(self):
+            self.count = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.count is None:
+                self.count = tf.Variable(tf.constant(0) + 1)
+                self.w = tf.Variable(tf.ones([1, 3]) * tf.cast(tf.constant(3) * 2, tf.float32))
+            self.count.assign_add(1)
+            return x * self.w * tf.cast(self.count, tf.float32)
+
+    m = M()
+    return [m(tf.constant(X)), m(tf.constant(X)), m.count, m.w]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -245,3 +245,53 @@ def test_a_meta_gradient_through_an_exactly_zero_gradient_is_finite(make):
     dw, dlr = outer.gradient(meta, [w, lr])
     np.testing.assert_allclose(np.asarray(dw), d)
     np.testing.assert_allclose(float(dlr), 0.0)
+
+
+def _build_then_apply(tf):
+    """Keras 3's custom-loop API: ``build`` before a compiled step, ``apply``, ``variables``."""
+    ws = _variables(tf)
+    opt = tf.keras.optimizers.Adam(0.1)
+    opt.build(ws)
+    n_built = len(opt.variables)
+
+    @tf.function
+    def step(i):
+        with tf.GradientTape() as tape:
+            loss = _loss(tf, ws, i)
+        opt.apply(tape.gradient(loss, ws))  # the Variables given to build
+
+    for i in range(3):
+        step(tf.constant(float(i)))
+    opt.apply([tf.ones_like(w) for w in ws], ws)
+    return [w.numpy() for w in ws], int(opt.iterations.numpy()), n_built, len(opt.variables)
+
+
+def test_build_apply_and_variables_as_in_keras():
+    want, got = _build_then_apply(tf_real), _build_then_apply(gtf)
+    for w, g in zip(want[0], got[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert got[1] == want[1] == 4
+    # iterations, the learning rate, and Adam's two moments per Variable, made by build
+    assert got[2:] == want[2:] == (8, 8)
+
+
+def test_apply_without_variables_before_build_says_what_to_pass():
+    opt = gtf.keras.optimizers.SGD(0.1)
+    w = gtf.Variable([1.0])
+    with pytest.raises(ValueError, match="optimizer.build"):
+        opt.apply([gtf.constant([1.0])])
+    np.testing.assert_array_equal(w.numpy(), [1.0])
+
+
+def test_optimizer_names_are_keras_defaults():
+    def base(name):  # 'adam_1' -> 'adam': earlier tests made optimizers of these kinds too
+        stem, _, number = name.rpartition("_")
+        return stem if number.isdigit() else name
+
+    names = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "Nadam"]
+    want = [base(getattr(tf_real.keras.optimizers, n)().name) for n in names]
+    got = [base(getattr(gtf.keras.optimizers, n)().name) for n in names]
+    assert got == want == ["sgd", "adam", "adam_w", "rm_sprop", "adagrad", "adamax", "nadam"]
+    first, second = gtf.keras.optimizers.Adamax(), gtf.keras.optimizers.Adamax()
+    assert base(second.name) == base(first.name) and second.name != first.name
+    assert gtf.keras.optimizers.Adam(name="outer").name == "outer"

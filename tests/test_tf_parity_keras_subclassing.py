@@ -465,3 +465,22 @@ def test_model_build_makes_the_weights_without_a_call():
     model = _quickstart_model(gtf, dropout=0.5)
     model.build((None, 4, 5))
     assert model.built and _shapes(model.weights) == [(20, 16), (16,), (16, 3), (3,)]
+
+
+def test_a_layer_names_its_dtype_as_keras_does():
+    def program(tf):
+        class Scale(tf.keras.layers.Layer):
+            def build(self, input_shape):
+                self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+
+            def call(self, inputs):
+                return tf.cast(inputs, self.dtype) * self.w * 2.0  # a custom layer's usual cast
+
+        layer = Scale()
+        out = layer(tf.constant([[1, 2]]))  # integer inputs
+        dense = tf.keras.layers.Dense(2)
+        return out, [layer.dtype, layer.compute_dtype, layer.variable_dtype, dense.dtype, dense.compute_dtype]
+
+    want, got = program(tf_real), program(gtf)
+    np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+    assert got[1] == want[1] == ["float32"] * 5

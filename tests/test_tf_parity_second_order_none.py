@@ -153,7 +153,24 @@ def p_meta_step_in_tf_function(tf):
     return [step(tf.constant(0.1)), step(tf.constant(0.2))]
 
 
+def p_tf_function_call_inputs_it_does_not_use(tf):
+    # A tf.function call is one recorded op; each output depends on what its program reads:
+    # not on an unused argument, nor on a Variable behind stop_gradient.
+    v, w = tf.Variable([3.0, 4.0]), tf.Variable(1.0)
+
+    @tf.function
+    def f(a, b):
+        return b * 2.0 + tf.stop_gradient(w) * v
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = f(x, v)
+    return t.gradient(y, [x, v, w])
+
+
 PROGRAMS = [
+    p_tf_function_call_inputs_it_does_not_use,
     p_first_gradient_without_y,
     p_first_gradient_reads_the_other_factor,
     p_gradient_list_each_result_its_own,

@@ -49,7 +49,20 @@ def p_vectorized_map_in_tf_function(tf):
     return step(tf.constant(XS)), step(tf.constant(XS * 2.0))
 
 
+def p_vectorized_map_closing_over_recorded_tensors(tf):
+    # fn closes over an intermediate the tape records and a watched tensor: a call per element
+    # (TensorFlow falls back to a loop where it cannot vectorise too).
+    x, z = tf.constant(XS[:, 0]), tf.constant(3.0)
+    v = tf.Variable(1.5)
+    with _tape(tf) as tape:
+        tape.watch([x, z])
+        scale = v * 2.0
+        y = tf.vectorized_map(lambda e: e * scale * z, x)
+    return y, tape.gradient(y, [x, z, v])
+
+
 PROGRAMS = [
+    p_vectorized_map_closing_over_recorded_tensors,
     p_gradient_through_vectorized_map,
     p_vectorized_map_over_a_recorded_tensor,
     p_second_order_through_vectorized_map,

@@ -82,6 +82,8 @@ def _eqn_dependence(eqn, ins) -> list[int]:
         body = _body(eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr"))
         if body is not None and len(body.invars) == len(ins) and len(body.outvars) == len(eqn.outvars):
             return _walk(body, ins)
+    elif name == "stop_gradient":
+        return [0] * len(eqn.outvars)  # no derivative through it (TensorFlow's None)
     elif name == "cond":
         # Each output depends on the branch index and on what any branch reads for it.
         branches = [_body(b) for b in eqn.params.get("branches", ())]

@@ -272,8 +272,23 @@ def apply(fn, *args, **kwargs):
     if not recorded:
         values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
         a, k = jax.tree_util.tree_unflatten(treedef, values)
-        return _wrap_concrete(fn(*a, **k))
+        out = fn(*a, **k)
+        if isinstance(out, jax.core.Tracer):
+            out = _known_counter(fn, values, out, a, k)
+        return _wrap_concrete(out)
     return _record(fn, leaves, treedef, session)
+
+
+def _known_counter(fn, values, out, args, kwargs=None):
+    """``out``, or computed again with its value known where it is an integer or boolean
+    scalar computed from known values inside a jax trace (``jax.jit``, ``tf.function``):
+    a loop counter (``i = tf.constant(0)``, ``i + 1``, ``i < n``) then stays one Python can
+    read, so the loop runs in Python and a tape can record it, as TensorFlow's graph would
+    have it as a constant."""
+    if out.ndim != 0 or out.dtype.kind not in "biu" or any(isinstance(v, jax.core.Tracer) for v in values):
+        return out
+    with jax.ensure_compile_time_eval():
+        return fn(*args, **(kwargs or {}))
 
 
 def _record(fn, leaves, treedef, session, kind=None, op=None):
@@ -391,7 +406,11 @@ def apply_binary(fn, a, b):
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, False), a, b, b, session)
-    return Tensor.concrete(fn(value_of(a), value_of(b) if isinstance(b, Tensor) else b))
+    args = (value_of(a), value_of(b) if isinstance(b, Tensor) else b)
+    out = fn(*args)
+    if isinstance(out, jax.core.Tracer):
+        out = _known_counter(fn, args, out, args)
+    return Tensor.concrete(out)
 
 
 def apply_binary_reflected(fn, a, b):
@@ -401,7 +420,11 @@ def apply_binary_reflected(fn, a, b):
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, True), b, a, b, session)
-    return Tensor.concrete(fn(value_of(b) if isinstance(b, Tensor) else b, value_of(a)))
+    args = (value_of(b) if isinstance(b, Tensor) else b, value_of(a))
+    out = fn(*args)
+    if isinstance(out, jax.core.Tracer):
+        out = _known_counter(fn, args, out, args)
+    return Tensor.concrete(out)
 
 
 def _record_pair(op, x, y, other, session):

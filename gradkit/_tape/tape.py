@@ -32,7 +32,10 @@ from .tensor import Tensor
 
 
 def _check_single_target(target, what: str) -> None:
-    if not isinstance(target, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)):
+    if not isinstance(target, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)) and not hasattr(
+        target,
+        "_read_value",  # a slice of a Variable: a tensor, the value it was taken as
+    ):
         raise _errors.GradkitTypeError(
             f"{what} takes one target tensor, but got {type(target).__name__}. For several targets, call "
             f"{what} once per target on a persistent tape (GradientTape(persistent=True)), or stack them into one tensor."
@@ -168,6 +171,8 @@ class GradientTape:
         self._require_recording("watch")
         s = self._session
         for x in jax.tree_util.tree_leaves(tensor, is_leaf=lambda x: isinstance(x, (Variable, Tensor))):
+            if not isinstance(x, (Variable, Tensor)) and hasattr(x, "_read_value"):
+                x = x._read_value()  # a slice of a Variable: a tensor, the value it was taken as
             if isinstance(x, Variable):
                 s.frame.watch(self, x)
             elif isinstance(x, Tensor):
@@ -313,6 +318,8 @@ class GradientTape:
 
     def _source_ref(self, x):
         s = self._session
+        if not isinstance(x, (Variable, Tensor)) and hasattr(x, "_read_value"):
+            x = x._read_value()  # a slice of a Variable: a tensor, the value it was taken as
         if isinstance(x, Variable):
             node = self._var_sources.get(id(x))
             return (node, 0) if node is not None else None
@@ -501,7 +508,9 @@ class GradientTape:
         mode = unconnected(unconnected_gradients)  # unconnected gives zeros either way, as in TensorFlow
         self._check_usable()
         _check_single_target(target, "batch_jacobian")
-        if not isinstance(source, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)):
+        if not isinstance(source, (Tensor, Variable, jax.Array, np.ndarray, jax.core.Tracer)) and not hasattr(
+            source, "_read_value"
+        ):
             raise _errors.GradkitTypeError(
                 f"batch_jacobian takes one source tensor, but got {type(source).__name__}. For several "
                 "sources, call batch_jacobian once per source on a persistent tape (GradientTape(persistent=True))."

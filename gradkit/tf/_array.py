@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 import jax
 import jax.numpy as jnp
@@ -17,13 +18,20 @@ from ._indexing import check_indices
 
 
 def constant(value, dtype=None, shape=None, name=None):
-    """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default)."""
+    """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default).
+
+    An integer or boolean scalar is known inside ``tf.function`` too, as a TensorFlow graph
+    constant is, so a loop counter ``i = tf.constant(0)`` makes a loop Python runs (see
+    ``tf.while_loop``).
+    """
     check_python_value(value, dtype, "tf.constant")
-    x = convert(value, dtype)
-    if isinstance(x, Tensor):
-        x = x.__gradkit_value__()
-    if shape is not None:
-        x = jnp.broadcast_to(x, static_ints(shape)) if x.size == 1 else jnp.reshape(x, static_ints(shape))
+    counter = shape is None and isinstance(value, (builtins.int, np.integer, np.bool_))  # bool is an int
+    with jax.ensure_compile_time_eval() if counter else contextlib.nullcontext():
+        x = convert(value, dtype)
+        if isinstance(x, Tensor):
+            x = x.__gradkit_value__()
+        if shape is not None:
+            x = jnp.broadcast_to(x, static_ints(shape)) if x.size == 1 else jnp.reshape(x, static_ints(shape))
     return Tensor.concrete(x)
 
 

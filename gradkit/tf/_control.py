@@ -79,7 +79,10 @@ def _traced_arrays(tree, what: str):
             "of a jax.lax loop or branch. Loop in Python (`for t in range(n)`), or carry a preallocated "
             "tensor and update it with tf.tensor_scatter_nd_update."
         )
-    if builtins.any(isinstance(x, Tensor) and record.is_recorded(x) for x in leaves):
+    # A Variable among them is read, as TensorFlow's branch or loop reads it: under a tape,
+    # a recorded value too.
+    read = [x.read_value() if isinstance(x, Variable) else x for x in leaves]
+    if builtins.any(isinstance(x, Tensor) and record.is_recorded(x) for x in read):
         raise _errors.GradkitTypeError(
             f"tf.{what} with a traced condition computed values a GradientTape records inside tf.function; "
             f"gradkit runs it as jax.lax.{what if what in ('cond', 'while_loop') else 'switch'}, which that tape cannot "
@@ -99,8 +102,8 @@ def while_loop(
 
     def step(values):
         out = body(*values)
-        if single:
-            return [out]
+        if single or (len(values) == 1 and not isinstance(out, (list, tuple)) and not executing_eagerly()):
+            return [out]  # TensorFlow's graph takes a lone result for a one-element loop_vars too
         if not isinstance(out, (list, tuple)) or len(out) != len(values):
             raise _errors.GradkitValueError(
                 f"tf.while_loop: body must return the structure of loop_vars ({len(values)} values in a "
@@ -108,6 +111,9 @@ def while_loop(
             )
         return list(out)
 
+    if maximum_iterations is not None and _traced(maximum_iterations):
+        # A bound known only when the program runs (a tf.function argument): a jax loop.
+        return _traced_while(cond, step, state, single, maximum_iterations, 0, loop_vars)
     count = 0
     while maximum_iterations is None or count < maximum_iterations:
         go = cond(*state)
@@ -117,9 +123,14 @@ def while_loop(
             break
         state = step(state)
         count += 1
-    # TensorFlow hands back tensors, even for loop_vars given as Python numbers or Variables.
-    state = nest.map_structure(lambda x: x if x is None else convert_to_tensor(x), state)
+    # TensorFlow hands back tensors, even for loop_vars given as Python numbers or Variables
+    # (a TensorArray stays one).
+    state = nest.map_structure(lambda x: convert_to_tensor(x) if _tensor_like(x) else x, state)
     return state[0] if single else _like(loop_vars, state)
+
+
+def _tensor_like(x) -> bool:
+    return isinstance(x, (Tensor, Variable, jax.Array, np.ndarray, np.generic, builtins.int, builtins.float, complex))
 
 
 def _like(loop_vars, values):
@@ -132,7 +143,8 @@ def _like(loop_vars, values):
 def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars):
     """The loop inside ``tf.function``: ``jax.lax.while_loop``, or with ``maximum_iterations`` a
     ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
-    which, unlike a while loop, reverse mode can differentiate."""
+    which, unlike a while loop, reverse mode can differentiate. A ``maximum_iterations`` known
+    only when the program runs bounds a ``jax.lax.while_loop`` (forward mode only)."""
 
     # The body (and condition) are traced once: a tf.random draw in them folds in the
     # iteration, so each iteration draws anew, as TensorFlow's stateful random ops do.
@@ -152,6 +164,13 @@ def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars
     initial = (jnp.asarray(done, jnp.uint32), [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")])
     if maximum_iterations is None:
         _, final = jax.lax.while_loop(go_on, advance, initial)
+    elif _traced(maximum_iterations):
+        limit = jnp.asarray(_value(maximum_iterations))
+
+        def bounded(carry):
+            return jnp.logical_and(carry[0].astype(limit.dtype) < limit, go_on(carry))
+
+        _, final = jax.lax.while_loop(bounded, advance, initial)
     else:
 
         def masked(carry, _):

@@ -7,6 +7,7 @@ import functools
 import jax
 import numpy as np
 
+from gradkit import _errors
 from gradkit._core.custom import custom_gradient as _gk_custom_gradient
 from gradkit._core.custom import stop_gradient as _gk_stop_gradient
 from gradkit._core.transforms import vmap as _gk_vmap
@@ -14,6 +15,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
 from . import _random
+from ._control import _over_leading_axis, _stacked
 from ._convert import convert, wrap
 
 
@@ -100,4 +102,12 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
         with replay.at(index):
             return fn(xs)
 
-    return wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))
+    try:
+        return wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))
+    except _errors.RecordingError:
+        # fn closes over a tensor a tape records, which a vectorised call cannot take: as
+        # TensorFlow falls back to a loop where it cannot vectorise, one call per element,
+        # recorded op by op.
+        if not fallback_to_while_loop:
+            raise
+        return _stacked([element(i, row) for i, row in enumerate(_over_leading_axis(leaves))])

@@ -9,7 +9,7 @@ from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index
-from gradkit._tape.tensor import _boolean_mask_index, _check_indices
+from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
 from . import _math, _name_scope, _nondiff, _random, _scatter
 from ._convert import TensorShape, check_python_value, convert, wrap
@@ -24,6 +24,16 @@ def _wrapped(op):
 
     method.__name__ = op.__name__
     return method
+
+
+def _computed_in_trace(initial_value, value) -> bool:
+    """Whether an initial value made inside a ``tf.function`` trace was computed there: a traced
+    value, or a tensor holding an integer or boolean scalar, which gradkit computes while tracing
+    (a known loop counter, see ``tf.constant``)."""
+    value = frames.concrete(value)
+    if isinstance(value, jax.core.Tracer):
+        return True
+    return isinstance(initial_value, Tensor) and value.ndim == 0 and value.dtype.kind in "biu"
 
 
 class Variable(_GkVariable):
@@ -58,7 +68,7 @@ class Variable(_GkVariable):
         check_python_value(initial_value, dtype, "tf.Variable")
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
-        if _random.unseeded() and isinstance(frames.concrete(value), jax.core.Tracer):
+        if _random.unseeded() and _computed_in_trace(initial_value, value):
             # Made inside a tf.function traced without a runtime seed, its initial value may be lifted
             # out of the call (gk.jit), which may draw random numbers: trace again with a seed now,
             # before the Variable is stored where the next trace would find it.
@@ -80,8 +90,6 @@ class Variable(_GkVariable):
 
     def numpy(self):
         import numpy as np
-
-        from gradkit._core import frames
 
         return np.array(frames.concrete(self.value))  # an array of its own, writable, as TensorFlow's
 

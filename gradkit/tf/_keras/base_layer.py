@@ -202,6 +202,24 @@ class Layer(LayerLosses, nn.Layer):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
+    # Keras 3's dtype policy, by name: gradkit.tf's layers keep their weights and compute in
+    # float32 (an InputLayer declares the dtype of its input).
+    @property
+    def dtype(self) -> str:
+        return self.__dict__.get("_keras_dtype", "float32")
+
+    @dtype.setter
+    def dtype(self, value) -> None:
+        self.__dict__["_keras_dtype"] = value
+
+    @property
+    def compute_dtype(self) -> str:
+        return self.dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        return self.dtype
+
     # -- building and calling -------------------------------------------------------------
     # No build() or call() here: in gradkit.tf's own layers (Dense(Layer, nn.Dense)) this class
     # comes before the gradkit.nn layer in the MRO and must not hide its build and call.

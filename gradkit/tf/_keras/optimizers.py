@@ -20,6 +20,7 @@ from gradkit._core import frames
 from gradkit._core.variable import Variable
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
+from gradkit.nn.layer import unique_name
 
 from .._convert import convert
 from .._variables import Variable as _TfVariable
@@ -76,6 +77,12 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
     return values, new_states, shared
 
 
+def _snake_case(name: str) -> str:
+    """Keras' default name of an optimizer class: ``AdamW`` is ``'adam_w'``, ``RMSprop`` ``'rm_sprop'``."""
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
 class Optimizer:
     """Keras' optimizer API over an optax transformation.
 
@@ -86,7 +93,9 @@ class Optimizer:
 
     _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
 
-    def __init__(self, learning_rate, make, hyper, options=None):
+    def __init__(self, learning_rate, make, hyper, options=None, name=None):
+        # Keras 3's default: 'adam', then 'adam_1', ...
+        self.name = unique_name(_snake_case(type(self).__name__)) if name is None else str(name)
         # As in Keras, a number becomes a float32 Variable (opt.learning_rate.assign(...) works, and
         # a new rate set between steps of a tf.function is read, not baked in); a Variable is kept,
         # so a learned rate gets its hypergradient; a schedule is called with the step and a
@@ -152,6 +161,47 @@ class Optimizer:
             ]
             hit = self._slots[key] = (weakref.ref(variable), slots, treedef)
         return hit[1], hit[2]
+
+    def build(self, var_list):
+        """Keras': make the optimizer's state for ``var_list`` now (a step would make a
+        Variable's state at its first update), for instance before a ``tf.function`` step."""
+        var_list = list(var_list)
+        for variable in var_list:
+            self._slot_variables(variable)
+        self._built = [weakref.ref(v) for v in var_list]
+
+    @property
+    def variables(self) -> list:
+        """The optimizer's Variables: ``iterations``, the learning rate's Variable, and the
+        state of each Variable it updates (optax's, so an Adam state holds its own count too)."""
+        out = [self.iterations]
+        if isinstance(self._learning_rate, Variable):
+            out.append(self._learning_rate)
+        for ref, slots, _ in self._slots.values():
+            if ref() is not None:
+                out.extend(slots)
+        if self._shared is not None:
+            out.append(self._shared)
+        return out
+
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's ``apply``: ``apply_gradients(zip(grads, trainable_variables))``, by default
+        the Variables given to ``build``."""
+        if trainable_variables is None:
+            built = [ref() for ref in getattr(self, "_built", ())]
+            if not built or any(v is None for v in built):
+                raise _errors.GradkitValueError(
+                    "optimizer.apply(grads) without trainable_variables needs the Variables given to "
+                    "optimizer.build(var_list) first; pass them: optimizer.apply(grads, trainable_variables)."
+                )
+            trainable_variables = built
+        grads, trainable_variables = list(grads), list(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise _errors.GradkitValueError(
+                f"optimizer.apply got {len(grads)} gradients for {len(trainable_variables)} Variables; "
+                "give one gradient per Variable, in the same order."
+            )
+        self.apply_gradients(zip(grads, trainable_variables))
 
     def apply_gradients(self, grads_and_vars, name=None):
         """Assign each Variable its new value and return ``iterations``, as Keras does.
@@ -235,10 +285,10 @@ class SGD(Optimizer):
     0.8
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name=None, **kwargs):
         options = _check_options("SGD", kwargs)
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
-        super().__init__(learning_rate, rules.sgd, (float(momentum), bool(nesterov)), options)
+        super().__init__(learning_rate, rules.sgd, (float(momentum), bool(nesterov)), options, name)
 
 
 class Adam(Optimizer):
@@ -247,9 +297,7 @@ class Adam(Optimizer):
     Keras' update, including where epsilon goes and ``amsgrad``, as an optax transformation.
     """
 
-    def __init__(
-        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name="Adam", **kwargs
-    ):
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name=None, **kwargs):
         options = _check_options(type(self).__name__, kwargs)
         self.beta_1, self.beta_2, self.epsilon, self.amsgrad = (
             float(beta_1),
@@ -257,7 +305,9 @@ class Adam(Optimizer):
             float(epsilon),
             bool(amsgrad),
         )
-        super().__init__(learning_rate, rules.adam, (self.beta_1, self.beta_2, self.epsilon, self.amsgrad), options)
+        super().__init__(
+            learning_rate, rules.adam, (self.beta_1, self.beta_2, self.epsilon, self.amsgrad), options, name
+        )
 
 
 class AdamW(Adam):
@@ -272,7 +322,7 @@ class AdamW(Adam):
         beta_2=0.999,
         epsilon=1e-7,
         amsgrad=False,
-        name="AdamW",
+        name=None,
         **kwargs,
     ):
         if weight_decay is None:
@@ -287,9 +337,7 @@ class RMSprop(Optimizer):
     """``tf.keras.optimizers.RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
     centered=False)``."""
 
-    def __init__(
-        self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name="RMSprop", **kwargs
-    ):
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name=None, **kwargs):
         options = _check_options("RMSprop", kwargs)
         self.rho, self.momentum, self.epsilon, self.centered = (
             float(rho),
@@ -297,25 +345,27 @@ class RMSprop(Optimizer):
             float(epsilon),
             bool(centered),
         )
-        super().__init__(learning_rate, rules.rmsprop, (self.rho, self.momentum, self.epsilon, self.centered), options)
+        super().__init__(
+            learning_rate, rules.rmsprop, (self.rho, self.momentum, self.epsilon, self.centered), options, name
+        )
 
 
 class Adagrad(Optimizer):
     """``tf.keras.optimizers.Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7)``."""
 
-    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad", **kwargs):
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Adagrad", kwargs)
         self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
-        super().__init__(learning_rate, rules.adagrad, (self.initial_accumulator_value, self.epsilon), options)
+        super().__init__(learning_rate, rules.adagrad, (self.initial_accumulator_value, self.epsilon), options, name)
 
 
 class Adamax(Optimizer):
     """``tf.keras.optimizers.Adamax(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adamax", **kwargs):
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Adamax", kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        super().__init__(learning_rate, rules.adamax, (self.beta_1, self.beta_2, self.epsilon), options)
+        super().__init__(learning_rate, rules.adamax, (self.beta_1, self.beta_2, self.epsilon), options, name)
 
 
 class Nadam(Optimizer):
@@ -323,10 +373,10 @@ class Nadam(Optimizer):
 
     _advance = staticmethod(rules.nadam_advance)
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Nadam", **kwargs):
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Nadam", kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
-        super().__init__(learning_rate, rules.nadam, (self.beta_1, self.beta_2, self.epsilon), options)
+        super().__init__(learning_rate, rules.nadam, (self.beta_1, self.beta_2, self.epsilon), options, name)
         self._shared = Variable(jnp.float32(1.0), name="u_product", trainable=False)
 
 
