@@ -106,3 +106,13 @@ def test_the_same_program_in_tensorflow():
     tf = pytest.importorskip("tensorflow")
     for want, got in zip(program(tf), program(gtf)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_eigh_and_slogdet_keep_a_complex_input_dtype():
+    h = np.array([[2.0, 1.0 - 1.0j], [1.0 + 1.0j, 3.0]], np.complex64)
+    e, _ = gtf.linalg.eigh(h)
+    assert e.dtype == np.complex64
+    np.testing.assert_allclose(e.numpy(), np.linalg.eigvalsh(h), rtol=1e-5)
+    sign, log_abs = gtf.linalg.slogdet(h)
+    assert log_abs.dtype == np.complex64
+    np.testing.assert_allclose(log_abs.numpy(), np.log(abs(np.linalg.det(h))), rtol=1e-5)

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit import _errors
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
@@ -189,10 +190,29 @@ def _gather(params, indices, axis, batch_dims):
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    axis = batch_dims if axis is None else int(axis)
+    """``tf.gather``: slices of ``params`` along ``axis`` at ``indices``, the first ``batch_dims``
+    dimensions of both taken as batch dimensions (negative values count from the end, as in
+    TensorFlow: ``batch_dims`` from the rank of ``indices``, ``axis`` from that of ``params``)."""
     params, indices = convert(params), convert(indices)
+    batch_dims = int(batch_dims)
+    if batch_dims < 0:
+        batch_dims += indices.ndim
+    axis = batch_dims if axis is None else int(axis)
+    if axis < 0:
+        axis += params.ndim
+    if not 0 <= batch_dims <= min(indices.ndim, axis) or not axis < params.ndim:
+        raise _errors.GradkitValueError(
+            f"tf.gather: batch_dims={batch_dims} and axis={axis} do not fit params of shape {tuple(params.shape)} "
+            f"and indices of shape {tuple(indices.shape)}: TensorFlow needs 0 <= batch_dims <= rank(indices), "
+            "batch_dims <= axis < rank(params)."
+        )
+    if params.shape[:batch_dims] != indices.shape[:batch_dims]:
+        raise _errors.GradkitValueError(
+            f"tf.gather: the first batch_dims={batch_dims} dimensions of params {tuple(params.shape)} and indices "
+            f"{tuple(indices.shape)} must be equal, as in TensorFlow."
+        )
     check_indices(indices, params.shape[axis], "tf.gather")
-    return call(_gather, params, indices, axis=axis, batch_dims=int(batch_dims))
+    return call(_gather, params, indices, axis=axis, batch_dims=batch_dims)
 
 
 def _one_hot(indices, on_value, off_value, depth, axis):

@@ -132,7 +132,8 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
 
 
 def _slogdet(x):
-    return tuple(jnp.linalg.slogdet(x))
+    sign, log_abs = jnp.linalg.slogdet(x)
+    return sign, log_abs.astype(x.dtype)  # TensorFlow's log|det| has the input's dtype, complex too
 
 
 def slogdet(input, name=None):  # noqa: A002
@@ -148,7 +149,7 @@ def _lower_hermitian(a):
 
 def _eigh(a):
     e, v = jnp.linalg.eigh(_lower_hermitian(a), symmetrize_input=False)
-    return e, v
+    return e.astype(a.dtype), v  # TensorFlow's eigenvalues have the input's dtype, complex too
 
 
 def eigh(tensor, name=None):

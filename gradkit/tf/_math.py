@@ -97,6 +97,7 @@ def _tf_complex(real, imag):
             f"tf.complex takes real and imag of one dtype, float32 or float64, but got {real.dtype} and "
             f"{imag.dtype}. Cast them first: tf.complex(tf.cast(re, tf.float32), tf.cast(im, tf.float32))."
         )
+    real, imag = jnp.broadcast_arrays(real, imag)  # a broadcasting op in TensorFlow
     return jax.lax.complex(real, imag)
 
 

@@ -105,8 +105,15 @@ def _bias_add(value, bias, channel_axis):
 def bias_add(value, bias, data_format=None, name=None):
     """``value + bias`` along the channel axis: the last one, or axis 1 for an 'NC...' data_format."""
     channel_axis = 1 if data_format is not None and data_format.startswith("NC") else -1
-    v = convert(value)
-    return call(_bias_add, v, convert(bias), channel_axis=channel_axis % len(v.shape))
+    v, b = convert(value), convert(bias)
+    if v.ndim < 2 or b.ndim != 1 or b.shape[0] != v.shape[channel_axis]:
+        # TensorFlow's InvalidArgumentError too, where broadcasting would hide the mistake.
+        raise _errors.GradkitValueError(
+            f"tf.nn.bias_add takes a value of rank 2 or more and a bias of rank 1 with one entry per channel "
+            f"(axis {channel_axis} of the value), but got a value of shape {tuple(v.shape)} and a bias of shape "
+            f"{tuple(b.shape)}."
+        )
+    return call(_bias_add, v, b, channel_axis=channel_axis % len(v.shape))
 
 
 def _moments(x, axes, keepdims):

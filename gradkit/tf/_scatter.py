@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
+from gradkit._core.variable import Variable
+from gradkit._tape.tensor import Tensor
 
 from ._convert import call, convert, static_ints
 from ._indexing import check_indices
@@ -55,10 +57,22 @@ def _scatter_nd(tensor, indices, updates, how):
 
 def _scatter(tensor, indices, updates, how, what):
     tensor, indices = convert(tensor), convert(indices)
-    # jax's .at[] drops an index past the end and wraps a negative one; TensorFlow raises.
+    # A tensor keeps its dtype (another one is refused below); numbers and NumPy arrays take the
+    # tensor's, as TensorFlow converts them.
+    updates = convert(updates) if isinstance(updates, (Tensor, Variable)) else convert(updates, tensor.dtype)
     k = indices.shape[-1] if indices.ndim else 0
+    want = tuple(indices.shape[:-1]) + tuple(tensor.shape[k:])
+    # jax's .at[] would broadcast updates and cast their dtype; TensorFlow raises.
+    if k > tensor.ndim or tuple(updates.shape) != want or updates.dtype != tensor.dtype:
+        raise _errors.GradkitValueError(
+            f"{what}: updates of shape {tuple(updates.shape)} and dtype {updates.dtype} with indices of shape "
+            f"{tuple(indices.shape)} into a tensor of shape {tuple(tensor.shape)} and dtype {tensor.dtype}; "
+            "TensorFlow requires updates.shape == indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
+            f"(here {want}) and the tensor's dtype."
+        )
+    # jax's .at[] drops an index past the end and wraps a negative one; TensorFlow raises.
     check_indices(indices, tensor.shape[:k], what)
-    return call(_scatter_nd, tensor, indices, convert(updates), how=how)
+    return call(_scatter_nd, tensor, indices, updates, how=how)
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
@@ -70,6 +84,8 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 
 
 def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    if not isinstance(updates, (Tensor, Variable)):
+        updates = convert(updates, convert(tensor).dtype)
     return _scatter(tensor, indices, -convert(updates), "add", "tf.tensor_scatter_nd_sub")
 
 
