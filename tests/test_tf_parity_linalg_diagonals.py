@@ -116,3 +116,12 @@ def test_eigh_and_slogdet_keep_a_complex_input_dtype():
     sign, log_abs = gtf.linalg.slogdet(h)
     assert log_abs.dtype == np.complex64
     np.testing.assert_allclose(log_abs.numpy(), np.log(abs(np.linalg.det(h))), rtol=1e-5)
+
+
+def test_triangular_solve_broadcasts_an_unbatched_right_hand_side():
+    a = np.array([[[2.0, 0.0], [1.0, 4.0]], [[3.0, 0.0], [-1.0, 2.0]]], np.float32)
+    b = np.array([[1.0, 2.0], [6.0, 8.0]], np.float32)  # (n, n): a matrix, not a batch of vectors
+    got = gtf.linalg.triangular_solve(a, b).numpy()
+    np.testing.assert_allclose(got, np.stack([np.linalg.solve(m, b) for m in a]), rtol=1e-6)
+    with pytest.raises(ValueError, match="right-hand side"):
+        gtf.linalg.triangular_solve(a, b[0])  # a vector, which TensorFlow refuses too

@@ -83,3 +83,9 @@ def test_the_same_calls_in_tensorflow():
     for lib in (tf, gtf):
         got = lib.tensor_scatter_nd_add(lib.zeros([3, 2]), [[1]], np.ones((1, 2), np.int32))
         np.testing.assert_array_equal(got.numpy(), [[0, 0], [1, 1], [0, 0]])
+
+
+@pytest.mark.parametrize("value", ["abc", ["a", "b"], np.array(["x", "y"])], ids=["str", "list", "numpy"])
+def test_strings_are_refused_with_a_clear_error(value):
+    with pytest.raises(gk.GradkitError, match="no string tensors"):
+        gtf.constant(value)

@@ -75,7 +75,18 @@ def convert_like(*xs, what: str = "an op"):
 def check_python_value(value, dtype, what: str) -> None:
     """Refuse a Python number or list that ``dtype`` cannot hold as it is, as TensorFlow does
     (``tf.constant(1.7, dtype=tf.int32)`` raises there; a cast would truncate it silently).
-    NumPy arrays and tensors are cast, as in TensorFlow."""
+    NumPy arrays and tensors are cast, as in TensorFlow. Strings are refused: gradkit.tf has
+    no string tensors."""
+    strings = isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "SU")
+    if not strings and isinstance(value, (list, tuple)) and value and not _has_tensor(value):
+        strings = any(isinstance(x, (str, bytes)) for x in jax.tree_util.tree_leaves(value))
+    if strings:
+        from gradkit import _errors
+
+        raise _errors.GradkitTypeError(
+            f"{what} got the string {value!r:.60}, but gradkit.tf has no string tensors (JAX arrays hold "
+            "numbers only). Keep strings in Python (a dict from string to index, then tf.constant(index))."
+        )
     if dtype is None or not isinstance(value, (bool, int, float, complex, list, tuple)) or _has_tensor(value):
         return
     kind, target = np.asarray(value).dtype.kind, np.dtype(dtype).kind

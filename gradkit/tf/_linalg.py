@@ -172,12 +172,25 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002
 
 
 def _triangular_solve(a, b, lower, adjoint):
+    # TensorFlow's rhs is always a (batch of) matrices, whose batch dimensions broadcast with
+    # the matrix's: broadcast first, so jax never reads it as a batch of vectors.
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
     return jax.scipy.linalg.solve_triangular(a, b, lower=lower, trans="C" if adjoint else 0)
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
-    """Solve ``matrix @ x = rhs`` (``adjoint``: ``matrix^H @ x = rhs``), reading one triangle of ``matrix``."""
-    return call(_triangular_solve, convert(matrix), convert(rhs), lower=bool(lower), adjoint=bool(adjoint))
+    """Solve ``matrix @ x = rhs`` (``adjoint``: ``matrix^H @ x = rhs``), reading one triangle of
+    ``matrix``; ``rhs`` is a (batch of) matrices, batch dimensions broadcast, as in TensorFlow."""
+    matrix, rhs = convert(matrix), convert(rhs)
+    if matrix.ndim < 2 or rhs.ndim < 2 or matrix.shape[-1] != matrix.shape[-2] or rhs.shape[-2] != matrix.shape[-1]:
+        raise _errors.GradkitValueError(
+            f"tf.linalg.triangular_solve takes square matrices (..., M, M) and a right-hand side (..., M, K), "
+            f"but got shapes {tuple(matrix.shape)} and {tuple(rhs.shape)}; for a vector rhs, write "
+            "rhs[..., None] and take [..., 0] of the result."
+        )
+    return call(_triangular_solve, matrix, rhs, lower=bool(lower), adjoint=bool(adjoint))
 
 
 def _band_part(x, num_lower, num_upper):
