@@ -406,11 +406,7 @@ def apply_binary(fn, a, b):
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, False), a, b, b, session)
-    args = (value_of(a), value_of(b) if isinstance(b, Tensor) else b)
-    out = fn(*args)
-    if isinstance(out, jax.core.Tracer):
-        out = _known_counter(fn, args, out, args)
-    return Tensor.concrete(out)
+    return _unrecorded_binary(fn, value_of(a), value_of(b) if isinstance(b, Tensor) else b)
 
 
 def apply_binary_reflected(fn, a, b):
@@ -420,10 +416,13 @@ def apply_binary_reflected(fn, a, b):
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, True), b, a, b, session)
-    args = (value_of(b) if isinstance(b, Tensor) else b, value_of(a))
-    out = fn(*args)
+    return _unrecorded_binary(fn, value_of(b) if isinstance(b, Tensor) else b, value_of(a))
+
+
+def _unrecorded_binary(fn, x, y):
+    out = fn(x, y)
     if isinstance(out, jax.core.Tracer):
-        out = _known_counter(fn, args, out, args)
+        out = _known_counter(fn, (x, y), out, (x, y))
     return Tensor.concrete(out)
 
 
