@@ -503,7 +503,9 @@ class GradientTape:
         independent examples) when not; elsewhere (and on a GPU, where that is faster) the
         whole-batch algorithm runs unchecked (run the step once eagerly to check it). A source
         the target does not depend on gives zeros whatever ``unconnected_gradients`` says, as
-        TensorFlow's does.
+        TensorFlow's does. ``parallel_iterations`` and ``experimental_use_pfor`` are accepted
+        for TensorFlow compatibility: the Jacobians are computed in one vectorised pass, not in
+        chunks (unlike ``jacobian``'s), so peak memory grows with the batch.
         """
         mode = unconnected(unconnected_gradients)  # unconnected gives zeros either way, as in TensorFlow
         self._check_usable()
