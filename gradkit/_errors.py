@@ -8,6 +8,8 @@ Python or JAX user would expect (``TypeError``, ``ValueError``), so existing
 
 from __future__ import annotations
 
+import jax
+
 PREFIX = "[gradkit] "
 
 
@@ -30,6 +32,19 @@ class GradkitValueError(GradkitError, ValueError):
 
 class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
+
+
+class OpInputError(GradkitError):
+    """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
+    ``__cause__``); raised as ``OpInputValueError`` or ``OpInputTypeError``."""
+
+
+class OpInputValueError(OpInputError, ValueError):
+    pass
+
+
+class OpInputTypeError(OpInputError, TypeError):
+    pass
 
 
 class AssignmentError(GradkitError, ValueError):
@@ -243,3 +258,49 @@ MSG_SLICE_SHAPE = (
     "cannot assign a value of shape {got} to the slice {index!r} of Variable {name}, which has shape "
     "{want}. Pass a value of shape {want} (or one that broadcasts to it)."
 )
+
+
+def describe_value(x) -> str:
+    """``float32[2,3]`` for anything with a shape and dtype, the type's name for the rest."""
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{dtype}[{','.join(str(d) for d in shape)}]"
+    if isinstance(x, (bool, int, float, complex)):
+        return f"the Python {type(x).__name__} {x!r}"
+    if isinstance(x, (list, tuple)) and len(x) <= 8:
+        return f"a {type(x).__name__} [{', '.join(describe_value(v) for v in x)}]"
+    return f"a {type(x).__name__}"
+
+
+# JAX errors about tracing (a traced value used as a Python bool, ...) explain themselves and
+# are caught by type in user code: they pass through unchanged.
+_JAX_OWN_ERRORS = tuple(
+    getattr(jax.errors, name)
+    for name in (
+        "ConcretizationTypeError",
+        "TracerArrayConversionError",
+        "TracerBoolConversionError",
+        "TracerIntegerConversionError",
+        "UnexpectedTracerError",
+        "KeyReuseError",
+    )
+    if hasattr(jax.errors, name)
+)
+
+
+def bad_op_inputs(error: Exception, what: str, inputs) -> Exception:
+    """``error``, raised by JAX for inputs ``what`` cannot take (shapes that do not broadcast or
+    contract, a non-square matrix, an axis out of range), as a ``[gradkit]`` error of the same kind
+    that names the op and its inputs; gradkit's own errors and JAX's tracing errors are returned
+    unchanged."""
+    if isinstance(error, (GradkitError, *_JAX_OWN_ERRORS)) or not isinstance(error, (TypeError, ValueError)):
+        return error
+    kind = OpInputTypeError if isinstance(error, TypeError) else OpInputValueError
+    shown = ", ".join(describe_value(x) for x in inputs)
+    said = " ".join(str(error).split())
+    if not said.endswith((".", "!", "?")):
+        said += "."
+    return kind(
+        f"{what} cannot take {shown}: {said} Give it inputs whose shapes and dtypes fit (shapes that "
+        "broadcast, matching inner dimensions for products, axes within the rank)."
+    )

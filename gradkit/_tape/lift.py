@@ -6,6 +6,7 @@ import functools
 import types
 from collections.abc import Callable
 
+from .. import _errors
 from . import record
 
 
@@ -35,6 +36,22 @@ def lift(fn: Callable) -> Callable:
     return lifted
 
 
+def _lift_reporting(fn: Callable, what: str) -> Callable:
+    """``lift(fn)`` for one of JAX's own functions: an error JAX raises for inputs it cannot take
+    (shapes that do not broadcast, an axis out of range) becomes a ``[gradkit]`` error of the same
+    kind that names ``what`` and the inputs."""
+
+    @functools.wraps(fn)
+    def lifted(*args, **kwargs):
+        try:
+            return record.apply(fn, *args, **kwargs)
+        except (TypeError, ValueError) as error:
+            raise _errors.bad_op_inputs(error, what, args) from error
+
+    lifted.__gradkit_lifted__ = True
+    return lifted
+
+
 def lift_namespace(namespace: types.ModuleType, into: dict, skip=()) -> None:
     """Copy ``namespace`` into ``into``, lifting every public function (autograd's wrap_namespace)."""
     for name in dir(namespace):
@@ -44,7 +61,9 @@ def lift_namespace(namespace: types.ModuleType, into: dict, skip=()) -> None:
         if isinstance(obj, types.ModuleType):
             continue
         if callable(obj) and not isinstance(obj, type) and not _is_dtype(obj):
-            into[name] = lift(obj)
+            into[name] = _lift_reporting(
+                obj, f"{into.get('__name__', 'gradkit.numpy').replace('gradkit.', 'gk.', 1)}.{name}"
+            )
         else:
             into[name] = obj
 

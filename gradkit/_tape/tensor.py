@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _errors
 from .._core.operators import install_binary_operators
 from .._core.variable import check_not_list_index
 from . import array_methods, graph, record
@@ -298,16 +299,43 @@ def _show(t: Tensor) -> str:
         return "<traced>"
 
 
+_SYMBOLS = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.truediv: "/",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.pow: "**",
+    operator.matmul: "@",
+    operator.and_: "&",
+    operator.or_: "|",
+    operator.xor: "^",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+    operator.eq: "==",
+    operator.ne: "!=",
+}
+
+
 def _forward(fn):
     def method(self, other):
-        return record.apply_binary(fn, self, other)
+        try:
+            return record.apply_binary(fn, self, other)
+        except (TypeError, ValueError) as error:
+            raise _errors.bad_op_inputs(error, f"the operator {_SYMBOLS[fn]}", (self, other)) from error
 
     return method
 
 
 def _reflected(fn):
     def method(self, other):
-        return record.apply_binary_reflected(fn, self, other)
+        try:
+            return record.apply_binary_reflected(fn, self, other)
+        except (TypeError, ValueError) as error:
+            raise _errors.bad_op_inputs(error, f"the operator {_SYMBOLS[fn]}", (other, self)) from error
 
     return method
 

@@ -7,10 +7,13 @@ Variable is stacked with ``gnp.stack`` so the tape records the stacking.
 
 from __future__ import annotations
 
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit import _errors
 from gradkit._core.variable import Variable, VariableSlice, owned_array
 from gradkit._tape.lift import lift
 from gradkit._tape.shape import Shape
@@ -121,7 +124,37 @@ def call(fn, *args, **static):
 
     ``fn`` must be a module-level function (the tape caches compiled programs per op).
     """
-    return wrap(lift(fn)(*args, **static))
+    try:
+        return wrap(lift(fn)(*args, **static))
+    except (TypeError, ValueError) as error:
+        raise _errors.bad_op_inputs(error, public_name(sys._getframe(1)), args) from error
+
+
+def public_name(frame) -> str:
+    """``tf.linalg.inv``: the gradkit.tf function that ``frame`` (or the nearest frame above it in
+    gradkit.tf) runs, named as a user calls it; for error messages."""
+    from gradkit import tf
+
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("gradkit.tf"):
+        code = frame.f_code
+        if not code.co_name.startswith("_"):
+            for prefix, namespace in (("tf.", tf), ("tf.nn.", tf.nn), ("tf.math.", tf.math), ("tf.linalg.", tf.linalg)):
+                for name, member in vars(namespace).items():
+                    if not name.startswith("_") and _runs(member, frame):
+                        return prefix + name
+        frame = frame.f_back
+    return "this gradkit.tf op"
+
+
+def _runs(function, frame) -> bool:
+    """Whether ``frame`` runs ``function``: its code, and for the functions one factory makes
+    (``tf.exp``, ``tf.sin``: one code), the same closure."""
+    code = frame.f_code
+    if getattr(function, "__code__", None) is not code:
+        return False
+    values = frame.f_locals
+    cells = function.__closure__ or ()
+    return all(values.get(name, cells) is cell.cell_contents for name, cell in zip(code.co_freevars, cells))
 
 
 def axis_arg(axis):

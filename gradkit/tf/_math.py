@@ -15,10 +15,27 @@ from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
+_MSG_FLOAT_ONLY = (
+    "tf.math.{fn} takes a floating-point tensor, as in TensorFlow, but got dtype {dtype}. "
+    "Cast it first: tf.math.{fn}(tf.cast(x, tf.float32))."
+)
+
+
+# TensorFlow has no integer kernel for these (it raises InvalidArgumentError); jax would promote.
+_FLOAT_ONLY_UNARY = frozenset(
+    "sin cos tan tanh sinh cosh exp log log1p expm1 sqrt rsqrt softplus sigmoid reciprocal asin acos atan "
+    "log_sigmoid erf lgamma digamma is_nan is_finite".split()
+)
+
 
 def _unary(jfn, tf_name):
+    float_only = tf_name in _FLOAT_ONLY_UNARY
+
     def op(x, name=None):
-        return call(jfn, convert(x))
+        x = convert(x)
+        if float_only and not jnp.issubdtype(x.dtype, jnp.inexact):
+            raise _errors.GradkitTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
+        return call(jfn, x)
 
     op.__name__ = op.__qualname__ = tf_name
     op.__doc__ = f"``tf.math.{tf_name}``, recorded by the tape as ``{getattr(jfn, '__name__', tf_name)}``."
@@ -147,12 +164,6 @@ def _divide_no_nan(x, y):
 
 xlogy = _binary(_xlogy, "xlogy")
 divide_no_nan = _binary(_divide_no_nan, "divide_no_nan")
-
-
-_MSG_FLOAT_ONLY = (
-    "tf.math.{fn} takes a floating-point tensor, as in TensorFlow, but got dtype {dtype}. "
-    "Cast it first: tf.math.{fn}(tf.cast(x, tf.float32))."
-)
 
 
 def _reduction(jfn, tf_name, float_only=False):

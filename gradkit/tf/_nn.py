@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -52,12 +53,22 @@ def _log_softmax(x, axis):
     return jax.nn.log_softmax(x, axis=axis)
 
 
+def _floats(logits, what: str):
+    x = convert(logits)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.{what} takes floating-point logits, as in TensorFlow, but got dtype {np.dtype(x.dtype).name}. "
+            f"Cast them first: tf.nn.{what}(tf.cast(logits, tf.float32))."
+        )
+    return x
+
+
 def softmax(logits, axis=None, name=None):
-    return call(_softmax, convert(logits), axis=-1 if axis is None else int(axis))
+    return call(_softmax, _floats(logits, "softmax"), axis=-1 if axis is None else int(axis))
 
 
 def log_softmax(logits, axis=None, name=None):
-    return call(_log_softmax, convert(logits), axis=-1 if axis is None else int(axis))
+    return call(_log_softmax, _floats(logits, "log_softmax"), axis=-1 if axis is None else int(axis))
 
 
 def _leaky_relu(x, alpha):

@@ -26,7 +26,7 @@ import numpy as np
 from gradkit._core.compat import InconclusiveDimensionOperation
 from gradkit._core.functionalize import StateFrame, values_of
 from gradkit._core.state import State
-from gradkit._errors import GradkitError, GradkitTypeError, GradkitValueError
+from gradkit._errors import PREFIX, GradkitError, GradkitTypeError, GradkitValueError, OpInputError
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
@@ -105,7 +105,7 @@ def _export(name, fn, signature, seeded=False):
     try:
         return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature))
     except _SHAPE_ERRORS as error:
-        if isinstance(error, GradkitError):  # gradkit's own advice, not a shape relation
+        if isinstance(error, GradkitError) and not isinstance(error, OpInputError):  # advice, not a shape relation
             raise
         first = error
     leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] == -1)
@@ -113,11 +113,11 @@ def _export(name, fn, signature, seeded=False):
         try:
             return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature, shared_batch=True))
         except _SHAPE_ERRORS as error:
-            if isinstance(error, GradkitError):
+            if isinstance(error, GradkitError) and not isinstance(error, OpInputError):
                 raise
     raise GradkitValueError(
         f"saved_model.save could not export {name} for its input_signature {signature}: tracing it with each "
-        f"None dimension as an unknown size failed ({type(first).__name__}: {str(first).splitlines()[0]}). "
+        f"None dimension as an unknown size failed ({type(first).__name__}: {str(first).splitlines()[0].removeprefix(PREFIX)}). "
         "jax.export must know every relation between unknown dimensions when it traces (TensorFlow checks them "
         "at each call). Give the dimensions the function combines fixed sizes in the input_signature, or the "
         "same role (a leading None dimension is shared by all arguments when the function needs it)."
