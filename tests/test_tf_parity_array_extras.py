@@ -289,6 +289,17 @@ def test_shape_helpers():
     np.testing.assert_allclose(_np(tape.gradient(loss, v)), 4 * X[0] + 1, rtol=1e-6)
 
 
+def test_bitcast_reads_the_same_bits_as_numpy_and_has_no_gradient():
+    np.testing.assert_array_equal(_np(gtf.bitcast(X, gtf.int32)), X.view(np.int32))
+    np.testing.assert_array_equal(_np(gtf.bitcast(X, gtf.uint8)), X.view(np.uint8).reshape(*X.shape, 4))
+    as_bytes = np.arange(8, dtype=np.uint8).reshape(2, 4)
+    np.testing.assert_array_equal(_np(gtf.bitcast(as_bytes, gtf.float32)), as_bytes.view(np.float32)[:, 0])
+    v = gtf.Variable(X)
+    with gtf.GradientTape() as tape:
+        loss = gtf.reduce_sum(gtf.bitcast(gtf.bitcast(v, gtf.float16), gtf.float32))
+    assert tape.gradient(loss, v) is None
+
+
 def test_bad_indices_ignore_gradient_reaches_the_indices_kept():
     v = gtf.Variable([1.0, 2.0, 3.0])
     with gtf.GradientTape() as tape:
@@ -365,6 +376,7 @@ REFUSED = {
     "shape_float_out_type": lambda: gtf.shape(X, out_type=gtf.float32),
     "scatter_bad_policy": lambda: gtf.tensor_scatter_nd_add(gtf.zeros([3]), [[0]], [1.0], bad_indices_policy="x"),
     "zeros_with_a_layout": lambda: gtf.zeros([2], layout="mesh"),
+    "bitcast_complex": lambda: gtf.bitcast(X, gtf.complex64),
 }
 
 

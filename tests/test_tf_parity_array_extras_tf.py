@@ -170,6 +170,13 @@ VALUES = {
         tf.size(tf.constant(M), out_type=tf.int32),
         tf.shape(tf.constant(M), out_type=tf.int64).numpy().astype(np.int64),
     ],
+    "bitcast": lambda tf: [
+        tf.bitcast(tf.constant(M), tf.int32),
+        tf.bitcast(tf.constant(M), tf.uint8),
+        tf.bitcast(tf.constant(M), tf.float16),
+        tf.bitcast(tf.constant(np.arange(12, dtype=np.uint8).reshape(3, 4)), tf.float32),
+        tf.bitcast(tf.constant([[1, 2], [3, 4]], tf.int16), tf.int32),
+    ],
     "searchsorted_out_type": lambda tf: (
         tf.searchsorted([1.0, 2.0, 3.0], [2.5, 0.0], side="right", out_type=tf.int64).numpy().astype(np.int64)
     ),
@@ -276,6 +283,8 @@ REFUSED = {
     "batch_to_space_indivisible_batch": lambda tf: tf.batch_to_space(tf.constant(X), [3], [[0, 0]]),
     "batch_to_space_crops_too_large": lambda tf: tf.batch_to_space(tf.constant(X), [2], [[5, 4]]),
     "batch_to_space_negative_crop": lambda tf: tf.batch_to_space(tf.constant(X), [2], [[-1, 0]]),
+    "bitcast_to_bool": lambda tf: tf.bitcast(tf.constant(M), tf.bool),
+    "bitcast_wrong_last_axis": lambda tf: tf.bitcast(tf.constant(np.zeros((3, 3), np.uint8)), tf.float32),
     "pad_unknown_mode": lambda tf: tf.pad(tf.constant(M), [[1, 1], [0, 0]], mode="WRAP"),
     "pad_float_on_int": lambda tf: tf.pad(tf.constant([1, 2]), [[1, 1]], constant_values=7.5),
     "pad_int_tensor_on_float": lambda tf: tf.pad(tf.constant(V), [[1, 1]], constant_values=tf.constant(1)),

@@ -261,6 +261,7 @@ del (
 
 
 # TensorFlow's top-level array and shape ops beyond the basics.
+from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
 from ._grids import meshgrid, unravel_index  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
