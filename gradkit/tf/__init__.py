@@ -260,6 +260,29 @@ del (
 )
 
 
+# TensorFlow's top-level array and shape ops beyond the basics.
+from ._bitcast import bitcast  # noqa: E402
+from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
+from ._grids import meshgrid, unravel_index  # noqa: E402
+from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
+from ._sequence import reverse_sequence, sequence_mask  # noqa: E402
+from ._shape_utils import (  # noqa: E402
+    broadcast_dynamic_shape,
+    broadcast_static_shape,
+    ensure_shape,
+    get_static_value,
+    guarantee_const,
+    identity_n,
+    shape_n,
+)
+from ._space_batch import (  # noqa: E402
+    batch_to_space,
+    required_space_to_batch_paddings,
+    space_to_batch,
+    space_to_batch_nd,
+)
+
+
 def __getattr__(name):
     raise AttributeError(missing("gradkit.tf", name))
 

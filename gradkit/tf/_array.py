@@ -10,6 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core.custom import stop_gradient
+from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
@@ -42,16 +44,27 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     return wrap(convert(value, dtype))
 
 
-def zeros(shape, dtype=_dtypes.float32, name=None):
+def zeros(shape, dtype=_dtypes.float32, name=None, layout=None):
+    _no_layout(layout, "tf.zeros")
     return Tensor.concrete(jnp.zeros(static_ints(shape), dtype))
 
 
-def ones(shape, dtype=_dtypes.float32, name=None):
+def ones(shape, dtype=_dtypes.float32, name=None, layout=None):
+    _no_layout(layout, "tf.ones")
     return Tensor.concrete(jnp.ones(static_ints(shape), dtype))
 
 
-def fill(dims, value, name=None):
+def fill(dims, value, name=None, layout=None):
+    _no_layout(layout, "tf.fill")
     return Tensor.concrete(jnp.full(static_ints(dims), convert(value)))
+
+
+def _no_layout(layout, what: str) -> None:
+    if layout is not None:
+        raise _errors.GradkitValueError(
+            f"{what} got layout={layout!r}: a DTensor layout places a tensor across devices, which gradkit.tf "
+            "does not do (JAX shards arrays with jax.sharding). Leave layout=None."
+        )
 
 
 def _zeros_like(x, dtype):
@@ -62,11 +75,13 @@ def _ones_like(x, dtype):
     return jnp.ones_like(x, dtype=dtype)
 
 
-def zeros_like(input, dtype=None, name=None):  # noqa: A002  (TensorFlow's argument name)
+def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002  (TensorFlow's argument name)
+    _no_layout(layout, "tf.zeros_like")
     return call(_zeros_like, convert(input), dtype=dtype)
 
 
-def ones_like(input, dtype=None, name=None):  # noqa: A002
+def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
+    _no_layout(layout, "tf.ones_like")
     return call(_ones_like, convert(input), dtype=dtype)
 
 
@@ -147,14 +162,49 @@ def _pad(x, pad_width, mode, constant_values):
     return jnp.pad(x, pad_width, mode=mode)
 
 
+def _pad_with(x, constant_values, pad_width):
+    return jnp.pad(x, pad_width, mode="constant", constant_values=constant_values)
+
+
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
-    """``tf.pad``: modes 'CONSTANT', 'REFLECT', 'SYMMETRIC'."""
+    """``tf.pad``: modes 'CONSTANT', 'REFLECT', 'SYMMETRIC' (any case, as TensorFlow upper-cases it).
+
+    ``constant_values`` is a scalar of the tensor's dtype: a Python number that type cannot hold
+    as written is refused (as TensorFlow does), and a tensor of another dtype too. A tensor
+    ``constant_values`` gets no gradient, as in TensorFlow (PadV2's gradient is None for it).
+    """
     widths = tuple(
         tuple(int(p) for p in row) for row in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings)
     )
     x = convert(tensor)
-    _shape_args.check_paddings(widths, tuple(x.shape), mode.lower())
-    return call(_pad, x, pad_width=widths, mode=mode.lower(), constant_values=constant_values)
+    kind = str(mode).lower()
+    if kind not in ("constant", "reflect", "symmetric"):
+        raise _errors.GradkitValueError(
+            f"tf.pad got mode={mode!r}; TensorFlow takes 'CONSTANT', 'REFLECT' or 'SYMMETRIC' (jnp.pad's other "
+            "modes, such as 'wrap' or 'edge', are not TensorFlow's)."
+        )
+    _shape_args.check_paddings(widths, tuple(x.shape), kind)
+    if np.ndim(constant_values) != 0:
+        raise _errors.GradkitValueError(
+            f"tf.pad: constant_values must be a scalar, as TensorFlow requires, but got shape "
+            f"{tuple(np.shape(constant_values))}."
+        )
+    if kind != "constant":
+        return call(_pad, x, pad_width=widths, mode=kind, constant_values=0)  # constant_values unused
+    if isinstance(constant_values, (Tensor, Variable, VariableSlice, jax.Array)):
+        value = convert(constant_values)
+        if value.dtype != x.dtype:
+            raise _errors.GradkitTypeError(
+                f"tf.pad: constant_values of dtype {np.dtype(value.dtype).name} for a tensor of dtype "
+                f"{np.dtype(x.dtype).name}; TensorFlow requires the tensor's dtype. Cast it: "
+                f"tf.cast(constant_values, tf.{np.dtype(x.dtype).name})."
+            )
+        # PadV2 has no gradient for constant_values in TensorFlow: None, not zeros.
+        return call(_pad_with, x, stop_gradient(value), pad_width=widths)
+    check_python_value(constant_values, x.dtype, "tf.pad's constant_values")
+    if isinstance(constant_values, (np.ndarray, np.generic)):
+        constant_values = constant_values.item()
+    return call(_pad, x, pad_width=widths, mode="constant", constant_values=constant_values)
 
 
 def _cast_to(x, dtype):
@@ -241,8 +291,8 @@ def _split(x, sections, axis):
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     x = convert(value)
-    if isinstance(num_or_size_splits, int):
-        sections = num_or_size_splits
+    if isinstance(num_or_size_splits, (builtins.int, np.integer)):
+        sections = int(num_or_size_splits)
     else:
         sizes = list(static_ints(num_or_size_splits))
         _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))
@@ -278,16 +328,33 @@ def tile(input, multiples, name=None):  # noqa: A002
     return call(_tile, x, reps=reps)
 
 
-def shape(input, out_type=_dtypes.int32, name=None):  # noqa: A002
-    # Shapes are static in gradkit: the value is known inside tf.function too, so shape
-    # arithmetic (`x[:, :tf.shape(y)[1]]`) keeps working where a traced value could not.
-    with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=out_type))
+def _shape_dtype(out_type, what: str):
+    """``out_type`` of ``tf.shape``/``tf.size``: int32 (also for None) or int64, which is int32
+    unless jax's x64 mode is on, as everywhere in gradkit.tf."""
+    dtype = np.dtype(_dtypes.int32 if out_type is None else out_type)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise _errors.GradkitTypeError(
+            f"{what} got out_type={dtype.name}; TensorFlow takes tf.int32 or tf.int64. Cast the result instead: "
+            f"tf.cast({what}(x), tf.{dtype.name})."
+        )
+    return jax.dtypes.canonicalize_dtype(dtype)
 
 
-def size(input, out_type=_dtypes.int32, name=None):  # noqa: A002
+def shape(input, out_type=None, name=None):  # noqa: A002
+    """``tf.shape``: the shape as an int32 (default) or int64 vector.
+
+    Shapes are static in gradkit: the value is known inside tf.function too, so shape
+    arithmetic (``x[:, :tf.shape(y)[1]]``) keeps working where a traced value could not.
+    """
+    dtype = _shape_dtype(out_type, "tf.shape")
     with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=out_type))
+        return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=dtype))
+
+
+def size(input, out_type=None, name=None):  # noqa: A002
+    dtype = _shape_dtype(out_type, "tf.size")
+    with jax.ensure_compile_time_eval():
+        return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=dtype))
 
 
 def rank(input, name=None):  # noqa: A002

@@ -21,16 +21,23 @@ from ._convert import call, convert, known_value, static_ints
 newaxis = None
 
 
-def _gather_nd(params, indices, batch_dims):
+def _gather_nd(params, indices, batch_dims, ignore=False):
     if batch_dims:
-        return jax.vmap(lambda p, i: _gather_nd(p, i, batch_dims - 1))(params, indices)
+        return jax.vmap(lambda p, i: _gather_nd(p, i, batch_dims - 1, ignore))(params, indices)
+    if ignore:
+        indices = out_of_range_dropped(indices, params.shape[: indices.shape[-1]])
+        return params.at[tuple(jnp.moveaxis(indices, -1, 0))].get(mode="fill", fill_value=0)
     return params[tuple(jnp.moveaxis(indices, -1, 0))]
 
 
-def gather_nd(params, indices, batch_dims=0, name=None):
-    """``params[tuple(index)]`` for each index along ``indices``' last axis."""
+def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
+    """``params[tuple(index)]`` for each index along ``indices``' last axis. An index out of
+    range raises, as TensorFlow's default on the CPU; with ``bad_indices_policy='IGNORE'`` it
+    reads 0 instead."""
     params, indices = convert(params), convert(indices)
     k = indices.shape[-1] if indices.ndim else 0
+    if bad_indices(bad_indices_policy, "tf.gather_nd"):
+        return call(_gather_nd, params, indices, batch_dims=int(batch_dims), ignore=True)
     check_indices(indices, params.shape[int(batch_dims) : int(batch_dims) + k], "tf.gather_nd")
     return call(_gather_nd, params, indices, batch_dims=int(batch_dims))
 
@@ -103,13 +110,46 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     return call(_take_flat, x, indices, axis=axis, k=k)
 
 
-def _searchsorted(sorted_sequence, values, side):
-    return jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
-        sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])
-    ).reshape(values.shape)
+def _searchsorted(sorted_sequence, values, side, dtype):
+    return (
+        jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
+            sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])
+        )
+        .reshape(values.shape)
+        .astype(dtype)
+    )
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=jnp.int32, name=None):
     """``tf.searchsorted``: for each row of ``values``, where it would go in the matching row of
-    ``sorted_sequence`` (innermost axis); an integer result, so no gradient."""
-    return call(_searchsorted, convert(sorted_sequence), convert(values), side=side)
+    ``sorted_sequence`` (innermost axis); an integer result (``out_type``: int32 or int64, which
+    is int32 unless jax's x64 mode is on), so no gradient."""
+    dtype = np.dtype(out_type)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)) or side not in ("left", "right"):
+        raise _errors.GradkitValueError(
+            f"tf.searchsorted got side={side!r}, out_type={dtype.name}; TensorFlow takes side 'left' or 'right' "
+            "and out_type tf.int32 or tf.int64."
+        )
+    dtype = jax.dtypes.canonicalize_dtype(dtype)
+    return call(_searchsorted, convert(sorted_sequence), convert(values), side=side, dtype=dtype)
+
+
+def bad_indices(policy, what: str) -> bool:
+    """TensorFlow's ``bad_indices_policy``: True for 'IGNORE' (an index out of range is skipped,
+    or reads 0), False for '', 'DEFAULT' and 'ERROR' (it raises, TensorFlow's default on the CPU)."""
+    if policy in ("", "DEFAULT", "ERROR"):
+        return False
+    if policy == "IGNORE":
+        return True
+    raise _errors.GradkitValueError(
+        f"{what} got bad_indices_policy={policy!r}; TensorFlow takes '', 'DEFAULT', 'ERROR' or 'IGNORE'."
+    )
+
+
+def out_of_range_dropped(indices, bounds):
+    """``indices`` (last axis: one component per bound) with every index that has a component
+    outside ``[0, bound)`` moved past the end on all its components, so that a scatter in mode
+    'drop' skips it and a gather in mode 'fill' reads the fill value (jax would wrap a negative one)."""
+    bounds = jnp.asarray(bounds, indices.dtype).reshape((1,) * (indices.ndim - 1) + (-1,))
+    bad = jnp.any((indices < 0) | (indices >= bounds), axis=-1, keepdims=True)
+    return jnp.where(bad, bounds, indices)

@@ -21,7 +21,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
 from ._convert import call, convert, static_ints
-from ._indexing import check_indices
+from ._indexing import bad_indices, check_indices, out_of_range_dropped
 
 
 def _nd_index(indices):
@@ -47,7 +47,10 @@ def _set_nd_bwd(indices, upstream):
 _set_nd.defvjp(_set_nd_fwd, _set_nd_bwd)
 
 
-def _scatter_nd(tensor, indices, updates, how):
+def _scatter_nd(tensor, indices, updates, how, ignore=False):
+    if ignore:  # TensorFlow's bad_indices_policy='IGNORE': an index out of range is skipped
+        indices = out_of_range_dropped(indices, tensor.shape[: indices.shape[-1]])
+        return getattr(tensor.at[_nd_index(indices)], how)(updates, mode="drop")
     if how == "set" and jnp.issubdtype(tensor.dtype, jnp.inexact):
         # The updates as the kernel's: the tensor's dtype, one per index (jax sums a broadcast back).
         shape = tuple(indices.shape[:-1]) + tuple(tensor.shape[indices.shape[-1] :])
@@ -55,7 +58,7 @@ def _scatter_nd(tensor, indices, updates, how):
     return getattr(tensor.at[_nd_index(indices)], how)(updates)
 
 
-def _scatter(tensor, indices, updates, how, what):
+def _scatter(tensor, indices, updates, how, what, policy=""):
     tensor, indices = convert(tensor), convert(indices)
     # A tensor keeps its dtype (another one is refused below); numbers and NumPy arrays take the
     # tensor's, as TensorFlow converts them.
@@ -70,6 +73,8 @@ def _scatter(tensor, indices, updates, how, what):
             "TensorFlow requires updates.shape == indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
             f"(here {want}) and the tensor's dtype."
         )
+    if bad_indices(policy, what):
+        return call(_scatter_nd, tensor, indices, updates, how=how, ignore=True)
     # jax's .at[] drops an index past the end and wraps a negative one; TensorFlow raises.
     check_indices(indices, tensor.shape[:k], what)
     return call(_scatter_nd, tensor, indices, updates, how=how)
@@ -79,31 +84,37 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     return _scatter(tensor, indices, updates, "set", "tf.tensor_scatter_nd_update")
 
 
-def tensor_scatter_nd_add(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "add", "tf.tensor_scatter_nd_add")
+# bad_indices_policy (not tensor_scatter_nd_update's, as in TensorFlow): an index out of range
+# raises ('', 'DEFAULT', 'ERROR', TensorFlow's default on the CPU) or is skipped ('IGNORE').
+def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=None):
+    return _scatter(tensor, indices, updates, "add", "tf.tensor_scatter_nd_add", bad_indices_policy)
 
 
-def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="", name=None):
     if not isinstance(updates, (Tensor, Variable)):
         updates = convert(updates, convert(tensor).dtype)
-    return _scatter(tensor, indices, -convert(updates), "add", "tf.tensor_scatter_nd_sub")
+    return _scatter(tensor, indices, -convert(updates), "add", "tf.tensor_scatter_nd_sub", bad_indices_policy)
 
 
-def tensor_scatter_nd_max(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "max", "tf.tensor_scatter_nd_max")
+def tensor_scatter_nd_max(tensor, indices, updates, bad_indices_policy="", name=None):
+    return _scatter(tensor, indices, updates, "max", "tf.tensor_scatter_nd_max", bad_indices_policy)
 
 
-def tensor_scatter_nd_min(tensor, indices, updates, name=None):
-    return _scatter(tensor, indices, updates, "min", "tf.tensor_scatter_nd_min")
+def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="", name=None):
+    return _scatter(tensor, indices, updates, "min", "tf.tensor_scatter_nd_min", bad_indices_policy)
 
 
-def _scatter_into_zeros(indices, updates, shape):
+def _scatter_into_zeros(indices, updates, shape, ignore=False):
+    if ignore:
+        indices = out_of_range_dropped(indices, shape[: indices.shape[-1]])
+        return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates, mode="drop")
     return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates)
 
 
-def scatter_nd(indices, updates, shape, name=None):
+def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     """``tf.scatter_nd``: a zero tensor of ``shape`` with ``updates`` added at ``indices``
-    (duplicates sum, as in TensorFlow)."""
+    (duplicates sum, as in TensorFlow; an index out of range raises, or is skipped with
+    ``bad_indices_policy='IGNORE'``)."""
     indices, updates, shape = convert(indices), convert(updates), static_ints(shape)
     if not jnp.issubdtype(indices.dtype, jnp.integer):
         raise _errors.GradkitTypeError(
@@ -117,6 +128,8 @@ def scatter_nd(indices, updates, shape, name=None):
             f"into shape {shape}; TensorFlow requires updates.shape == indices.shape[:-1] + shape[indices.shape[-1]:] "
             f"(here {want})."
         )
+    if bad_indices(bad_indices_policy, "tf.scatter_nd"):
+        return call(_scatter_into_zeros, indices, updates, shape=shape, ignore=True)
     check_indices(indices, shape[:k], "tf.scatter_nd")
     return call(_scatter_into_zeros, indices, updates, shape=shape)
 
