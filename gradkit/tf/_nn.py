@@ -1,6 +1,7 @@
 """``tf.nn``: activations, normalisation, ``bias_add``, ``moments`` and ``embedding_lookup``.
 
-The cross-entropy losses are in ``_losses``.
+The rest of ``tf.nn`` lives in modules of their own and is imported here: the cross-entropy
+losses (``_losses``), convolutions (``_conv``, ``_depthwise``) and pooling (``_pooling``).
 """
 
 from __future__ import annotations
@@ -11,13 +12,26 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from . import _array, _math
-from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: F401  (tf.nn's names)
+from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
+from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
+)
+from ._pooling import (  # noqa: F401  (tf.nn's names)
+    avg_pool,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_pool_with_argmax,
+    pool,
 )
 
 sigmoid = _math.sigmoid
