@@ -1,13 +1,16 @@
 """``tf.nn``: activations, normalisation, ``bias_add``, ``moments`` and ``embedding_lookup``.
 
 The rest of ``tf.nn`` lives in modules of their own and is imported here: the cross-entropy
-losses (``_losses``), convolutions (``_conv``, ``_depthwise``) and pooling (``_pooling``).
+losses (``_losses``), other losses (``_nn_losses``), moments helpers (``_nn_moments``),
+convolutions (``_conv``, ``_depthwise``), pooling (``_pooling``), ``lrn``,
+``space_to_depth`` / ``depth_to_space``, ``in_top_k`` / ``zero_fraction``.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -21,6 +24,21 @@ from ._losses import (  # noqa: F401  (tf.nn's names)
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
+from ._lrn import local_response_normalization, lrn  # noqa: F401  (tf.nn's names)
+from ._nn_losses import (  # noqa: F401  (tf.nn's names)
+    compute_average_loss,
+    log_poisson_loss,
+    scale_regularization_loss,
+    weighted_cross_entropy_with_logits,
+)
+from ._nn_metrics import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names)
+from ._nn_moments import (  # noqa: F401  (tf.nn's names)
+    batch_norm_with_global_normalization,
+    normalize_moments,
+    sufficient_statistics,
+    weighted_moments,
+)
+from ._ordering import top_k  # noqa: F401  (tf.nn's name)
 from ._pooling import (  # noqa: F401  (tf.nn's names)
     avg_pool,
     avg_pool1d,
@@ -33,6 +51,7 @@ from ._pooling import (  # noqa: F401  (tf.nn's names)
     max_pool_with_argmax,
     pool,
 )
+from ._space_depth import depth_to_space, space_to_depth  # noqa: F401  (tf.nn's names)
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
@@ -40,8 +59,26 @@ softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
 elu = _math._unary(jax.nn.elu, "elu")
-swish = silu = _math._unary(jax.nn.silu, "silu")
 softsign = _math._unary(jax.nn.soft_sign, "softsign")
+
+
+def _silu(x, beta):
+    return x * jax.nn.sigmoid(beta * x)
+
+
+def silu(features, beta=1.0):
+    """``tf.nn.silu`` (alias ``swish``): ``features * sigmoid(beta * features)``; ``beta`` is cast to
+    the features' dtype, and differentiable when it is a tensor, as in TensorFlow."""
+    x = convert(features)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.silu takes a floating-point or complex input, as TensorFlow does, but got "
+            f"{np.dtype(x.dtype).name}. Cast it first: tf.nn.silu(tf.cast(x, tf.float32))."
+        )
+    return call(_silu, x, convert(beta, x.dtype))
+
+
+swish = silu
 
 
 def _selu(x):
