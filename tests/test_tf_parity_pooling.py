@@ -127,6 +127,19 @@ def test_second_derivatives_match_tensorflow(name):
     _ok(program)
 
 
+@pytest.mark.parametrize("pool", ["max_pool2d", "max_pool1d", "avg_pool2d"])
+def test_forward_mode_matches_tensorflow(pool):
+    x = T2 if pool != "max_pool1d" else T1
+
+    def program(tf):
+        v = tf.Variable(x)
+        with tf.autodiff.ForwardAccumulator(v, tf.constant(_weights(x.shape))) as acc:
+            y = getattr(tf.nn, pool)(v, 3, 1, "SAME")
+        return [y, acc.jvp(y)]
+
+    _ok(program)
+
+
 def test_channels_first_matches_tensorflow():
     # TensorFlow's CPU kernels have no channels-first max-pool gradient: its values are compared
     # here, and the gradients against TensorFlow's channels-last ones, transposed.

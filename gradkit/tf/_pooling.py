@@ -12,6 +12,11 @@ channels-first. As in TensorFlow:
   row-major order), as TensorFlow's ``MaxPoolGrad``; the gradient of a 3-D max pool goes to
   every entry within ``1e-5`` of the window's maximum, as TensorFlow's ``MaxPool3DGrad``.
 
+One difference remains: TensorFlow's forward-mode derivative and second derivatives of a
+3-D max pool (``MaxPool3DGradGrad``) take the first maximal entry instead, so on tied windows
+they disagree with its own gradient; gradkit uses the 1e-5 rule for every order (JAX derives
+them all from one rule). Without ties all orders agree with TensorFlow's.
+
 >>> import gradkit.tf as tf
 >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
 >>> tf.nn.max_pool2d(x, 2, 2, "VALID").numpy().ravel().tolist()
