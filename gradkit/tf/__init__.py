@@ -295,4 +295,6 @@ from . import _conv_transpose  # noqa: E402
 
 nn.conv2d_transpose = _conv_transpose.conv2d_transpose
 nn.conv1d_transpose = _conv_transpose.conv1d_transpose
+nn.conv3d_transpose = _conv_transpose.conv3d_transpose
 nn.conv_transpose = _conv_transpose.conv_transpose
+nn.atrous_conv2d_transpose = _conv_transpose.atrous_conv2d_transpose

@@ -1,39 +1,41 @@
-"""Convolutions and pooling: ``tf.nn.conv2d``, ``conv1d``, ``max_pool2d``, ``avg_pool2d``.
+"""Convolutions: ``tf.nn.conv1d``, ``conv2d``, ``conv3d``, ``convolution`` and ``atrous_conv2d``.
 
-On ``jax.lax.conv_general_dilated`` and ``jax.lax.reduce_window``, with TensorFlow's argument
-forms: ``strides`` / ``dilations`` / ``ksize`` as an int or a list of 1, n or n + 2 entries
-(the batch and channel entries then 1), ``padding`` as ``'SAME'``, ``'VALID'`` or explicit
-pairs per axis of the input (zero for batch and channels). ``'SAME'`` pads as TensorFlow
-does (the extra row at the end), and ``avg_pool2d`` averages only the entries inside the
-input, as TensorFlow does.
+On ``jax.lax.conv_general_dilated``, with TensorFlow's argument forms: ``strides`` /
+``dilations`` as an int or a list of 1, n or n + 2 entries (the batch and channel entries
+then 1; ``conv3d`` takes lists of 5 only, as TensorFlow's), ``padding`` as ``'SAME'``,
+``'VALID'`` or explicit pairs per axis of the input (zero for batch and channels; not for
+3-D convolutions). ``'SAME'`` pads as TensorFlow does (the extra row at the end). The
+argument helpers here are shared with the transposed convolutions and the pools.
 
 >>> import gradkit.tf as tf
->>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
->>> tf.nn.max_pool2d(x, 2, 2, "VALID").numpy().ravel().tolist()
-[5.0, 7.0, 13.0, 15.0]
+>>> x, w = tf.ones([1, 4, 4, 1]), tf.ones([3, 3, 1, 2])
+>>> tf.nn.convolution(x, w, padding="SAME").numpy()[0, :, 0, 0].tolist()
+[4.0, 6.0, 6.0, 4.0]
 """
 
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
 
 from ._convert import call, convert
 
+_CONV_FORMATS = {1: (("NWC", "NHWC"), ("NCW", "NCHW")), 2: (("NHWC",), ("NCHW",)), 3: (("NDHWC",), ("NCDHW",))}
 
-def _layout(data_format, n, what):
-    """``(channels_last, spatial axes)`` of an ``n``-d spatial data_format."""
-    last = {1: "NWC", 2: "NHWC"}[n]
-    first = {1: "NCW", 2: "NCHW"}[n]
-    if data_format is None or data_format in (last, "NHWC"):
+
+def _layout(data_format, n, what, formats=None):
+    """Whether an ``n``-d spatial data_format is channels-last (None is); ``formats`` is
+    ``(channels-last names, channels-first names)``, the convolutions' by default."""
+    last, first = formats or _CONV_FORMATS[n]
+    if data_format is None or data_format in last:
         return True
-    if data_format in (first, "NCHW"):
+    if data_format in first:
         return False
     raise _errors.GradkitValueError(
-        f"{what}: data_format={data_format!r} is not one gradkit.tf takes; use {last!r} (the default) or {first!r}."
+        f"{what}: data_format={data_format!r} is not one gradkit.tf takes; use {last[0]!r} (the default) or "
+        f"{first[0]!r}."
     )
 
 
@@ -63,11 +65,11 @@ def _sequence(value, n, channels_last, name, what):
 def _padding(padding, n, channels_last, what):
     """``'SAME'``, ``'VALID'`` or the spatial ``((lo, hi), ...)`` of an explicit padding."""
     if isinstance(padding, str):
-        if padding.upper() in ("SAME", "VALID"):
-            return padding.upper()
+        if padding in ("SAME", "VALID"):
+            return padding
         raise _errors.GradkitValueError(
-            f"{what}: padding={padding!r} is not a padding TensorFlow knows; use 'SAME', 'VALID' or an explicit "
-            f"list of [before, after] pairs, one per axis of the input ({n + 2} pairs)."
+            f"{what}: padding={padding!r} is not a padding TensorFlow knows (it takes upper case only); use "
+            f"'SAME', 'VALID' or an explicit list of [before, after] pairs, one per axis of the input ({n + 2} pairs)."
         )
     pairs = [tuple(int(p) for p in pair) for pair in padding] if isinstance(padding, (list, tuple)) else None
     if pairs is None or len(pairs) != n + 2 or any(len(p) != 2 for p in pairs):
@@ -83,6 +85,9 @@ def _padding(padding, n, channels_last, what):
     return tuple(pairs[1:-1] if channels_last else pairs[2:])
 
 
+_SPATIAL = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
 def _check_rank(x, rank, what, layout, batched=False):
     if len(x.shape) != rank and not (batched and len(x.shape) > rank):
         raise _errors.GradkitValueError(
@@ -95,7 +100,7 @@ def _conv(x, w, strides, padding, dilations, channels_last, groups):
     n = w.ndim - 2
     batch = x.shape[: x.ndim - n - 1]  # TensorFlow's batch_shape: any leading axes
     x = x.reshape((-1, *x.shape[x.ndim - n - 1 :]))
-    spatial = "HW"[-n:] if n <= 2 else None
+    spatial = "DHW"[-n:]
     lhs = f"N{spatial}C" if channels_last else f"NC{spatial}"
     dims = jax.lax.conv_dimension_numbers(x.shape, w.shape, (lhs, f"{spatial}IO", lhs))
     y = jax.lax.conv_general_dilated(
@@ -114,12 +119,12 @@ def _conv(x, w, strides, padding, dilations, channels_last, groups):
 def _convolve(input, filters, strides, padding, data_format, dilations, n, what):  # noqa: A002
     channels_last = _layout(data_format, n, what)
     x, w = convert(input), convert(filters)
-    layout = ("NWC" if channels_last else "NCW") if n == 1 else ("NHWC" if channels_last else "NCHW")
+    layout = _CONV_FORMATS[n][0 if channels_last else 1][0]
     _check_rank(x, n + 2, what, layout, batched=channels_last)
     if len(w.shape) != n + 2:
         raise _errors.GradkitValueError(
-            f"{what} takes rank-{n + 2} filters ({'[width' if n == 1 else '[height, width'}, in_channels, "
-            f"out_channels]), but got shape {tuple(w.shape)}."
+            f"{what} takes rank-{n + 2} filters ([{', '.join(_SPATIAL[n])}, in_channels, out_channels]), but got "
+            f"shape {tuple(w.shape)}."
         )
     if np.dtype(x.dtype) != np.dtype(w.dtype):
         raise _errors.GradkitTypeError(
@@ -135,6 +140,10 @@ def _convolve(input, filters, strides, padding, data_format, dilations, n, what)
         )
     strides = _sequence(strides, n, channels_last, "strides", what)
     dilations = _sequence(dilations, n, channels_last, "dilations", what)
+    if any(v < 1 for v in strides + dilations):
+        raise _errors.GradkitValueError(
+            f"{what}: strides={list(strides)}, dilations={list(dilations)}; TensorFlow takes positive ints only."
+        )
     if any(s > 1 for s in strides) and any(d > 1 for d in dilations):
         raise _errors.GradkitValueError(
             f"{what}: strides={list(strides)} with dilations={list(dilations)}; TensorFlow does not take "
@@ -162,62 +171,61 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
     return _convolve(input, filters, stride, padding, data_format, dilations, 1, "tf.nn.conv1d")
 
 
-def _window(x, ksize, strides, padding, channels_last):
-    """Window, strides and padding over all axes of ``x`` (1 and no padding on batch and channels)."""
-    if channels_last:
-        dims, steps = (1, *ksize, 1), (1, *strides, 1)
-    else:
-        dims, steps = (1, 1, *ksize), (1, 1, *strides)
-    if isinstance(padding, str):
-        pads = jax.lax.padtype_to_pads(x.shape, dims, steps, padding)
-    else:
-        pads = ((0, 0), *padding, (0, 0)) if channels_last else ((0, 0), (0, 0), *padding)
-    return dims, steps, tuple(tuple(p) for p in pads)
-
-
-def _max_pool(x, ksize, strides, padding, channels_last):
-    dims, steps, pads = _window(x, ksize, strides, padding, channels_last)
-    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, dims, steps, pads)
-
-
-def _avg_pool(x, ksize, strides, padding, channels_last):
-    dims, steps, pads = _window(x, ksize, strides, padding, channels_last)
-    zero = np.zeros((), x.dtype)  # concrete, so jax takes its differentiable window sum
-    total = jax.lax.reduce_window(x, zero, jax.lax.add, dims, steps, pads)
-    # TensorFlow divides by the entries inside the input, not the window's size.
-    count = jax.lax.reduce_window(np.ones(x.shape, x.dtype), zero, jax.lax.add, dims, steps, pads)
-    return total / count
-
-
-def _pool(fn, input, ksize, strides, padding, data_format, what, explicit):  # noqa: A002
-    channels_last = _layout(data_format, 2, what)
-    x = convert(input)
-    _check_rank(x, 4, what, "NHWC" if channels_last else "NCHW")
-    if not jnp.issubdtype(x.dtype, jnp.floating):
+def _list_of(value, length, name, what):
+    """``conv3d``'s strides / dilations: TensorFlow's op takes a list of ``length`` ints only."""
+    if not isinstance(value, (list, tuple)):
         raise _errors.GradkitTypeError(
-            f"{what} takes a floating-point input, but got dtype {np.dtype(x.dtype).name}. "
-            f"Cast it first: {what}(tf.cast(x, tf.float32), ...)."
+            f"{what}: {name}={value!r}; TensorFlow takes a list of {length} ints here, e.g. {name}={[1] * length}."
         )
-    if not explicit and not isinstance(padding, str):
-        raise _errors.GradkitTypeError(
-            f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here. Pad first with tf.pad."
-        )
-    ksize = _sequence(ksize, 2, channels_last, "ksize", what)
-    strides = _sequence(strides, 2, channels_last, "strides", what)
-    padding = _padding(padding, 2, channels_last, what)
-    if not isinstance(padding, str) and any(max(p) >= k for p, k in zip(padding, ksize)):
+    if len(value) != length:
         raise _errors.GradkitValueError(
-            f"{what}: explicit padding {list(padding)} is not smaller than the window {list(ksize)}, as "
-            "TensorFlow requires."
+            f"{what}: {name}={list(value)} has {len(value)} entries; TensorFlow takes {length} "
+            "(batch, depth, height, width, channels; 1 for batch and channels)."
         )
-    return call(fn, x, ksize=ksize, strides=strides, padding=padding, channels_last=channels_last)
 
 
-def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    """``tf.nn.max_pool2d``: the maximum over each window (a tie's gradient goes to one entry)."""
-    return _pool(_max_pool, input, ksize, strides, padding, data_format, "tf.nn.max_pool2d", explicit=True)
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
+    """``tf.nn.conv3d``: a 3-D convolution of an NDHWC input with ``[d, h, w, in, out]`` filters;
+    ``strides`` (and ``dilations``) are lists of 5 ints and ``padding`` is 'SAME' or 'VALID', as TensorFlow's."""
+    what = "tf.nn.conv3d"
+    _list_of(strides, 5, "strides", what)
+    if dilations is not None:
+        _list_of(dilations, 5, "dilations", what)
+    if not isinstance(padding, str):
+        raise _errors.GradkitTypeError(
+            f"{what}: padding={padding!r}; TensorFlow's 3-D convolution takes 'SAME' or 'VALID' only. "
+            "Pad first with tf.pad, then convolve with 'VALID'."
+        )
+    return _convolve(input, filters, strides, padding, data_format, dilations, 3, what)
 
 
-def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    """``tf.nn.avg_pool2d``: the mean over each window's entries inside the input."""
-    return _pool(_avg_pool, input, ksize, strides, padding, data_format, "tf.nn.avg_pool2d", explicit=False)
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None, name=None):  # noqa: A002
+    """``tf.nn.convolution``: ``conv1d``, ``conv2d`` or ``conv3d`` by the filters' rank (1 to 3 spatial axes)."""
+    what = "tf.nn.convolution"
+    n = len(convert(filters).shape) - 2
+    if not 1 <= n <= 3:
+        raise _errors.GradkitValueError(
+            f"{what} takes filters of rank 3, 4 or 5 ([*spatial, in_channels, out_channels], 1 to 3 spatial axes), "
+            f"but got rank {n + 2}."
+        )
+    if n == 3 and not isinstance(padding, str):
+        raise _errors.GradkitTypeError(
+            f"{what}: explicit padding {padding!r} for a 3-D convolution; TensorFlow takes 'SAME' or 'VALID' there. "
+            "Pad first with tf.pad, then convolve with 'VALID'."
+        )
+    return _convolve(input, filters, strides, padding, data_format, dilations, n, what)
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """``tf.nn.atrous_conv2d``: a 2-D convolution of an NHWC input whose filters are dilated by ``rate``
+    (an int, or one per spatial axis); ``padding`` is 'SAME' or 'VALID'."""
+    what = "tf.nn.atrous_conv2d"
+    if not isinstance(padding, str):
+        raise _errors.GradkitTypeError(
+            f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here. Call tf.nn.conv2d with "
+            "dilations= for explicit padding."
+        )
+    rates = [int(r) for r in np.broadcast_to(np.asarray(rate), (2,))]
+    if any(r < 1 for r in rates):
+        raise _errors.GradkitValueError(f"{what}: rate={rate!r}; TensorFlow takes positive rates only.")
+    return _convolve(value, filters, 1, padding, "NHWC", rates, 2, what)

@@ -1,4 +1,5 @@
-"""Transposed convolutions: ``tf.nn.conv2d_transpose``, ``conv1d_transpose``, ``conv_transpose``.
+"""Transposed convolutions: ``tf.nn.conv1d_transpose``, ``conv2d_transpose``, ``conv3d_transpose``,
+``conv_transpose`` and ``atrous_conv2d_transpose``.
 
 TensorFlow defines ``conv2d_transpose(x, filters, output_shape, ...)`` as the gradient of
 ``conv2d`` with respect to its input: the linear map that takes an ``output_shape`` tensor to
@@ -47,7 +48,7 @@ def _concrete_shape(output_shape, what):
 def _transposed(input, filters, output_shape, strides, padding, data_format, dilations, n, what):  # noqa: A002
     channels_last = _conv._layout(data_format, n, what)
     x, w = convert(input), convert(filters)
-    layout = ("NWC" if channels_last else "NCW") if n == 1 else ("NHWC" if channels_last else "NCHW")
+    layout = _conv._CONV_FORMATS[n][0 if channels_last else 1][0]
     _conv._check_rank(x, n + 2, what, layout)
     if len(w.shape) != n + 2:
         raise _errors.GradkitValueError(
@@ -117,15 +118,41 @@ def conv1d_transpose(
     )
 
 
-def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None, dilations=None, name=None):  # noqa: A002
-    """``tf.nn.conv_transpose``: ``conv1d_transpose`` or ``conv2d_transpose`` by the input's rank."""
-    rank = len(convert(input).shape) - 2
-    if rank not in (1, 2):
-        raise _errors.GradkitValueError(
-            f"tf.nn.conv_transpose in gradkit.tf takes rank-3 or rank-4 inputs (1-D or 2-D), but got rank "
-            f"{rank + 2}. 3-D transposed convolutions are not implemented."
+def conv3d_transpose(
+    input, filters, output_shape, strides, padding="SAME", data_format="NDHWC", dilations=None, name=None
+):  # noqa: A002
+    """``tf.nn.conv3d_transpose``: the transpose (gradient) of ``conv3d``; filters ``[d, h, w, out, in]``."""
+    if not isinstance(padding, str):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.conv3d_transpose: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here."
         )
-    fn = conv1d_transpose if rank == 1 else conv2d_transpose
-    return fn(
-        input, filters, output_shape, strides, padding, data_format or ("NWC" if rank == 1 else "NHWC"), dilations
+    return _transposed(
+        input, filters, output_shape, strides, padding, data_format, dilations, 3, "tf.nn.conv3d_transpose"
     )
+
+
+_BY_RANK = {1: (conv1d_transpose, "NWC"), 2: (conv2d_transpose, "NHWC"), 3: (conv3d_transpose, "NDHWC")}
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None, dilations=None, name=None):  # noqa: A002
+    """``tf.nn.conv_transpose``: ``conv1d_transpose``, ``conv2d_transpose`` or ``conv3d_transpose`` by
+    the length of ``output_shape``, as TensorFlow dispatches."""
+    rank = len(_concrete_shape(output_shape, "tf.nn.conv_transpose")) - 2
+    if rank not in _BY_RANK:
+        raise _errors.GradkitValueError(
+            f"tf.nn.conv_transpose: output_shape has {rank + 2} entries; TensorFlow takes 3, 4 or 5 "
+            "(batch, 1 to 3 spatial axes, channels)."
+        )
+    fn, default = _BY_RANK[rank]
+    return fn(input, filters, output_shape, strides, padding, data_format or default, dilations)
+
+
+def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):
+    """``tf.nn.atrous_conv2d_transpose``: the transpose (gradient) of ``atrous_conv2d``: an NHWC
+    input, filters ``[h, w, out, in]`` dilated by ``rate``, padding 'SAME' or 'VALID'."""
+    what = "tf.nn.atrous_conv2d_transpose"
+    if padding not in ("SAME", "VALID"):
+        raise _errors.GradkitValueError(f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here.")
+    if int(rate) < 1:
+        raise _errors.GradkitValueError(f"{what}: rate={rate!r}; TensorFlow takes a positive int.")
+    return _transposed(value, filters, output_shape, 1, padding, "NHWC", int(rate), 2, what)

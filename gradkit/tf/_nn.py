@@ -1,6 +1,9 @@
 """``tf.nn``: activations, normalisation, ``bias_add``, ``moments`` and ``embedding_lookup``.
 
-The cross-entropy losses are in ``_losses``.
+The rest of ``tf.nn`` lives in modules of their own and is imported here: the cross-entropy
+losses (``_losses``), other losses (``_nn_losses``), moments helpers (``_nn_moments``),
+convolutions (``_conv``, ``_depthwise``), pooling (``_pooling``), ``lrn``,
+``space_to_depth`` / ``depth_to_space``, ``in_top_k`` / ``zero_fraction``.
 """
 
 from __future__ import annotations
@@ -12,14 +15,43 @@ import numpy as np
 from gradkit import _errors
 
 from . import _array, _math
-from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: F401  (tf.nn's names)
+from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
+from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
+from ._lrn import local_response_normalization, lrn  # noqa: F401  (tf.nn's names)
+from ._nn_losses import (  # noqa: F401  (tf.nn's names)
+    compute_average_loss,
+    log_poisson_loss,
+    scale_regularization_loss,
+    weighted_cross_entropy_with_logits,
+)
+from ._nn_metrics import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names)
+from ._nn_moments import (  # noqa: F401  (tf.nn's names)
+    batch_norm_with_global_normalization,
+    normalize_moments,
+    sufficient_statistics,
+    weighted_moments,
+)
+from ._ordering import top_k  # noqa: F401  (tf.nn's name)
+from ._pooling import (  # noqa: F401  (tf.nn's names)
+    avg_pool,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_pool_with_argmax,
+    pool,
+)
+from ._space_depth import depth_to_space, space_to_depth  # noqa: F401  (tf.nn's names)
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
@@ -27,8 +59,26 @@ softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
 elu = _math._unary(jax.nn.elu, "elu")
-swish = silu = _math._unary(jax.nn.silu, "silu")
 softsign = _math._unary(jax.nn.soft_sign, "softsign")
+
+
+def _silu(x, beta):
+    return x * jax.nn.sigmoid(beta * x)
+
+
+def silu(features, beta=1.0):
+    """``tf.nn.silu`` (alias ``swish``): ``features * sigmoid(beta * features)``; ``beta`` is cast to
+    the features' dtype, and differentiable when it is a tensor, as in TensorFlow."""
+    x = convert(features)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.silu takes a floating-point or complex input, as TensorFlow does, but got "
+            f"{np.dtype(x.dtype).name}. Cast it first: tf.nn.silu(tf.cast(x, tf.float32))."
+        )
+    return call(_silu, x, convert(beta, x.dtype))
+
+
+swish = silu
 
 
 def _selu(x):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradkit.numpy as gnp
 from gradkit.nn.layer import Layer, unique_name
 
-from .. import _conv
+from .. import _pooling
 from . import layer_args
 from .layers import _KerasLayer
 
@@ -47,7 +47,7 @@ class MaxPooling2D(_Pooling2D):
     """
 
     default_name = "max_pooling2d"
-    _pool = staticmethod(_conv.max_pool2d)
+    _pool = staticmethod(_pooling.max_pool2d)
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, name=None, **kwargs):
         super().__init__(pool_size, strides, padding, data_format, name, **kwargs)
@@ -64,7 +64,7 @@ class AveragePooling2D(_Pooling2D):
     """
 
     default_name = "average_pooling2d"
-    _pool = staticmethod(_conv.avg_pool2d)
+    _pool = staticmethod(_pooling.avg_pool2d)
 
 
 class GlobalAveragePooling2D(_KerasLayer, Layer):
