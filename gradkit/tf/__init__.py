@@ -37,6 +37,7 @@ from . import (
     _random_stateless,
     _saved_model,
     _segment,
+    _special,
 )
 from . import _dtypes as dtypes
 from . import _keras as keras
@@ -181,6 +182,10 @@ _ORDERING_NAMES = "cumsum cumprod top_k".split()
 _SEGMENT_NAMES = (
     "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
 ).split()
+_SPECIAL_MATH_NAMES = (
+    "erfc erfinv erfcinv ndtri lbeta polygamma zeta igamma igammac betainc bessel_i0 bessel_i0e bessel_i1 bessel_i1e"
+).split()
+_SPECIAL_NAMES = "bessel_i0 bessel_i0e bessel_i1 bessel_i1e dawsn expint fresnel_cos fresnel_sin spence".split()
 math = Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
@@ -188,6 +193,8 @@ math = Namespace(
     softmax=_nn.softmax,
     log_softmax=_nn.log_softmax,
     **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
+    **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
+    special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
 
 
@@ -257,6 +264,7 @@ del (
     _random_stateless,
     _saved_model,
     _segment,
+    _special,
 )
 
 
