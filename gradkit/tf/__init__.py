@@ -21,6 +21,7 @@ AttributeError that points at ``gk.numpy`` / ``gk.lift``.
 from gradkit._tape.tensor import Tensor as Tensor
 
 from . import (
+    _arithmetic,
     _array,
     _autodiff,
     _control,
@@ -41,6 +42,7 @@ from . import (
 )
 from . import _dtypes as dtypes
 from . import _keras as keras
+from ._arithmetic import acosh, asinh, atanh, scalar_mul, truncatediv, truncatemod
 from ._array import (
     cast,
     concat,
@@ -103,11 +105,13 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     argmin,
     asin,
     atan,
+    atan2,
     clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
     complex,
     cos,
+    cosh,
     divide,
     einsum,
     equal,
@@ -144,9 +148,11 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     subtract,
+    tan,
     tanh,
     tensordot,
     truediv,
@@ -182,6 +188,9 @@ _ORDERING_NAMES = "cumsum cumprod top_k".split()
 _SEGMENT_NAMES = (
     "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
 ).split()
+_ARITHMETIC_NAMES = (
+    "asinh acosh atanh is_inf xlog1py xdivy multiply_no_nan reciprocal_no_nan nextafter scalar_mul polyval accumulate_n"
+).split()
 _SPECIAL_MATH_NAMES = (
     "erfc erfinv erfcinv ndtri lbeta polygamma zeta igamma igammac betainc bessel_i0 bessel_i0e bessel_i1 bessel_i1e"
 ).split()
@@ -192,7 +201,9 @@ math = Namespace(
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
     softmax=_nn.softmax,
     log_softmax=_nn.log_softmax,
+    softsign=_nn.softsign,
     **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
+    **{n: getattr(_arithmetic, n) for n in _ARITHMETIC_NAMES},
     **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
     special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
@@ -250,6 +261,7 @@ config = Namespace(
 math.l2_normalize = _nn.l2_normalize
 
 del (
+    _arithmetic,
     _array,
     _control,
     _custom,
