@@ -26,6 +26,7 @@ from . import (
     _autodiff,
     _control,
     _convert,
+    _cumulative_logsumexp,
     _custom,
     _linalg,
     _math,
@@ -186,7 +187,8 @@ _MATH_NAMES = (
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
 _SEGMENT_NAMES = (
-    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
+    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max "
+    "segment_min segment_prod unsorted_segment_min unsorted_segment_prod unsorted_segment_sqrt_n"
 ).split()
 _ARITHMETIC_NAMES = (
     "asinh acosh atanh is_inf xlog1py xdivy multiply_no_nan reciprocal_no_nan nextafter scalar_mul polyval accumulate_n"
@@ -205,6 +207,7 @@ math = Namespace(
     **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
     **{n: getattr(_arithmetic, n) for n in _ARITHMETIC_NAMES},
     **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
+    cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
     special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
 
@@ -264,6 +267,7 @@ del (
     _arithmetic,
     _array,
     _control,
+    _cumulative_logsumexp,
     _custom,
     _linalg,
     _math,
