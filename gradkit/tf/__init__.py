@@ -26,6 +26,7 @@ from . import (
     _autodiff,
     _control,
     _convert,
+    _counting,
     _cumulative_logsumexp,
     _custom,
     _linalg,
@@ -197,6 +198,9 @@ _SPECIAL_MATH_NAMES = (
     "erfc erfinv erfcinv ndtri lbeta polygamma zeta igamma igammac betainc bessel_i0 bessel_i0e bessel_i1 bessel_i1e"
 ).split()
 _SPECIAL_NAMES = "bessel_i0 bessel_i0e bessel_i1 bessel_i1e dawsn expint fresnel_cos fresnel_sin spence".split()
+_COUNTING_NAMES = (
+    "bincount confusion_matrix in_top_k invert_permutation is_non_decreasing is_strictly_increasing zero_fraction"
+).split()
 math = Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
@@ -207,6 +211,7 @@ math = Namespace(
     **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
     **{n: getattr(_arithmetic, n) for n in _ARITHMETIC_NAMES},
     **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
+    **{n: getattr(_counting, n) for n in _COUNTING_NAMES},
     cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
     special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
@@ -267,6 +272,7 @@ del (
     _arithmetic,
     _array,
     _control,
+    _counting,
     _cumulative_logsumexp,
     _custom,
     _linalg,
