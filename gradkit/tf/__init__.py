@@ -21,10 +21,13 @@ AttributeError that points at ``gk.numpy`` / ``gk.lift``.
 from gradkit._tape.tensor import Tensor as Tensor
 
 from . import (
+    _arithmetic,
     _array,
     _autodiff,
     _control,
     _convert,
+    _integer_data,
+    _cumulative_logsumexp,
     _custom,
     _linalg,
     _math,
@@ -37,9 +40,11 @@ from . import (
     _random_stateless,
     _saved_model,
     _segment,
+    _special,
 )
 from . import _dtypes as dtypes
 from . import _keras as keras
+from ._arithmetic import acosh, asinh, atanh, scalar_mul, truncatediv, truncatemod
 from ._array import (
     cast,
     concat,
@@ -102,11 +107,13 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     argmin,
     asin,
     atan,
+    atan2,
     clip_by_global_norm,
     clip_by_norm,
     clip_by_value,
     complex,
     cos,
+    cosh,
     divide,
     einsum,
     equal,
@@ -143,9 +150,11 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     sigmoid,
     sign,
     sin,
+    sinh,
     sqrt,
     square,
     subtract,
+    tan,
     tanh,
     tensordot,
     truediv,
@@ -179,7 +188,18 @@ _MATH_NAMES = (
 ).split()
 _ORDERING_NAMES = "cumsum cumprod top_k".split()
 _SEGMENT_NAMES = (
-    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max"
+    "segment_sum segment_mean segment_max unsorted_segment_sum unsorted_segment_mean unsorted_segment_max "
+    "segment_min segment_prod unsorted_segment_min unsorted_segment_prod unsorted_segment_sqrt_n"
+).split()
+_ARITHMETIC_NAMES = (
+    "asinh acosh atanh is_inf xlog1py xdivy multiply_no_nan reciprocal_no_nan nextafter scalar_mul polyval accumulate_n"
+).split()
+_SPECIAL_MATH_NAMES = (
+    "erfc erfinv erfcinv ndtri lbeta polygamma zeta igamma igammac betainc bessel_i0 bessel_i0e bessel_i1 bessel_i1e"
+).split()
+_SPECIAL_NAMES = "bessel_i0 bessel_i0e bessel_i1 bessel_i1e dawsn expint fresnel_cos fresnel_sin spence".split()
+_COUNTING_NAMES = (
+    "bincount confusion_matrix in_top_k invert_permutation is_non_decreasing is_strictly_increasing zero_fraction"
 ).split()
 math = Namespace(
     "gradkit.tf.math",
@@ -187,7 +207,13 @@ math = Namespace(
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
     softmax=_nn.softmax,
     log_softmax=_nn.log_softmax,
+    softsign=_nn.softsign,
     **{n: getattr(_segment, n) for n in _SEGMENT_NAMES},
+    **{n: getattr(_arithmetic, n) for n in _ARITHMETIC_NAMES},
+    **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
+    **{n: getattr(_integer_data, n) for n in _COUNTING_NAMES},
+    cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
+    special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
 
 
@@ -243,8 +269,11 @@ config = Namespace(
 math.l2_normalize = _nn.l2_normalize
 
 del (
+    _arithmetic,
     _array,
     _control,
+    _integer_data,
+    _cumulative_logsumexp,
     _custom,
     _linalg,
     _math,
@@ -257,6 +286,7 @@ del (
     _random_stateless,
     _saved_model,
     _segment,
+    _special,
 )
 
 

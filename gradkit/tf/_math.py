@@ -152,12 +152,21 @@ floormod = mod = _binary(jnp.remainder, "floormod")
 
 def _xlogy(x, y):
     # 0 where x == 0, with TensorFlow's gradients there (zero for both x and y).
+    x, y = jnp.broadcast_arrays(x, y)  # a broadcasting op in TensorFlow
     zero = x == 0
     return jnp.where(zero, jnp.zeros_like(x), x * jnp.log(jnp.where(zero, jnp.ones_like(y), y)))
 
 
+def _xlog1py(x, y):
+    # 0 where x == 0, with TensorFlow's gradients there (zero for both x and y).
+    x, y = jnp.broadcast_arrays(x, y)  # a broadcasting op in TensorFlow
+    zero = x == 0
+    return jnp.where(zero, jnp.zeros_like(x), x * jnp.log1p(jnp.where(zero, jnp.zeros_like(y), y)))
+
+
 def _divide_no_nan(x, y):
     # 0 where y == 0, with TensorFlow's gradients there (zero for both x and y).
+    x, y = jnp.broadcast_arrays(x, y)  # a broadcasting op in TensorFlow
     zero = y == 0
     return jnp.where(zero, jnp.zeros_like(x / jnp.ones_like(y)), x / jnp.where(zero, jnp.ones_like(y), y))
 

@@ -1,19 +1,27 @@
-"""Segment reductions: ``tf.math.segment_sum / _mean / _max`` and their ``unsorted_`` forms.
+"""Segment reductions: ``tf.math.segment_sum / _mean / _max / _min / _prod`` and their
+``unsorted_`` forms, and ``unsorted_segment_sqrt_n``.
 
 Row ``i`` of ``data`` (or, for the unsorted forms, the entry ``segment_ids`` has at ``i``,
 whose shape is a prefix of ``data``'s) goes to segment ``segment_ids[i]``. An empty segment
-is 0, except for ``unsorted_segment_max``, where it is the dtype's lowest value, as in
-TensorFlow. The maximum's gradient is split evenly among the entries that tie for it, as
-TensorFlow's gradient does. A negative id drops its row (unsorted forms); an id past the
-segments raises. The sorted forms take ``max(segment_ids) + 1`` segments, so their ids must
-be known: inside ``tf.function`` use the unsorted form with ``num_segments``.
+is 0 (1 for the products), except for ``unsorted_segment_max`` and ``unsorted_segment_min``,
+where it is the dtype's lowest and highest value, as in TensorFlow. The gradient of a maximum
+or minimum is split evenly among the entries that tie for it, and that of a product is
+TensorFlow's (exact where a segment holds zeros: the product of the others for a single zero,
+0 for two or more), as TensorFlow's gradients are. A negative id drops its row (unsorted
+forms); an id past the segments raises. The sorted forms take ``max(segment_ids) + 1``
+segments, so their ids must be known: inside ``tf.function`` use the unsorted form with
+``num_segments``.
 
 >>> import gradkit.tf as tf
 >>> tf.math.segment_sum(tf.constant([1.0, 2.0, 3.0]), [0, 0, 2]).numpy().tolist()
 [3.0, 0.0, 3.0]
+>>> tf.math.unsorted_segment_prod(tf.constant([2.0, 3.0, 4.0]), [1, 1, 0], 3).numpy().tolist()
+[4.0, 6.0, 1.0]
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -34,29 +42,76 @@ def _count(ids, num, dtype, rest_ndim):
     return count.reshape(count.shape + (1,) * rest_ndim)
 
 
-def _segment(data, ids, num, kind, empty):
+def _gathered(values, ids, num, rest_ndim):
+    """``values[ids]`` per row, 0 for the rows that were dropped (id ``num``)."""
+    safe = jnp.minimum(ids, num - 1)
+    kept = (ids < num)[(...,) + (None,) * rest_ndim]
+    return jnp.where(kept, values[safe], jnp.zeros_like(values[safe]))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _segment_prod(data, ids, num, unsorted):
+    return jax.ops.segment_prod(data, ids, num)
+
+
+def _segment_prod_fwd(data, ids, num, unsorted):
+    out = _segment_prod(data, ids, num, unsorted)  # the op, not jax's: a second derivative stays TensorFlow's
+    return out, (data, ids, out)
+
+
+def _segment_prod_bwd(num, unsorted, residuals, upstream):
+    # TensorFlow's SegmentProdGrad: the product divided by each entry, except in segments with
+    # zeros: there a lone zero gets the product of the others and every entry else gets 0, and
+    # everything gets 0 in a segment with two zeros or more. (jax has no gradient for
+    # segment_prod's data.)
+    data, ids, out = residuals
+    rest_ndim = data.ndim - 1
+    is_zero = data == 0
+    zeros = jax.ops.segment_sum(is_zero.astype(jnp.int32), ids, num)
+    upstream = jnp.where(zeros > 1, jnp.zeros_like(upstream), upstream)
+    non_zero = jnp.where(is_zero, jnp.ones_like(data), data)
+    non_zero_prod = _segment_prod(non_zero, ids, num, unsorted)
+    # TensorFlow divides by the entries themselves in the unsorted form (so a second derivative
+    # there is NaN at a zero, as in TensorFlow), by the non-zero entries in the sorted form.
+    divisor = data if unsorted else non_zero
+    partial = jnp.where(
+        is_zero, _gathered(non_zero_prod, ids, num, rest_ndim), _gathered(out, ids, num, rest_ndim) / divisor
+    )
+    return _gathered(upstream, ids, num, rest_ndim) * partial, None
+
+
+_segment_prod.defvjp(_segment_prod_fwd, _segment_prod_bwd)
+
+
+def _segment(data, ids, num, kind, unsorted):
     data, ids = _rows(data, ids)
     ids = jnp.where(ids < 0, num, ids)  # dropped: jax drops ids past the end
     rest_ndim = data.ndim - 1
     if kind == "sum":
         return jax.ops.segment_sum(data, ids, num)
+    if kind == "prod":
+        return _segment_prod(data, ids, num, unsorted) if num else jax.ops.segment_prod(data, ids, num)
     count = _count(ids, num, data.dtype, rest_ndim)
-    if kind == "mean":
+    if kind in ("mean", "sqrt_n"):
         total = jax.ops.segment_sum(data, ids, num)
+        if kind == "sqrt_n":
+            return total / jnp.sqrt(jnp.maximum(count, 1))  # TensorFlow's: the count in data's dtype
         if jnp.issubdtype(data.dtype, jnp.integer):
             return jax.lax.div(total, jnp.maximum(count, 1))
         return total / jnp.maximum(count, 1)
-    # The maximum as TensorFlow differentiates it: a sum over the entries equal to it, each
-    # weighted by 1 / (how many tie), so the gradient splits evenly among them.
-    best = jax.lax.stop_gradient(jax.ops.segment_max(data, ids, num))
+    # The maximum (minimum) as TensorFlow differentiates it: a sum over the entries equal to it,
+    # each weighted by 1 / (how many tie), so the gradient splits evenly among them. A NaN
+    # entry makes the sum NaN (NaN * 0), as TensorFlow's result, with a zero gradient.
+    reduce = jax.ops.segment_max if kind == "max" else jax.ops.segment_min
+    best = jax.lax.stop_gradient(reduce(data, ids, num))
     safe = jnp.minimum(ids, num - 1)
     chosen = (data == best[safe]) & (ids < num)[(...,) + (None,) * rest_ndim]
     ties = jax.ops.segment_sum(chosen.astype(data.dtype), ids, num)
     weight = jnp.where(chosen, 1 / jnp.maximum(ties[safe], 1), 0).astype(data.dtype)
     out = jax.ops.segment_sum(data * weight, ids, num)
-    if empty == "lowest":
-        lowest = jnp.finfo(data.dtype).min if jnp.issubdtype(data.dtype, jnp.inexact) else jnp.iinfo(data.dtype).min
-        out = jnp.where(count > 0, out, jnp.asarray(lowest, data.dtype))
+    if unsorted:  # an empty segment is the dtype's lowest (max) or highest (min) value
+        info = jnp.finfo(data.dtype) if jnp.issubdtype(data.dtype, jnp.inexact) else jnp.iinfo(data.dtype)
+        out = jnp.where(count > 0, out, jnp.asarray(info.min if kind == "max" else info.max, data.dtype))
     return out
 
 
@@ -90,7 +145,7 @@ def _sorted(kind, data, segment_ids, what):
             f"use tf.math.unsorted_{what.split('.')[-1]}(data, segment_ids, num_segments) for ids in any order."
         )
     num = int(value.max()) + 1 if value.size else 0
-    return call(_segment, x, ids, num=num, kind=kind, empty="zero")
+    return call(_segment, x, ids, num=num, kind=kind, unsorted=False)
 
 
 def _unsorted(kind, data, segment_ids, num_segments, what):
@@ -112,7 +167,12 @@ def _unsorted(kind, data, segment_ids, num_segments, what):
         raise _errors.GradkitValueError(
             f"{what}: segment id {int(value.max())} is not below num_segments={num}, as TensorFlow requires."
         )
-    return call(_segment, x, ids, num=num, kind=kind, empty="lowest" if kind == "max" else "zero")
+    if kind == "sqrt_n" and not jnp.issubdtype(x.dtype, jnp.inexact):
+        raise _errors.GradkitTypeError(
+            f"{what} takes float or complex data, as TensorFlow does (it divides by a square root), but got "
+            f"{np.dtype(x.dtype).name}. Cast it: tf.cast(data, tf.float32)."
+        )
+    return call(_segment, x, ids, num=num, kind=kind, unsorted=True)
 
 
 def segment_sum(data, segment_ids, name=None):
@@ -137,3 +197,25 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
 
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     return _unsorted("max", data, segment_ids, num_segments, "tf.math.unsorted_segment_max")
+
+
+def segment_min(data, segment_ids, name=None):
+    return _sorted("min", data, segment_ids, "tf.math.segment_min")
+
+
+def segment_prod(data, segment_ids, name=None):
+    return _sorted("prod", data, segment_ids, "tf.math.segment_prod")
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    return _unsorted("min", data, segment_ids, num_segments, "tf.math.unsorted_segment_min")
+
+
+def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
+    return _unsorted("prod", data, segment_ids, num_segments, "tf.math.unsorted_segment_prod")
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """``tf.math.unsorted_segment_sqrt_n``: each segment's sum divided by the square root of its
+    number of entries (0 for an empty segment)."""
+    return _unsorted("sqrt_n", data, segment_ids, num_segments, "tf.math.unsorted_segment_sqrt_n")

@@ -1,0 +1,293 @@
+"""Special functions: ``tf.math.erfc``, ``erfinv``, ``erfcinv``, ``ndtri``, ``lbeta``,
+``polygamma``, ``zeta``, ``igamma``, ``igammac``, ``betainc``, the modified Bessel functions
+``bessel_i0``/``i0e``/``i1``/``i1e``, and ``tf.math.special``'s ``dawsn``, ``expint``,
+``fresnel_cos``, ``fresnel_sin`` and ``spence``.
+
+Values, dtypes and gradients are TensorFlow's: each op takes the dtypes TensorFlow's kernel
+takes (most only float32 and float64) and differentiates with TensorFlow's gradient formula.
+Where TensorFlow defines no gradient for an argument (the order ``a`` of ``polygamma``, ``x``
+of ``zeta``, ``a`` and ``b`` of ``betainc``) the gradient is None, as there.
+
+>>> import gradkit.tf as tf
+>>> x = tf.Variable([0.5, 2.0])
+>>> with tf.GradientTape() as tape:
+...     y = tf.reduce_sum(tf.math.special.dawsn(x))
+>>> [round(v, 4) for v in tape.gradient(y, x).numpy().tolist()]      # 1 - 2 x dawsn(x)
+[0.5756, -0.2054]
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape import record
+
+from ._convert import call, convert, convert_like
+from ._kernel_dtypes import check_dtype
+from ._math import _xlog1py, _xlogy
+
+_F32_F64 = ("float32", "float64")
+_HALF_F32_F64 = ("float16", "float32", "float64")
+_ALL_REAL = ("float16", "bfloat16", "float32", "float64")
+
+
+def _with_derivative(fn, derivative):
+    """``fn`` (elementwise, one argument) whose derivative is ``derivative(x, fn(x))``:
+    TensorFlow's gradient formula, also at the points where it is not jax's."""
+    op = jax.custom_jvp(fn)
+    op.defjvps(lambda tangent, y, x: tangent * derivative(x, y))
+    op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
+    return op
+
+
+def _unary(jfn, tf_name, allowed, where="tf.math"):
+    def op(x, name=None):
+        x = convert(x)
+        check_dtype(x, allowed, f"{where}.{tf_name}")
+        return call(jfn, x)
+
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"``{where}.{tf_name}`` (dtypes {', '.join(allowed)}), with TensorFlow's gradient."
+    return op
+
+
+# -- error functions and the normal quantile ---------------------------------------------------
+
+# TensorFlow's NdtriGrad: sqrt(2 pi) exp(ndtri(x)^2 / 2); jax's ndtri is a rational approximation
+# that autodiff would differentiate piece by piece.
+_ndtri = _with_derivative(jss.ndtri, lambda x, y: float(np.sqrt(2 * np.pi)) * jnp.exp(jnp.square(y) / 2))
+
+
+def _erfcinv(x):
+    # TensorFlow's definition, so its gradient is the chain rule through ndtri's, as there.
+    return -_ndtri(0.5 * x) * float(np.sqrt(0.5))
+
+
+erfc = _unary(jss.erfc, "erfc", _ALL_REAL)
+erfinv = _unary(jss.erfinv, "erfinv", _F32_F64)
+ndtri = _unary(_ndtri, "ndtri", _F32_F64)
+erfcinv = _unary(_erfcinv, "erfcinv", _F32_F64)
+
+
+def _lbeta(x):
+    return jnp.sum(jss.gammaln(x), axis=-1) - jss.gammaln(jnp.sum(x, axis=-1))
+
+
+def lbeta(x, name=None):
+    """``tf.math.lbeta``: ``log|Beta(x)|`` over the last axis, ``sum(lgamma(x)) - lgamma(sum(x))``.
+
+    An empty last axis gives ``-inf`` and a scalar raises, as in TensorFlow.
+    """
+    x = convert(x)
+    check_dtype(x, _HALF_F32_F64, "tf.math.lbeta")
+    if x.ndim == 0:
+        raise _errors.GradkitValueError(
+            "tf.math.lbeta reduces over the last axis, but got a scalar; TensorFlow refuses it too. "
+            "Pass a vector: tf.math.lbeta([a, b]) is log Beta(a, b)."
+        )
+    return call(_lbeta, x)
+
+
+# -- arguments TensorFlow does not differentiate ------------------------------------------------
+
+
+def _cut(description):
+    def no_gradient(x):
+        return x
+
+    record.cut_by_design(no_gradient, f"{description} (TensorFlow defines no gradient for it)")
+    return no_gradient
+
+
+_cut_polygamma_order = _cut("the order a of tf.math.polygamma")
+_cut_zeta_exponent = _cut("the exponent x of tf.math.zeta")
+_cut_betainc_a = _cut("a of tf.math.betainc")
+_cut_betainc_b = _cut("b of tf.math.betainc")
+
+
+def _floats(what, *xs):
+    out = convert_like(*xs, what=what)
+    dtypes = {np.dtype(x.dtype).name for x in out}
+    if len(dtypes) > 1:
+        raise _errors.GradkitTypeError(
+            f"{what} takes arguments of one dtype, as in TensorFlow, but got {' and '.join(sorted(dtypes))}. "
+            "Cast them to one: tf.cast(x, tf.float32)."
+        )
+    check_dtype(out[0], _F32_F64, what)
+    return out
+
+
+def _polygamma(a, x):
+    a, x = jnp.broadcast_arrays(jax.lax.stop_gradient(a), x)
+    return jax.lax.polygamma(a, x)  # its gradient in x is polygamma(a + 1, x), TensorFlow's
+
+
+def polygamma(a, x, name=None):
+    """``tf.math.polygamma(a, x)``: the ``a``-th derivative of digamma (NaN unless ``a`` is a
+    non-negative integer). The gradient with respect to ``a`` is None, as in TensorFlow."""
+    a, x = _floats("tf.math.polygamma", a, x)
+    return call(_polygamma, call(_cut_polygamma_order, a), x)
+
+
+@jax.custom_jvp
+def _zeta_in_q(x, q):
+    return jax.lax.zeta(x, q)
+
+
+@_zeta_in_q.defjvp
+def _zeta_in_q_jvp(primals, tangents):
+    x, q = primals
+    # TensorFlow's ZetaGrad in q (jax.lax.zeta has no derivative); x is never differentiated.
+    return _zeta_in_q(x, q), -x * _zeta_in_q(x + 1, q) * tangents[1]
+
+
+def _zeta(x, q):
+    return _zeta_in_q(*jnp.broadcast_arrays(jax.lax.stop_gradient(x), q))
+
+
+def zeta(x, q, name=None):
+    """``tf.math.zeta(x, q)``: the Hurwitz zeta function. The gradient with respect to ``x`` is
+    None, as in TensorFlow."""
+    x, q = _floats("tf.math.zeta", x, q)
+    return call(_zeta, call(_cut_zeta_exponent, x), q)
+
+
+# jax's igamma and igammac differentiate as TensorFlow's: igamma_grad_a in a, and
+# exp(-x + (a - 1) log x - lgamma(a)) in x. Their values outside the domain a > 0 are
+# TensorFlow's: igamma is 0 at x = 0 whatever a is, and NaN at a = 0 elsewhere (jax: 1);
+# igammac is NaN at a = 0 (jax: 0).
+def _igamma(a, x):
+    a, x = jnp.broadcast_arrays(a, x)
+    out = jax.lax.igamma(a, x)
+    out = jnp.where(~(a > 0) & (x == 0), jnp.zeros_like(out), out)
+    return jnp.where((a == 0) & (x != 0), jnp.full_like(out, jnp.nan), out)
+
+
+def _igammac(a, x):
+    a, x = jnp.broadcast_arrays(a, x)
+    out = jax.lax.igammac(a, x)
+    return jnp.where(a == 0, jnp.full_like(out, jnp.nan), out)
+
+
+def igamma(a, x, name=None):
+    """``tf.math.igamma(a, x)``: the regularized lower incomplete gamma function ``P(a, x)``."""
+    return call(_igamma, *_floats("tf.math.igamma", a, x))
+
+
+def igammac(a, x, name=None):
+    """``tf.math.igammac(a, x)``: the regularized upper incomplete gamma function ``Q(a, x)``."""
+    return call(_igammac, *_floats("tf.math.igammac", a, x))
+
+
+@jax.custom_jvp
+def _betainc_in_x(a, b, x):
+    return jax.lax.betainc(a, b, x)
+
+
+@_betainc_in_x.defjvp
+def _betainc_in_x_jvp(primals, tangents):
+    a, b, x = primals
+    # TensorFlow's BetaincGrad, with xlogy/xlog1py so that a tail is 0 (not NaN) where a or b is 1.
+    log_beta = jss.gammaln(a) + jss.gammaln(b) - jss.gammaln(a + b)
+    partial_x = jnp.exp(_xlog1py(b - 1, -x) + _xlogy(a - 1, x) - log_beta)
+    return _betainc_in_x(a, b, x), partial_x * tangents[2]
+
+
+def _betainc(a, b, x):
+    a, b, x = jnp.broadcast_arrays(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), x)
+    return _betainc_in_x(a, b, x)
+
+
+def betainc(a, b, x, name=None):
+    """``tf.math.betainc(a, b, x)``: the regularized incomplete beta function ``I_x(a, b)``.
+
+    ``a``, ``b`` and ``x`` have one shape, or are scalars (TensorFlow does not broadcast them
+    otherwise). The gradient with respect to ``a`` and ``b`` is None, as in TensorFlow.
+    """
+    a, b, x = _floats("tf.math.betainc", a, b, x)
+    shapes = {tuple(t.shape) for t in (a, b, x) if t.ndim}
+    if len(shapes) > 1:
+        raise _errors.GradkitValueError(
+            f"tf.math.betainc takes a, b and x of one shape, or scalars, as TensorFlow does, but got shapes "
+            f"{tuple(a.shape)}, {tuple(b.shape)} and {tuple(x.shape)}. Broadcast them first: tf.broadcast_to."
+        )
+    return call(_betainc, call(_cut_betainc_a, a), call(_cut_betainc_b, b), x)
+
+
+# -- modified Bessel functions of the first kind -------------------------------------------------
+
+_i1 = _with_derivative(jss.i1, lambda x, y: _i1_derivative(x, y))
+_i0 = _with_derivative(jss.i0, lambda x, y: _i1(x))
+_i1e = _with_derivative(jss.i1e, lambda x, y: _i1e_derivative(x, y))
+_i0e = _with_derivative(jss.i0e, lambda x, y: _i1e(x) - jnp.sign(x) * y)
+
+
+def _safe_x(x):
+    zero = x == 0
+    return zero, jnp.where(zero, jnp.ones_like(x), x)
+
+
+def _i1_derivative(x, y):
+    # I1'(0) is 1/2. TensorFlow 2.21's BesselI1Grad puts 1 there; gradkit gives the derivative.
+    zero, safe = _safe_x(x)
+    return jnp.where(zero, jnp.full_like(x, 0.5), _i0(x) - y / safe)
+
+
+def _i1e_derivative(x, y):
+    zero, safe = _safe_x(x)
+    return jnp.where(zero, jnp.full_like(x, 0.5), _i0e(x) - y * (jnp.sign(x) + 1 / safe))
+
+
+bessel_i0 = _unary(_i0, "bessel_i0", _HALF_F32_F64)
+bessel_i0e = _unary(_i0e, "bessel_i0e", _HALF_F32_F64)
+bessel_i1 = _unary(_i1, "bessel_i1", _HALF_F32_F64)
+bessel_i1.__doc__ += (
+    " Its gradient at 0 is the derivative 1/2; TensorFlow 2.21's is 1 there (its BesselI1Grad"
+    " sets 1 where the derivative is 1/2)."
+)
+bessel_i1e = _unary(_i1e, "bessel_i1e", _HALF_F32_F64)
+
+
+# -- tf.math.special -----------------------------------------------------------------------------
+
+_dawsn = _with_derivative(jss.dawsn, lambda x, y: 1 - 2 * x * y)
+
+
+def _ei(x):
+    # TensorFlow's Expint is Ei(x) for x > 0, -inf at 0 and NaN below (jax's expi is Ei there).
+    safe = jnp.where(x > 0, x, jnp.ones_like(x))
+    return jnp.where(x > 0, jss.expi(safe), jnp.where(x == 0, -jnp.inf, jnp.nan).astype(x.dtype))
+
+
+_expint = _with_derivative(_ei, lambda x, y: jnp.exp(x) / x)
+
+
+def _fresnel_sin_value(x):
+    return jss.fresnel(x)[0]
+
+
+def _fresnel_cos_value(x):
+    return jss.fresnel(x)[1]
+
+
+_fresnel_sin = _with_derivative(_fresnel_sin_value, lambda x, y: jnp.sin((jnp.pi / 2) * jnp.square(x)))
+_fresnel_cos = _with_derivative(_fresnel_cos_value, lambda x, y: jnp.cos((jnp.pi / 2) * jnp.square(x)))
+
+
+def _spence_derivative(x, y):
+    # TensorFlow's SpenceGrad: log(x) / (1 - x), and its limit -1 at x = 1.
+    one = x == 1
+    return jnp.where(one, -jnp.ones_like(x), jnp.log(x) / jnp.where(one, jnp.ones_like(x), 1 - x))
+
+
+_spence = _with_derivative(jss.spence, _spence_derivative)
+
+dawsn = _unary(_dawsn, "dawsn", _F32_F64, "tf.math.special")
+expint = _unary(_expint, "expint", _F32_F64, "tf.math.special")
+fresnel_cos = _unary(_fresnel_cos, "fresnel_cos", _F32_F64, "tf.math.special")
+fresnel_sin = _unary(_fresnel_sin, "fresnel_sin", _F32_F64, "tf.math.special")
+spence = _unary(_spence, "spence", _F32_F64, "tf.math.special")
