@@ -37,6 +37,9 @@ def test_values_the_dtype_holds_and_numpy_arrays_convert_as_in_tensorflow():
             tf.constant(1.5, dtype=tf.complex64),
             tf.constant(0, shape=[2], dtype=tf.float32),
             tf.convert_to_tensor([3, 4], dtype=tf.float16),
+            tf.constant([], dtype=tf.int32),  # empty: no value to lose
+            tf.constant([[]], dtype=tf.bool),
+            tf.Variable([], dtype=tf.int32),
         ]
 
     out = run_both(program)

@@ -84,18 +84,17 @@ def check_python_value(value, dtype, what: str) -> None:
     if not strings and isinstance(value, (list, tuple)) and value and not _has_tensor(value):
         strings = any(isinstance(x, (str, bytes)) for x in jax.tree_util.tree_leaves(value))
     if strings:
-        from gradkit import _errors
-
         raise _errors.GradkitTypeError(
             f"{what} got the string {value!r:.60}, but gradkit.tf has no string tensors (JAX arrays hold "
             "numbers only). Keep strings in Python (a dict from string to index, then tf.constant(index))."
         )
     if dtype is None or not isinstance(value, (bool, int, float, complex, list, tuple)) or _has_tensor(value):
         return
-    kind, target = np.asarray(value).dtype.kind, np.dtype(dtype).kind
+    array = np.asarray(value)
+    if array.size == 0:  # no value to lose: tf.constant([], tf.int32) is an empty int32 vector
+        return
+    kind, target = array.dtype.kind, np.dtype(dtype).kind
     if (kind == "c" and target != "c") or (kind == "f" and target in "iub") or (kind in "iu" and target == "b"):
-        from gradkit import _errors
-
         raise _errors.GradkitTypeError(
             f"{what} cannot convert {value!r} to dtype {np.dtype(dtype).name}: TensorFlow refuses a Python "
             f"value that type cannot hold as written. Write it in that type, or cast it: "

@@ -19,6 +19,7 @@ from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F
 from ._convert import axis_arg, call, convert
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
+from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
@@ -31,7 +32,6 @@ from ._nn_losses import (  # noqa: F401  (tf.nn's names)
     scale_regularization_loss,
     weighted_cross_entropy_with_logits,
 )
-from ._nn_metrics import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names)
 from ._nn_moments import (  # noqa: F401  (tf.nn's names)
     batch_norm_with_global_normalization,
     normalize_moments,
