@@ -203,7 +203,24 @@ def _public(module) -> dict:
 
 
 nn = Namespace("gradkit.tf.nn", **_public(_nn))
-linalg = Namespace("gradkit.tf.linalg", **_public(_linalg))
+# tf.linalg: one module per group of ops.
+from . import (  # noqa: E402
+    _linalg_eig,
+    _linalg_functions,
+    _linalg_lstsq,
+    _linalg_lu,
+    _linalg_svd,
+)
+
+linalg = Namespace(
+    "gradkit.tf.linalg",
+    **_public(_linalg),
+    **_public(_linalg_svd),
+    **_public(_linalg_lstsq),
+    **_public(_linalg_lu),
+    **_public(_linalg_eig),
+    **_public(_linalg_functions),
+)
 random = Namespace(
     "gradkit.tf.random",
     normal=_random.normal,
