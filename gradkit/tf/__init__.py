@@ -209,7 +209,10 @@ from . import (  # noqa: E402
     _linalg_functions,
     _linalg_lstsq,
     _linalg_lu,
+    _linalg_norms,
+    _linalg_structured,
     _linalg_svd,
+    _linalg_tridiagonal,
 )
 
 linalg = Namespace(
@@ -220,6 +223,9 @@ linalg = Namespace(
     **_public(_linalg_lu),
     **_public(_linalg_eig),
     **_public(_linalg_functions),
+    **_public(_linalg_structured),
+    **_public(_linalg_tridiagonal),
+    **_public(_linalg_norms),
 )
 random = Namespace(
     "gradkit.tf.random",
