@@ -7,7 +7,7 @@ that depends only on the eigenvalues as a set, or on phase-free quantities of th
 gets the same results. The gradient is TensorFlow's ``_EigGrad`` (distinct eigenvalues; its
 broadened ``1 / (e_j - e_i)`` gives 0 rather than inf for equal ones).
 
-JAX computes ``eig`` on the CPU only (its GPU support depends on the installed jaxlib).
+JAX computes ``eig`` on the CPU and, with a recent jaxlib (0.11 with CUDA), on NVIDIA GPUs.
 
 >>> import gradkit.tf as tf
 >>> e = tf.linalg.eigvals([[0.0, 1.0], [-1.0, 0.0]])

@@ -7,7 +7,7 @@ result, as there. It squares at most 48 times: a matrix whose 1-norm exceeds the
 times 2**48 (about 1e15) gives NaN where TensorFlow would keep squaring.
 
 ``sqrtm`` is the principal square root (``jax.scipy.linalg.sqrtm``, by a Schur decomposition,
-which JAX computes on the CPU only). A real matrix with a negative real eigenvalue has no real
+which JAX computes on the CPU only: on a GPU, place the input on the CPU device). A real matrix with a negative real eigenvalue has no real
 square root: TensorFlow returns NaN there, and so does gradkit (it detects the imaginary part of
 the complex root). The gradient solves TensorFlow's Sylvester equation ``R dR + dR R = dA``
 through its ``(M*M) x (M*M)`` Kronecker form, as ``_MatrixSquareRootGrad`` does.
@@ -88,9 +88,16 @@ def sqrtm(input, name=None):  # noqa: A002
     """``tf.linalg.sqrtm``: the principal square root of each (batched) square matrix."""
     x = convert(input)
     _checks.check_matrix("sqrtm", x)
-    if np.dtype(x.dtype) == np.float16:
-        return call(_sqrtm_half, x)
-    return call(_sqrtm, x)
+    try:
+        return call(_sqrtm_half if np.dtype(x.dtype) == np.float16 else _sqrtm, x)
+    except NotImplementedError as e:
+        if "schur" not in str(e):
+            raise
+        raise _checks.GradkitNotImplementedError(
+            "tf.linalg.sqrtm needs JAX's Schur decomposition, which JAX implements on the CPU only, but the "
+            "input is on another device. Compute it on the CPU: with jax.default_device(jax.devices('cpu')[0]): "
+            "tf.linalg.sqrtm(tf.constant(x.numpy()))."
+        ) from e
 
 
 def _sqrtm_half(a):
