@@ -229,7 +229,30 @@ def _public(module) -> dict:
 
 
 nn = Namespace("gradkit.tf.nn", **_public(_nn))
-linalg = Namespace("gradkit.tf.linalg", **_public(_linalg))
+# tf.linalg: one module per group of ops.
+from . import (  # noqa: E402
+    _linalg_eig,
+    _linalg_functions,
+    _linalg_lstsq,
+    _linalg_lu,
+    _linalg_norms,
+    _linalg_structured,
+    _linalg_svd,
+    _linalg_tridiagonal,
+)
+
+linalg = Namespace(
+    "gradkit.tf.linalg",
+    **_public(_linalg),
+    **_public(_linalg_svd),
+    **_public(_linalg_lstsq),
+    **_public(_linalg_lu),
+    **_public(_linalg_eig),
+    **_public(_linalg_functions),
+    **_public(_linalg_structured),
+    **_public(_linalg_tridiagonal),
+    **_public(_linalg_norms),
+)
 random = Namespace(
     "gradkit.tf.random",
     normal=_random.normal,

@@ -9,8 +9,10 @@ import numpy as np
 
 from gradkit import _errors
 
+from . import _linalg_checks as _checks
 from . import _math
-from ._convert import call, convert
+from ._convert import call, convert, convert_like
+from ._linalg_checks import TRIANGULAR
 
 matmul = _math.matmul
 norm = _math.norm
@@ -18,15 +20,19 @@ einsum = _math.einsum
 tensordot = _math.tensordot
 
 
-def _solve(a, b):
+def _solve(a, b, adjoint):
+    if adjoint:
+        a = jnp.conj(jnp.swapaxes(a, -1, -2))
     return jnp.linalg.solve(a, b)
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
-    m = convert(matrix)
-    if adjoint:
-        m = _math.matmul(jnp.eye(m.shape[-1], dtype=m.dtype), m, adjoint_b=True)
-    return call(_solve, m, convert(rhs))
+    """``tf.linalg.solve``: ``x`` with ``matrix @ x == rhs`` (``adjoint``: ``matrix^H @ x == rhs``);
+    ``rhs`` is a (batch of) matrices with ``matrix``'s batch dimensions, as TensorFlow requires."""
+    matrix, rhs = convert_like(matrix, rhs, what="tf.linalg.solve")
+    _checks.check_matrix("solve", matrix, what="matrix")
+    _checks.check_rhs("solve", matrix, rhs)
+    return call(_solve, matrix, rhs, adjoint=bool(adjoint))
 
 
 def _one_diagonal(k, what: str) -> int:
@@ -90,8 +96,27 @@ def trace(x, name=None):
     return call(_trace, convert(x))
 
 
-inv = _math._unary(jnp.linalg.inv, "inv")
-det = _math._unary(jnp.linalg.det, "det")
+def _inv(x, adjoint):
+    y = jnp.linalg.inv(x)
+    return jnp.conj(jnp.swapaxes(y, -1, -2)) if adjoint else y
+
+
+def inv(input, adjoint=False, name=None):  # noqa: A002
+    """``tf.linalg.inv``: the inverse of each (batched) square matrix (of its adjoint with ``adjoint``)."""
+    x = convert(input)
+    _checks.check_matrix("inv", x)
+    return call(_inv, x, adjoint=bool(adjoint))
+
+
+def _det(x):
+    return jnp.linalg.det(x)
+
+
+def det(input, name=None):  # noqa: A002
+    """``tf.linalg.det``: the determinant of each (batched) square matrix."""
+    x = convert(input)
+    _checks.check_matrix("det", x)
+    return call(_det, x)
 
 
 def _cholesky(a):
@@ -104,7 +129,9 @@ def _cholesky(a):
 
 def cholesky(input, name=None):  # noqa: A002
     """``tf.linalg.cholesky``: the lower Cholesky factor, from the lower triangle of ``input``."""
-    return call(_cholesky, convert(input))
+    x = convert(input)
+    _checks.check_matrix("cholesky", x)
+    return call(_cholesky, x)
 
 
 def _logdet(a):
@@ -115,7 +142,9 @@ def _logdet(a):
 def logdet(matrix, name=None):
     """``tf.linalg.logdet``: ``log det`` of a Hermitian positive-definite matrix, by its Cholesky
     factor (NaN where it is not positive definite), as TensorFlow computes it."""
-    return call(_logdet, convert(matrix))
+    x = convert(matrix)
+    _checks.check_matrix("logdet", x, what="matrix")
+    return call(_logdet, x)
 
 
 def _matvec(a, b, transpose, conjugate):
@@ -138,7 +167,9 @@ def _slogdet(x):
 
 def slogdet(input, name=None):  # noqa: A002
     """``(sign, log|det|)`` of a (batched) square matrix."""
-    return tuple(call(_slogdet, convert(input)))
+    x = convert(input)
+    _checks.check_matrix("slogdet", x)
+    return tuple(call(_slogdet, x))
 
 
 def _lower_hermitian(a):
@@ -154,7 +185,9 @@ def _eigh(a):
 
 def eigh(tensor, name=None):
     """``(eigenvalues, eigenvectors)`` of a self-adjoint matrix, from its lower triangle."""
-    return tuple(call(_eigh, convert(tensor)))
+    x = convert(tensor)
+    _checks.check_matrix("eigh", x, what="tensor")
+    return tuple(call(_eigh, x))
 
 
 def eigvalsh(tensor, name=None):
@@ -168,7 +201,9 @@ def _qr(a, full_matrices):
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
     """``(q, r)`` with ``q`` orthonormal and ``r`` upper triangular."""
-    return tuple(call(_qr, convert(input), full_matrices=bool(full_matrices)))
+    x = convert(input)
+    _checks.check_matrix("qr", x, square=False)
+    return tuple(call(_qr, x, full_matrices=bool(full_matrices)))
 
 
 def _triangular_solve(a, b, lower, adjoint):
@@ -183,7 +218,9 @@ def _triangular_solve(a, b, lower, adjoint):
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     """Solve ``matrix @ x = rhs`` (``adjoint``: ``matrix^H @ x = rhs``), reading one triangle of
     ``matrix``; ``rhs`` is a (batch of) matrices, batch dimensions broadcast, as in TensorFlow."""
-    matrix, rhs = convert(matrix), convert(rhs)
+    matrix, rhs = convert_like(matrix, rhs, what="tf.linalg.triangular_solve")
+    _checks.check_matrix("triangular_solve", matrix, TRIANGULAR, what="matrix")
+    _checks.check_same_dtype("triangular_solve", matrix, rhs)
     if matrix.ndim < 2 or rhs.ndim < 2 or matrix.shape[-1] != matrix.shape[-2] or rhs.shape[-2] != matrix.shape[-1]:
         raise _errors.GradkitValueError(
             f"tf.linalg.triangular_solve takes square matrices (..., M, M) and a right-hand side (..., M, K), "
@@ -228,15 +265,15 @@ def _cholesky_solve(chol, rhs):
 def cholesky_solve(chol, rhs, name=None):
     """``tf.linalg.cholesky_solve``: ``x`` with ``chol @ adjoint(chol) @ x == rhs``, for the lower
     Cholesky factor ``chol`` of a (batched) matrix (``tf.linalg.cholesky``'s result)."""
-    chol, rhs = convert(chol), convert(rhs)
+    chol, rhs = convert_like(chol, rhs, what="tf.linalg.cholesky_solve")
+    _checks.check_matrix("cholesky_solve", chol, TRIANGULAR, what="chol")
+    _checks.check_same_dtype("cholesky_solve", chol, rhs, "chol")
     if (
         len(chol.shape) < 2
         or chol.shape[-1] != chol.shape[-2]
         or len(rhs.shape) != len(chol.shape)
         or (rhs.shape[-2] != chol.shape[-1])
     ):
-        from gradkit import _errors
-
         raise _errors.GradkitValueError(
             f"tf.linalg.cholesky_solve: chol of shape {tuple(chol.shape)} and rhs of shape {tuple(rhs.shape)}; "
             "TensorFlow requires square matrices [..., M, M] and rhs [..., M, K] of the same rank "
