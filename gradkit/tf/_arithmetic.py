@@ -24,25 +24,13 @@ from gradkit import _errors
 from gradkit._tape import record
 
 from ._convert import call, convert, convert_like, known_value, static_ints
+from ._kernel_dtypes import INEXACT as _INEXACT
+from ._kernel_dtypes import INTEGERS as _INTEGERS
+from ._kernel_dtypes import REAL as _REAL
 from ._kernel_dtypes import check_dtype
+from ._kernel_dtypes import unary as _unary
 from ._math import _divide_no_nan, _xlog1py
 from ._scatter import IndexedSlices
-
-_REAL = ("float16", "bfloat16", "float32", "float64")
-_INEXACT = (*_REAL, "complex64", "complex128")
-_INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-
-
-def _unary(jfn, tf_name, allowed):
-    def op(x, name=None):
-        x = convert(x)
-        check_dtype(x, allowed, f"tf.math.{tf_name}")
-        return call(jfn, x)
-
-    op.__name__ = op.__qualname__ = tf_name
-    op.__doc__ = f"``tf.math.{tf_name}`` (dtypes {', '.join(allowed)}), recorded by the tape."
-    return op
-
 
 asinh = _unary(jnp.arcsinh, "asinh", _INEXACT)
 acosh = _unary(jnp.arccosh, "acosh", _INEXACT)

@@ -11,12 +11,39 @@ import numpy as np
 
 from gradkit import _errors
 
+from ._convert import call, convert
+
+REAL = ("float16", "bfloat16", "float32", "float64")
+INEXACT = (*REAL, "complex64", "complex128")
+INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
 
 def check_dtype(x, allowed, fn):
     """Raise unless ``x``'s dtype is one of ``allowed`` (names such as ``"float32"``)."""
     name = np.dtype(x.dtype).name
     if name not in allowed:
         raise _errors.GradkitTypeError(
-            f"{fn} takes a tensor of dtype {' or '.join(allowed)}, as in TensorFlow, but got dtype {name}. "
+            f"{fn} takes a tensor of dtype {_either(allowed)}, as in TensorFlow, but got dtype {name}. "
             f"Cast it first: {fn}(tf.cast(x, tf.float32))."
         )
+
+
+def unary(jfn, tf_name, allowed=None, where="tf.math"):
+    """``where.tf_name(x)``: ``jfn`` recorded as one op, for inputs of the dtypes ``allowed``
+    (names; None: any dtype)."""
+    what = f"{where}.{tf_name}"
+
+    def op(x, name=None):
+        x = convert(x)
+        if allowed is not None:
+            check_dtype(x, allowed, what)
+        return call(jfn, x)
+
+    op.__name__ = op.__qualname__ = tf_name
+    dtypes = f" (dtypes {', '.join(allowed)})" if allowed is not None else ""
+    op.__doc__ = f"``{what}``{dtypes}, recorded by the tape as ``{getattr(jfn, '__name__', tf_name)}``."
+    return op
+
+
+def _either(names) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"

@@ -13,6 +13,7 @@ from gradkit._tape import record
 
 from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
+from ._kernel_dtypes import INEXACT, REAL, unary
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
 _MSG_FLOAT_ONLY = (
@@ -22,24 +23,18 @@ _MSG_FLOAT_ONLY = (
 
 
 # TensorFlow has no integer kernel for these (it raises InvalidArgumentError); jax would promote.
-_FLOAT_ONLY_UNARY = frozenset(
-    "sin cos tan tanh sinh cosh exp log log1p expm1 sqrt rsqrt softplus sigmoid reciprocal asin acos atan "
-    "log_sigmoid erf lgamma digamma is_nan is_finite".split()
-)
+_FLOAT_ONLY_UNARY = {
+    **dict.fromkeys(
+        "sin cos tan tanh sinh cosh exp log log1p expm1 sqrt rsqrt softplus sigmoid reciprocal asin acos atan "
+        "log_sigmoid".split(),
+        INEXACT,
+    ),
+    **dict.fromkeys("erf lgamma digamma is_nan is_finite".split(), REAL),
+}
 
 
 def _unary(jfn, tf_name):
-    float_only = tf_name in _FLOAT_ONLY_UNARY
-
-    def op(x, name=None):
-        x = convert(x)
-        if float_only and not jnp.issubdtype(x.dtype, jnp.inexact):
-            raise _errors.GradkitTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
-        return call(jfn, x)
-
-    op.__name__ = op.__qualname__ = tf_name
-    op.__doc__ = f"``tf.math.{tf_name}``, recorded by the tape as ``{getattr(jfn, '__name__', tf_name)}``."
-    return op
+    return unary(jfn, tf_name, _FLOAT_ONLY_UNARY.get(tf_name))
 
 
 def _tf_softplus(x):

@@ -28,6 +28,7 @@ from gradkit._tape import record
 
 from ._convert import call, convert, convert_like
 from ._kernel_dtypes import check_dtype
+from ._kernel_dtypes import unary as _unary
 from ._math import _xlog1py, _xlogy
 
 _F32_F64 = ("float32", "float64")
@@ -41,17 +42,6 @@ def _with_derivative(fn, derivative):
     op = jax.custom_jvp(fn)
     op.defjvps(lambda tangent, y, x: tangent * derivative(x, y))
     op.__name__ = op.__qualname__ = getattr(fn, "__name__", "op")
-    return op
-
-
-def _unary(jfn, tf_name, allowed, where="tf.math"):
-    def op(x, name=None):
-        x = convert(x)
-        check_dtype(x, allowed, f"{where}.{tf_name}")
-        return call(jfn, x)
-
-    op.__name__ = op.__qualname__ = tf_name
-    op.__doc__ = f"``{where}.{tf_name}`` (dtypes {', '.join(allowed)}), with TensorFlow's gradient."
     return op
 
 
