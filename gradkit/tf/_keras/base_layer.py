@@ -179,9 +179,11 @@ class Layer(LayerLosses, nn.Layer):
         cls._keras_first_input = None if call is None else _first_input(call)
 
     def __new__(cls, *args, **kwargs):
-        # The arguments __init__ is given, for Keras' automatic get_config.
+        # The arguments __init__ is given, for Keras' automatic get_config: kept only when they are
+        # plain Python values (the only ones it takes), so a layer keeps no array it was given alive.
         layer = super().__new__(cls)
-        layer.__dict__["_keras_init_args"] = (args, kwargs)
+        plain = layer_config.plain(list(args)) and layer_config.plain(kwargs)
+        layer.__dict__["_keras_init_args"] = (args, kwargs) if plain else None
         return layer
 
     def __init__(self, *args, trainable=True, dtype=None, autocast=True, activity_regularizer=None, **kwargs):

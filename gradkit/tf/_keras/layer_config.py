@@ -163,17 +163,27 @@ def _builtin_entries(cls):
 _PLAIN = (str, int, float, bool, type(None))
 
 
-def _plain(value) -> bool:
+def plain(value) -> bool:
     if isinstance(value, (list, tuple)):
-        return all(_plain(v) for v in value)
+        return all(plain(v) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+        return all(isinstance(k, str) and plain(v) for k, v in value.items())
     return isinstance(value, _PLAIN)
+
+
+_NOT_PLAIN = (
+    "[gradkit] {cls} was created by passing non-serializable argument values in __init__(), and therefore the "
+    "object must override get_config() in order to be serializable, as in Keras: def get_config(self): "
+    "config = super().get_config(); config.update({{...}}); return config."
+)
 
 
 def _auto_config(layer) -> dict:
     """Keras' automatic config: the arguments ``__init__`` was given, with its defaults."""
-    args, kwargs = layer.__dict__.get("_keras_init_args", ((), {}))
+    given = layer.__dict__.get("_keras_init_args", ((), {}))
+    if given is None:
+        raise NotImplementedError(_NOT_PLAIN.format(cls=type(layer).__name__))
+    args, kwargs = given
     signature = inspect.signature(type(layer).__init__)
     parameters = signature.parameters
     bound = signature.bind(layer, *args, **kwargs)
@@ -189,12 +199,8 @@ def _auto_config(layer) -> dict:
                 "Keras' automatic config does not take. Override get_config() (and from_config()) in the layer."
             )
     arguments.pop("name", None)
-    if not _plain(arguments):
-        raise NotImplementedError(
-            f"[gradkit] {type(layer).__name__} was created by passing non-serializable argument values in "
-            "__init__(), and therefore the object must override get_config() in order to be serializable, as "
-            "in Keras: def get_config(self): config = super().get_config(); config.update({...}); return config."
-        )
+    if not plain(arguments):
+        raise NotImplementedError(_NOT_PLAIN.format(cls=type(layer).__name__))
     config = {"name": layer.name}
     # Keras' test, word for word: an __init__ that takes `name` or `**kwargs` gets it back.
     kwargs_parameter = parameters.get("kwargs")
