@@ -164,6 +164,7 @@ from ._name_scope import name_scope
 from ._namespace import Namespace, missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._py_function import numpy_function, py_function
+from ._recompute import recompute_grad
 from ._scatter import (
     IndexedSlices,
     scatter_nd,

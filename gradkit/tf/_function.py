@@ -37,7 +37,26 @@ class TensorSpec:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+        shape = "None" if self.shape is None else str(tuple(None if d == -1 else d for d in self.shape))
+        return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+
+    def __eq__(self, other):
+        if not isinstance(other, TensorSpec):
+            return NotImplemented
+        return (self.shape, self.dtype, self.name) == (other.shape, other.dtype, other.name)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.name))
+
+    def is_compatible_with(self, spec_or_value) -> bool:
+        """Whether a tensor (or spec) of that dtype and shape fits this spec, as TensorFlow's."""
+        dtype = np.dtype(spec_or_value.dtype)
+        shape = spec_or_value.shape
+        if dtype != self.dtype:
+            return False
+        if self.shape is None or shape is None:
+            return True
+        return len(shape) == len(self.shape) and all(d == -1 or s == -1 or d == s for s, d in zip(shape, self.shape))
 
 
 class _Static:
@@ -202,6 +221,26 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _config.functions_run_eagerly():  # tf.config.run_functions_eagerly(True), as TensorFlow
             return self.python_function(*args, **kwargs)
+        layout, traced = self._layout(args, kwargs)
+        if self._seeded is None:
+            try:
+                out = wrap(self._compiled(layout, *traced))
+            except _random.NeedsSeed:
+                self._start_seeded()
+            else:
+                self._called = True
+                return out
+        seed = _random.function_seed()
+        try:
+            out = wrap(self._seeded(layout, seed, *traced))
+        except BaseException:
+            _random.give_back(seed)
+            raise
+        self._called = True
+        return out
+
+    def _layout(self, args, kwargs):
+        """The static part of a call (a ``_Layout``) and its traced leaves, the input_signature applied."""
         if self.input_signature is not None:
             name = getattr(self.python_function, "__qualname__", "the function")
             if kwargs or len(args) != len(self.input_signature):
@@ -218,30 +257,49 @@ class Function:
             )
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         traced = [_plain(x) for x in leaves if _is_traced(x)]
-        layout = _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves))
+        return _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves)), traced
+
+    def _start_seeded(self) -> None:
+        """The function draws random numbers: from now on it is compiled with a runtime seed argument."""
+        self._aborted = self._compiled.trace_count
+        # An initial value lifted out of the call draws with a seed of its own (position 1).
+        self._seeded = JitFunction(
+            functools.partial(self._run, seeded=True),
+            0,
+            init_arguments={1: _random.init_seed},
+            on_created_kept=self._check_created,
+        )
+
+    def _output_info(self, args, kwargs):
+        """The shapes and dtypes (``jax.ShapeDtypeStruct``) of what a call with these arguments returns,
+        traced as that call would be (Variables its first trace creates are made, as TensorFlow's
+        ``get_concrete_function`` makes them), without running it."""
+        layout, traced = self._layout(args, kwargs)
+        traced = [x.__gradkit_value__() if isinstance(x, Tensor) else x for x in traced]
         if self._seeded is None:
             try:
-                out = wrap(self._compiled(layout, *traced))
+                return self._compiled.lower(layout, *traced).out_info[0]
             except _random.NeedsSeed:
-                self._aborted = self._compiled.trace_count
-                # An initial value lifted out of the call draws with a seed of its own (position 1).
-                self._seeded = JitFunction(
-                    functools.partial(self._run, seeded=True),
-                    0,
-                    init_arguments={1: _random.init_seed},
-                    on_created_kept=self._check_created,
-                )
-            else:
-                self._called = True
-                return out
+                self._start_seeded()
         seed = _random.function_seed()
         try:
-            out = wrap(self._seeded(layout, seed, *traced))
-        except BaseException:
+            return self._seeded.lower(layout, seed, *traced).out_info[0]
+        finally:
             _random.give_back(seed)
-            raise
-        self._called = True
-        return out
+
+    def get_concrete_function(self, *args, **kwargs):
+        """TensorFlow's ``get_concrete_function``: the function for one input signature.
+
+        Arguments are given as for a call, each tensor as a value or a ``tf.TensorSpec``; with an
+        ``input_signature``, none are needed. See ``ConcreteFunction`` for how it is called.
+        """
+        from ._concrete_function import ConcreteFunction
+
+        return ConcreteFunction(self, args, kwargs)
+
+    def experimental_get_tracing_count(self) -> int:
+        """TensorFlow's name for ``trace_count``: how many times the Python function was traced."""
+        return self.trace_count
 
     def _check_created(self, variables) -> None:
         # Called inside a trace that created Variables and keeps them: as TensorFlow, only the first

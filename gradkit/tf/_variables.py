@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 from gradkit._core import frames
 from gradkit._core.operators import ValueOperators
@@ -89,9 +90,10 @@ class Variable(_GkVariable):
         return self.shape
 
     def numpy(self):
-        import numpy as np
-
-        return np.array(frames.concrete(self.value))  # an array of its own, writable, as TensorFlow's
+        """The value as NumPy, as TensorFlow's: an array of its own (writable), and for a scalar
+        Variable a NumPy scalar (``np.float32``), not a 0-d array."""
+        out = np.array(frames.concrete(self.value))
+        return out[()] if out.ndim == 0 else out
 
     def read_value(self):
         return wrap(self.value)
@@ -152,7 +154,8 @@ class Variable(_GkVariable):
 
     def __repr__(self) -> str:
         try:
-            shown = repr(self.numpy())
+            value = self.numpy()
+            shown = str(value) if np.ndim(value) == 0 else repr(value)  # numpy=6.0, as TensorFlow shows it
         except Exception:  # no value to show (a traced one left over, or none): say what it holds
             shown = getattr(self._value, "shown", None) or type(self._value).__name__
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"

@@ -47,7 +47,7 @@ from gradkit.nn.module import Module as _NnModule
 
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
-from . import initializers
+from . import initializers, layer_config
 from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
@@ -177,6 +177,14 @@ class Layer(LayerLosses, nn.Layer):
         call = getattr(cls, "call", None)
         cls._keras_training = _NO_TRAINING if call is None else _training_default(call)
         cls._keras_first_input = None if call is None else _first_input(call)
+
+    def __new__(cls, *args, **kwargs):
+        # The arguments __init__ is given, for Keras' automatic get_config: kept only when they are
+        # plain Python values (the only ones it takes), so a layer keeps no array it was given alive.
+        layer = super().__new__(cls)
+        plain = layer_config.plain(list(args)) and layer_config.plain(kwargs)
+        layer.__dict__["_keras_init_args"] = (args, kwargs) if plain else None
+        return layer
 
     def __init__(self, *args, trainable=True, dtype=None, autocast=True, activity_regularizer=None, **kwargs):
         what = f"{type(self).__name__}"
@@ -451,3 +459,32 @@ class Layer(LayerLosses, nn.Layer):
 
     def count_params(self) -> int:
         return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
+
+    # -- configs and shapes (layer_config) -------------------------------------------------
+
+    def get_config(self) -> dict:
+        """Keras 3's config: ``name``, ``trainable``, ``dtype`` (and, for gradkit.tf's own layers,
+        their arguments as Keras writes them; see ``layer_config``)."""
+        return layer_config.get_config(self, Layer)
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer (unbuilt, with fresh weights) from ``get_config()``'s dict."""
+        return layer_config.from_config(cls, config)
+
+    def compute_output_shape(self, input_shape):
+        """The output shape for inputs of ``input_shape`` (None: any size). gradkit.tf's own layers
+        compute it; a subclass that writes ``call`` writes this too, as in Keras."""
+        defines_call = next((c for c in type(self).__mro__ if "call" in vars(c)), None)
+        if defines_call is None or not defines_call.__module__.startswith(("gradkit.tf._keras", "gradkit.nn")):
+            raise NotImplementedError(
+                f"[gradkit] Layer {type(self).__name__} does not have a `compute_output_shape` method implemented. "
+                "Should implement `def compute_output_shape(self, input_shape)`, as Keras asks."
+            )
+        if not self.built:
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}'.compute_output_shape: gradkit.tf finds it by tracing the "
+                "built layer's call, and this layer is not built yet. Call it once (or layer.build(input_shape)) "
+                "first."
+            )
+        return layer_config.traced_output_shape(self, input_shape)

@@ -75,6 +75,9 @@ class Embedding(_KerasLayer, Layer):
         self.embeddings_initializer = "random_uniform" if uniform else embeddings_initializer
         self.embeddings = None
 
+    def compute_output_shape(self, input_shape):
+        return (*tuple(input_shape), self.output_dim)
+
     def build(self, input_shape) -> None:
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), self.embeddings_initializer)
 

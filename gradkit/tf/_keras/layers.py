@@ -39,6 +39,9 @@ class Dense(_KerasLayer, nn.Dense):
     ((3, 2), 'dense/kernel:0')
     """
 
+    def compute_output_shape(self, input_shape):
+        return (*tuple(input_shape)[:-1], self.units)
+
 
 class BatchNormalization(_KerasLayer, nn.BatchNorm):
     """``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001)``, called with ``training=``."""
@@ -88,6 +91,9 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             moving_variance_initializer=moving_variance_initializer,
             **shape_args,
         )
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
 
     def call(self, inputs, training=None):
         # A frozen BatchNormalization runs in inference mode, as in Keras: the moving

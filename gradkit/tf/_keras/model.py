@@ -66,10 +66,35 @@ class Model(Layer):
     def build(self, input_shape) -> None:
         """Make the weights by calling the model once on zeros of ``input_shape`` (a ``None``
         dimension taken as 1), with ``training=False``, as Keras builds a subclassed model."""
+        # Sequential's get_config reports it: the shape given to build, else the first input's.
         if self.__dict__.get("_keras_building_in_call"):
+            self.__dict__.setdefault("_keras_build_input_shape", tuple(input_shape))
             return  # the first call builds the layers as it runs
+        self.__dict__["_keras_build_input_shape"] = tuple(input_shape)
         shape = tuple(1 if d is None else int(d) for d in input_shape)
         self(Tensor.concrete(jax.numpy.zeros(shape, np.float32)), training=False)
+
+    def get_layer(self, name=None, index=None):
+        """Keras': the sublayer called ``name``, or the one at ``index`` in ``layers``."""
+        if index is not None and name is not None:
+            raise _errors.GradkitValueError(
+                f"Provide only a layer name or a layer index. Received: index={index}, name={name}."
+            )
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise _errors.GradkitValueError(
+                    f"Was asked to retrieve layer at index {index} but model only has {len(layers)} layers."
+                )
+            return layers[index]
+        if name is not None:
+            for layer in layers:
+                if layer.name == name:
+                    return layer
+            raise _errors.GradkitValueError(
+                f"No such layer: {name}. Existing layers are: {[layer.name for layer in layers]}."
+            )
+        raise _errors.GradkitValueError("Provide either a layer name or layer index at `get_layer`.")
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """``model(x, training=False)`` as NumPy arrays (Keras runs it in batches; the values

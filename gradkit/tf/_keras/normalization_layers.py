@@ -75,6 +75,9 @@ class LayerNormalization(_KerasLayer, Layer):
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
         self.gamma = self.beta = None  # (in this order: the variables are listed gamma, beta, as in Keras)
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
     def build(self, input_shape) -> None:
         rank = len(input_shape)
         axes = sorted(self.axis) if isinstance(self.axis, list) else [self.axis]

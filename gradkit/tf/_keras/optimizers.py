@@ -24,6 +24,7 @@ from gradkit.nn.layer import unique_name
 
 from .._convert import convert
 from .._variables import Variable as _TfVariable
+from . import optimizer_config
 from . import optimizer_rules as rules
 from . import schedules as schedules
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
@@ -35,18 +36,21 @@ _BASE_OPTIONS = {"weight_decay": None, "clipnorm": None, "clipvalue": None, "glo
 # Keras optimizer options gradkit.tf does not implement, with the value that means "off".
 _UNSUPPORTED = {"use_ema": False, "loss_scale_factor": None, "gradient_accumulation_steps": None}
 
+# Keras options kept only for get_config: they mean something only with use_ema / an option gradkit always takes.
+_CONFIG_ONLY = {"ema_momentum": 0.99, "ema_overwrite_frequency": None}
+
 
 def _check_options(cls_name: str, kwargs: dict) -> dict:
     """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
-    options = dict(_BASE_OPTIONS)
+    options = {**_BASE_OPTIONS, **_UNSUPPORTED, **_CONFIG_ONLY}
     for key, value in kwargs.items():
-        if key in _BASE_OPTIONS:
+        if key in _BASE_OPTIONS or key in _CONFIG_ONLY:
             options[key] = value
             continue
         if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
             continue
-        if key in ("ema_momentum", "ema_overwrite_frequency", "jit_compile"):
-            continue  # meaningful only with use_ema / an option gradkit always takes
+        if key == "jit_compile":
+            continue  # gradkit compiles a step inside tf.function with jax.jit either way
         raise _errors.GradkitValueError(
             f"tf.keras.optimizers.{cls_name}({key}={value!r}) is not supported by gradkit.tf: it would be "
             "silently ignored, so the result would differ from TensorFlow's. Transform the gradients "
@@ -92,6 +96,7 @@ class Optimizer:
     """
 
     _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
+    _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
 
     def __init__(self, learning_rate, make, hyper, options=None, name=None):
         # Keras 3's default: 'adam', then 'adam_1', ...
@@ -123,11 +128,32 @@ class Optimizer:
 
     @learning_rate.setter
     def learning_rate(self, value):
-        # Keras assigns a number into the rate's Variable; a Variable or a callable replaces it.
+        # Keras assigns a number into the rate's Variable (a tf.function step reads the new rate);
+        # a schedule or a callable replaces it, and so does a Variable (kept, for its hypergradient).
         if isinstance(value, Variable) or callable(value) or not isinstance(self._learning_rate, Variable):
+            if isinstance(self._learning_rate, LearningRateSchedule) and not callable(value):
+                raise _errors.GradkitTypeError(  # Keras' TypeError, in its words
+                    "This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                    "constructor argument, hence its learning rate is not settable. If you need the learning "
+                    "rate to be settable, you should instantiate the optimizer with a float `learning_rate` "
+                    "argument."
+                )
             self._learning_rate = value
         else:
             self._learning_rate.assign(float(value))
+
+    def get_config(self) -> dict:
+        """Keras 3's config of this optimizer (see ``optimizer_config``)."""
+        return optimizer_config.get_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new optimizer (without state) from ``get_config()``'s dict, as Keras makes one."""
+        return optimizer_config.from_config(cls, config, custom_objects)
+
+    def finalize_variable_values(self, var_list):
+        """Keras': at the end of training, write the moving averages into the Variables when
+        ``use_ema``; gradkit.tf refuses ``use_ema=True``, so, as in Keras without it, nothing."""
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keras': no weight decay for the Variables in ``var_list``, nor for those whose name
@@ -285,6 +311,8 @@ class SGD(Optimizer):
     0.8
     """
 
+    _config_keys = ("momentum", "nesterov")
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name=None, **kwargs):
         options = _check_options("SGD", kwargs)
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
@@ -296,6 +324,8 @@ class Adam(Optimizer):
 
     Keras' update, including where epsilon goes and ``amsgrad``, as an optax transformation.
     """
+
+    _config_keys = ("beta_1", "beta_2", "epsilon", "amsgrad")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name=None, **kwargs):
         options = _check_options(type(self).__name__, kwargs)
@@ -337,6 +367,8 @@ class RMSprop(Optimizer):
     """``tf.keras.optimizers.RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
     centered=False)``."""
 
+    _config_keys = ("rho", "momentum", "epsilon", "centered")
+
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name=None, **kwargs):
         options = _check_options("RMSprop", kwargs)
         self.rho, self.momentum, self.epsilon, self.centered = (
@@ -353,6 +385,8 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """``tf.keras.optimizers.Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7)``."""
 
+    _config_keys = ("initial_accumulator_value", "epsilon")
+
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Adagrad", kwargs)
         self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), float(epsilon)
@@ -361,6 +395,8 @@ class Adagrad(Optimizer):
 
 class Adamax(Optimizer):
     """``tf.keras.optimizers.Adamax(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
+
+    _config_keys = ("beta_1", "beta_2", "epsilon")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Adamax", kwargs)
@@ -372,6 +408,8 @@ class Nadam(Optimizer):
     """``tf.keras.optimizers.Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
 
     _advance = staticmethod(rules.nadam_advance)
+
+    _config_keys = ("beta_1", "beta_2", "epsilon")
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None, **kwargs):
         options = _check_options("Nadam", kwargs)

@@ -6,6 +6,7 @@ import inspect
 
 from gradkit import _errors
 
+from . import layer_config
 from .input_layer import InputLayer
 from .model import Model
 
@@ -69,6 +70,35 @@ class Sequential(Model):
     def _maybe_build(self) -> None:
         if self._keras_input_layer is not None and self._sequence:
             self.build(self._keras_input_layer.batch_shape)
+
+    def get_config(self) -> dict:
+        """Keras 3's config: each layer as Keras serializes it (an input declaration first), and
+        ``build_input_shape`` once the model is built from a shape."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": layer_config.dtype_policy(self.dtype)}
+        inputs = [self._keras_input_layer] if self._keras_input_layer is not None else []
+        config["layers"] = [layer_config.serialize_layer(layer) for layer in inputs + self._sequence]
+        shape = self.__dict__.get("_keras_build_input_shape")
+        if shape is not None:
+            config["build_input_shape"] = shape
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new Sequential (fresh weights) from ``get_config()``'s dict; layer classes of your own
+        are found in ``custom_objects`` by name."""
+        layers = [layer_config.deserialize_layer(c, custom_objects) for c in config.get("layers", [])]
+        model = cls(layers=layers, name=config.get("name"), trainable=config.get("trainable", True))
+        shape = config.get("build_input_shape")
+        if not model.built and isinstance(shape, (list, tuple)) and shape:
+            model.build(shape)
+        return model
+
+    def compute_output_shape(self, input_shape):
+        """Each layer's ``compute_output_shape`` in turn, as Keras chains them."""
+        shape = tuple(input_shape)
+        for layer in self._sequence:
+            shape = tuple(layer.compute_output_shape(shape))
+        return shape
 
     def call(self, inputs, training=None, mask=None):
         x = inputs

@@ -1,0 +1,356 @@
+"""``ConcreteFunction``: a ``tf.function`` for one input signature (``get_concrete_function``).
+
+``f.get_concrete_function(*args, **kwargs)`` takes the arguments of a call, each tensor as a
+value or a ``tf.TensorSpec`` (a ``None`` dimension is any size); Python values (ints, floats,
+strings, None) are part of the signature, as TensorFlow takes them. The result is called as
+TensorFlow's ConcreteFunction is:
+
+- with every argument of the signature, by position or name, defaulted ones included (they
+  are part of the traced signature). A tensor must have the spec's dtype and a compatible
+  shape; a NumPy array, Python number or list is converted to the spec's dtype; a Python
+  value must equal the one traced. Anything else raises TypeError, as in TensorFlow.
+- or with the tensors alone, in the order of ``structured_input_signature``'s specs (or by
+  their names): then only the dtypes are checked (ValueError), as TensorFlow checks them.
+
+The call runs the ``tf.function`` itself: an input of another shape than the traced one is
+traced for that shape (TensorFlow runs its one graph for it), and gradients flow through it
+as through the ``tf.function``. ``structured_outputs`` (and ``output_shapes``,
+``output_dtypes``) are ``tf.TensorSpec``s found by tracing: at ``get_concrete_function``
+for a signature of known shapes, as TensorFlow traces then; with unknown dimensions at the
+first use, by tracing twice with two sizes for them (an output dimension that differs is
+unknown, ``-1`` as in ``tf.TensorSpec``'s shape).
+
+>>> import gradkit.tf as tf
+>>> @tf.function
+... def scaled(x, scale=2.0):
+...     return {"y": x * scale}
+>>> f = scaled.get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
+>>> f.structured_input_signature
+((TensorSpec(shape=(None, 2), dtype=tf.float32, name='x'), 2.0), {})
+>>> f(tf.ones([3, 2]))["y"].numpy().tolist()
+[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]
+>>> f.structured_outputs
+{'y': TensorSpec(shape=(None, 2), dtype=tf.float32, name=None)}
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._core.variable import Variable
+from gradkit._tape.tensor import Tensor
+
+from ._convert import check_python_value, convert
+from ._function import TensorSpec, _fits
+
+_TENSORS = (Tensor, Variable, jax.Array)
+
+# TensorFlow's graph-side attributes, which have nothing to stand for in gradkit.tf.
+_GRAPH_ONLY = ("graph", "inputs", "outputs", "function_def", "captured_inputs", "variables", "trainable_variables")
+
+
+def _is_leaf(x) -> bool:
+    return isinstance(x, (TensorSpec, Tensor, Variable))
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, (*_TENSORS, np.ndarray, np.generic))
+
+
+def _shape_text(shape) -> str:
+    return "None" if shape is None else str(tuple(None if d == -1 else d for d in shape))
+
+
+def _describe(x) -> str:
+    if isinstance(x, TensorSpec):
+        return repr(x)
+    return f"TensorSpec(shape={_shape_text(tuple(x.shape))}, dtype=tf.{np.dtype(x.dtype).name}, name=None)"
+
+
+def _path_name(path) -> str:
+    parts = []
+    for key in path:
+        for attr in ("key", "idx", "name"):
+            if hasattr(key, attr):
+                parts.append(str(getattr(key, attr)))
+                break
+    return "_".join(parts)
+
+
+def _specs(value, name):
+    """``value`` with each tensor (or spec) a TensorSpec named after its place, as TensorFlow names them."""
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(value, is_leaf=_is_leaf)
+    out = []
+    for path, leaf in leaves:
+        if isinstance(leaf, TensorSpec) or _is_tensor(leaf):
+            spec_name = getattr(leaf, "name", None) if isinstance(leaf, TensorSpec) else None
+            spec_name = spec_name or "_".join(p for p in (name, _path_name(path)) if p)
+            shape = leaf.shape if not isinstance(leaf, TensorSpec) or leaf.shape is not None else None
+            leaf = TensorSpec(None if shape is None else tuple(shape), leaf.dtype, spec_name)
+        out.append(leaf)
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def _binding_error(reason: str, args, kwargs, signature) -> _errors.GradkitTypeError:
+    return _errors.GradkitTypeError(
+        f"Binding inputs to tf.function failed due to `{reason}`. Received args: {args!r:.200} and kwargs: "
+        f"{kwargs!r:.200} for signature: {signature}. Call the concrete function with every argument of the "
+        "traced signature (defaulted ones too), tensors of its specs' dtypes and shapes and the same Python "
+        "values, or with its tensors alone; call the tf.function itself for other arguments."
+    )
+
+
+def _same_literal(expected, given) -> bool:
+    # True is not Literal[3] in TensorFlow, though 3.0 is: bools match bools only.
+    if isinstance(expected, bool) or isinstance(given, bool):
+        return type(expected) is type(given) and expected == given
+    if expected is given:
+        return True
+    try:
+        return bool(expected == given)
+    except Exception:
+        return False
+
+
+def _bind_spec(spec: TensorSpec, x):
+    """``x`` as the tensor for ``spec`` in a structured call: a tensor must fit it; a NumPy array,
+    Python number or list is converted to its dtype first, as TensorFlow converts them."""
+    if not isinstance(x, _TENSORS):
+        if isinstance(x, TensorSpec) or x is None or isinstance(x, (str, bytes, dict)):
+            raise TypeError(f"Can not cast {x!r} to {spec!r}")
+        check_python_value(x, spec.dtype, "a ConcreteFunction argument")
+        try:
+            x = convert(x, spec.dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"Can not cast {x!r:.80} to {spec!r}") from None
+    if np.dtype(x.dtype) != spec.dtype or not _fits(tuple(x.shape), spec.shape):
+        raise TypeError(f"Can not cast {_describe(x)} to {spec!r}")
+    return x
+
+
+def _match(expected, given):
+    """``given`` checked against the traced ``expected`` (TensorSpecs and Python values)."""
+    if isinstance(expected, TensorSpec):
+        return _bind_spec(expected, given)
+    if isinstance(expected, dict):
+        if not isinstance(given, dict) or set(given) != set(expected):
+            raise TypeError(f"{given!r:.120} has different keys than the traced {expected!r:.120}")
+        return {k: _match(expected[k], given[k]) for k in expected}
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(given, (list, tuple)) or len(given) != len(expected):
+            raise TypeError(f"{given!r:.120} does not have the structure of the traced {expected!r:.120}")
+        items = [_match(e, g) for e, g in zip(expected, given)]
+        return type(expected)(*items) if hasattr(expected, "_fields") else type(expected)(items)
+    if not _same_literal(expected, given):
+        raise TypeError(f"Can not cast {given!r:.80} to Literal[{expected!r:.80}]")
+    return expected
+
+
+def _signature_of(fn, args, kwargs) -> inspect.Signature:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):  # a callable without one: its arguments as given
+        kinds = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.KEYWORD_ONLY
+        return inspect.Signature(
+            [inspect.Parameter(f"arg{i}", kinds[0]) for i in range(len(args))]
+            + [inspect.Parameter(k, kinds[1]) for k in kwargs]
+        )
+
+
+def _with_input_signature(function, args, kwargs):
+    """The arguments of ``get_concrete_function`` for a function with an ``input_signature``: its
+    specs, once the arguments given (if any) are checked against them."""
+    signature = function.input_signature
+    if not args and not kwargs:
+        return tuple(signature)
+    if kwargs or len(args) != len(signature):
+        raise _errors.GradkitTypeError(
+            f"get_concrete_function of a tf.function with an input_signature of {len(signature)} TensorSpecs got "
+            f"{len(args)} positional and {len(kwargs)} keyword arguments. Pass one per TensorSpec, or none."
+        )
+    for spec, given in zip(signature, args):
+        if isinstance(given, TensorSpec):
+            ok = given.dtype == spec.dtype and (spec.shape is None or given.shape is not None)
+            ok = ok and (given.shape is None or _fits(tuple(given.shape), spec.shape))
+            if not ok:
+                raise _errors.GradkitTypeError(
+                    f"Binding inputs to tf.function failed due to `Can not cast {given!r} to {spec!r}`: "
+                    "get_concrete_function takes specs that fit the input_signature. Pass those."
+                )
+        else:
+            try:
+                _bind_spec(spec, given)
+            except TypeError as e:
+                raise _errors.GradkitTypeError(
+                    f"Binding inputs to tf.function failed due to `{e}`: get_concrete_function takes values "
+                    "that fit the input_signature. Pass those."
+                ) from None
+    return tuple(signature)
+
+
+class ConcreteFunction:
+    """TensorFlow's ConcreteFunction over a gradkit ``tf.function``; see the module docstring."""
+
+    def __init__(self, function, args, kwargs):
+        self._function = function
+        fn = function.python_function
+        self._name = getattr(getattr(fn, "func", fn), "__name__", "function")
+        if function.input_signature is not None:
+            args = _with_input_signature(function, args, kwargs)
+        self._signature = _signature_of(fn, args, kwargs)
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise _binding_error(str(e), args, kwargs, self._signature) from None
+        bound.apply_defaults()
+        self._examples = dict(bound.arguments)  # the values given, for tracing the outputs
+        for name, value in bound.arguments.items():
+            bound.arguments[name] = _specs(value, name)
+        self._bound = bound
+        self._outputs = None
+        if not self._unknown_dims():
+            self._outputs = self._trace_outputs()  # TensorFlow traces here too
+
+    # -- the signature ------------------------------------------------------------------------
+
+    @property
+    def structured_input_signature(self):
+        """``(args, kwargs)`` of the traced signature: TensorSpecs and Python values."""
+        return tuple(self._bound.args), dict(self._bound.kwargs)
+
+    def _flat_specs(self) -> list:
+        return [
+            leaf
+            for value in self._bound.arguments.values()
+            for leaf in jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
+            if isinstance(leaf, TensorSpec)
+        ]
+
+    def _unknown_dims(self) -> bool:
+        return any(spec.shape is None or -1 in spec.shape for spec in self._flat_specs())
+
+    def _with_tensors(self, tensors: list):
+        """The traced arguments with their TensorSpecs replaced by ``tensors``, in order."""
+        it = iter(tensors)
+        bound = inspect.BoundArguments(self._signature, dict(self._bound.arguments))
+        for name, value in bound.arguments.items():
+            bound.arguments[name] = jax.tree_util.tree_map(
+                lambda x: next(it) if isinstance(x, TensorSpec) else x, value, is_leaf=_is_leaf
+            )
+        return bound.args, bound.kwargs
+
+    # -- calling --------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        try:
+            call_args, call_kwargs = self._structured(args, kwargs)
+        except TypeError as e:
+            flat = self._flat(args, kwargs)
+            if flat is None:
+                raise _binding_error(str(e), args, kwargs, self._signature) from None
+            call_args, call_kwargs = flat
+        return self._function(*call_args, **call_kwargs)
+
+    def _structured(self, args, kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        for parameter in self._signature.parameters.values():
+            if parameter.name not in bound.arguments:
+                if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+                    bound.arguments[parameter.name] = ()
+                elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                    bound.arguments[parameter.name] = {}
+                else:  # defaulted ones too: they are part of the traced signature
+                    raise TypeError(f"missing a required argument: {parameter.name!r}")
+        for name, value in bound.arguments.items():
+            bound.arguments[name] = _match(self._bound.arguments[name], value)
+        return bound.args, bound.kwargs
+
+    def _flat(self, args, kwargs):
+        """The call with the tensors alone (TensorFlow's flat signature), or None if it is not one."""
+        specs = self._flat_specs()
+        given = [*args, *kwargs.values()]
+        if len(args) > len(specs) or not all(isinstance(x, (Tensor, Variable)) for x in given):
+            return None
+        tensors = list(args) + [None] * (len(specs) - len(args))
+        names = {spec.name: i for i, spec in enumerate(specs)}
+        for key, value in kwargs.items():
+            i = names.get(key)
+            if i is None or tensors[i] is not None:
+                return None
+            tensors[i] = value
+        if any(t is None for t in tensors):
+            return None
+        for i, (spec, x) in enumerate(zip(specs, tensors)):
+            if np.dtype(x.dtype) != spec.dtype:  # TensorFlow's InvalidArgumentError
+                raise _errors.GradkitValueError(
+                    f"cannot compute {self._name} as input #{i}(zero-based) was expected to be a "
+                    f"{spec.dtype.name} tensor but is a {np.dtype(x.dtype).name} tensor. Cast it first: "
+                    f"tf.cast(x, tf.{spec.dtype.name})."
+                )
+        return self._with_tensors(tensors)
+
+    # -- the outputs ----------------------------------------------------------------------------
+
+    def _examples_for(self, size: int) -> list:
+        """A value per TensorSpec to trace with: the one given, or zeros (``size`` for a None dimension)."""
+        out = []
+        for name, value in self._bound.arguments.items():
+            given = jax.tree_util.tree_leaves(self._examples[name], is_leaf=_is_leaf)
+            specs = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
+            for example, spec in zip(given, specs):
+                if not isinstance(spec, TensorSpec):
+                    continue
+                if _is_tensor(example):
+                    out.append(example)
+                else:
+                    shape = (size,) if spec.shape is None else tuple(size if d == -1 else d for d in spec.shape)
+                    out.append(np.zeros(shape, spec.dtype))
+        return out
+
+    def _trace_outputs(self):
+        first = self._function._output_info(*self._with_tensors(self._examples_for(2)))
+        if not self._unknown_dims():
+            return jax.tree_util.tree_map(lambda s: TensorSpec(s.shape, s.dtype), first)
+        second = self._function._output_info(*self._with_tensors(self._examples_for(3)))
+
+        def spec(a, b):
+            if len(a.shape) != len(b.shape):
+                return TensorSpec(None, a.dtype)
+            return TensorSpec(tuple(d if d == e else None for d, e in zip(a.shape, b.shape)), a.dtype)
+
+        return jax.tree_util.tree_map(spec, first, second)
+
+    @property
+    def structured_outputs(self):
+        """What a call returns, with a ``tf.TensorSpec`` for each tensor."""
+        if self._outputs is None:
+            self._outputs = self._trace_outputs()
+        return self._outputs
+
+    @property
+    def output_shapes(self):
+        return jax.tree_util.tree_map(lambda s: s.shape, self.structured_outputs, is_leaf=_is_leaf)
+
+    @property
+    def output_dtypes(self):
+        return jax.tree_util.tree_map(lambda s: s.dtype, self.structured_outputs, is_leaf=_is_leaf)
+
+    def __repr__(self) -> str:
+        parameters = ", ".join(
+            f"{name}: {value!r}" if isinstance(value, TensorSpec) else f"{name}: {value!r:.60}"
+            for name, value in self._bound.arguments.items()
+        )
+        return f"<ConcreteFunction {self._name}({parameters})>"
+
+    def __getattr__(self, name):
+        if name in _GRAPH_ONLY:
+            raise AttributeError(
+                f"[gradkit] ConcreteFunction.{name} is TensorFlow's graph (symbolic tensors and captures), which "
+                "gradkit.tf does not build: its tf.function compiles with jax.jit. Use structured_input_signature, "
+                "structured_outputs, output_shapes and output_dtypes, or call the function."
+            )
+        raise AttributeError(f"[gradkit] ConcreteFunction has no attribute {name!r}.")

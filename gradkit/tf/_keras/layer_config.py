@@ -1,0 +1,301 @@
+"""Keras 3's layer configs: ``get_config()``, ``from_config(config)`` and ``compute_output_shape``.
+
+gradkit.tf's Dense, Dropout, Flatten, Reshape, Activation, ReLU, LeakyReLU, Softmax,
+BatchNormalization, LayerNormalization, Embedding and InputLayer give Keras' configs, key for
+key: initializers as Keras serializes them, activations by name, the dtype policy, and the
+options gradkit.tf does not implement at the values that mean "off" (``kernel_regularizer:
+None``, ...); ``from_config`` takes those back. A layer subclass that does not write its own
+``get_config`` gets Keras' automatic one: the arguments its ``__init__`` was given (with the
+defaults), when they are plain Python values; else NotImplementedError, as in Keras. A Python
+callable (a custom activation or initializer) stays in the config as the callable: gradkit.tf
+does not serialize Python code.
+
+>>> import gradkit.tf as tf
+>>> config = tf.keras.layers.Dense(3, activation="relu", name="d").get_config()
+>>> config["units"], config["activation"], config["kernel_initializer"]["class_name"]
+(3, 'relu', 'GlorotUniform')
+>>> tf.keras.layers.Dense.from_config(config).get_config() == config
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit.nn import activations as _nn_activations
+from gradkit.nn import initializers as _nn_init
+
+from . import activations as _activations
+from . import initializers as _initializers
+
+_LAYERS_MODULE = "keras.layers"
+
+# Per gradkit.tf layer: its config entries in Keras' order, each an attribute of the layer, or
+# (key, value) for an option gradkit.tf does not implement, at the value that means "off".
+_REGULARIZED = (("kernel_regularizer", None), ("bias_regularizer", None))
+_CONSTRAINED = (("kernel_constraint", None), ("bias_constraint", None))
+BUILTIN = {
+    "Dense": (
+        "units",
+        "activation",
+        "use_bias",
+        "kernel_initializer",
+        "bias_initializer",
+        *_REGULARIZED,
+        *_CONSTRAINED,
+        ("quantization_config", None),
+    ),
+    "Dropout": ("rate", "seed", "noise_shape"),
+    "Flatten": ("data_format",),
+    "Reshape": ("target_shape",),
+    "Activation": ("activation",),
+    "ReLU": ("max_value", "negative_slope", "threshold"),
+    "LeakyReLU": ("negative_slope",),
+    "Softmax": ("axis",),
+    "BatchNormalization": (
+        "axis",
+        "momentum",
+        "epsilon",
+        "center",
+        "scale",
+        "beta_initializer",
+        "gamma_initializer",
+        "moving_mean_initializer",
+        "moving_variance_initializer",
+        ("beta_regularizer", None),
+        ("gamma_regularizer", None),
+        ("beta_constraint", None),
+        ("gamma_constraint", None),
+        ("synchronized", False),
+        ("renorm", False),
+        ("renorm_clipping", None),
+        ("renorm_momentum", 0.99),
+    ),
+    "LayerNormalization": (
+        "axis",
+        "epsilon",
+        "center",
+        "scale",
+        ("rms_scaling", False),
+        "beta_initializer",
+        "gamma_initializer",
+        ("beta_regularizer", None),
+        ("gamma_regularizer", None),
+        ("beta_constraint", None),
+        ("gamma_constraint", None),
+    ),
+    "Embedding": (
+        "input_dim",
+        "output_dim",
+        "embeddings_initializer",
+        ("embeddings_regularizer", None),
+        ("activity_regularizer", None),
+        ("embeddings_constraint", None),
+        ("mask_zero", False),
+        ("quantization_config", None),
+    ),
+}
+
+_POLICY = {"module": "keras", "class_name": "DTypePolicy", "registered_name": None}
+
+
+def dtype_policy(name: str) -> dict:
+    """Keras' serialized ``DTypePolicy`` of ``name``."""
+    return {"module": _POLICY["module"], "class_name": "DTypePolicy", "config": {"name": name}, "registered_name": None}
+
+
+def serialize_activation(fn):
+    """A built-in activation's Keras name; any other callable as it is."""
+    for name, known in _activations.BY_NAME.items():
+        if known is fn and name not in ("swish", "hard_swish"):
+            return name
+    for name, known in _nn_activations._BY_NAME.items():
+        if known is fn:
+            return name
+    name = getattr(fn, "__name__", None)
+    return name if name in _activations.BY_NAME else fn  # tf.nn.relu is 'relu' to Keras too
+
+
+def serialize_initializer(init):
+    """An initializer as Keras writes it in a config: ``{'module', 'class_name', 'config', ...}``."""
+    if isinstance(init, str):
+        cls = _initializers.NAMES.get(init) or _initializers.CLASSES.get(init)
+        if cls is None:
+            return init
+        saved = _nn_init._seed.key
+        try:  # made only to read its config: the global random sequence is left as it was
+            init = cls()
+        finally:
+            _nn_init._seed.key = saved
+    if isinstance(init, _initializers.Initializer):
+        return {
+            "module": "keras.initializers",
+            "class_name": type(init).__name__,
+            "config": init.get_config(),
+            "registered_name": None,
+        }
+    return init
+
+
+def _serialize(key: str, value):
+    if key == "activation":
+        return serialize_activation(value)
+    if key.endswith("_initializer"):
+        return serialize_initializer(value)
+    return value
+
+
+def _builtin_entries(cls):
+    """The config entries of the gradkit.tf layer ``cls`` is (or subclasses without a new ``__init__``)."""
+    for klass in cls.__mro__:
+        entries = BUILTIN.get(klass.__name__)
+        if entries is not None and klass.__module__.startswith("gradkit.tf._keras"):
+            return entries
+        if "__init__" in vars(klass):
+            return None
+    return None
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def plain(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and plain(v) for k, v in value.items())
+    return isinstance(value, _PLAIN)
+
+
+_NOT_PLAIN = (
+    "[gradkit] {cls} was created by passing non-serializable argument values in __init__(), and therefore the "
+    "object must override get_config() in order to be serializable, as in Keras: def get_config(self): "
+    "config = super().get_config(); config.update({{...}}); return config."
+)
+
+
+def _auto_config(layer) -> dict:
+    """Keras' automatic config: the arguments ``__init__`` was given, with its defaults."""
+    given = layer.__dict__.get("_keras_init_args", ((), {}))
+    if given is None:
+        raise NotImplementedError(_NOT_PLAIN.format(cls=type(layer).__name__))
+    args, kwargs = given
+    signature = inspect.signature(type(layer).__init__)
+    parameters = signature.parameters
+    bound = signature.bind(layer, *args, **kwargs)
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    arguments.pop(next(iter(parameters)))  # self
+    for name, parameter in parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            arguments.update(arguments.pop(name, {}))
+        elif parameter.kind is inspect.Parameter.VAR_POSITIONAL and arguments.pop(name, ()):
+            raise NotImplementedError(
+                f"[gradkit] {type(layer).__name__} was created with variadic positional arguments (*args), which "
+                "Keras' automatic config does not take. Override get_config() (and from_config()) in the layer."
+            )
+    arguments.pop("name", None)
+    if not plain(arguments):
+        raise NotImplementedError(_NOT_PLAIN.format(cls=type(layer).__name__))
+    config = {"name": layer.name}
+    # Keras' test, word for word: an __init__ that takes `name` or `**kwargs` gets it back.
+    kwargs_parameter = parameters.get("kwargs")
+    takes_name = "name" in parameters or (
+        kwargs_parameter is not None and kwargs_parameter.kind is inspect.Parameter.VAR_KEYWORD
+    )
+    if not takes_name:
+        config.pop("name")
+    config.update(arguments)
+    return config
+
+
+def get_config(layer, base_class) -> dict:
+    """``layer.get_config()`` (``base_class`` is Keras' Layer: a subclass that overrides
+    ``get_config`` and calls it gets the base keys only, as in Keras)."""
+    if type(layer).__name__ == "InputLayer" and type(layer).__module__.startswith("gradkit.tf._keras"):
+        return {
+            "batch_shape": tuple(layer.batch_shape),
+            "dtype": layer.dtype,
+            "sparse": False,
+            "ragged": False,
+            "name": layer.name,
+            "optional": False,
+        }
+    base = {"trainable": layer.trainable, "dtype": dtype_policy(layer.dtype)}
+    entries = _builtin_entries(type(layer))
+    if entries is not None:
+        config = {"name": layer.name, **base}
+        for entry in entries:
+            key, value = entry if isinstance(entry, tuple) else (entry, _serialize(entry, getattr(layer, entry)))
+            config[key] = value
+        return config
+    if type(layer).get_config is not base_class.get_config:
+        return {"name": layer.name, **base}
+    return {**_auto_config(layer), **base}
+
+
+def from_config(cls, config: dict):
+    """``cls(**config)``: the dtype policy as its name, and the options gradkit.tf does not
+    implement left out where they are off (a value that is not off reaches the layer, which refuses it)."""
+    config = dict(config)
+    dtype = config.get("dtype")
+    if isinstance(dtype, dict):
+        name = dtype.get("config", {}).get("name", "float32")
+        if name == "float32":
+            config.pop("dtype")  # gradkit.tf's layers compute in float32 only, the default
+        else:
+            config["dtype"] = name
+    for entry in _builtin_entries(cls) or ():
+        if isinstance(entry, tuple) and entry[0] in config and config[entry[0]] == entry[1]:
+            config.pop(entry[0])
+    return cls(**config)
+
+
+def serialize_layer(layer) -> dict:
+    """``keras.layers.serialize``: a layer of gradkit.tf's (or a subclass) as Keras writes it."""
+    cls = type(layer)
+    module = _LAYERS_MODULE if cls.__module__.startswith("gradkit.tf._keras") else cls.__module__
+    return {"module": module, "class_name": cls.__name__, "config": layer.get_config(), "registered_name": None}
+
+
+def deserialize_layer(config: dict, custom_objects=None):
+    """``keras.layers.deserialize``: a layer made from ``serialize_layer``'s dict (a class of
+    ``custom_objects`` by its name first, then gradkit.tf's layers)."""
+    from . import layers
+
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or getattr(layers, str(name), None)
+    if cls is None:
+        raise _errors.GradkitValueError(
+            f"the config names the layer class {name!r}, which gradkit.tf.keras.layers does not have. Pass it in "
+            f"custom_objects={{{name!r}: cls}}."
+        )
+    return cls.from_config(dict(config.get("config", {})))
+
+
+# -- compute_output_shape ------------------------------------------------------------------------
+
+
+def traced_output_shape(layer, input_shape) -> tuple:
+    """The output shape of a built layer, found by tracing its call (``jax.eval_shape``) on inputs
+    of that shape, with two sizes for each None dimension: one that differs is None."""
+    from gradkit._core.functionalize import values_of
+    from gradkit._tape.tensor import Tensor
+
+    shape = tuple(input_shape)
+    found = []
+    for size in (2, 3):
+        spec = jax.ShapeDtypeStruct(tuple(size if d is None else int(d) for d in shape), np.float32)
+        out = jax.eval_shape(lambda x: values_of(layer(Tensor.concrete(x))), spec)
+        if not hasattr(out, "shape"):
+            raise NotImplementedError(
+                f"[gradkit] {type(layer).__name__}.compute_output_shape: the layer returns several outputs; "
+                "call it on a tensor and read the shapes."
+            )
+        found.append(tuple(out.shape))
+    first, second = found
+    return tuple(d if d == e else None for d, e in zip(first, second))
