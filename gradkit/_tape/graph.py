@@ -74,7 +74,9 @@ _ops: dict[Any, Op] = BoundedDict(bounded.INTERNED)
 
 def _hashable(x):
     if isinstance(x, slice):
-        return ("slice", x.start, x.stop, x.step)
+        return ("slice", _hashable(x.start), _hashable(x.stop), _hashable(x.step))
+    if type(x) is tuple:
+        return ("tuple", *map(_hashable, x))
     try:
         hash(x)
     except TypeError:
@@ -82,11 +84,20 @@ def _hashable(x):
     return (type(x), x)
 
 
+def _types(static: tuple) -> tuple:
+    """The types of the static values, and of what tuples and slices among them hold: 1, 1.0
+    and True are equal (and hash alike) in Python, but mean different things to JAX (an index
+    ``(True, 1)`` adds an axis where ``(1, 1)`` picks an element)."""
+    types = tuple(map(type, static))
+    if tuple in types or slice in types:
+        return tuple(_hashable(s) if type(s) in (tuple, slice) else type(s) for s in static)
+    return types
+
+
 def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
-    # The fast key holds the static values themselves, with their types: 1, 1.0 and True are
-    # equal (and hash alike) in Python, but give different dtypes in JAX.
+    # The fast key holds the static values themselves, with their types (see _types).
     try:
-        fast = (fn, treedef, static, tuple(map(type, static)), dynamic_at, kind)
+        fast = (fn, treedef, static, _types(static), dynamic_at, kind)
         op = _fast_ops.get(fast)
     except TypeError:  # an unhashable static value (a slice, a list): the general key
         fast = op = None

@@ -7,16 +7,16 @@ result, as there. It squares at most 48 times: a matrix whose 1-norm exceeds the
 times 2**48 (about 1e15) gives NaN where TensorFlow would keep squaring.
 
 ``sqrtm`` is the principal square root (``jax.scipy.linalg.sqrtm``, by a Schur decomposition,
-which JAX computes on the CPU only: on a GPU, place the input on the CPU device). A real matrix with a negative real eigenvalue has no real
-square root: TensorFlow returns NaN there, and so does gradkit (it detects the imaginary part of
+which JAX computes on the CPU only: on a GPU, place the input on the CPU device). A real matrix
+with a negative real eigenvalue has no real square root: TensorFlow returns NaN there, and so does gradkit (it detects the imaginary part of
 the complex root). The gradient solves TensorFlow's Sylvester equation ``R dR + dR R = dA``
 through its ``(M*M) x (M*M)`` Kronecker form, as ``_MatrixSquareRootGrad`` does.
 
 ``tf.linalg.logm`` is not provided: JAX has no matrix logarithm.
 
 >>> import gradkit.tf as tf
->>> tf.linalg.sqrtm([[4.0, 0.0], [0.0, 9.0]]).numpy().tolist()
-[[2.0, 0.0], [0.0, 3.0]]
+>>> tf.linalg.expm([[0.0, 0.0], [0.0, 0.0]]).numpy().tolist()
+[[1.0, 0.0], [0.0, 1.0]]
 """
 
 from __future__ import annotations
