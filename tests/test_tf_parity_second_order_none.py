@@ -169,8 +169,26 @@ def p_tf_function_call_inputs_it_does_not_use(tf):
     return t.gradient(y, [x, v, w])
 
 
+def p_tf_function_call_results_the_target_does_not_use(tf):
+    # The call is one op in TensorFlow: a source read only by a result the target does not
+    # use gets zeros; one no result reads, None.
+    v, w, unused = tf.Variable([3.0, 4.0]), tf.Variable(2.0), tf.Variable(5.0)
+
+    @tf.function
+    def f(a):
+        return tf.reduce_sum(a * v), w * a
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        s, u = f(x)
+        loss = s * 2.0
+    return t.gradient(loss, [x, v, w, unused])
+
+
 PROGRAMS = [
     p_tf_function_call_inputs_it_does_not_use,
+    p_tf_function_call_results_the_target_does_not_use,
     p_first_gradient_without_y,
     p_first_gradient_reads_the_other_factor,
     p_gradient_list_each_result_its_own,

@@ -86,10 +86,11 @@ class JitFunction:
             static_argnums=tuple(i + 1 for i in static_argnums),
             static_argnames=tuple(static_argnames),
         )
-        # A tape recording a call reads from the program which inputs each output depends on:
+        # A tape recording a call reads from the program which inputs its outputs depend on:
         # a gradient with respect to an argument or Variable the function does not use is
-        # None, as for TensorFlow's tf.function.
+        # None, as for TensorFlow's tf.function (the results together: see dependence.py).
         self._jitted.per_output_dependence = True
+        self._jitted.returns_read_together = True
         functools.update_wrapper(self, fn)
 
     def _note_read(self, var):

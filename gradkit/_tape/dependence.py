@@ -46,8 +46,19 @@ def output_dependence(op, in_avals) -> tuple[int, ...]:
     key = (op.key, *[id(a) for a in in_avals])
     hit = _cache.get(key)
     if hit is None:
-        closed = jax.make_jaxpr(_dependence_call(op))(*in_avals)
-        hit = _cache[key] = tuple(_walk(closed.jaxpr, [1 << i for i in range(len(in_avals))]))
+        closed, out_shape = jax.make_jaxpr(_dependence_call(op), return_shape=True)(*in_avals)
+        masks = _walk(closed.jaxpr, [1 << i for i in range(len(in_avals))])
+        if getattr(op.fn, "returns_read_together", False):
+            # A compiled function's call returns (results, assigned values). TensorFlow
+            # differentiates the call as one op, so each result counts as reading every input
+            # some result reads: a source read only by a result the target does not use gets
+            # a zero gradient there, not None (None where no result reads it).
+            n = jax.tree_util.tree_structure(out_shape[0]).num_leaves
+            together = 0
+            for m in masks[:n]:
+                together |= m
+            masks[:n] = [together] * n
+        hit = _cache[key] = tuple(masks)
     return hit
 
 
