@@ -186,7 +186,38 @@ def p_tf_function_call_results_the_target_does_not_use(tf):
     return t.gradient(loss, [x, v, w, unused])
 
 
+def p_tf_function_reads_a_variable_only_through_comparisons_and_int_casts(tf):
+    # A boolean or integer value carries no derivative: None for v, as in TensorFlow.
+    v, w = tf.Variable([1.0, -2.0]), tf.Variable([3.0, 4.0])
+
+    @tf.function
+    def f(x):
+        return tf.where(v > 0.0, w * x, x * 2.0), tf.cast(tf.cast(v, tf.int32), tf.float32) * x
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as t:
+        a, b = f(x)
+        la, lb = tf.reduce_sum(a), tf.reduce_sum(b)
+    return [t.gradient(la, [v, w]), t.gradient(lb, [v, w])]
+
+
+def p_second_derivatives_of_kinked_activations_are_zeros(tf):
+    # TensorFlow's gradient kernels of relu, relu6, leaky_relu and abs have gradients of their
+    # own (zeros), though their first derivatives select with a comparison.
+    x = tf.Variable([1.0, -2.0, 3.0, 7.0])
+    out = []
+    for f in (tf.nn.relu, tf.nn.relu6, tf.nn.leaky_relu, tf.abs, lambda z: tf.where(z > 0, z * z, 0.0)):
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                y = tf.reduce_sum(f(x))
+            g = inner.gradient(y, x)
+        out.append(outer.gradient(g, x))
+    return out
+
+
 PROGRAMS = [
+    p_second_derivatives_of_kinked_activations_are_zeros,
+    p_tf_function_reads_a_variable_only_through_comparisons_and_int_casts,
     p_tf_function_call_inputs_it_does_not_use,
     p_tf_function_call_results_the_target_does_not_use,
     p_first_gradient_without_y,

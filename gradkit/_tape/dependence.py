@@ -47,8 +47,9 @@ def output_dependence(op, in_avals) -> tuple[int, ...]:
     hit = _cache.get(key)
     if hit is None:
         closed, out_shape = jax.make_jaxpr(_dependence_call(op), return_shape=True)(*in_avals)
-        masks = _walk(closed.jaxpr, [1 << i for i in range(len(in_avals))])
-        if getattr(op.fn, "returns_read_together", False):
+        call = getattr(op.fn, "returns_read_together", False)
+        masks = _walk(closed.jaxpr, [1 << i for i in range(len(in_avals))], discrete_cut=call)
+        if call:
             # A compiled function's call returns (results, assigned values). TensorFlow
             # differentiates the call as one op, so each result counts as reading every input
             # some result reads: a source read only by a result the target does not use gets
@@ -72,8 +73,15 @@ def _dependence_call(op):
     return Op(program, op.treedef, op.static, op.dynamic_at, None).call
 
 
-def _walk(jaxpr, in_masks) -> list[int]:
-    """The input masks each output of ``jaxpr`` depends on, given each input's mask."""
+def _walk(jaxpr, in_masks, discrete_cut=False) -> list[int]:
+    """The input masks each output of ``jaxpr`` depends on, given each input's mask.
+
+    ``discrete_cut``: an integer or boolean value (a comparison, a cast to int) carries no
+    derivative, so what reads it does not depend on its inputs: TensorFlow's None past it, for
+    the ops of a compiled function's body. Not for a derivative's program, whose masks stand
+    for TensorFlow's gradient kernels: the second derivative of ``relu`` is zeros there
+    (ReluGrad's gradient), though jax's first derivative selects with a comparison.
+    """
     masks: dict = dict(zip(jaxpr.invars, in_masks))
 
     def of(v) -> int:
@@ -81,18 +89,23 @@ def _walk(jaxpr, in_masks) -> list[int]:
 
     for eqn in jaxpr.eqns:
         ins = [of(v) for v in eqn.invars]
-        outs = _eqn_dependence(eqn, ins)
+        outs = _eqn_dependence(eqn, ins, discrete_cut)
         for v, m in zip(eqn.outvars, outs):
-            masks[v] = m
+            masks[v] = m if not discrete_cut or _inexact(v) else 0
     return [of(v) for v in jaxpr.outvars]
 
 
-def _eqn_dependence(eqn, ins) -> list[int]:
+def _inexact(v) -> bool:
+    dtype = getattr(getattr(v, "aval", None), "dtype", None)
+    return dtype is None or jax.numpy.issubdtype(dtype, jax.numpy.inexact)
+
+
+def _eqn_dependence(eqn, ins, discrete_cut) -> list[int]:
     name = eqn.primitive.name
     if name in _CALLS:
         body = _body(eqn.params.get("jaxpr") or eqn.params.get("call_jaxpr"))
         if body is not None and len(body.invars) == len(ins) and len(body.outvars) == len(eqn.outvars):
-            return _walk(body, ins)
+            return _walk(body, ins, discrete_cut)
     elif name == "stop_gradient":
         return [0] * len(eqn.outvars)  # no derivative through it (TensorFlow's None)
     elif name == "cond":
@@ -101,7 +114,7 @@ def _eqn_dependence(eqn, ins) -> list[int]:
         if branches and all(b is not None and len(b.invars) == len(ins) - 1 for b in branches):
             outs = [ins[0]] * len(eqn.outvars)
             for b in branches:
-                outs = [o | m for o, m in zip(outs, _walk(b, ins[1:]))]
+                outs = [o | m for o, m in zip(outs, _walk(b, ins[1:], discrete_cut))]
             return outs
     every = 0
     for m in ins:
