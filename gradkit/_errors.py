@@ -34,17 +34,19 @@ class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
 
 
-class OpInputError(GradkitError):
+class OpInputError(GradkitError, ValueError, TypeError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
-    ``__cause__``); raised as ``OpInputValueError`` or ``OpInputTypeError``."""
+    ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it
+    traces, and a TypeError, as JAX raises for some of them, so either ``except`` catches it."""
 
 
-class OpInputValueError(OpInputError, ValueError):
-    pass
+class OpInputIndexError(OpInputError, IndexError):
+    """An axis or index out of range, as JAX found it: also an IndexError, as NumPy's AxisError."""
 
 
-class OpInputTypeError(OpInputError, TypeError):
-    pass
+class GradkitIndexError(GradkitError, IndexError, ValueError):
+    """An index out of range: an IndexError, as in NumPy, and a ValueError, as TensorFlow's
+    InvalidArgumentError is caught where it traces."""
 
 
 class AssignmentError(GradkitError, ValueError):
@@ -293,11 +295,13 @@ def bad_op_inputs(error: Exception, what: str, inputs) -> Exception:
     contract, a non-square matrix, an axis out of range), as a ``[gradkit]`` error of the same kind
     that names the op and its inputs; gradkit's own errors and JAX's tracing errors are returned
     unchanged."""
-    if isinstance(error, (GradkitError, *_JAX_OWN_ERRORS)) or not isinstance(error, (TypeError, ValueError)):
+    if isinstance(error, (GradkitError, *_JAX_OWN_ERRORS)) or not isinstance(error, (TypeError, ValueError, IndexError)):
         return error
-    kind = OpInputTypeError if isinstance(error, TypeError) else OpInputValueError
+    kind = OpInputIndexError if isinstance(error, IndexError) else OpInputError
     shown = ", ".join(describe_value(x) for x in inputs)
     said = " ".join(str(error).split())
+    if isinstance(error, IndexError) and said == "tuple index out of range":  # a shape indexed by the axis
+        said = "an axis is out of range for the input's rank."
     if not said.endswith((".", "!", "?")):
         said += "."
     return kind(

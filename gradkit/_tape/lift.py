@@ -45,7 +45,7 @@ def _lift_reporting(fn: Callable, what: str) -> Callable:
     def lifted(*args, **kwargs):
         try:
             return record.apply(fn, *args, **kwargs)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, IndexError) as error:
             raise _errors.bad_op_inputs(error, what, args) from error
 
     lifted.__gradkit_lifted__ = True

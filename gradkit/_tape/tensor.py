@@ -78,7 +78,7 @@ def _check_run(items, shape, axis: int) -> None:
             return  # a boolean or a traced index: the axes after it are not counted here
         if axis < len(shape) and value.size and (value.min() < -shape[axis] or value.max() >= shape[axis]):
             bad = value[(value < -shape[axis]) | (value >= shape[axis])].flat[0]
-            raise IndexError(f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}.")
+            raise _errors.GradkitIndexError(f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}.")
         axis += 1
 
 
@@ -324,7 +324,7 @@ def _forward(fn):
     def method(self, other):
         try:
             return record.apply_binary(fn, self, other)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, IndexError) as error:
             raise _errors.bad_op_inputs(error, f"the operator {_SYMBOLS[fn]}", (self, other)) from error
 
     return method
@@ -334,7 +334,7 @@ def _reflected(fn):
     def method(self, other):
         try:
             return record.apply_binary_reflected(fn, self, other)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, IndexError) as error:
             raise _errors.bad_op_inputs(error, f"the operator {_SYMBOLS[fn]}", (other, self)) from error
 
     return method

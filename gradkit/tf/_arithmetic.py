@@ -23,6 +23,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
+from . import _array
 from ._convert import call, convert, convert_like, known_value, static_ints
 from ._kernel_dtypes import INEXACT as _INEXACT
 from ._kernel_dtypes import INTEGERS as _INTEGERS
@@ -241,7 +242,7 @@ def polyval(coeffs, x, name=None):
         )
     x = convert(x)
     if not coeffs:
-        return call(jnp.zeros_like, x)
+        return _array.zeros_like(x)  # a constant: x's gradient is None, as TensorFlow's
     coeffs = [convert(c) for c in coeffs]
     if len(coeffs) == 1:
         return call(jnp.asarray, coeffs[0])  # TensorFlow returns it: x has no part (its gradient is None)

@@ -67,22 +67,21 @@ def _no_layout(layout, what: str) -> None:
         )
 
 
-def _zeros_like(x, dtype):
-    return jnp.zeros_like(x, dtype=dtype)
-
-
-def _ones_like(x, dtype):
-    return jnp.ones_like(x, dtype=dtype)
+def _filled_like(input, dtype, value):
+    # A constant of the input's shape, not an op over it: TensorFlow's ZerosLike and OnesLike
+    # have no gradient, so a source reached only through them gets None, not zeros.
+    x = convert(input)
+    return wrap(jnp.full(tuple(x.shape), value, dtype=x.dtype if dtype is None else dtype))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002  (TensorFlow's argument name)
     _no_layout(layout, "tf.zeros_like")
-    return call(_zeros_like, convert(input), dtype=dtype)
+    return _filled_like(input, dtype, 0)
 
 
 def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
     _no_layout(layout, "tf.ones_like")
-    return call(_ones_like, convert(input), dtype=dtype)
+    return _filled_like(input, dtype, 1)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
@@ -147,6 +146,11 @@ def stack(values, axis=0, name="stack"):
 
 def unstack(value, num=None, axis=0, name="unstack"):
     x = convert(value)
+    if not -x.ndim <= int(axis) < x.ndim:
+        raise _errors.GradkitValueError(
+            f"tf.unstack: axis {int(axis)} is out of range for a tensor of shape {tuple(x.shape)} (rank {x.ndim}); "
+            f"TensorFlow takes an axis in [{-x.ndim}, {x.ndim})."
+        )
     n = x.shape[axis]
     _shape_args.check_unstack_num(num, n, int(axis))
     return [call(_take, x, index=i, axis=int(axis)) for i in builtins.range(n)]

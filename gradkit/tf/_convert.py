@@ -125,7 +125,7 @@ def call(fn, *args, **static):
     """
     try:
         return wrap(lift(fn)(*args, **static))
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, IndexError) as error:
         raise _errors.bad_op_inputs(error, public_name(sys._getframe(1)), args) from error
 
 

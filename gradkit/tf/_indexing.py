@@ -36,6 +36,12 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     reads 0 instead."""
     params, indices = convert(params), convert(indices)
     k = indices.shape[-1] if indices.ndim else 0
+    if k > params.ndim - int(batch_dims):
+        raise _errors.GradkitValueError(
+            f"tf.gather_nd: indices of depth {k} (their last dimension) index params of shape {tuple(params.shape)} "
+            f"past its {params.ndim - int(batch_dims)} dimensions after batch_dims={int(batch_dims)}; TensorFlow "
+            "refuses them too. Each index holds at most one entry per dimension of params."
+        )
     if bad_indices(bad_indices_policy, "tf.gather_nd"):
         return call(_gather_nd, params, indices, batch_dims=int(batch_dims), ignore=True)
     check_indices(indices, params.shape[int(batch_dims) : int(batch_dims) + k], "tf.gather_nd")
@@ -53,7 +59,7 @@ def check_indices(indices, bounds, what: str) -> None:
     bad = (value < 0) | (value >= bounds)
     if bad.any():
         at = tuple(np.argwhere(bad)[0])
-        raise IndexError(
+        raise _errors.GradkitIndexError(
             f"[gradkit] {what}: index {int(value[at])} is not in [0, {int(bounds[at])}), as TensorFlow requires."
         )
 

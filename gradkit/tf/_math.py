@@ -328,10 +328,17 @@ def matmul(
     name=None,
 ):
     """``tf.matmul`` (batched over leading dimensions)."""
+    a, b = convert(a), convert(b)
+    if a.ndim < 2 or b.ndim < 2:
+        raise _errors.GradkitValueError(
+            f"tf.matmul takes matrices (rank >= 2), as TensorFlow does, but got shapes {tuple(a.shape)} and "
+            f"{tuple(b.shape)}. For a matrix times a vector use tf.linalg.matvec, or make the vector a column "
+            "(tf.expand_dims(v, -1)); for two vectors tf.tensordot(u, v, 1)."
+        )
     return call(
         _matmul,
-        convert(a),
-        convert(b),
+        a,
+        b,
         ta=bool(transpose_a),
         tb=bool(transpose_b),
         ca=bool(adjoint_a),
@@ -423,7 +430,22 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 
 def add_n(inputs, name=None):
-    out = convert(inputs[0])
-    for x in inputs[1:]:
-        out = out + convert(x)
+    """``tf.math.add_n``: the sum of tensors of one shape and dtype (no broadcasting, as TensorFlow)."""
+    if isinstance(inputs, (list, tuple)):
+        xs = [convert(x) for x in inputs]
+    else:  # a tensor is a list of its rows, as TensorFlow iterates it
+        whole = convert(inputs)
+        xs = [whole[i] for i in builtins.range(whole.shape[0])] if whole.ndim else []
+    if not xs:
+        raise _errors.GradkitValueError("tf.math.add_n takes a non-empty list of tensors, as TensorFlow does.")
+    kinds = {(tuple(x.shape), np.dtype(x.dtype).name) for x in xs}
+    if len(kinds) > 1:
+        raise _errors.GradkitValueError(
+            f"tf.math.add_n takes tensors of one shape and dtype, as TensorFlow does (it does not broadcast), but "
+            f"got {', '.join(_errors.describe_value(x) for x in xs)}. Broadcast or cast them first (tf.broadcast_to, "
+            "tf.cast), or add them with tf.add."
+        )
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
     return call(jnp.asarray, out)

@@ -20,6 +20,8 @@ from ._convert import axis_arg, call, convert
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
+from ._kernel_dtypes import INEXACT as _INEXACT
+from ._kernel_dtypes import unary as _unary
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits,
@@ -59,7 +61,7 @@ softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
 elu = _math._unary(jax.nn.elu, "elu")
-softsign = _math._unary(jax.nn.soft_sign, "softsign")
+softsign = _unary(jax.nn.soft_sign, "softsign", _INEXACT)
 
 
 def _silu(x, beta):

@@ -38,6 +38,8 @@ def static_value(x):
 
 def shape_n(input, out_type=np.int32, name=None):  # noqa: A002  (TensorFlow's argument name)
     """``tf.shape_n``: the shape of each tensor in ``input``, as ``tf.shape`` gives it."""
+    if not len(input):
+        raise _errors.GradkitValueError("tf.shape_n takes a non-empty list of tensors, as TensorFlow does.")
     return [_shape(convert(x), out_type) for x in input]
 
 

@@ -85,7 +85,7 @@ def strided_slice(
     try:  # the index on a zero-strided stand-in: its errors, at no cost
         np.broadcast_to(np.empty((), np.int8), tuple(x.shape))[_index(spec)]
     except IndexError as e:
-        raise IndexError(
+        raise _errors.GradkitIndexError(
             f"[gradkit] {what}: the index {_index(spec)} does not fit shape {tuple(x.shape)} ({e}); TensorFlow "
             "refuses it too (a shrink_axis_mask entry must be inside its axis, and the index must not have "
             "more positions than the tensor has axes)."

@@ -219,6 +219,11 @@ class MultiHeadAttention(Layer):
         self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))
         self._output_dense = self._projection("attention_output", (n, v, *out), out)
 
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        """Keras': the query's shape with the last axis ``output_shape`` (the query's features)."""
+        query_shape = tuple(query_shape)
+        return (*query_shape[:-1], *(self.output_shape or (query_shape[-1],)))
+
     def __call__(self, query=None, value=None, key=None, **kwargs):
         if query is None or value is None:
             raise _errors.GradkitTypeError(

@@ -87,7 +87,7 @@ class Embedding(_KerasLayer, Layer):
         value = known_value(x)
         if value is not None and value.size and ((value < -self.input_dim) | (value >= self.input_dim)).any():
             bad = int(value[(value < -self.input_dim) | (value >= self.input_dim)][0])
-            raise IndexError(
+            raise _errors.GradkitIndexError(
                 f"[gradkit] tf.keras.layers.Embedding '{self.name}': index {bad} is not in "
                 f"[-{self.input_dim}, {self.input_dim}) (input_dim={self.input_dim}), as TensorFlow requires. "
                 "Pass indices below input_dim, or make the layer with a larger input_dim."

@@ -214,6 +214,13 @@ class _RNN(_KerasLayer, Layer):
     def _what(self) -> str:
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
 
+    def compute_output_shape(self, sequences_shape):
+        """Keras': ``(batch, timesteps, units)`` with ``return_sequences``, else ``(batch, units)``;
+        with ``return_state``, followed by one ``(batch, units)`` per state."""
+        batch, steps = tuple(sequences_shape)[0], tuple(sequences_shape)[1]
+        output = (batch, steps, self.units) if self.return_sequences else (batch, self.units)
+        return (output, *[(batch, self.units)] * self.n_states) if self.return_state else output
+
     def _bias_shape(self) -> tuple:
         return (self.gates * self.units,)
 
