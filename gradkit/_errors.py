@@ -295,7 +295,9 @@ def bad_op_inputs(error: Exception, what: str, inputs) -> Exception:
     contract, a non-square matrix, an axis out of range), as a ``[gradkit]`` error of the same kind
     that names the op and its inputs; gradkit's own errors and JAX's tracing errors are returned
     unchanged."""
-    if isinstance(error, (GradkitError, *_JAX_OWN_ERRORS)) or not isinstance(error, (TypeError, ValueError, IndexError)):
+    if isinstance(error, (GradkitError, *_JAX_OWN_ERRORS)) or not isinstance(
+        error, (TypeError, ValueError, IndexError)
+    ):
         return error
     kind = OpInputIndexError if isinstance(error, IndexError) else OpInputError
     shown = ", ".join(describe_value(x) for x in inputs)

@@ -78,7 +78,9 @@ def _check_run(items, shape, axis: int) -> None:
             return  # a boolean or a traced index: the axes after it are not counted here
         if axis < len(shape) and value.size and (value.min() < -shape[axis] or value.max() >= shape[axis]):
             bad = value[(value < -shape[axis]) | (value >= shape[axis])].flat[0]
-            raise _errors.GradkitIndexError(f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}.")
+            raise _errors.GradkitIndexError(
+                f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}."
+            )
         axis += 1
 
 
