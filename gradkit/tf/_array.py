@@ -23,19 +23,31 @@ from ._indexing import check_indices
 def constant(value, dtype=None, shape=None, name=None):
     """``tf.constant``: a concrete ``gk.Tensor`` (float32 / int32 by default).
 
-    An integer or boolean scalar is known inside ``tf.function`` too, as a TensorFlow graph
-    constant is, so a loop counter ``i = tf.constant(0)`` makes a loop Python runs (see
-    ``tf.while_loop``).
+    Integer and boolean values (Python numbers or lists of them, NumPy integer arrays) are known
+    inside ``tf.function`` too, as a TensorFlow graph constant is: a loop counter
+    ``i = tf.constant(0)`` makes a loop Python runs (see ``tf.while_loop``), and a shape
+    ``tf.constant([1, 4, 4, 1])`` is one an op can read.
     """
     check_python_value(value, dtype, "tf.constant")
-    counter = shape is None and isinstance(value, (builtins.int, np.integer, np.bool_))  # bool is an int
-    with jax.ensure_compile_time_eval() if counter else contextlib.nullcontext():
+    known = shape is None and _integers(value)
+    with jax.ensure_compile_time_eval() if known else contextlib.nullcontext():
         x = convert(value, dtype)
         if isinstance(x, Tensor):
             x = x.__gradkit_value__()
         if shape is not None:
             x = jnp.broadcast_to(x, static_ints(shape)) if x.size == 1 else jnp.reshape(x, static_ints(shape))
     return Tensor.concrete(x)
+
+
+def _integers(value) -> bool:
+    """Whether ``value`` is integer or boolean data given in Python or NumPy (no tensors)."""
+    if isinstance(value, (builtins.int, np.integer, np.bool_)):  # bool is an int
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biu"
+    if isinstance(value, (list, tuple)) and value:
+        return builtins.all(_integers(v) for v in value)
+    return False
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):

@@ -103,6 +103,16 @@ def _conv(x, w, strides, padding, dilations, channels_last, groups):
     spatial = "DHW"[-n:]
     lhs = f"N{spatial}C" if channels_last else f"NC{spatial}"
     dims = jax.lax.conv_dimension_numbers(x.shape, w.shape, (lhs, f"{spatial}IO", lhs))
+    if not isinstance(padding, str):
+        # Explicit padding as a pad of the input and a VALID convolution: the same values, and
+        # derivatives XLA computes right (its transposed convolution with strides and uneven
+        # explicit padding aborts the process, and without strides gave wrong second derivatives).
+        first = 1 if channels_last else 2
+        config = [(0, 0, 0)] * x.ndim
+        for axis, (lo, hi) in enumerate(padding):
+            config[first + axis] = (lo, hi, 0)
+        x = jax.lax.pad(x, np.zeros((), x.dtype), config)
+        padding = "VALID"
     y = jax.lax.conv_general_dilated(
         x,
         w,
@@ -168,6 +178,11 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
 
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
     """``tf.nn.conv1d``: a 1-D convolution of an NWC input with ``[w, in, out]`` filters."""
+    if not isinstance(padding, str):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.conv1d: padding={padding!r}; TensorFlow's conv1d takes 'SAME' or 'VALID' only. Pad first "
+            "with tf.pad, then convolve with 'VALID'."
+        )
     return _convolve(input, filters, stride, padding, data_format, dilations, 1, "tf.nn.conv1d")
 
 
@@ -208,9 +223,9 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
             f"{what} takes filters of rank 3, 4 or 5 ([*spatial, in_channels, out_channels], 1 to 3 spatial axes), "
             f"but got rank {n + 2}."
         )
-    if n == 3 and not isinstance(padding, str):
+    if n != 2 and not isinstance(padding, str):
         raise _errors.GradkitTypeError(
-            f"{what}: explicit padding {padding!r} for a 3-D convolution; TensorFlow takes 'SAME' or 'VALID' there. "
+            f"{what}: explicit padding {padding!r} for a {n}-D convolution; TensorFlow takes 'SAME' or 'VALID' there. "
             "Pad first with tf.pad, then convolve with 'VALID'."
         )
     return _convolve(input, filters, strides, padding, data_format, dilations, n, what)

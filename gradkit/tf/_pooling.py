@@ -182,11 +182,12 @@ def _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, 
     padding = _padding(padding, n, channels_last, what)
     spatial = x.shape[1:-1] if channels_last else x.shape[2:]
     if isinstance(padding, str):
-        if padding == "VALID" and any((k - 1) * d + 1 > s for k, d, s in zip(ksize, dilations, spatial)):
+        too_large = any((k - 1) * d + 1 > s for k, d, s in zip(ksize, dilations, spatial))
+        if padding == "VALID" and too_large and kind == "max":  # average pooling's output is empty there
             raise _errors.GradkitValueError(
                 f"{what}: the window {list(ksize)} is larger than the input's spatial shape {list(spatial)} with "
-                "padding='VALID', so there is no output; TensorFlow refuses it too. Use padding='SAME' or a "
-                "smaller window."
+                "padding='VALID', so there is no output; TensorFlow refuses it for max pooling (or aborts). Use "
+                "padding='SAME' or a smaller window."
             )
     elif any(max(p) >= k or min(p) < 0 for p, k in zip(padding, ksize)):
         raise _errors.GradkitValueError(

@@ -119,8 +119,8 @@ class _Conv(_KerasLayer, Layer):
         padding = self.padding.upper()
         if padding == "CAUSAL":  # Keras: pad the start of the sequence, then a 'valid' convolution
             padding = [[0, 0], [self.dilation_rate[0] * (self.kernel_size[0] - 1), 0], [0, 0]]
-        if self.rank == 1:
-            y = _conv.conv1d(x, self.kernel, self.strides, padding, dilations=self.dilation_rate)
+        if self.rank == 1:  # tf.nn.conv1d's own code: its public form refuses explicit padding, as TensorFlow's
+            y = _conv._convolve(x, self.kernel, self.strides, padding, "NWC", self.dilation_rate, 1, "tf.nn.conv1d")
         else:
             y = _conv.conv2d(x, self.kernel, self.strides, padding, dilations=self.dilation_rate)
         if self.use_bias:
