@@ -65,6 +65,13 @@ def run_both(program):
     return out["gk"]
 
 
+def run_both_ok(program):
+    """``run_both`` where neither raises: the outputs, compared."""
+    out = run_both(program)
+    assert not isinstance(out, Exception), out
+    return out
+
+
 def p_assign_scenario(tf):
     a, b, c = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
     with _tape(tf) as tape:

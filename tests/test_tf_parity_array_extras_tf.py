@@ -9,6 +9,7 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
@@ -17,12 +18,6 @@ X = (np.arange(24, dtype=np.float32).reshape(2, 4, 3) * 0.37 - 2.0) ** 2 * np.si
 ).astype(np.float32)
 M = X[0]  # (4, 3)
 V = np.array([0.5, -1.25, 2.0], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _weights(shape):

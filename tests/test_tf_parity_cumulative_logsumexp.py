@@ -9,17 +9,12 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
 X = np.array([[1.0, -2.0, 0.5, 3.0], [0.0, 0.25, -1.0, 2.0]], np.float32)
 W = np.array([[1.0, 2.0, -3.0, 4.0], [-0.5, 0.0, 1.5, 2.0]], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 @pytest.mark.parametrize("exclusive", [False, True])

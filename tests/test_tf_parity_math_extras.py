@@ -9,18 +9,13 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
 X = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]], np.float32)
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.3], [0.5, 0.3, 2.0]], np.float32)
 RHS = np.array([[1.0, -2.0], [0.5, 3.0], [-1.0, 0.25]], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _weighted_sum(tf, y):

@@ -9,16 +9,11 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
 X = np.array([[0.3, 1.2, 2.5], [0.05, 0.7, 4.0]], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _weighted_sum(tf, y):

@@ -10,6 +10,7 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 from gradkit import GradkitError  # noqa: E402
@@ -19,12 +20,6 @@ X = RNG.normal(size=(2, 4, 6, 5)).astype(np.float32)
 V = RNG.normal(size=(3, 4)).astype(np.float32)
 LABELS = np.array([[0.0, 1.0, 0.3, 1.0], [1.0, 0.0, 0.0, 0.5], [0.2, 1.0, 1.0, 0.0]], np.float32)
 V[0, 0] = 0.0  # a logit at TensorFlow's kink
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _weights(shape):

@@ -8,6 +8,7 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 from gradkit import GradkitError  # noqa: E402
@@ -18,12 +19,6 @@ X2 = RNG.normal(size=(2, 7, 6, 3)).astype(np.float32)
 X3 = RNG.normal(size=(2, 5, 6, 4, 2)).astype(np.float32)
 # Rounded: most windows hold ties, so the tie rules decide the gradients.
 T1, T2, T3 = (np.round(x).astype(np.float32) for x in (X1, X2, X3))
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _weights(shape, dtype=np.float32):

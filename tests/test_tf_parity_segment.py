@@ -9,17 +9,12 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
 # Rows 1 and 2 tie in column 0, so the maximum's gradient splits there.
 X = np.array([[0.5, 2.0, -1.0], [3.0, -0.5, 0.25], [3.0, 1.5, 0.75], [-2.0, 0.1, 4.0], [1.0, 1.0, 1.0]], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _with_gradient(f):

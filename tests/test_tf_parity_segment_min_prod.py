@@ -8,18 +8,13 @@ import pytest
 
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both  # noqa: E402
+from test_tf_parity import run_both_ok as _ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
 
 # Rows 1 and 2 tie in column 0 (the minimum's gradient splits); column 1 has a lone zero in
 # rows 0-1 and two zeros in rows 3-4 (the product's gradient cases).
 X = np.array([[0.5, 0.0, -1.0], [-2.0, 3.0, 0.25], [-2.0, 1.5, 0.75], [4.0, 0.0, 2.0], [1.0, 0.0, 1.0]], np.float32)
-
-
-def _ok(program):
-    out = run_both(program)
-    assert not isinstance(out, Exception), out
-    return out
 
 
 def _dtype(tf, t):
