@@ -23,7 +23,7 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from . import _math
+from . import _math, _shape_args
 from ._convert import call, convert, known_value
 
 
@@ -89,13 +89,7 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     _same_dtype(logits, labels, ("logits", "labels"), what)
     pos_weight = _operand(pos_weight, labels.dtype)
     _same_dtype(labels, pos_weight, ("labels", "pos_weight"), what)
-    try:
-        jnp.broadcast_shapes(tuple(pos_weight.shape), tuple(logits.shape))
-    except ValueError:
-        raise _errors.GradkitValueError(
-            f"{what}: pos_weight of shape {tuple(pos_weight.shape)} does not broadcast to the logits' shape "
-            f"{tuple(logits.shape)}; TensorFlow refuses it too."
-        ) from None
+    _shape_args.check_broadcasts(pos_weight.shape, logits.shape, what, "pos_weight", "the logits")
     return call(_weighted_logistic, labels, logits, pos_weight)
 
 

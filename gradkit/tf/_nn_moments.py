@@ -19,7 +19,7 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from . import _array
+from . import _array, _shape_args
 from ._convert import axis_arg, call, convert
 
 
@@ -127,13 +127,7 @@ def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
     x, weights = convert(x), convert(frequency_weights)
     rank = max(len(x.shape), len(weights.shape))
     axes = tuple(sorted({a % rank for a in _axes(axes, what, allow_int=True)}))
-    try:
-        jnp.broadcast_shapes(tuple(x.shape), tuple(weights.shape))
-    except ValueError:
-        raise _errors.GradkitValueError(
-            f"{what}: frequency_weights of shape {tuple(weights.shape)} do not broadcast to x's shape "
-            f"{tuple(x.shape)}; TensorFlow refuses them too."
-        ) from None
+    _shape_args.check_broadcasts(weights.shape, x.shape, what, "frequency_weights", "x")
     return tuple(call(_weighted_moments, x, weights, axes=axes, keepdims=bool(keepdims)))
 
 

@@ -76,3 +76,16 @@ def check_slice(begin: tuple, size: tuple, shape: tuple) -> None:
                 f"0 <= begin <= {dim} and begin + size <= {dim} (size -1 reads to the end; jax would clamp). "
                 "For an index from the end, use x[-n:] or begin = dim - n."
             )
+
+
+def check_broadcasts(shape, to_shape, what: str, name: str, to_name: str) -> None:
+    """Refuse an operand whose shape does not broadcast with another's, as TensorFlow does."""
+    import jax.numpy as jnp
+
+    try:
+        jnp.broadcast_shapes(tuple(shape), tuple(to_shape))
+    except ValueError:
+        raise _errors.GradkitValueError(
+            f"{what}: {name} of shape {tuple(shape)} does not broadcast to {to_name}'s shape {tuple(to_shape)}; "
+            "TensorFlow refuses it too."
+        ) from None
