@@ -114,7 +114,7 @@ def explain(tape, target, source) -> str:
             if leaf.origin is not None and leaf.origin[0] == "numpy" and _path(s_node, leaf.origin[1]) is not None:
                 return (
                     f"gradient is None: {what} reaches the target only through a value that left the tape as a "
-                    f"NumPy array at {leaf.origin[2]} (.numpy() or np.asarray). Keep it a tensor (use gk.numpy)."
+                    f"NumPy value at {leaf.origin[2]} (.numpy() or np.asarray). Keep it a tensor (use gk.numpy)."
                 )
         return f"gradient is None: the target does not depend on {what}."
     for node in path[1:]:

@@ -130,10 +130,10 @@ def _input_node(x, session) -> tuple[Node, int]:
     value = x.copy() if isinstance(x, np.ndarray) and _writable_memory(x) else x  # later writes must not leak in
     leaf = make_leaf(value, 0, session, keep_numpy=True)
     session.constants[id(x)] = (x, leaf, value if value is not x else None)
-    if _numpy_exits and isinstance(x, np.ndarray):
-        exit_ = _numpy_exits.get(id(x))
-        if exit_ is not None and exit_[0]() is x:
-            leaf.origin = ("numpy", exit_[1], exit_[2])
+    if _numpy_exits or _numpy_scalar_exits:
+        exit_ = numpy_exit(x)
+        if exit_ is not None:
+            leaf.origin = ("numpy", *exit_)
     return leaf, 0
 
 
@@ -160,13 +160,36 @@ def _unchanged(copy: np.ndarray, x: np.ndarray) -> bool:
     return bool(np.array_equal(copy, x))
 
 
-# Arrays that left a recording tape through .numpy(): id -> (weakref, node, site), for explain().
+# Values that left a recording tape through .numpy(), for explain(): id -> (the array, or a weak
+# reference to it, a weak reference to its node, site). Neither keeps a graph alive. A 0-d
+# tensor's .numpy() is a NumPy scalar, which cannot be weakly referenced: the last few are
+# held (small, bounded).
 _numpy_exits: dict[int, tuple] = {}
+_numpy_scalar_exits: dict[int, tuple] = BoundedDict(256)
 
 
 def note_numpy_exit(array, node, site) -> None:
     key = id(array)
-    _numpy_exits[key] = (weakref.ref(array, lambda _: _numpy_exits.pop(key, None)), node, site)
+    if isinstance(array, np.generic):
+        _numpy_scalar_exits[key] = (array, weakref.ref(node), site)
+    else:
+        _numpy_exits[key] = (weakref.ref(array, lambda _: _numpy_exits.pop(key, None)), weakref.ref(node), site)
+
+
+def numpy_exit(x) -> tuple | None:
+    """``(node, site)`` where ``x`` left a recording tape through ``.numpy()``, or None."""
+    if isinstance(x, np.ndarray):
+        hit = _numpy_exits.get(id(x))
+        if hit is None or hit[0]() is not x:
+            return None
+    elif isinstance(x, np.generic):
+        hit = _numpy_scalar_exits.get(id(x))
+        if hit is None or hit[0] is not x:
+            return None
+    else:
+        return None
+    node = hit[1]()
+    return None if node is None else (node, hit[2])
 
 
 def _wrap_outputs(node: Node, treedef, all_float: bool = True):

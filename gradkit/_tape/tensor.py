@@ -188,10 +188,13 @@ class Tensor:
     def __gradkit_value__(self):
         return record.value_of(self)
 
-    def numpy(self) -> np.ndarray:
-        """The value as a NumPy array of its own (writable, as TensorFlow's); the value leaves
-        every tape here."""
+    def numpy(self) -> np.ndarray | np.generic:
+        """The value as a NumPy array of its own (writable, as TensorFlow's), and for a 0-d
+        tensor a NumPy scalar (``np.float32``), as TensorFlow's ``Tensor.numpy()``; the value
+        leaves every tape here."""
         out = np.array(record.value_of(self))
+        if out.ndim == 0:
+            out = out[()]
         if self._node.mask and self._node.session is graph.local.session:
             record.note_numpy_exit(out, self._node, graph.user_site())  # explain() recognises it later
         return out

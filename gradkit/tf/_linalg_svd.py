@@ -10,8 +10,8 @@ differentiable when the matrix is at most one row or column away from square.
 >>> s, u, v = tf.linalg.svd([[3.0, 0.0], [0.0, -2.0]])
 >>> s.numpy().tolist()
 [3.0, 2.0]
->>> tf.linalg.matrix_rank([[1.0, 2.0], [2.0, 4.0]]).numpy()
-array(1, dtype=int32)
+>>> int(tf.linalg.matrix_rank([[1.0, 2.0], [2.0, 4.0]]))
+1
 """
 
 from __future__ import annotations
