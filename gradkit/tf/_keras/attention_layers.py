@@ -170,7 +170,7 @@ class MultiHeadAttention(Layer):
         self.dropout = float(dropout)
         self.use_bias = bool(use_bias)
         self.output_shape = output_shape
-        self.attention_axes = (1,)
+        self.attention_axes = axes  # Keras' form: None (the default), or the tuple/list given
         self.seed = seed
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None

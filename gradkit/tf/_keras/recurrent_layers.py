@@ -27,7 +27,8 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _array, _control
 from .._convert import convert, wrap
-from . import initializers, layer_args
+from . import activations as _keras_activations
+from . import initializers, layer_args, layer_config
 from .layers import _KerasLayer
 
 
@@ -58,10 +59,21 @@ def _activation(name_or_fn, what: str):
         return name_or_fn
     if name_or_fn in _ACTIVATIONS:
         return _ACTIVATIONS[name_or_fn]
+    if isinstance(name_or_fn, str) and name_or_fn in _keras_activations.BY_NAME:
+        return _keras_activations.BY_NAME[name_or_fn]  # any other Keras activation ('gelu', 'softmax', ...)
     raise _errors.GradkitValueError(
-        f"{what}: activation {name_or_fn!r} is not one gradkit.tf's recurrent layers know; use one of "
-        f"{sorted(_ACTIVATIONS)} or pass a callable."
+        f"{what}: activation {name_or_fn!r} is not a Keras activation gradkit.tf has (Keras refuses it too); "
+        f"use one of {sorted(_keras_activations.BY_NAME)} or pass a callable."
     )
+
+
+def _activation_name(fn):
+    """Keras' name of an activation ``_activation`` returned ('swish' is Keras' 'silu'); any
+    other callable as ``layer_config`` serializes it."""
+    for name, known in _ACTIVATIONS.items():
+        if known is fn and name != "swish":
+            return name
+    return layer_config.serialize_activation(fn)
 
 
 def _call(fn, x):
@@ -166,6 +178,7 @@ class _RNN(_KerasLayer, Layer):
         go_backwards=False,
         stateful=False,
         unroll=False,
+        zero_output_for_mask=False,
         name=None,
         trainable=True,
         **kwargs,
@@ -209,10 +222,20 @@ class _RNN(_KerasLayer, Layer):
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
         self.stateful = False
+        # Only read where a mask skips steps, and gradkit.tf's recurrent layers refuse masks.
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.seed = seed  # only used by dropout, which gradkit.tf refuses; kept for the config
         self.kernel = self.recurrent_kernel = self.bias = None
 
     def _what(self) -> str:
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
+
+    def _keras_config_values(self) -> dict:
+        """The activations by their Keras names (the layer keeps the functions its scan calls)."""
+        return {
+            "activation": _activation_name(self.activation),
+            "recurrent_activation": _activation_name(self.recurrent_activation),
+        }
 
     def compute_output_shape(self, sequences_shape):
         """Keras': ``(batch, timesteps, units)`` with ``return_sequences``, else ``(batch, units)``;
@@ -343,7 +366,7 @@ class LSTM(_RNN):
     def _bias_initializer(self):
         if not self.unit_forget_bias:
             return self.bias_initializer
-        base = initializers.get(self.bias_initializer) if isinstance(self.bias_initializer, str) else None
+        base = initializers.get(self.bias_initializer) if isinstance(self.bias_initializer, (str, dict)) else None
         base = base if base is not None else self.bias_initializer
         units = self.units
 
