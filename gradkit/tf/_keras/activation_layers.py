@@ -53,12 +53,19 @@ class ReLU(Layer):
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
-        if max_value is not None and (not isinstance(max_value, numbers.Real) or max_value < 0):
+        if max_value is not None and not isinstance(max_value, numbers.Real):
+            raise _errors.GradkitTypeError(  # Keras' comparison with 0 raises a TypeError
+                f"ReLU takes max_value as None or a float >= 0, as Keras does, but got max_value={max_value!r}."
+            )
+        if max_value is not None and max_value < 0:
             raise _errors.GradkitValueError(
                 f"ReLU takes max_value as None or a float >= 0, as Keras does, but got max_value={max_value!r}."
             )
-        if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool):
-            raise _errors.GradkitValueError(f"ReLU takes threshold as a float, but got threshold={threshold!r}.")
+        if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool) or threshold < 0:
+            raise _errors.GradkitValueError(
+                f"ReLU takes threshold as a float >= 0, as Keras does, but got threshold={threshold!r}. "
+                "For a negative threshold, write tf.where(x > t, x, 0.0) instead."
+            )
         self.max_value = None if max_value is None else float(max_value)
         self.negative_slope = _slope(negative_slope, "ReLU")
         self.threshold = float(threshold)

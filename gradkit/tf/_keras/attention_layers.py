@@ -149,6 +149,7 @@ class MultiHeadAttention(Layer):
             use_gate=use_gate,
         )
         layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         axes = (attention_axes,) if isinstance(attention_axes, numbers.Integral) else attention_axes
         if axes is not None and tuple(axes) != (1,):
             raise _errors.GradkitValueError(

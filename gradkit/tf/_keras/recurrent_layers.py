@@ -207,6 +207,12 @@ class _RNN(_KerasLayer, Layer):
         kwargs.pop("use_cudnn", None)  # a backend choice: the results are the same
         kwargs.pop("implementation", None)  # LSTM's two equal ways of computing the gates
         layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(
+            what,
+            kernel_initializer=kernel_initializer,
+            recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer,
+        )
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise _errors.GradkitValueError(f"{what}: units={units!r}; Keras takes a positive int here.")
         super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
