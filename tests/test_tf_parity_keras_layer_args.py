@@ -1,7 +1,8 @@
 """Constructor and call arguments of gradkit.tf.keras' layers against Keras 3: each case says
 whether Keras makes the layer or raises (ValueError / TypeError); the TensorFlow test checks
 that against Keras itself, the other checks gradkit.tf against it (a [gradkit] error of the
-same type where Keras raises). Also Dropout(1.0) in training."""
+same type where Keras raises). Also: only tensors positionally after the inputs (so
+``layer(x, True)`` raises, as in Keras), and Dropout(1.0) in training."""
 
 import numpy as np
 import pytest
@@ -93,6 +94,43 @@ def test_cases_are_what_keras_does(key):
 
 
 X = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+
+CALLS = {
+    "Dropout_training_positional": (lambda tf: tf.keras.layers.Dropout(0.5)(tf.constant(X), True), ValueError),
+    "BatchNormalization_training_positional": (
+        lambda tf: tf.keras.layers.BatchNormalization()(tf.constant(X), False),
+        ValueError,
+    ),
+    "Sequential_training_positional": (
+        lambda tf: tf.keras.Sequential([tf.keras.layers.Dense(2)])(tf.constant(X), True),
+        ValueError,
+    ),
+    "LSTM_training_positional": (lambda tf: tf.keras.layers.LSTM(2)(tf.constant(X), None, None, True), ValueError),
+    "LSTM_initial_state_None_positional": (lambda tf: tf.keras.layers.LSTM(2)(tf.constant(X), None), None),
+    "Softmax_mask_positional": (
+        lambda tf: tf.keras.layers.Softmax()(tf.constant(X), tf.constant([True, False, True, True])),
+        None,
+    ),
+    "Dropout_training_keyword": (lambda tf: tf.keras.layers.Dropout(0.5)(tf.constant(X), training=True), None),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CALLS))
+def test_positional_call_arguments(key):
+    call, expected = CALLS[key]
+    got = _outcome(lambda _: call(gtf), None)
+    if expected is None:
+        assert got is None, got
+    else:
+        assert isinstance(got, expected) and str(got).startswith("[gradkit]"), got
+
+
+@pytest.mark.parametrize("key", sorted(CALLS))
+def test_positional_call_arguments_are_what_keras_does(key):
+    tf = pytest.importorskip("tensorflow")
+    call, expected = CALLS[key]
+    got = _outcome(lambda _: call(tf), None)
+    assert (got is None) if expected is None else isinstance(got, expected), got
 
 
 def test_dropout_rate_1_in_training_drops_everything_without_a_gradient():
