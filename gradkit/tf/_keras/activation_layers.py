@@ -99,7 +99,7 @@ class Softmax(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        self.axis = tuple(axis) if isinstance(axis, (tuple, list)) else axis
+        self.axis = axis  # as given (a list stays a list in Keras' config)
         self.built = True
 
     def call(self, inputs, mask=None):
@@ -117,10 +117,10 @@ class Softmax(Layer):
                 mask = mask > 0.5
             mask = gnp.broadcast_to(mask, tuple(x.shape))
             x = _array.where(mask, x, -1e9)
-        if isinstance(self.axis, tuple) and len(self.axis) > 1:
+        if isinstance(self.axis, (tuple, list)) and len(self.axis) > 1:
             out = _math.exp(x - _math.reduce_logsumexp(x, axis=list(self.axis), keepdims=True))
         else:
-            out = _nn.softmax(x, axis=self.axis[0] if isinstance(self.axis, tuple) else self.axis)
+            out = _nn.softmax(x, axis=self.axis[0] if isinstance(self.axis, (tuple, list)) else self.axis)
         if mask is not None:
             out = _array.where(mask, out, 0.0)
         return out

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
@@ -215,6 +216,11 @@ class MultiHeadAttention(Layer):
             )
         n, h, v = self.num_heads, self.key_dim, self.value_dim
         out = self.output_shape or (query_shape[-1],)
+        self.attention_axes = (1,)  # a built Keras layer holds its axes as a tuple (its config too)
+        # Keras' built layer holds a Softmax and a Dropout layer, which take the next of those
+        # default names ('softmax', 'dropout_1', ...); so a layer made after this one is named as in Keras.
+        unique_name("softmax")
+        unique_name("dropout")
         self._query_dense = self._projection("query", (query_shape[-1], n, h), (n, h))
         self._key_dense = self._projection("key", (key_shape[-1], n, h), (n, h))
         self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))

@@ -120,6 +120,7 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
                 "Pass a single int (axis=-1 for the last axis)."
             )
         axis = int(axis)  # as Keras reads it: 1.0 is axis 1
+        self.__dict__["_keras_axis"] = axis  # the config's, also once built (self.axis is then >= 0)
         check_initializers(
             "tf.keras.layers.BatchNormalization",
             beta_initializer=beta_initializer,
@@ -144,6 +145,9 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def _keras_config_values(self) -> dict:
+        return {"axis": self.__dict__.get("_keras_axis", self.axis)}
 
     def call(self, inputs, training=None):
         # A frozen BatchNormalization runs in inference mode, as in Keras: the moving

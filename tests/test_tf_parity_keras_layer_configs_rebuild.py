@@ -1,8 +1,8 @@
-"""get_config / from_config of gradkit.tf.keras' convolution, pooling, recurrent and attention
-layers against Keras 3: the same dict for the same arguments, key for key; Keras' own config
-rebuilds a gradkit.tf layer that computes the same outputs and input gradients on Keras'
-weights; and gradkit.tf's config rebuilds a Keras layer with the same config. Without
-TensorFlow, the configs round-trip."""
+"""get_config / from_config of gradkit.tf.keras' convolution, pooling, recurrent, attention and
+normalization layers against Keras 3: the same dict for the same arguments, key for key, before
+and after the layer is built; Keras' own config rebuilds a gradkit.tf layer that computes the
+same outputs and input gradients on Keras' weights; and gradkit.tf's config rebuilds a Keras
+layer with the same config. Without TensorFlow, the configs round-trip."""
 
 import numpy as np
 import pytest
@@ -51,6 +51,9 @@ def _cases(lib):
             "mha",
         ),
         "MultiHeadAttention_axes": (lambda: L.MultiHeadAttention(2, 3, attention_axes=[1], name="l"), "mha"),
+        "BatchNormalization_negative_axis": (lambda: L.BatchNormalization(axis=-2, name="l"), "seq"),
+        "LayerNormalization_axes": (lambda: L.LayerNormalization(axis=(1, -1), name="l"), "seq"),
+        "Softmax_list_axis": (lambda: L.Softmax(axis=[1, 2], name="l"), "seq"),
     }
 
 
@@ -101,3 +104,24 @@ def test_config_matches_keras_and_keras_config_rebuilds_the_layer(key):
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-6)
     np.testing.assert_allclose(got_grad, expected_grad, rtol=2e-5, atol=2e-5)
+    # Built: Keras names MultiHeadAttention's default axes, keeps BatchNormalization's negative axis.
+    _outputs_and_input_gradient(gtf, ours, x)
+    assert ours.get_config() == copy.get_config() == theirs.get_config()
+
+
+def test_names_after_a_multi_head_attention_are_keras():
+    tf = pytest.importorskip("tensorflow")
+    suffixes = []
+    for lib in (tf, gtf):
+        L = lib.keras.layers
+
+        def number(layer):
+            tail = layer.name.rsplit("_", 1)[-1]
+            return int(tail) if tail.isdigit() else 0
+
+        before = number(L.Softmax()), number(L.Dropout(0.1))
+        x = np.ones((1, 2, 3), np.float32)
+        L.MultiHeadAttention(1, 2)(x, x)  # Keras' holds a Softmax and a Dropout layer
+        after = number(L.Softmax()), number(L.Dropout(0.1))
+        suffixes.append((after[0] - before[0], after[1] - before[1]))
+    assert suffixes[1] == suffixes[0]
