@@ -125,3 +125,36 @@ def test_names_after_a_multi_head_attention_are_keras():
         after = number(L.Softmax()), number(L.Dropout(0.1))
         suffixes.append((after[0] - before[0], after[1] - before[1]))
     assert suffixes[1] == suffixes[0]
+
+
+def _model(lib):
+    L = lib.keras.layers
+    return lib.keras.Sequential(
+        [
+            lib.keras.Input((6, 6, 3), name="in"),
+            L.Conv2D(4, 3, padding="same", name="c"),
+            L.MaxPooling2D(name="p"),
+            L.BatchNormalization(axis=-2, name="bn"),
+            L.Reshape((9, 4), name="r"),
+            L.LSTM(3, return_sequences=True, name="lstm"),
+            L.GRU(2, name="gru"),
+            L.Dense(1, name="d"),
+        ],
+        name="seq",
+    )
+
+
+def _without_build_configs(config):
+    layers = [{k: v for k, v in layer.items() if k != "build_config"} for layer in config["layers"]]
+    return {**config, "layers": layers, "build_input_shape": tuple(config["build_input_shape"])}
+
+
+def test_sequential_config_matches_keras_and_rebuilds_from_it():
+    tf = pytest.importorskip("tensorflow")
+    ours, theirs = _model(gtf).get_config(), _model(tf)
+    # Keras also records each layer's build shape ("build_config"); gradkit.tf leaves it out.
+    assert _without_build_configs(ours) == _without_build_configs(theirs.get_config())
+    copy = gtf.keras.Sequential.from_config(theirs.get_config())
+    copy.set_weights(theirs.get_weights())
+    x = np.sin(np.arange(2 * 6 * 6 * 3, dtype=np.float32)).reshape(2, 6, 6, 3)
+    np.testing.assert_allclose(copy(x).numpy(), np.asarray(theirs(x)), rtol=1e-5, atol=1e-6)
