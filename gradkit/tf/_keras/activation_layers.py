@@ -53,12 +53,19 @@ class ReLU(Layer):
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
-        if max_value is not None and (not isinstance(max_value, numbers.Real) or max_value < 0):
+        if max_value is not None and not isinstance(max_value, numbers.Real):
+            raise _errors.GradkitTypeError(  # Keras' comparison with 0 raises a TypeError
+                f"ReLU takes max_value as None or a float >= 0, as Keras does, but got max_value={max_value!r}."
+            )
+        if max_value is not None and max_value < 0:
             raise _errors.GradkitValueError(
                 f"ReLU takes max_value as None or a float >= 0, as Keras does, but got max_value={max_value!r}."
             )
-        if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool):
-            raise _errors.GradkitValueError(f"ReLU takes threshold as a float, but got threshold={threshold!r}.")
+        if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool) or threshold < 0:
+            raise _errors.GradkitValueError(
+                f"ReLU takes threshold as a float >= 0, as Keras does, but got threshold={threshold!r}. "
+                "For a negative threshold, write tf.where(x > t, x, 0.0) instead."
+            )
         self.max_value = None if max_value is None else float(max_value)
         self.negative_slope = _slope(negative_slope, "ReLU")
         self.threshold = float(threshold)
@@ -92,7 +99,7 @@ class Softmax(Layer):
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
-        self.axis = tuple(axis) if isinstance(axis, (tuple, list)) else axis
+        self.axis = axis  # as given (a list stays a list in Keras' config)
         self.built = True
 
     def call(self, inputs, mask=None):
@@ -110,10 +117,10 @@ class Softmax(Layer):
                 mask = mask > 0.5
             mask = gnp.broadcast_to(mask, tuple(x.shape))
             x = _array.where(mask, x, -1e9)
-        if isinstance(self.axis, tuple) and len(self.axis) > 1:
+        if isinstance(self.axis, (tuple, list)) and len(self.axis) > 1:
             out = _math.exp(x - _math.reduce_logsumexp(x, axis=list(self.axis), keepdims=True))
         else:
-            out = _nn.softmax(x, axis=self.axis[0] if isinstance(self.axis, tuple) else self.axis)
+            out = _nn.softmax(x, axis=self.axis[0] if isinstance(self.axis, (tuple, list)) else self.axis)
         if mask is not None:
             out = _array.where(mask, out, 0.0)
         return out

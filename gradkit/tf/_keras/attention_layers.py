@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
@@ -149,6 +150,7 @@ class MultiHeadAttention(Layer):
             use_gate=use_gate,
         )
         layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         axes = (attention_axes,) if isinstance(attention_axes, numbers.Integral) else attention_axes
         if axes is not None and tuple(axes) != (1,):
             raise _errors.GradkitValueError(
@@ -170,7 +172,7 @@ class MultiHeadAttention(Layer):
         self.dropout = float(dropout)
         self.use_bias = bool(use_bias)
         self.output_shape = output_shape
-        self.attention_axes = (1,)
+        self.attention_axes = axes  # Keras' form: None (the default), or the tuple/list given
         self.seed = seed
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
@@ -214,6 +216,11 @@ class MultiHeadAttention(Layer):
             )
         n, h, v = self.num_heads, self.key_dim, self.value_dim
         out = self.output_shape or (query_shape[-1],)
+        self.attention_axes = (1,)  # a built Keras layer holds its axes as a tuple (its config too)
+        # Keras' built layer holds a Softmax and a Dropout layer, which take the next of those
+        # default names ('softmax', 'dropout_1', ...); so a layer made after this one is named as in Keras.
+        unique_name("softmax")
+        unique_name("dropout")
         self._query_dense = self._projection("query", (query_shape[-1], n, h), (n, h))
         self._key_dense = self._projection("key", (key_shape[-1], n, h), (n, h))
         self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))

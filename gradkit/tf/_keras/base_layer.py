@@ -116,6 +116,26 @@ def _as_input(x):
     return x
 
 
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [leaf for e in x for leaf in _flat(e)]
+    if isinstance(x, dict):
+        return [leaf for e in x.values() for leaf in _flat(e)]
+    return [x]
+
+
+def _check_positional(layer, args) -> None:
+    """Keras' rule: after the inputs, only tensors (or None) are passed positionally, so
+    ``layer(x, True)`` raises instead of binding True to whatever call() takes second."""
+    for arg in _flat(list(args)):
+        if arg is not None and not isinstance(arg, (Tensor, jax.Array, np.ndarray, np.generic, _CoreVariable)):
+            raise _errors.GradkitValueError(
+                f"{type(layer).__name__} '{layer.name}' got {arg!r} ({type(arg).__name__}) as a positional argument "
+                "after its inputs; as in Keras, only input tensors may be passed positionally. Pass it as a keyword "
+                "argument, e.g. layer(x, training=True)."
+            )
+
+
 def _input_shape(x):
     if isinstance(x, (list, tuple)):
         return [_input_shape(e) for e in x]
@@ -247,6 +267,7 @@ class Layer(LayerLosses, nn.Layer):
                 "Keras' functional API, which gradkit.tf does not implement. Start a tf.keras.Sequential with the "
                 "Input instead, or subclass tf.keras.Model and call the layers on tensors."
             )
+        _check_positional(self, args[1:])
         args = (_as_input(args[0]), *args[1:])
         outermost = _context.depth == 0
         if outermost:

@@ -58,6 +58,7 @@ class _Conv(_KerasLayer, Layer):
         )
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
+        layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         n = self.rank
         for value, arg in ((filters, "filters"), (groups, "groups")):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

@@ -66,6 +66,7 @@ class _ConvTranspose(_KerasLayer, Layer):
         )
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
+        layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         n = self.rank
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
             raise _errors.GradkitValueError(f"{what}: filters={filters!r}; Keras takes a positive int here.")

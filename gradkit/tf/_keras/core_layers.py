@@ -17,7 +17,7 @@ import numbers
 import gradkit.numpy as gnp
 from gradkit import _errors, nn
 
-from .. import _dropout
+from .. import _array, _dropout
 from .base_layer import Layer
 
 
@@ -58,6 +58,11 @@ class Reshape(Layer):
             raise _errors.GradkitTypeError(
                 f"Reshape takes target_shape as a tuple of ints (without the batch axis), but got {target_shape!r}."
             ) from None
+        if any(d < -1 for d in self.target_shape) or self.target_shape.count(-1) > 1:
+            raise _errors.GradkitValueError(  # Keras checks this when the layer is made
+                f"Reshape takes a target_shape of ints >= 0 with at most one -1 (the unknown size), as Keras "
+                f"does, but got {target_shape!r}."
+            )
         self.built = True
 
     def call(self, inputs):
@@ -92,7 +97,12 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(rate, numbers.Real) or not 0 <= rate <= 1:
+        if not isinstance(rate, numbers.Real):
+            raise _errors.GradkitTypeError(  # Keras' comparison with 0 raises a TypeError
+                f"Dropout takes a rate in [0, 1] (the fraction of entries dropped), as Keras does, but got "
+                f"rate={rate!r}."
+            )
+        if not 0 <= rate <= 1:
             raise _errors.GradkitValueError(
                 f"Dropout takes a rate in [0, 1] (the fraction of entries dropped), as Keras does, but got "
                 f"rate={rate!r}."
@@ -110,6 +120,8 @@ class Dropout(Layer):
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
+        if self.rate == 1:  # Keras: all dropped, a constant (no gradient reaches the inputs), not 0 / 0
+            return _array.zeros_like(inputs)
         noise_shape = None
         if self.noise_shape is not None:
             noise_shape = [s if d is None else d for d, s in zip(self.noise_shape, inputs.shape)]

@@ -42,6 +42,7 @@ class Embedding(_KerasLayer, Layer):
         embeddings_initializer="uniform",
         embeddings_regularizer=None,
         embeddings_constraint=None,
+        activity_regularizer=None,
         mask_zero=False,
         weights=None,
         lora_rank=None,
@@ -58,6 +59,7 @@ class Embedding(_KerasLayer, Layer):
             "first call instead of weights=)",
             embeddings_regularizer=embeddings_regularizer,
             embeddings_constraint=embeddings_constraint,
+            activity_regularizer=activity_regularizer,
             mask_zero=mask_zero,
             weights=weights,
             lora_rank=lora_rank,
@@ -65,8 +67,10 @@ class Embedding(_KerasLayer, Layer):
             quantization_config=quantization_config,
         )
         shape_args = layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(what, embeddings_initializer=embeddings_initializer)
         for value, arg in ((input_dim, "input_dim"), (output_dim, "output_dim")):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+            # Keras' test: a Python int (a NumPy integer is refused, as Keras refuses it).
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise _errors.GradkitValueError(f"{what}: {arg}={value!r}; Keras takes a positive int here.")
         super().__init__(name=name if name is not None else unique_name("embedding"), trainable=trainable, **shape_args)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)

@@ -319,6 +319,25 @@ NAMES = {
 }
 
 
+# Keras' short names for four initializers ('uniform' is RandomUniform(-0.05, 0.05)).
+ALIASES = {"uniform": "random_uniform", "normal": "random_normal", "one": "ones", "zero": "zeros"}
+
+
+def lookup(name: str):
+    """The initializer class of a Keras name or class name (None if gradkit.tf has none)."""
+    name = ALIASES.get(name, name)
+    return NAMES.get(name) or CLASSES.get(name)
+
+
+def known(identifier) -> bool:
+    """Whether ``get`` takes ``identifier`` (without making an instance, which would draw a seed)."""
+    if identifier is None or callable(identifier):
+        return True
+    if isinstance(identifier, dict):
+        return isinstance(identifier.get("class_name"), str) and lookup(identifier["class_name"]) is not None
+    return isinstance(identifier, str) and lookup(identifier) is not None
+
+
 def get(identifier):
     """``tf.keras.initializers.get``: None stays None; a name (``'he_normal'``, ``'HeNormal'``)
     or a config dict (``{'class_name': ..., 'config': ...}``) makes a new instance; a callable
@@ -326,11 +345,11 @@ def get(identifier):
     if identifier is None or callable(identifier):
         return identifier
     if isinstance(identifier, dict) and "class_name" in identifier:
-        cls = CLASSES.get(identifier["class_name"]) or NAMES.get(identifier["class_name"])
+        cls = lookup(identifier["class_name"])
         if cls is not None:
             return cls(**identifier.get("config", {}))
     elif isinstance(identifier, str):
-        cls = NAMES.get(identifier) or CLASSES.get(identifier)
+        cls = lookup(identifier)
         if cls is not None:
             return cls()
     raise _errors.GradkitValueError(

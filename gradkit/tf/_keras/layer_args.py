@@ -7,6 +7,8 @@ import numpy as np
 
 from gradkit import _errors
 
+from . import initializers as _initializers
+
 
 def refuse_unimplemented(what: str, implemented: str, **options) -> None:
     """Refuse Keras options gradkit.tf does not implement; their defaults (None, False) are fine.
@@ -38,6 +40,18 @@ def base_options(what: str, kwargs: dict) -> dict:
             "(nor does Keras 3's). Leave them out."
         )
     return passed_on
+
+
+def check_initializers(what: str, **initializers) -> None:
+    """Keras refuses an initializer it cannot interpret when the layer is made, not when it builds."""
+    for arg, init in initializers.items():
+        if not _initializers.known(init):
+            raise _errors.GradkitValueError(
+                f"{what}: {arg}={init!r} is not an initializer gradkit.tf knows (Keras refuses it too when the "
+                f"layer is made); it knows {sorted(_initializers.NAMES)} (and their class names, e.g. "
+                "'GlorotUniform'). Pass one of those, an instance such as tf.keras.initializers.RandomNormal("
+                "stddev=0.1), or a callable init(shape, dtype=None)."
+            )
 
 
 def int_tuple(value, n: int, name: str, what: str) -> tuple:

@@ -1,8 +1,7 @@
 """Keras 3's layer configs: ``get_config()``, ``from_config(config)`` and ``compute_output_shape``.
 
-gradkit.tf's Dense, Dropout, Flatten, Reshape, Activation, ReLU, LeakyReLU, Softmax,
-BatchNormalization, LayerNormalization, Embedding and InputLayer give Keras' configs, key for
-key: initializers as Keras serializes them, activations by name, the dtype policy, and the
+gradkit.tf's own layers (Dense, the convolutions, pooling, recurrent and normalization layers,
+MultiHeadAttention, ...) give Keras' configs, key for key: initializers as Keras serializes them, activations by name, the dtype policy, and the
 options gradkit.tf does not implement at the values that mean "off" (``kernel_regularizer:
 None``, ...); ``from_config`` takes those back. A layer subclass that does not write its own
 ``get_config`` gets Keras' automatic one: the arguments its ``__init__`` was given (with the
@@ -100,6 +99,85 @@ BUILTIN = {
     ),
 }
 
+_CONV_TAIL = (
+    "dilation_rate",
+    "activation",
+    "use_bias",
+    "kernel_initializer",
+    "bias_initializer",
+    *_REGULARIZED,
+    ("activity_regularizer", None),
+    *_CONSTRAINED,
+)
+_CONV = ("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", *_CONV_TAIL[1:])
+_CONV_TRANSPOSE = ("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", *_CONV_TAIL)
+_POOLING = ("pool_size", "padding", "strides", "data_format")
+_RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
+_RNN_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
+_RNN_TAIL = (
+    ("kernel_regularizer", None),
+    ("recurrent_regularizer", None),
+    ("bias_regularizer", None),
+    ("activity_regularizer", None),
+    ("kernel_constraint", None),
+    ("recurrent_constraint", None),
+    ("bias_constraint", None),
+    ("dropout", 0.0),
+    ("recurrent_dropout", 0.0),
+)
+BUILTIN.update(
+    {
+        "Conv1D": _CONV,
+        "Conv2D": _CONV,
+        "Conv1DTranspose": _CONV_TRANSPOSE,
+        "Conv2DTranspose": _CONV_TRANSPOSE,
+        "MaxPooling2D": _POOLING,
+        "AveragePooling2D": _POOLING,
+        "GlobalAveragePooling2D": ("data_format", "keepdims"),
+        # Keras' SimpleRNN takes seed= but leaves it out of its config.
+        "SimpleRNN": (*_RNN_HEAD, "units", "activation", "use_bias", *_RNN_INITIALIZERS, *_RNN_TAIL),
+        "LSTM": (
+            *_RNN_HEAD,
+            "units",
+            "activation",
+            "recurrent_activation",
+            "use_bias",
+            *_RNN_INITIALIZERS,
+            "unit_forget_bias",
+            *_RNN_TAIL,
+            "seed",
+        ),
+        "GRU": (
+            *_RNN_HEAD,
+            "units",
+            "activation",
+            "recurrent_activation",
+            "use_bias",
+            *_RNN_INITIALIZERS,
+            *_RNN_TAIL,
+            "reset_after",
+            "seed",
+        ),
+        "MultiHeadAttention": (
+            "num_heads",
+            "key_dim",
+            "value_dim",
+            "dropout",
+            "use_bias",
+            ("use_gate", False),
+            "output_shape",
+            "attention_axes",
+            ("sliding_window", None),
+            "kernel_initializer",
+            "bias_initializer",
+            *_REGULARIZED,
+            ("activity_regularizer", None),
+            *_CONSTRAINED,
+            "seed",
+        ),
+    }
+)
+
 _POLICY = {"module": "keras", "class_name": "DTypePolicy", "registered_name": None}
 
 
@@ -123,7 +201,7 @@ def serialize_activation(fn):
 def serialize_initializer(init):
     """An initializer as Keras writes it in a config: ``{'module', 'class_name', 'config', ...}``."""
     if isinstance(init, str):
-        cls = _initializers.NAMES.get(init) or _initializers.CLASSES.get(init)
+        cls = _initializers.lookup(init)
         if cls is None:
             return init
         saved = _nn_init._seed.key
@@ -229,8 +307,16 @@ def get_config(layer, base_class) -> dict:
     entries = _builtin_entries(type(layer))
     if entries is not None:
         config = {"name": layer.name, **base}
+        # A layer whose attribute is not Keras' config form (a recurrent layer's activation
+        # functions) gives that form in _keras_config_values().
+        special = layer._keras_config_values() if hasattr(layer, "_keras_config_values") else {}
         for entry in entries:
-            key, value = entry if isinstance(entry, tuple) else (entry, _serialize(entry, getattr(layer, entry)))
+            if isinstance(entry, tuple):
+                key, value = entry
+            elif entry in special:
+                key, value = entry, special[entry]
+            else:
+                key, value = entry, _serialize(entry, getattr(layer, entry))
             config[key] = value
         return config
     if type(layer).get_config is not base_class.get_config:

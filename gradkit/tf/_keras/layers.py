@@ -3,7 +3,7 @@ the layers without weights, with TF's names."""
 
 from __future__ import annotations
 
-import numpy as np
+import numbers
 
 from gradkit import _errors, nn
 
@@ -13,6 +13,7 @@ from .core_layers import Activation as Activation
 from .core_layers import Dropout as Dropout
 from .core_layers import Flatten as Flatten
 from .core_layers import Reshape as Reshape
+from .layer_args import check_initializers, refuse_unimplemented
 
 
 def _keras_initializer(init, what: str):
@@ -39,6 +40,45 @@ class Dense(_KerasLayer, nn.Dense):
     ((3, 2), 'dense/kernel:0')
     """
 
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        lora_rank=None,
+        lora_alpha=None,
+        quantization_config=None,
+        **kwargs,
+    ):
+        what = "tf.keras.layers.Dense"
+        refuse_unimplemented(
+            what,
+            "units, activation, use_bias, the two initializers, name and trainable",
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+            lora_rank=lora_rank,
+            lora_alpha=lora_alpha,
+            quantization_config=quantization_config,
+        )
+        # Keras' test, as it is: a Python int (True too), not a NumPy integer.
+        if not isinstance(units, int) or units <= 0:
+            raise _errors.GradkitValueError(
+                f"{what}: units={units!r} ({type(units).__name__}); Keras takes a positive Python int here. "
+                "Pass e.g. units=int(n)."
+            )
+        check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
+        super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, **kwargs)
+
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape)[:-1], self.units)
 
@@ -62,6 +102,8 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         **kwargs,
     ):
         shape_args = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
+        if not kwargs.get("renorm"):
+            kwargs.pop("renorm_momentum", None)  # read only with renorm=True (refused below); Keras' default is 0.99
         # Keras options gradkit.tf does not implement raise an error rather than being ignored;
         # their defaults (None, False) are fine.
         unsupported = sorted(k for k, v in kwargs.items() if v is not None and v is not False)
@@ -72,11 +114,20 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
                 "gradkit.tf implements axis, momentum, epsilon, center, scale, the four initializers, name "
                 "and trainable."
             )
-        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        if not isinstance(axis, numbers.Real):
             raise _errors.GradkitTypeError(
                 f"tf.keras.layers.BatchNormalization takes one int axis, as Keras 3 does, but got axis={axis!r}. "
                 "Pass a single int (axis=-1 for the last axis)."
             )
+        axis = int(axis)  # as Keras reads it: 1.0 is axis 1
+        self.__dict__["_keras_axis"] = axis  # the config's, also once built (self.axis is then >= 0)
+        check_initializers(
+            "tf.keras.layers.BatchNormalization",
+            beta_initializer=beta_initializer,
+            gamma_initializer=gamma_initializer,
+            moving_mean_initializer=moving_mean_initializer,
+            moving_variance_initializer=moving_variance_initializer,
+        )
         super().__init__(
             momentum=momentum,
             epsilon=epsilon,
@@ -94,6 +145,9 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
+
+    def _keras_config_values(self) -> dict:
+        return {"axis": self.__dict__.get("_keras_axis", self.axis)}
 
     def call(self, inputs, training=None):
         # A frozen BatchNormalization runs in inference mode, as in Keras: the moving

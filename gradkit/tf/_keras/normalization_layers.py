@@ -60,6 +60,7 @@ class LayerNormalization(_KerasLayer, Layer):
             rms_scaling=rms_scaling,
         )
         shape_args = layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(what, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer)
         axes = list(axis) if isinstance(axis, (list, tuple)) else axis
         if not (_is_int(axes) or (isinstance(axes, list) and axes and all(_is_int(a) for a in axes))):
             raise _errors.GradkitTypeError(

@@ -24,7 +24,8 @@ class _Pooling2D(_KerasLayer, Layer):
         layer_args.check_channels_last(data_format, what)
         self.pool_size = layer_args.int_tuple(pool_size, 2, "pool_size", what)
         self.strides = self.pool_size if strides is None else layer_args.int_tuple(strides, 2, "strides", what)
-        self.padding = layer_args.padding_name(padding, what)
+        layer_args.padding_name(padding, what)
+        self.padding = padding  # as given ('SAME' too): Keras' pooling config keeps it so
         super().__init__(
             name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
         )

@@ -6,7 +6,9 @@ The weights are Keras 3's: ``kernel`` ``(features, gates * units)``, ``recurrent
 ``(units, gates * units)`` and ``bias`` with the gates in Keras' order (LSTM: input, forget,
 cell, output; GRU: update, reset, candidate; GRU's bias is ``(2, 3 * units)`` with
 ``reset_after=True``: the input bias, then the recurrent one), so ``set_weights`` takes a Keras
-layer's ``get_weights()``.
+layer's ``get_weights()``. A call takes ``initial_state=`` and ``mask=`` (``(batch, timesteps)``,
+True at the steps to use): at a masked step the states stay as they were and the output is the
+previous step's (zeros with ``zero_output_for_mask=True``), as in Keras.
 
 >>> import gradkit.tf as tf
 >>> layer = tf.keras.layers.LSTM(5, return_sequences=True, return_state=True)
@@ -27,7 +29,8 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _array, _control
 from .._convert import convert, wrap
-from . import initializers, layer_args
+from . import activations as _keras_activations
+from . import initializers, layer_args, layer_config
 from .layers import _KerasLayer
 
 
@@ -58,10 +61,21 @@ def _activation(name_or_fn, what: str):
         return name_or_fn
     if name_or_fn in _ACTIVATIONS:
         return _ACTIVATIONS[name_or_fn]
+    if isinstance(name_or_fn, str) and name_or_fn in _keras_activations.BY_NAME:
+        return _keras_activations.BY_NAME[name_or_fn]  # any other Keras activation ('gelu', 'softmax', ...)
     raise _errors.GradkitValueError(
-        f"{what}: activation {name_or_fn!r} is not one gradkit.tf's recurrent layers know; use one of "
-        f"{sorted(_ACTIVATIONS)} or pass a callable."
+        f"{what}: activation {name_or_fn!r} is not a Keras activation gradkit.tf has (Keras refuses it too); "
+        f"use one of {sorted(_keras_activations.BY_NAME)} or pass a callable."
     )
+
+
+def _activation_name(fn):
+    """Keras' name of an activation ``_activation`` returned ('swish' is Keras' 'silu'); any
+    other callable as ``layer_config`` serializes it."""
+    for name, known in _ACTIVATIONS.items():
+        if known is fn and name != "swish":
+            return name
+    return layer_config.serialize_activation(fn)
 
 
 def _call(fn, x):
@@ -114,9 +128,9 @@ def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activ
 _STEPS = {"simple_rnn": _simple_rnn_step, "lstm": _lstm_step, "gru": _gru_step}
 
 
-def _run_rnn(inputs, states, kernel, recurrent_kernel, bias, *, kind, activation, recurrent_activation, options):
+def _run_rnn(inputs, states, kernel, recurrent_kernel, bias, mask, *, kind, activation, recurrent_activation, options):
     """The whole sequence as one ``lax.scan``: (outputs over time, final states)."""
-    go_backwards, reset_after = options
+    go_backwards, reset_after, zero_output_for_mask = options
     step = _STEPS[kind]
     xs = jnp.swapaxes(inputs, 0, 1)  # time first
     if go_backwards:
@@ -126,7 +140,25 @@ def _run_rnn(inputs, states, kernel, recurrent_kernel, bias, *, kind, activation
     def body(carry, x_t):
         return step(carry, x_t, recurrent_kernel, bias, activation, recurrent_activation, reset_after)
 
-    final, outputs = jax.lax.scan(body, tuple(states), x_proj)
+    if mask is None:
+        final, outputs = jax.lax.scan(body, tuple(states), x_proj)
+        return jnp.swapaxes(outputs, 0, 1), final
+    # Keras' masked loop: at a masked step the states stay as they were and the output is the
+    # previous step's output (zeros before the first step, or always with zero_output_for_mask).
+    ms = jnp.swapaxes(mask, 0, 1)[:, :, None]  # (time, batch, 1)
+    if go_backwards:
+        ms = ms[::-1]
+
+    def masked_body(carry, x_and_mask):
+        states_t, previous = carry
+        x_t, keep = x_and_mask
+        new_states, out = body(states_t, x_t)
+        out = jnp.where(keep, out, jnp.zeros_like(out) if zero_output_for_mask else previous)
+        new_states = tuple(jnp.where(keep, new, old) for new, old in zip(new_states, states_t))
+        return (new_states, out), out
+
+    start = (tuple(states), jnp.zeros_like(states[0]))
+    (final, _), outputs = jax.lax.scan(masked_body, start, (x_proj, ms))
     return jnp.swapaxes(outputs, 0, 1), final
 
 
@@ -166,6 +198,7 @@ class _RNN(_KerasLayer, Layer):
         go_backwards=False,
         stateful=False,
         unroll=False,
+        zero_output_for_mask=False,
         name=None,
         trainable=True,
         **kwargs,
@@ -194,6 +227,12 @@ class _RNN(_KerasLayer, Layer):
         kwargs.pop("use_cudnn", None)  # a backend choice: the results are the same
         kwargs.pop("implementation", None)  # LSTM's two equal ways of computing the gates
         layer_args.base_options(what, kwargs)
+        layer_args.check_initializers(
+            what,
+            kernel_initializer=kernel_initializer,
+            recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer,
+        )
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise _errors.GradkitValueError(f"{what}: units={units!r}; Keras takes a positive int here.")
         super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
@@ -209,10 +248,20 @@ class _RNN(_KerasLayer, Layer):
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
         self.stateful = False
+        # Where a mask skips a step: its output is zeros (True) or the previous step's output (False).
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.seed = seed  # only used by dropout, which gradkit.tf refuses; kept for the config
         self.kernel = self.recurrent_kernel = self.bias = None
 
     def _what(self) -> str:
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
+
+    def _keras_config_values(self) -> dict:
+        """The activations by their Keras names (the layer keeps the functions its scan calls)."""
+        return {
+            "activation": _activation_name(self.activation),
+            "recurrent_activation": _activation_name(self.recurrent_activation),
+        }
 
     def compute_output_shape(self, sequences_shape):
         """Keras': ``(batch, timesteps, units)`` with ``return_sequences``, else ``(batch, units)``;
@@ -259,12 +308,19 @@ class _RNN(_KerasLayer, Layer):
             )
         return [_array.cast(s, "float32") if s.dtype != jnp.float32 else s for s in states]
 
-    def call(self, sequences, initial_state=None, mask=None, training=None):
-        if mask is not None:
-            raise _errors.GradkitTypeError(
-                f"{self._what()} got mask=, which gradkit.tf does not implement (Keras would skip the masked "
-                "steps). Pass sequences of one length, or slice each sequence to its length."
+    def _mask(self, mask, shape):
+        """A ``(batch, timesteps)`` mask as booleans (a number is True where it is not 0), as Keras takes it."""
+        if mask is None:
+            return None
+        mask = convert(mask)
+        if tuple(mask.shape) != tuple(shape[:2]):
+            raise _errors.GradkitValueError(
+                f"{self._what()} got a mask of shape {tuple(mask.shape)}; it takes one of shape {tuple(shape[:2])} "
+                "(batch, timesteps), True at the steps to use, as Keras does."
             )
+        return mask if mask.dtype == jnp.bool_ else _array.cast(mask, "bool")
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
         layer_args.check_rank(sequences.shape, 3, "(batch, timesteps, features)", self._what())
         layer_args.check_float(sequences, self._what())
         if sequences.shape[-1] != self.kernel.shape[0]:
@@ -273,6 +329,7 @@ class _RNN(_KerasLayer, Layer):
                 f"{tuple(sequences.shape)}. Pass {self.kernel.shape[0]} features, or use a new layer."
             )
         states = self._initial_states(sequences, initial_state)
+        mask = self._mask(mask, sequences.shape)
         bias = None if self.bias is None else self.bias.value
         outputs, final = _run_rnn_op(
             sequences,
@@ -280,12 +337,16 @@ class _RNN(_KerasLayer, Layer):
             self.kernel.value,
             self.recurrent_kernel.value,
             bias,
+            mask,
             kind=self.kind,
             activation=self.activation,
             recurrent_activation=self.recurrent_activation,
-            options=(self.go_backwards, getattr(self, "reset_after", False)),
+            options=(self.go_backwards, getattr(self, "reset_after", False), self.zero_output_for_mask),
         )
-        output = outputs if self.return_sequences else final[0]
+        if self.return_sequences:
+            output = outputs
+        else:  # Keras' last output: the last step's (masked) output, which is h only without a mask
+            output = final[0] if mask is None else outputs[:, -1, :]
         return (output, *final) if self.return_state else output
 
 
@@ -343,7 +404,7 @@ class LSTM(_RNN):
     def _bias_initializer(self):
         if not self.unit_forget_bias:
             return self.bias_initializer
-        base = initializers.get(self.bias_initializer) if isinstance(self.bias_initializer, str) else None
+        base = initializers.get(self.bias_initializer) if isinstance(self.bias_initializer, (str, dict)) else None
         base = base if base is not None else self.bias_initializer
         units = self.units
 
