@@ -232,6 +232,7 @@ def _public(module) -> dict:
 nn = Namespace("gradkit.tf.nn", **_public(_nn))
 # tf.linalg: one module per group of ops.
 from . import (  # noqa: E402
+    _linalg_diagonals,
     _linalg_eig,
     _linalg_functions,
     _linalg_lstsq,
@@ -251,6 +252,7 @@ linalg = Namespace(
     **_public(_linalg_eig),
     **_public(_linalg_functions),
     **_public(_linalg_structured),
+    **_public(_linalg_diagonals),
     **_public(_linalg_tridiagonal),
     **_public(_linalg_norms),
 )
