@@ -56,10 +56,10 @@ def test_set_diag_writes_one_diagonal():
     assert gtf.linalg.set_diag(np.zeros((2, 2), np.int32), [1, 2]).dtype == np.int32
 
 
-def test_set_diag_refuses_a_band_of_diagonals():
-    # TensorFlow accepts k=(lower, upper) here; gradkit.tf writes one diagonal at a time.
-    with pytest.raises(ValueError, match=r"^\[gradkit\] tf.linalg.set_diag: k=\[-1, 0\] asks for a band"):
-        gtf.linalg.set_diag(np.zeros((3, 3), np.float32), np.ones((2, 3), np.float32), k=(-1, 0))
+def test_set_diag_writes_a_band_of_diagonals():
+    # k=(lower, upper): the upper diagonal first; "RIGHT_LEFT" pads the subdiagonal on the right.
+    got = gtf.linalg.set_diag(np.zeros((3, 3), np.float32), [[1.0, 2.0, 3.0], [4.0, 5.0, 9.0]], k=(-1, 0))
+    np.testing.assert_array_equal(got.numpy(), [[1.0, 0.0, 0.0], [4.0, 2.0, 0.0], [0.0, 5.0, 3.0]])
 
 
 def test_tensor_diag_and_diag_part():

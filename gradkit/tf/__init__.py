@@ -123,7 +123,6 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     greater_equal,
     less,
     less_equal,
-    log,
     logical_and,
     logical_not,
     logical_or,
@@ -143,9 +142,7 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
     reduce_mean,
     reduce_min,
     reduce_prod,
-    reduce_std,
     reduce_sum,
-    reduce_variance,
     round,
     sigmoid,
     sign,
@@ -161,7 +158,8 @@ from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
 )
 from ._module import Module
 from ._name_scope import name_scope
-from ._namespace import Namespace, missing
+from ._namespace import Namespace as _Namespace
+from ._namespace import missing as _missing
 from ._ordering import argsort, cumsum, reverse, sort
 from ._py_function import numpy_function, py_function
 from ._recompute import recompute_grad
@@ -202,7 +200,7 @@ _SPECIAL_NAMES = "bessel_i0 bessel_i0e bessel_i1 bessel_i1e dawsn expint fresnel
 _COUNTING_NAMES = (
     "bincount confusion_matrix in_top_k invert_permutation is_non_decreasing is_strictly_increasing zero_fraction"
 ).split()
-math = Namespace(
+math = _Namespace(
     "gradkit.tf.math",
     **{n: getattr(_math, n) for n in _MATH_NAMES},
     **{n: getattr(_ordering, n) for n in _ORDERING_NAMES},
@@ -214,7 +212,7 @@ math = Namespace(
     **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
     **{n: getattr(_integer_data, n) for n in _COUNTING_NAMES},
     cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
-    special=Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
+    special=_Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
 
 
@@ -229,9 +227,10 @@ def _public(module) -> dict:
     }
 
 
-nn = Namespace("gradkit.tf.nn", **_public(_nn))
+nn = _Namespace("gradkit.tf.nn", **_public(_nn))
 # tf.linalg: one module per group of ops.
 from . import (  # noqa: E402
+    _linalg_diagonals,
     _linalg_eig,
     _linalg_functions,
     _linalg_lstsq,
@@ -242,7 +241,7 @@ from . import (  # noqa: E402
     _linalg_tridiagonal,
 )
 
-linalg = Namespace(
+linalg = _Namespace(
     "gradkit.tf.linalg",
     **_public(_linalg),
     **_public(_linalg_svd),
@@ -251,10 +250,11 @@ linalg = Namespace(
     **_public(_linalg_eig),
     **_public(_linalg_functions),
     **_public(_linalg_structured),
+    **_public(_linalg_diagonals),
     **_public(_linalg_tridiagonal),
     **_public(_linalg_norms),
 )
-random = Namespace(
+random = _Namespace(
     "gradkit.tf.random",
     normal=_random.normal,
     uniform=_random.uniform,
@@ -269,7 +269,7 @@ random = Namespace(
     get_global_generator=_random_generator.get_global_generator,
     set_global_generator=_random_generator.set_global_generator,
 )
-nest = Namespace(
+nest = _Namespace(
     "gradkit.tf.nest",
     map_structure=_nest.map_structure,
     flatten=_nest.flatten,
@@ -277,15 +277,15 @@ nest = Namespace(
     assert_same_structure=_nest.assert_same_structure,
     is_nested=_nest.is_nested,
 )
-autodiff = Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
-saved_model = Namespace(
+autodiff = _Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
+saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
-experimental = Namespace("gradkit.tf.experimental")
+experimental = _Namespace("gradkit.tf.experimental")
 from . import _config, _debugging  # noqa: E402
 
-debugging = Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
-config = Namespace(
+debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
+config = _Namespace(
     "gradkit.tf.config",
     run_functions_eagerly=_config.run_functions_eagerly,
     functions_run_eagerly=_config.functions_run_eagerly,
@@ -338,11 +338,11 @@ from ._space_batch import (  # noqa: E402
 
 
 def __getattr__(name):
-    raise AttributeError(missing("gradkit.tf", name))
+    raise AttributeError(_missing("gradkit.tf", name))
 
 
 # Not print: ``from gradkit.tf import *`` must not hide Python's own.
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("Namespace", "missing", "print")]
+__all__ = [n for n in dir() if not n.startswith("_") and n != "print"]
 
 # Transposed convolutions (tf.nn's names).
 from . import _conv_transpose  # noqa: E402

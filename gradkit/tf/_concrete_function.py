@@ -18,7 +18,7 @@ as through the ``tf.function``. ``structured_outputs`` (and ``output_shapes``,
 ``output_dtypes``) are ``tf.TensorSpec``s found by tracing: at ``get_concrete_function``
 for a signature of known shapes, as TensorFlow traces then; with unknown dimensions at the
 first use, by tracing twice with two sizes for them (an output dimension that differs is
-unknown, ``-1`` as in ``tf.TensorSpec``'s shape).
+unknown, ``None`` as in TensorFlow).
 
 >>> import gradkit.tf as tf
 >>> @tf.function
@@ -62,7 +62,7 @@ def _is_tensor(x) -> bool:
 
 
 def _shape_text(shape) -> str:
-    return "None" if shape is None else str(tuple(None if d == -1 else d for d in shape))
+    return "None" if shape is None else str(tuple(shape))
 
 
 def _describe(x) -> str:
@@ -231,7 +231,7 @@ class ConcreteFunction:
         ]
 
     def _unknown_dims(self) -> bool:
-        return any(spec.shape is None or -1 in spec.shape for spec in self._flat_specs())
+        return any(spec.shape is None or None in spec.shape for spec in self._flat_specs())
 
     def _with_tensors(self, tensors: list):
         """The traced arguments with their TensorSpecs replaced by ``tensors``, in order."""
@@ -307,7 +307,7 @@ class ConcreteFunction:
                 if _is_tensor(example):
                     out.append(example)
                 else:
-                    shape = (size,) if spec.shape is None else tuple(size if d == -1 else d for d in spec.shape)
+                    shape = (size,) if spec.shape is None else tuple(size if d is None else d for d in spec.shape)
                     out.append(np.zeros(shape, spec.dtype))
         return out
 

@@ -199,3 +199,10 @@ class TensorShape(Shape):
 
     def __repr__(self):
         return f"TensorShape({list(self)})"
+
+    # A tf.TensorSpec's shape may have unknown (None) dimensions.
+    def is_fully_defined(self) -> bool:
+        return None not in self
+
+    def num_elements(self):
+        return None if None in self else super().num_elements()

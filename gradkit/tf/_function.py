@@ -32,12 +32,13 @@ class TensorSpec:
     """``tf.TensorSpec(shape, dtype=tf.float32, name=None)``; ``shape=None`` means any shape."""
 
     def __init__(self, shape=None, dtype=_dtypes.float32, name=None):
-        self.shape = None if shape is None else TensorShape(-1 if d is None else int(d) for d in shape)
+        # An unknown dimension is None, as in TensorFlow (-1 is taken for one too).
+        self.shape = None if shape is None else TensorShape(None if d is None or d == -1 else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.name = name
 
     def __repr__(self) -> str:
-        shape = "None" if self.shape is None else str(tuple(None if d == -1 else d for d in self.shape))
+        shape = "None" if self.shape is None else str(tuple(self.shape))
         return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
 
     def __eq__(self, other):
@@ -56,7 +57,9 @@ class TensorSpec:
             return False
         if self.shape is None or shape is None:
             return True
-        return len(shape) == len(self.shape) and all(d == -1 or s == -1 or d == s for s, d in zip(shape, self.shape))
+        return len(shape) == len(self.shape) and all(
+            d is None or s is None or s == -1 or d == s for s, d in zip(shape, self.shape)
+        )
 
 
 class _Static:
@@ -165,7 +168,7 @@ _MSG_SIGNATURE = (
 def _fits(shape, spec_shape) -> bool:
     if spec_shape is None:
         return True
-    return len(shape) == len(spec_shape) and all(d == -1 or d == s for s, d in zip(shape, spec_shape))
+    return len(shape) == len(spec_shape) and all(d is None or d == s for s, d in zip(shape, spec_shape))
 
 
 def _bind(fn_name, spec, x):

@@ -1,11 +1,10 @@
-"""``tf.linalg``: solve, matmul, norm, diag, inv, det, slogdet, eigh, qr, triangular_solve, band_part, ..."""
+"""``tf.linalg``: solve, matmul, norm, inv, det, slogdet, eigh, qr, triangular_solve, band_part, ..."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg  # noqa: F401  (jax.scipy.linalg.solve_triangular)
-import numpy as np
 
 from gradkit import _errors
 
@@ -33,59 +32,6 @@ def solve(matrix, rhs, adjoint=False, name=None):
     _checks.check_matrix("solve", matrix, what="matrix")
     _checks.check_rhs("solve", matrix, rhs)
     return call(_solve, matrix, rhs, adjoint=bool(adjoint))
-
-
-def _one_diagonal(k, what: str) -> int:
-    """``k`` as one diagonal's offset; a band of diagonals (a pair) is refused, not ignored."""
-    k = getattr(k, "numpy", lambda: k)()
-    k = np.asarray(k)
-    if k.ndim == 1 and k.size == 2 and k[0] == k[1]:
-        k = k[0]
-    if k.ndim != 0:
-        raise _errors.GradkitValueError(
-            f"tf.linalg.{what}: k={k.tolist()} asks for a band of diagonals, which gradkit.tf does not implement; "
-            f"give one diagonal's offset (an int), and call tf.linalg.{what} once per diagonal."
-        )
-    return int(k)
-
-
-def _diag(d, k, rows, cols, padding_value):
-    n = d.shape[-1]
-    out = jnp.full((*d.shape[:-1], rows, cols), padding_value, d.dtype)
-    index = jnp.arange(n)
-    return out.at[..., index + max(-k, 0), index + max(k, 0)].set(d)
-
-
-def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
-    """``tf.linalg.diag``: a (batched) matrix with the last dimension of ``diagonal`` on its
-    ``k``-th diagonal (above the main one for ``k > 0``) and ``padding_value`` elsewhere;
-    square unless ``num_rows``/``num_cols`` say otherwise, as in TensorFlow."""
-    d = convert(diagonal)
-    k = _one_diagonal(k, "diag")
-    n = d.shape[-1]
-    min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
-    rows, cols = int(num_rows), int(num_cols)
-    if rows == -1 and cols == -1:
-        rows = cols = max(min_rows, min_cols)
-    elif rows == -1:
-        rows = min_rows
-    elif cols == -1:
-        cols = min_cols
-    if rows < min_rows or cols < min_cols or (rows != min_rows and cols != min_cols):
-        raise _errors.GradkitValueError(
-            f"tf.linalg.diag: a diagonal of length {n} at k={k} does not fit a {rows}x{cols} matrix: it needs "
-            f"num_rows={min_rows} or num_cols={min_cols} (and at least that many of each), as in TensorFlow."
-        )
-    return call(_diag, d, k=k, rows=rows, cols=cols, padding_value=padding_value)
-
-
-def _diag_part(x, k):
-    return jnp.diagonal(x, offset=k, axis1=-2, axis2=-1)
-
-
-def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
-    """``tf.linalg.diag_part``: the ``k``-th diagonal of each (batched) matrix."""
-    return call(_diag_part, convert(input), k=_one_diagonal(k, "diag_part"))
 
 
 def _trace(x):

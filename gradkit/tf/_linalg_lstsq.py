@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
 
 from . import _linalg_checks as _checks
 from ._convert import call, convert_like
@@ -60,6 +63,7 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     _checks.check_matrix("lstsq", a, what="matrix", square=False)
     _checks.check_rhs("lstsq", a, b, same_batch=not fast)
     if not fast:
+        _check_double_regularizer(l2_regularizer)
         return call(_lstsq_min_norm, a, b)
     l2 = _checks.operand_like("lstsq", a, l2_regularizer, "l2_regularizer")
     if _checks.dtype_name(a) == "complex128" and _known_nonzero(l2_regularizer):
@@ -69,6 +73,20 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
             "normal equations yourself: tf.linalg.solve(A^H A + l2 I, A^H b)."
         )
     return call(_lstsq_fast, a, b, l2)
+
+
+def _check_double_regularizer(l2_regularizer) -> None:
+    """TensorFlow's ``fast=False`` kernel takes ``l2_regularizer`` as a float64 tensor: a Python or
+    NumPy number is converted, a tensor of another dtype is refused."""
+    from gradkit._core.variable import Variable
+    from gradkit._tape.tensor import Tensor
+
+    if isinstance(l2_regularizer, (Tensor, Variable)) and np.dtype(l2_regularizer.dtype) != np.float64:
+        raise _errors.GradkitTypeError(
+            f"tf.linalg.lstsq(..., fast=False): l2_regularizer is a tensor of dtype "
+            f"{np.dtype(l2_regularizer.dtype).name}; TensorFlow takes a float64 one there (a float64 tensor is "
+            "float32 unless jax's x64 mode is on). Pass a Python float: float(l2_regularizer)."
+        )
 
 
 def _known_nonzero(value) -> bool:

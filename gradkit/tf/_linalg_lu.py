@@ -76,7 +76,14 @@ def _lu_solve(lower_upper, perm, rhs):
     return jax.scipy.linalg.solve_triangular(upper, y, lower=False)
 
 
-def _check_lu(op: str, lower_upper, perm, allowed=_checks.TRIANGULAR) -> None:
+def _is_tensor(value) -> bool:
+    from gradkit._core.variable import Variable
+    from gradkit._tape.tensor import Tensor
+
+    return isinstance(value, (Tensor, Variable))
+
+
+def _check_lu(op: str, lower_upper, perm, given_perm, allowed=_checks.TRIANGULAR) -> None:
     _checks.check_matrix(op, lower_upper, allowed, what="lower_upper")
     if len(perm.shape) + 1 != len(lower_upper.shape) or np.dtype(perm.dtype).kind not in "iu":
         raise _errors.GradkitValueError(
@@ -84,13 +91,21 @@ def _check_lu(op: str, lower_upper, perm, allowed=_checks.TRIANGULAR) -> None:
             f"{tuple(perm.shape)} and dtype {np.dtype(perm.dtype).name}; TensorFlow needs an integer perm "
             "with one dimension less (the (lu, p) pair that tf.linalg.lu returns)."
         )
+    # TensorFlow gathers a batch's rows by stacking int32 batch indices with perm, which fails
+    # for an int64 tensor (an unbatched perm is used as it is, a NumPy array converted to int32).
+    if len(perm.shape) > 1 and _is_tensor(given_perm) and np.dtype(perm.dtype) == np.int64:
+        raise _errors.GradkitValueError(
+            f"tf.linalg.{op}: a batched perm of shape {tuple(perm.shape)} and dtype int64; TensorFlow takes "
+            f"int32 here (tf.linalg.lu's default output_idx_type): pass tf.cast(perm, tf.int32)."
+        )
 
 
 def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
     """``tf.linalg.lu_solve``: ``x`` with ``a @ x == rhs`` from ``(lower_upper, perm) = lu(a)``;
     ``rhs`` is a (batch of) matrices ``[..., M, K]``."""
+    given_perm = perm
     lower_upper, perm, rhs = convert(lower_upper), convert(perm), convert(rhs)
-    _check_lu("lu_solve", lower_upper, perm)
+    _check_lu("lu_solve", lower_upper, perm, given_perm)
     if len(rhs.shape) < 2 or rhs.shape[-2] != lower_upper.shape[-1]:
         raise _errors.GradkitValueError(
             f"tf.linalg.lu_solve: rhs of shape {tuple(rhs.shape)} for lower_upper of shape "
@@ -109,8 +124,9 @@ def _lu_matrix_inverse(lower_upper, perm):
 
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
     """``tf.linalg.lu_matrix_inverse``: the inverse of ``a`` from ``(lower_upper, perm) = lu(a)``."""
+    given_perm = perm
     lower_upper, perm = convert(lower_upper), convert(perm)
-    _check_lu("lu_matrix_inverse", lower_upper, perm)
+    _check_lu("lu_matrix_inverse", lower_upper, perm, given_perm)
     return call(_lu_matrix_inverse, lower_upper, perm)
 
 
@@ -121,6 +137,7 @@ def _lu_reconstruct(lower_upper, perm):
 
 def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
     """``tf.linalg.lu_reconstruct``: ``a`` back from ``(lower_upper, perm) = lu(a)``."""
+    given_perm = perm
     lower_upper, perm = convert(lower_upper), convert(perm)
-    _check_lu("lu_reconstruct", lower_upper, perm, allowed=_ANY)
+    _check_lu("lu_reconstruct", lower_upper, perm, given_perm, allowed=_ANY)
     return call(_lu_reconstruct, lower_upper, perm)

@@ -1,14 +1,11 @@
-"""``tf.linalg.set_diag``, ``tensor_diag``, ``tensor_diag_part`` and ``cross``.
+"""``tf.linalg.tensor_diag``, ``tensor_diag_part`` and ``cross``.
 
-``set_diag`` writes one diagonal (``k``, as ``tf.linalg.diag``/``diag_part`` here take it; a band
-of diagonals is refused); ``tensor_diag``/``tensor_diag_part`` are TensorFlow's ``Diag``/``DiagPart``
-(the rank-doubling diagonal of any tensor, not the batched matrix diagonal); ``cross`` is the
-cross product of 3-vectors along the last axis. Shapes and dtypes are checked as TensorFlow
+``tensor_diag``/``tensor_diag_part`` are TensorFlow's ``Diag``/``DiagPart`` (the rank-doubling
+diagonal of any tensor, not the batched matrix diagonal of ``_linalg_diagonals.py``); ``cross`` is
+the cross product of 3-vectors along the last axis. Shapes and dtypes are checked as TensorFlow
 checks them (no broadcasting in any of them).
 
 >>> import gradkit.tf as tf
->>> tf.linalg.set_diag(tf.zeros([2, 3]), [1.0, 2.0], k=1).numpy().tolist()
-[[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
 >>> tf.linalg.cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]).numpy().tolist()
 [0.0, 0.0, 1.0]
 """
@@ -21,7 +18,6 @@ import jax.numpy as jnp
 
 from gradkit import _errors
 
-from . import _linalg
 from . import _linalg_checks as _checks
 from ._convert import call, convert, convert_like
 
@@ -30,32 +26,6 @@ _DIAG_DTYPES = ("bfloat16", "float16", "float32", "float64", "int32", "int64", "
 # Cross: real numbers (no complex, no bool).
 _CROSS_DTYPES = ("bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64")
 _CROSS_DTYPES += ("uint8", "uint16", "uint32", "uint64")
-
-
-def _set_diag(x, d, k):
-    index = jnp.arange(d.shape[-1])
-    return x.at[..., index + max(-k, 0), index + max(k, 0)].set(d)
-
-
-def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002
-    """``tf.linalg.set_diag``: ``input`` with its ``k``-th diagonal replaced by ``diagonal``
-    (shape ``input.shape[:-2] + [diagonal length]``)."""
-    x, d = convert_like(input, diagonal, what="tf.linalg.set_diag")
-    _checks.check_same_dtype("set_diag", x, d, "input", "diagonal")
-    k = _linalg._one_diagonal(k, "set_diag")
-    shape = tuple(x.shape)
-    if len(shape) < 2 or not -shape[-2] < k < shape[-1]:
-        raise _errors.GradkitValueError(
-            f"tf.linalg.set_diag: input of shape {shape} has no diagonal k={k}; TensorFlow needs a (batch "
-            f"of) matrices [..., M, N] and -M < k < N."
-        )
-    length = min(shape[-2] + min(k, 0), shape[-1] - max(k, 0))
-    if tuple(d.shape) != shape[:-2] + (length,):
-        raise _errors.GradkitValueError(
-            f"tf.linalg.set_diag: diagonal of shape {tuple(d.shape)} for input of shape {shape} and k={k}; "
-            f"TensorFlow needs shape {shape[:-2] + (length,)} (the batch dimensions are not broadcast)."
-        )
-    return call(_set_diag, x, d, k=k)
 
 
 def _tensor_diag(d):

@@ -75,7 +75,8 @@ def _windows(x, dims, steps, dil, pads, out_shape, fill):
     slices = []
     for offsets in itertools.product(*(range(k) for k in dims)):
         start = tuple(o * d for o, d in zip(offsets, dil))
-        limit = tuple(s + (n - 1) * st + 1 for s, n, st in zip(start, out_shape, steps))
+        # An empty output axis (n == 0) is an empty slice, not a negative limit.
+        limit = tuple(s + max((n - 1) * st + 1, 0) for s, n, st in zip(start, out_shape, steps))
         slices.append(jax.lax.slice(x, start, limit, steps))
     return jnp.stack(slices, axis=-1)
 
@@ -148,6 +149,19 @@ def _check_positive(values, name, what):
         )
 
 
+def _check_valid_max_window(ksize, strides, dilations, spatial, n, what):
+    """TensorFlow's output size for 'VALID' max pooling, ``(size - window + stride) // stride``:
+    refused where negative; where 0 the output is empty (its gradient zeros), except in 1-D,
+    where TensorFlow aborts the process."""
+    sizes = [s - ((k - 1) * d + 1) + st for k, d, st, s in zip(ksize, dilations, strides, spatial)]
+    if any(size < 0 for size in sizes) or (n == 1 and any(size < st for size, st in zip(sizes, strides))):
+        raise _errors.GradkitValueError(
+            f"{what}: the window {list(ksize)} with strides {list(strides)} is larger than the input's spatial "
+            f"shape {list(spatial)} with padding='VALID', so the output size would be negative (or, in 1-D, "
+            "empty); TensorFlow refuses it (or aborts). Use padding='SAME' or a smaller window."
+        )
+
+
 def _pool(kind, input, ksize, strides, padding, data_format, n, what, explicit, dilations=None):  # noqa: A002
     """Validate TensorFlow's arguments for an ``n``-d pool and record it."""
     x, static = _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, explicit, dilations)
@@ -182,13 +196,8 @@ def _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, 
     padding = _padding(padding, n, channels_last, what)
     spatial = x.shape[1:-1] if channels_last else x.shape[2:]
     if isinstance(padding, str):
-        too_large = any((k - 1) * d + 1 > s for k, d, s in zip(ksize, dilations, spatial))
-        if padding == "VALID" and too_large and kind == "max":  # average pooling's output is empty there
-            raise _errors.GradkitValueError(
-                f"{what}: the window {list(ksize)} is larger than the input's spatial shape {list(spatial)} with "
-                "padding='VALID', so there is no output; TensorFlow refuses it for max pooling (or aborts). Use "
-                "padding='SAME' or a smaller window."
-            )
+        if padding == "VALID" and kind == "max":  # average pooling's output is empty there
+            _check_valid_max_window(ksize, strides, dilations, spatial, n, what)
     elif any(max(p) >= k or min(p) < 0 for p, k in zip(padding, ksize)):
         raise _errors.GradkitValueError(
             f"{what}: explicit padding {[list(p) for p in padding]} must be at least 0 and smaller than the window "
@@ -371,6 +380,10 @@ def max_pool_with_argmax(
     if np.dtype(output_dtype) not in (np.int32, np.int64):
         raise _errors.GradkitTypeError(f"{what}: output_dtype={output_dtype!r}; TensorFlow takes int32 or int64.")
     x, static = _pool_arguments("max", input, ksize, strides, padding, "NHWC", 2, what, explicit=False)
+    if 0 in x.shape:
+        raise _errors.GradkitValueError(
+            f"{what}: input of shape {tuple(x.shape)} is empty; TensorFlow's kernel refuses an empty input."
+        )
     return MaxPoolWithArgmax(
         *call(
             _max_pool_argmax,

@@ -74,7 +74,7 @@ def _arg_specs(signature, shared_batch=False):
         else:
             dims = []
             for axis, d in enumerate(spec.shape):
-                if d != -1:
+                if d is not None:
                     dims.append(str(d))
                 elif shared_batch and axis == 0:
                     dims.append("batch")
@@ -108,7 +108,7 @@ def _export(name, fn, signature, seeded=False):
         if isinstance(error, GradkitError) and not isinstance(error, OpInputError):  # advice, not a shape relation
             raise
         first = error
-    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] == -1)
+    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] is None)
     if leading >= 2:
         try:
             return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature, shared_batch=True))

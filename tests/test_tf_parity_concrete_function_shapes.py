@@ -1,0 +1,47 @@
+"""A concrete function's unknown dimensions read as None (not -1) in every shape it shows:
+structured_outputs, output_shapes, structured_input_signature and tf.TensorSpec itself, as
+TensorFlow's; checked against TensorFlow where it is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+import gradkit.tf as gtf
+
+
+def _shapes(tf):
+    f = tf.function(lambda x: {"y": x * 2.0, "z": tf.reduce_sum(x, axis=0)})
+    concrete = f.get_concrete_function(tf.TensorSpec([None, 3]))
+    spec = concrete.structured_input_signature[0][0]
+    outputs = concrete.structured_outputs
+    return {
+        "input": spec.shape.as_list(),
+        "input_dim": spec.shape[0],
+        "y": outputs["y"].shape.as_list(),
+        "z": outputs["z"].shape.as_list(),
+        "output_shapes": {k: s.as_list() for k, s in concrete.output_shapes.items()},
+        "fully_defined": (outputs["y"].shape.is_fully_defined(), outputs["z"].shape.is_fully_defined()),
+        "spec": tf.TensorSpec([None, 2]).shape.as_list(),
+        "repr": repr(concrete.output_shapes["y"]),
+    }
+
+
+def test_unknown_dimensions_are_none():
+    got = _shapes(gtf)
+    assert got["input"] == [None, 3] and got["input_dim"] is None
+    assert got["y"] == [None, 3] and got["z"] == [3]
+    assert got["output_shapes"] == {"y": [None, 3], "z": [3]}
+    assert got["fully_defined"] == (False, True)
+    assert got["spec"] == [None, 2]
+    assert got["repr"] == "TensorShape([None, 3])"
+
+
+def test_the_same_shapes_in_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    assert _shapes(gtf) == _shapes(tf)
+
+
+def test_a_call_still_takes_any_size_for_an_unknown_dimension():
+    f = gtf.function(lambda x: x * 2.0).get_concrete_function(gtf.TensorSpec([None, 3]))
+    assert tuple(f(gtf.ones([4, 3])).shape) == (4, 3)
+    assert gtf.TensorSpec([-1, 3]).shape.as_list() == [None, 3]
