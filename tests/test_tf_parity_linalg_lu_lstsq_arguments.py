@@ -72,3 +72,18 @@ def test_the_same_calls_in_tensorflow():
     tf = pytest.importorskip("tensorflow")
     for g, w in zip(_taken(gtf), _taken(tf)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype float64:UserWarning")  # jax, without x64
+def test_a_float64_tensor_regularizer_is_taken_with_or_without_x64():
+    # Without x64 a float64 tensor is float32 in gradkit.tf: it cannot be told from a float32 one,
+    # so it is taken, as TensorFlow takes the float64 tensor the program wrote.
+    want = np.linalg.solve(A, RHS)
+    for x64 in (True, False):
+        with jax.enable_x64(x64):
+            l2 = gtf.constant(0.5, gtf.float64)
+            got = gtf.linalg.lstsq(A, RHS, l2_regularizer=l2, fast=False)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4)
+    tf = pytest.importorskip("tensorflow")
+    theirs = tf.linalg.lstsq(A, RHS, l2_regularizer=tf.constant(0.5, tf.float64), fast=False)
+    np.testing.assert_allclose(theirs.numpy(), want, rtol=1e-4)

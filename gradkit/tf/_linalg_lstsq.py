@@ -77,15 +77,19 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
 
 def _check_double_regularizer(l2_regularizer) -> None:
     """TensorFlow's ``fast=False`` kernel takes ``l2_regularizer`` as a float64 tensor: a Python or
-    NumPy number is converted, a tensor of another dtype is refused."""
+    NumPy number is converted, a tensor of another dtype is refused. Without jax's x64 mode a
+    float64 tensor is float32 here, so only a tensor that is not float32 can be told apart then."""
     from gradkit._core.variable import Variable
     from gradkit._tape.tensor import Tensor
 
-    if isinstance(l2_regularizer, (Tensor, Variable)) and np.dtype(l2_regularizer.dtype) != np.float64:
+    if not isinstance(l2_regularizer, (Tensor, Variable)):
+        return
+    dtype = np.dtype(l2_regularizer.dtype)
+    double = np.dtype(np.float64) if jax.config.jax_enable_x64 else np.dtype(np.float32)
+    if dtype != double:
         raise _errors.GradkitTypeError(
-            f"tf.linalg.lstsq(..., fast=False): l2_regularizer is a tensor of dtype "
-            f"{np.dtype(l2_regularizer.dtype).name}; TensorFlow takes a float64 one there (a float64 tensor is "
-            "float32 unless jax's x64 mode is on). Pass a Python float: float(l2_regularizer)."
+            f"tf.linalg.lstsq(..., fast=False): l2_regularizer is a tensor of dtype {dtype.name}; TensorFlow "
+            "takes a float64 one there. Pass a Python float (float(l2_regularizer)) or a float64 tensor."
         )
 
 
