@@ -36,7 +36,7 @@ from gradkit._tape.tensor import Tensor
 from . import _name_scope, _random
 from . import _nest as nest
 from ._array import convert_to_tensor, stack, unstack
-from ._convert import convert, wrap
+from ._convert import call, convert, wrap
 
 
 def _value(x):
@@ -133,7 +133,7 @@ def while_loop(
     # TensorFlow hands back tensors, even for loop_vars given as Python numbers or Variables
     # (a TensorArray stays one).
     state = nest.map_structure(lambda x: convert_to_tensor(x) if _tensor_like(x) else x, state)
-    return _like(loop_vars, state)
+    return _like(loop_vars, _one_op(state, loop_vars))
 
 
 def _tensor_like(x) -> bool:
@@ -208,7 +208,7 @@ def _stacked(outputs):
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
            infer_shape=True, name=None, fn_output_signature=None):  # fmt: skip
     """``tf.map_fn(fn, elems)``: ``fn`` of each row of ``elems`` (along axis 0), stacked."""
-    return _stacked([fn(row) for row in _over_leading_axis(elems)])
+    return _one_op(_stacked([fn(row) for row in _over_leading_axis(elems)]), elems)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -222,7 +222,7 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     for row in rows:
         acc = fn(acc, row)
         outputs.append(acc)
-    return _stacked(outputs[::-1] if reverse else outputs)
+    return _one_op(_stacked(outputs[::-1] if reverse else outputs), (elems, initializer))
 
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -231,7 +231,7 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return acc
+    return _one_op(acc, (elems, initializer))
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -240,7 +240,41 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return acc
+    return _one_op(acc, (elems, initializer))
+
+
+def _is_float(x) -> bool:
+    return isinstance(x, (Tensor, Variable, jax.Array)) and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _float_leaves(tree) -> list:
+    return [x for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_value) if _is_float(x)]
+
+
+def _one_op(result, inputs):
+    """``result`` as TensorFlow's graph has it inside ``tf.function``: the outputs of one op (a
+    While loop) that reads every float tensor of ``inputs`` (its loop variables, elements,
+    initializer). gradkit runs the loop in Python there, so an output that does not use an input
+    (a body that replaces a loop variable, a ``map_fn`` whose function ignores its row) would
+    give a gradient of None where TensorFlow's is zeros. Eagerly, as there, ``result`` as it is."""
+    if executing_eagerly():
+        return result
+    outputs, ins = _float_leaves(result), _float_leaves(inputs)
+    if not outputs or not ins:
+        return result
+    joined = iter(call(_joined, outputs, [x.read_value() if isinstance(x, Variable) else x for x in ins]))
+    return jax.tree_util.tree_map(lambda x: next(joined) if _is_float(x) else x, result, is_leaf=_is_value)
+
+
+@jax.custom_jvp
+def _joined(outputs, inputs):
+    """``outputs``, whose derivative with respect to ``inputs`` is zero but present (``_one_op``)."""
+    return outputs
+
+
+@_joined.defjvp
+def _joined_jvp(primals, tangents):
+    return _joined(*primals), tangents[0]
 
 
 def executing_eagerly() -> bool:
