@@ -120,8 +120,8 @@ def test_a_variable_from_a_traced_branch_under_a_tape_in_tf_function_is_refused(
         "cond": lambda x: gtf.cond(x > 0, lambda: v, lambda: five),
         "switch_case": lambda x: gtf.switch_case(gtf.cast(x, gtf.int32), [lambda: v, lambda: five]),
         "while_loop": lambda x: gtf.while_loop(
-            lambda y: gtf.reduce_sum(y) < x * 10.0, lambda y: y * 2.0, v, maximum_iterations=5
-        ),
+            lambda y: gtf.reduce_sum(y) < x * 10.0, lambda y: y * 2.0, [v], maximum_iterations=5
+        )[0],
         "cond_both": lambda x: gtf.cond(x > 0, lambda: v, lambda: v),
     }
 

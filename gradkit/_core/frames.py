@@ -33,6 +33,12 @@ class Frame:
     def assign(self, var, value) -> None:
         assign_below(self, var, value)
 
+    def cuts_assignments(self) -> bool:
+        """Whether every recorder of what runs now takes an assignment as the end of a
+        derivative's path (TensorFlow's semantics: a later read differentiates with
+        respect to the Variable, not to the assigned value)."""
+        return False
+
     def __enter__(self):
         stack = _local.stack
         self.parent = stack[-1] if stack else None
@@ -54,6 +60,13 @@ class _Local(threading.local):
 
 
 _local = _Local()
+
+
+def cuts_assignments() -> bool:
+    """``Frame.cuts_assignments`` of the frame on top (False with none): whether a compiled call
+    recorded now must cut each assignment it makes inside it, as a recorder outside it does."""
+    stack = _local.stack
+    return bool(stack) and stack[-1].cuts_assignments()
 
 
 def idle() -> bool:

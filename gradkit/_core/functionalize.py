@@ -30,6 +30,9 @@ class StateFrame(frames.Frame):
         otherwise they are kept here and returned as part of the new State (transforms).
       on_unknown_read: called with each Variable read that ``state`` does not hold
         (``gk.jit`` uses it to learn which Variables a function reads).
+      cut_assignments: an assignment ends a derivative's path, as TensorFlow's does: a later
+        read has the assigned value, and its derivative is with respect to the Variable's
+        value at the start of the call (``gk.jit`` under TensorFlow-parity tapes only).
       created_are_local: Variables created while the frame is open are local to the call:
         read, until assigned, as the values they were created with (a traced one is held
         here, see ``adopt_traced``; none is asked of the frames below or passed to
@@ -46,12 +49,16 @@ class StateFrame(frames.Frame):
         strict: bool,
         on_unknown_read: Callable | None = None,
         created_are_local: bool = False,
+        cut_assignments: bool = False,
     ):
         # Every Variable made after this has a larger uid. (One made meanwhile by another
         # thread counts as local too: its assignments here stay here, as every assignment
         # under a transform does, instead of being refused.)
         self.first_uid = next(_variable._counter) if created_are_local else None
         self.values: dict[int, Any] = {id(v): x for v, x in state.items()}
+        self.cut_assignments = cut_assignments
+        self._entry: dict[int, Any] = dict(self.values) if cut_assignments else {}
+        self._cut: set[int] = set()  # the Variables an assignment cut (cut_assignments)
         self.variables: dict[int, Variable] = {id(v): v for v in state.variables}
         self.assigned: dict[int, Variable] = {}
         self.strict = strict
@@ -74,6 +81,12 @@ class StateFrame(frames.Frame):
         """Start the call with ``value`` for ``var`` as well (a Variable passed to ``gk.jit`` as an argument)."""
         self.values[id(var)] = value
         self.variables[id(var)] = var
+        if self.cut_assignments:
+            self._entry[id(var)] = value
+
+    def cuts_assignments(self) -> bool:
+        # A compiled call inside this one cuts its assignments when this one does.
+        return self.cut_assignments
 
     def is_local(self, var) -> bool:
         """Whether ``var`` was created while this frame was open (with ``created_are_local``)."""
@@ -98,6 +111,10 @@ class StateFrame(frames.Frame):
 
     def read(self, var):
         value = self.values.get(id(var), _MISSING)
+        if id(var) in self._cut:
+            # stop_gradient too, so a tape reading which inputs the program's results depend on
+            # (a gradient is None where TensorFlow's is) does not see the assigned value's.
+            return _read_after_cut(jax.lax.stop_gradient(value), self._entry_value(var))
         if value is _MISSING:
             if self.is_local(var):
                 # Its initial value, a constant of this call: no frame below can hold it.
@@ -110,6 +127,18 @@ class StateFrame(frames.Frame):
                 return frames.concrete(frames.read_below(self, var))
             return frames.read_below(self, var)
         return value
+
+    def _entry_value(self, var):
+        """The value ``var`` had when the call started (learned as a read of the call)."""
+        entry = self._entry.get(id(var), _MISSING)
+        if entry is _MISSING:
+            if self.on_unknown_read is not None:
+                self.on_unknown_read(var)
+                entry = frames.concrete(frames.read_below(self, var))
+            else:
+                entry = frames.read_below(self, var)
+            self._entry[id(var)] = entry
+        return entry
 
     def _note_local_use(self, var) -> None:
         """``var``, created during this call, was read: here and in every enclosing call it is
@@ -136,6 +165,8 @@ class StateFrame(frames.Frame):
         self.values[key] = value
         self.assigned[key] = var
         self.assign_counts[key] = self.assign_counts.get(key, 0) + 1
+        if self.cut_assignments and jax.numpy.issubdtype(var.dtype, jax.numpy.inexact):
+            self._cut.add(key)
 
     def state(self) -> State:
         """Every Variable the frame holds, with its latest value."""
@@ -177,6 +208,22 @@ class StateFrame(frames.Frame):
 
 
 _MISSING = object()
+
+
+@jax.custom_jvp
+def _read_after_cut(value, entry):
+    """``value``, the Variable's assigned value, whose derivative is the one of ``entry``, its
+    value at the start of the call: TensorFlow's read of an assigned Variable, which reaches the
+    Variable and not what was assigned. A custom rule, not ``value + (entry - stop_gradient(entry))``,
+    so an entry holding inf or nan leaves the value alone."""
+    return value
+
+
+@_read_after_cut.defjvp
+def _read_after_cut_jvp(primals, tangents):
+    # The primal through the rule itself, so a derivative of this derivative (a Hessian) still
+    # reaches the Variable.
+    return _read_after_cut(*primals), tangents[1]
 
 
 def mark_valueless(var, message: str = _errors.MSG_TRACED_INITIAL_VALUE_KEPT) -> None:

@@ -81,16 +81,22 @@ class JitFunction:
         static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
         self._static_argnums, self._static_argnames = static_argnums, static_argnames
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._jitted = jax.jit(
-            self._pure,
-            static_argnums=tuple(i + 1 for i in static_argnums),
-            static_argnames=tuple(static_argnames),
+        # The program, and the one a call recorded only by TensorFlow-parity tapes runs, whose
+        # assignments cut the derivative's path inside it as such a tape does outside.
+        self._jitted, self._jitted_cut = (
+            jax.jit(
+                pure,
+                static_argnums=tuple(i + 1 for i in static_argnums),
+                static_argnames=tuple(static_argnames),
+            )
+            for pure in (self._pure, self._pure_cut)
         )
-        # A tape recording a call reads from the program which inputs its outputs depend on:
-        # a gradient with respect to an argument or Variable the function does not use is
-        # None, as for TensorFlow's tf.function (the results together: see dependence.py).
-        self._jitted.per_output_dependence = True
-        self._jitted.returns_read_together = True
+        for jitted in (self._jitted, self._jitted_cut):
+            # A tape recording a call reads from the program which inputs its outputs depend on:
+            # a gradient with respect to an argument or Variable the function does not use is
+            # None, as for TensorFlow's tf.function (the results together: see dependence.py).
+            jitted.per_output_dependence = True
+            jitted.returns_read_together = True
         functools.update_wrapper(self, fn)
 
     def _note_read(self, var):
@@ -99,12 +105,24 @@ class JitFunction:
 
     def _pure(self, values: tuple, /, *args, **kwargs):
         # values is positional-only: the function's own keyword arguments may use any name.
+        return self._trace(values, args, kwargs, cut_assignments=False)
+
+    def _pure_cut(self, values: tuple, /, *args, **kwargs):
+        return self._trace(values, args, kwargs, cut_assignments=True)
+
+    def _trace(self, values: tuple, args, kwargs, *, cut_assignments: bool):
         self.trace_count += 1
         keys = self._keys  # read once: another thread may trace with another length
         if len(keys.vars) != len(values):
             keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
         state = State._make(keys, values)
-        frame = StateFrame(state, strict=False, on_unknown_read=self._note_read, created_are_local=True)
+        frame = StateFrame(
+            state,
+            strict=False,
+            on_unknown_read=self._note_read,
+            created_are_local=True,
+            cut_assignments=cut_assignments,
+        )
         args, kwargs, marked = jit_arguments.unmark(args, kwargs, self._static_argnums, self._static_argnames)
         for arg in marked:
             frame.hold(arg.var, arg.value)
@@ -162,18 +180,19 @@ class JitFunction:
             args, kwargs, marked = jit_arguments.mark(
                 args, kwargs, self._static_argnums, self._static_argnames, frames.read
             )
+        jitted = self._jitted_cut if frames.cuts_assignments() else self._jitted
         try:
             if not self._stable:
-                self._discover(args, kwargs)
+                self._discover(args, kwargs, jitted)
             self._discovered = []
-            out, assigned = self._run(args, kwargs)
+            out, assigned = self._run(args, kwargs, jitted)
             if self._discovered:
                 # A retrace (new argument shapes, another Python branch) read Variables this
                 # function had not read before, so their values were baked in: learn them and
                 # run again with them as arguments.
                 self._learn()
-                self._discover(args, kwargs)
-                out, assigned = self._run(args, kwargs)
+                self._discover(args, kwargs, jitted)
+                out, assigned = self._run(args, kwargs, jitted)
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
@@ -203,12 +222,12 @@ class JitFunction:
             frames.assign(var, value)
         return out
 
-    def _run(self, args, kwargs):
+    def _run(self, args, kwargs, jitted):
         if self._initial_assigned:
             # The first call after an initializer that assigned Variables starts from those values.
             start = {id(var): value for var, value in self._initial_assigned}
             values = tuple(start[id(var)] if id(var) in start else frames.read(var) for var in self._reads)
-            return frames.apply(self._jitted, values, *args, **kwargs)
+            return frames.apply(jitted, values, *args, **kwargs)
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
@@ -216,8 +235,8 @@ class JitFunction:
             if not _all_arrays(values):  # a value a layer above left pending, or a type not yet met
                 values = tuple(map(frames.live, self._reads))
                 _learn_array_types(values)
-            return self._jitted(values, *args, **kwargs)
-        return frames.apply(self._jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
+            return jitted(values, *args, **kwargs)
+        return frames.apply(jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -243,7 +262,7 @@ class JitFunction:
                 "(functools.partial, or a Python variable the function reads) so it is fixed when traced."
             ) from None
 
-    def _discover(self, args, kwargs):
+    def _discover(self, args, kwargs, jitted=None):
         """Trace (without compiling) until the set of Variables the function reads is stable.
 
         The call that follows reuses the last trace from jax's cache, so a step compiles once
@@ -258,7 +277,7 @@ class JitFunction:
             self._lifted = []
             self._lifting = True
             try:
-                traced = self._jitted.trace(values, *concrete_args, **concrete_kwargs)
+                traced = (jitted or self._jitted).trace(values, *concrete_args, **concrete_kwargs)
             finally:
                 self._lifting = False
             if self._lifted:

@@ -468,7 +468,11 @@ def _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=False):
     # made the Variables it reads its inputs): computed concretely, so the check can read them.
     with jax.ensure_compile_time_eval():
         jac, leak = entry.program(values, _probe(aval) if check else None)
-    if check and float(leak) > _leak_tolerance(aval.dtype):
+    leaked = float(leak) > _leak_tolerance(aval.dtype)
+    # A per-example replay of a graph that reads another example (rows of the batch taken one by
+    # one, as tf.foldr does) reads out of bounds, which jax fills with NaN: the check's answer is
+    # then NaN too, and the per-example Jacobians are not the batch's.
+    if check and (leaked or (per_example and not math.isfinite(float(leak)))):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
             # time: TensorFlow's algorithm on the whole batch tells which.

@@ -96,6 +96,13 @@ class TapeFrame(frames.Frame):
             return False
         return any(tape._var_sources.get(id(var)) is node for tape in s.recording)
 
+    def cuts_assignments(self) -> bool:
+        # Only when every tape recording now is a parity tape: a compiled call (tf.function)
+        # is one op for all of them, and tracking tapes want the path through an assignment.
+        s = self.session
+        tapes = [tape for tape in s.recording if tape._bit & s.active]
+        return bool(tapes) and not any(tape._track for tape in tapes)
+
     def watch(self, tape, var):
         s = self.session
         if id(var) not in tape._var_sources:

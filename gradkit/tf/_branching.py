@@ -7,7 +7,8 @@ assignment inside, no tape recording them there).
 
 >>> import gradkit.tf as tf
 >>> x = tf.constant(2.0)
->>> float(tf.switch_case(1, [lambda: x, lambda: x * 10.0])), float(tf.case([(x > 5.0, lambda: x)], lambda: -x))
+>>> i = tf.constant(1)
+>>> float(tf.switch_case(i, [lambda: x, lambda: x * 10.0])), float(tf.case([(x > 5.0, lambda: x)], lambda: -x))
 (20.0, -2.0)
 """
 
@@ -20,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.tensor import Tensor
 
 from ._control import _traced, _traced_arrays, _value
 from ._convert import wrap
@@ -50,6 +52,13 @@ def _branches(branch_fns):
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     """``tf.switch_case``: ``branch_fns[branch_index]()``; an index out of range calls ``default``
     (the last branch when ``default`` is None)."""
+    if not isinstance(branch_index, (Tensor, jax.Array)):
+        # TensorFlow checks this first, even when executing eagerly.
+        raise _errors.GradkitTypeError(
+            f"tf.switch_case takes branch_index as a tensor, as TensorFlow does (it raises TypeError for any "
+            f"other value), but got {type(branch_index).__name__} {branch_index!r}. Pass an integer tensor: "
+            f"tf.constant({branch_index!r}) for a number, v.read_value() for a Variable."
+        )
     fns = _branches(branch_fns)
     index = _value(branch_index)
     if not jnp.issubdtype(jnp.asarray(index).dtype, jnp.integer) or jnp.ndim(index):

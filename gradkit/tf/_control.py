@@ -33,10 +33,10 @@ from gradkit._core.variable import Variable
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
+from . import _name_scope, _random
 from . import _nest as nest
-from . import _random
 from ._array import convert_to_tensor, stack, unstack
-from ._convert import convert, wrap
+from ._convert import call, convert, wrap
 
 
 def _value(x):
@@ -97,12 +97,19 @@ def while_loop(
 ):  # noqa: A002
     """``tf.while_loop(cond, body, loop_vars)``: ``loop_vars = body(*loop_vars)`` while
     ``cond(*loop_vars)``; returns the final ``loop_vars`` in their structure."""
-    single = not isinstance(loop_vars, (list, tuple))
-    state = [loop_vars] if single else list(loop_vars)
+    if not isinstance(loop_vars, (list, tuple)):
+        # TensorFlow takes len() of loop_vars and unpacks it into cond(*loop_vars): a lone tensor,
+        # Variable or number raises there (TypeError, or ValueError for a tensor of several elements).
+        raise _errors.OpInputError(
+            f"tf.while_loop takes loop_vars as a tuple or list of loop variables, as TensorFlow does, but got "
+            f"a {type(loop_vars).__name__}, which TensorFlow refuses. Pass [x] (cond and body then take one "
+            f"argument) and read the result's [0]."
+        )
+    state = list(loop_vars)
 
     def step(values):
         out = body(*values)
-        if single or (len(values) == 1 and not isinstance(out, (list, tuple)) and not executing_eagerly()):
+        if len(values) == 1 and not isinstance(out, (list, tuple)) and not executing_eagerly():
             return [out]  # TensorFlow's graph takes a lone result for a one-element loop_vars too
         if not isinstance(out, (list, tuple)) or len(out) != len(values):
             raise _errors.GradkitValueError(
@@ -113,12 +120,12 @@ def while_loop(
 
     if maximum_iterations is not None and _traced(maximum_iterations):
         # A bound known only when the program runs (a tf.function argument): a jax loop.
-        return _traced_while(cond, step, state, single, maximum_iterations, 0, loop_vars)
+        return _traced_while(cond, step, state, maximum_iterations, 0, loop_vars)
     count = 0
     while maximum_iterations is None or count < maximum_iterations:
         go = cond(*state)
         if _traced(go):  # a condition Python can read (a counter) unrolls, even inside tf.function
-            return _traced_while(cond, step, state, single, maximum_iterations, count, loop_vars)
+            return _traced_while(cond, step, state, maximum_iterations, count, loop_vars)
         if not builtins.bool(np.asarray(_value(go))):
             break
         state = step(state)
@@ -126,7 +133,7 @@ def while_loop(
     # TensorFlow hands back tensors, even for loop_vars given as Python numbers or Variables
     # (a TensorArray stays one).
     state = nest.map_structure(lambda x: convert_to_tensor(x) if _tensor_like(x) else x, state)
-    return state[0] if single else _like(loop_vars, state)
+    return _like(loop_vars, _one_op(state, loop_vars))
 
 
 def _tensor_like(x) -> bool:
@@ -140,7 +147,7 @@ def _like(loop_vars, values):
     return list(values)
 
 
-def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars):
+def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
     """The loop inside ``tf.function``: ``jax.lax.while_loop``, or with ``maximum_iterations`` a
     ``jax.lax.scan`` of that length that stops changing the values once ``cond`` is False,
     which, unlike a while loop, reverse mode can differentiate. A ``maximum_iterations`` known
@@ -182,7 +189,7 @@ def _traced_while(cond, step, state, single, maximum_iterations, done, loop_vars
         carry = (jnp.asarray(False), initial)
         (_, (_, final)), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
     final = wrap(final)
-    return final[0] if single else _like(loop_vars, final)
+    return _like(loop_vars, final)
 
 
 def _over_leading_axis(elems):
@@ -201,7 +208,7 @@ def _stacked(outputs):
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
            infer_shape=True, name=None, fn_output_signature=None):  # fmt: skip
     """``tf.map_fn(fn, elems)``: ``fn`` of each row of ``elems`` (along axis 0), stacked."""
-    return _stacked([fn(row) for row in _over_leading_axis(elems)])
+    return _one_op(_stacked([fn(row) for row in _over_leading_axis(elems)]), elems)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -215,7 +222,7 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     for row in rows:
         acc = fn(acc, row)
         outputs.append(acc)
-    return _stacked(outputs[::-1] if reverse else outputs)
+    return _one_op(_stacked(outputs[::-1] if reverse else outputs), (elems, initializer))
 
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -224,7 +231,7 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return acc
+    return _one_op(acc, (elems, initializer))
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -233,12 +240,49 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return acc
+    return _one_op(acc, (elems, initializer))
+
+
+def _is_float(x) -> bool:
+    return isinstance(x, (Tensor, Variable, jax.Array)) and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _float_leaves(tree) -> list:
+    return [x for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_value) if _is_float(x)]
+
+
+def _one_op(result, inputs):
+    """``result`` as TensorFlow's graph has it inside ``tf.function``: the outputs of one op (a
+    While loop) that reads every float tensor of ``inputs`` (its loop variables, elements,
+    initializer). gradkit runs the loop in Python there, so an output that does not use an input
+    (a body that replaces a loop variable, a ``map_fn`` whose function ignores its row) would
+    give a gradient of None where TensorFlow's is zeros. Eagerly, as there, ``result`` as it is."""
+    if executing_eagerly():
+        return result
+    outputs, ins = _float_leaves(result), _float_leaves(inputs)
+    if not outputs or not ins:
+        return result
+    joined = iter(call(_joined, outputs, [x.read_value() if isinstance(x, Variable) else x for x in ins]))
+    return jax.tree_util.tree_map(lambda x: next(joined) if _is_float(x) else x, result, is_leaf=_is_value)
+
+
+@jax.custom_jvp
+def _joined(outputs, inputs):
+    """``outputs``, whose derivative with respect to ``inputs`` is zero but present (``_one_op``)."""
+    return outputs
+
+
+@_joined.defjvp
+def _joined_jvp(primals, tangents):
+    return _joined(*primals), tangents[0]
 
 
 def executing_eagerly() -> bool:
     """False while ``tf.function`` traces its function, True otherwise."""
-    return not isinstance(jnp.zeros(()), jax.core.Tracer)
+    # The graph's scopes say so even where jax evaluates constants at once inside the trace
+    # (jax.ensure_compile_time_eval, under which a tape may trace a call it records); a tracer
+    # says so inside another jax trace (gk.jit).
+    return not _name_scope.in_graph() and not isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
 def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, name=None):  # noqa: A001

@@ -124,6 +124,11 @@ class name_scope:  # noqa: N801  (TensorFlow's name)
         return False
 
 
+def in_graph() -> bool:
+    """Whether a ``tf.function`` is being traced in this thread (its graph's scopes are active)."""
+    return _scopes.used is not None
+
+
 class graph:
     """While a ``tf.function`` is traced: a fresh graph's scopes (at the root, names unique in it)."""
 
