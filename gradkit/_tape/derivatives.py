@@ -468,11 +468,11 @@ def _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=False):
     # made the Variables it reads its inputs): computed concretely, so the check can read them.
     with jax.ensure_compile_time_eval():
         jac, leak = entry.program(values, _probe(aval) if check else None)
-    leaked = float(leak) > _leak_tolerance(aval.dtype)
+    leak = float(leak) if check else 0.0
     # A per-example replay of a graph that reads another example (rows of the batch taken one by
     # one, as tf.foldr does) reads out of bounds, which jax fills with NaN: the check's answer is
     # then NaN too, and the per-example Jacobians are not the batch's.
-    if check and (leaked or (per_example and not math.isfinite(float(leak)))):
+    if check and (leak > _leak_tolerance(aval.dtype) or (per_example and not math.isfinite(leak))):
         if per_example:
             # Either examples interact, or the graph computes something else one example at a
             # time: TensorFlow's algorithm on the whole batch tells which.
@@ -480,7 +480,7 @@ def _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=False):
             return _batch_jacobian_now(tape, t_ref, s_ref, check, only_check)
         raise _errors.GradkitValueError(
             "batch_jacobian assumes example i of the target depends only on example i of the source, but "
-            f"here examples interact (a random tangent moved the target by {float(leak):.2g} more than the "
+            f"here examples interact (a random tangent moved the target by {leak:.2g} more than the "
             "per-example Jacobians explain, relatively); for instance BatchNorm in training mode or "
             "x - mean(x, axis=0) mixes the batch. The per-example Jacobian would be meaningless (TensorFlow "
             "silently returns it). Use tape.jacobian(target, source) for the full (batch, ..., batch, ...) "
