@@ -295,3 +295,23 @@ def test_optimizer_names_are_keras_defaults():
     first, second = gtf.keras.optimizers.Adamax(), gtf.keras.optimizers.Adamax()
     assert base(second.name) == base(first.name) and second.name != first.name
     assert gtf.keras.optimizers.Adam(name="outer").name == "outer"
+
+
+def _first_step_with_a_missing_gradient(tf):
+    """Keras builds the state of every Variable passed to the first step, its gradient None or not."""
+    ws = _variables(tf)
+    opt = tf.keras.optimizers.Nadam(0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Keras warns of the missing gradient
+        opt.apply_gradients(zip([None, tf.constant([1.0, 2.0, 3.0]), None], ws))
+    values = sorted(np.asarray(v.numpy(), np.float64).ravel().tolist() for v in opt.variables)
+    return len(opt.variables), values
+
+
+def test_the_first_step_makes_the_state_of_a_variable_without_a_gradient_as_keras():
+    # gradkit made slots only for the Variables with a gradient: 5 Variables where Keras has 9.
+    want, got = _first_step_with_a_missing_gradient(tf_real), _first_step_with_a_missing_gradient(gtf)
+    # iterations, the learning rate, Nadam's u_product and two moments for each of the 3 Variables
+    assert got[0] == want[0] == 9
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-6)

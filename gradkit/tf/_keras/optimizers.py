@@ -74,7 +74,7 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
         # bfloat16 Variable steps in bfloat16 whatever its gradient's dtype.
         g, lr_p = g.astype(p.dtype), lr.astype(p.dtype)
         if decay is not None:
-            p = p - p * jnp.asarray(decay, p.dtype) * lr_p
+            p = p - p * rules.keras_cast(decay, p.dtype) * lr_p
         (update,), state = make(lr_p, step, *hyper).update([g], state, [p])
         values.append(p + update)
         new_states.append(state)
@@ -96,6 +96,7 @@ class Optimizer:
     """
 
     _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
+    _shared_name = None  # the name of its Variable
     _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
 
     def __init__(self, learning_rate, make, hyper, options=None, name=None):
@@ -188,12 +189,22 @@ class Optimizer:
             hit = self._slots[key] = (weakref.ref(variable), slots, treedef)
         return hit[1], hit[2]
 
+    def _make_state(self, var_list):
+        """The slots of each Variable in ``var_list`` and the optimizer-wide state, as Keras'
+        ``build`` makes them: for every Variable given, its gradient None or not, and the
+        optimizer-wide state (Nadam's ``u_product``) in the dtype of the first Variable."""
+        for variable in var_list:
+            self._slot_variables(variable)
+        if self._advance is not None and self._shared is None and var_list:
+            with frames.Suspend(), jax.ensure_compile_time_eval():
+                start = jnp.ones((), var_list[0].dtype)
+            self._shared = Variable(start, name=self._shared_name, trainable=False)
+
     def build(self, var_list):
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
         Variable's state at its first update), for instance before a ``tf.function`` step."""
         var_list = list(var_list)
-        for variable in var_list:
-            self._slot_variables(variable)
+        self._make_state(var_list)
         self._built = [weakref.ref(v) for v in var_list]
 
     @property
@@ -234,7 +245,8 @@ class Optimizer:
 
         A pair whose gradient is None is skipped with Keras' warning naming its Variable; if
         every gradient is None, nothing is applied and a ValueError says so (as in Keras)."""
-        pairs = _checked_pairs(grads_and_vars)
+        pairs, every_variable = _checked_pairs(grads_and_vars)
+        self._make_state(every_variable)
         grads = [convert(g) for g, _ in pairs]
         variables = [v for _, v in pairs]
         slots = [self._slot_variables(v) for v in variables]
@@ -268,10 +280,10 @@ class Optimizer:
         return self.iterations
 
 
-def _checked_pairs(grads_and_vars) -> list:
-    """The (gradient, Variable) pairs with a gradient; Keras' warning for the others, and its
-    error when none has one (an optimizer step that silently changes nothing hides a loss
-    computed outside the tape)."""
+def _checked_pairs(grads_and_vars) -> tuple:
+    """The (gradient, Variable) pairs with a gradient, and every Variable given; Keras' warning
+    for the others, and its error when none has one (an optimizer step that silently changes
+    nothing hides a loss computed outside the tape)."""
     pairs = list(grads_and_vars)
     for pair in pairs:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -298,7 +310,7 @@ def _checked_pairs(grads_and_vars) -> list:
             "the loss.",
             stacklevel=3,
         )
-    return [(g, v) for g, v in pairs if g is not None]
+    return [(g, v) for g, v in pairs if g is not None], [v for _, v in pairs]
 
 
 class SGD(Optimizer):
@@ -408,6 +420,7 @@ class Nadam(Optimizer):
     """``tf.keras.optimizers.Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
 
     _advance = staticmethod(rules.nadam_advance)
+    _shared_name = "u_product"
 
     _config_keys = ("beta_1", "beta_2", "epsilon")
 
@@ -415,7 +428,6 @@ class Nadam(Optimizer):
         options = _check_options("Nadam", kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         super().__init__(learning_rate, rules.nadam, (self.beta_1, self.beta_2, self.epsilon), options, name)
-        self._shared = Variable(jnp.float32(1.0), name="u_product", trainable=False)
 
 
 def __getattr__(name):
