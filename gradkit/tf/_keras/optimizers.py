@@ -31,10 +31,16 @@ from .gradient_clipping import active_clip, check_clip_options, clip_gradients
 from .schedules import LearningRateSchedule
 
 # The base options of every Keras optimizer that gradkit.tf implements, with their defaults.
-_BASE_OPTIONS = {"weight_decay": None, "clipnorm": None, "clipvalue": None, "global_clipnorm": None}
+_BASE_OPTIONS = {
+    "weight_decay": None,
+    "clipnorm": None,
+    "clipvalue": None,
+    "global_clipnorm": None,
+    "loss_scale_factor": None,
+}
 
 # Keras optimizer options gradkit.tf does not implement, with the value that means "off".
-_UNSUPPORTED = {"use_ema": False, "loss_scale_factor": None, "gradient_accumulation_steps": None}
+_UNSUPPORTED = {"use_ema": False, "gradient_accumulation_steps": None}
 
 # Keras options kept only for get_config: they mean something only with use_ema / an option gradkit always takes.
 _CONFIG_ONLY = {"ema_momentum": 0.99, "ema_overwrite_frequency": None}
@@ -60,14 +66,17 @@ def _check_options(cls_name: str, kwargs: dict) -> dict:
     return options
 
 
-def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, decays):
-    """Each Variable's new value and new state, in Keras' order: the gradients clipped, the
-    Variable decayed (``v - v * weight_decay * lr``), then the rule's update added. Each Variable
+def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, decays, loss_scale=None):
+    """Each Variable's new value and new state, in Keras' order: the gradients divided by
+    ``loss_scale_factor`` and clipped, the Variable decayed (``v - v * weight_decay * lr``),
+    then the rule's update added. Each Variable
     has its own state (Keras keeps one set of slots per Variable, so a Variable left out of a
     step keeps its moments); ``shared`` is the optimizer's own state (Nadam's), advanced first."""
     if advance is not None:
         shared = advance(step, shared, *hyper)
         step = (step, shared)
+    if loss_scale is not None:
+        grads = [g / loss_scale for g in grads]
     values, new_states = [], []
     for g, state, p, decay in zip(clip_gradients(grads, clip), states, params, decays):
         # Keras casts the (clipped) gradient and the learning rate to the Variable's dtype: a
@@ -151,6 +160,14 @@ class Optimizer:
     def from_config(cls, config, custom_objects=None):
         """A new optimizer (without state) from ``get_config()``'s dict, as Keras makes one."""
         return optimizer_config.from_config(cls, config, custom_objects)
+
+    def scale_loss(self, loss):
+        """Keras': ``loss * loss_scale_factor`` (``loss`` itself without one). ``apply_gradients``
+        divides the gradients by the factor again, so scaling the loss before taking its
+        gradients keeps small float16 gradients from underflowing without changing the step."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
+        return loss
 
     def finalize_variable_values(self, var_list):
         """Keras': at the end of training, write the moving averages into the Variables when
@@ -266,6 +283,7 @@ class Optimizer:
             advance=self._advance,
             clip=active_clip(self.clipnorm, self.clipvalue, self.global_clipnorm),
             decays=tuple(self._decay_of(v) for v in variables),
+            loss_scale=None if self.loss_scale_factor is None else float(self.loss_scale_factor),
         )
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
