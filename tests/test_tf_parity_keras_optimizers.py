@@ -212,7 +212,7 @@ def test_options_keras_refuses_are_refused(make):
 
 
 def test_options_gradkit_does_not_implement_raise():
-    for kwargs in [{"use_ema": True}, {"gradient_accumulation_steps": 2}]:
+    for kwargs in [{"gradient_accumulation_steps": 2}]:
         with pytest.raises(ValueError, match=r"\[gradkit\].*not supported"):
             gtf.keras.optimizers.RMSprop(**kwargs)
 

@@ -28,6 +28,7 @@ from . import optimizer_config
 from . import optimizer_rules as rules
 from . import schedules as schedules
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
+from .optimizer_ema import check_ema_options, moving_averages
 from .schedules import LearningRateSchedule
 
 # The base options of every Keras optimizer that gradkit.tf implements, with their defaults.
@@ -37,20 +38,20 @@ _BASE_OPTIONS = {
     "clipvalue": None,
     "global_clipnorm": None,
     "loss_scale_factor": None,
+    "use_ema": False,
+    "ema_momentum": 0.99,
+    "ema_overwrite_frequency": None,
 }
 
 # Keras optimizer options gradkit.tf does not implement, with the value that means "off".
-_UNSUPPORTED = {"use_ema": False, "gradient_accumulation_steps": None}
-
-# Keras options kept only for get_config: they mean something only with use_ema / an option gradkit always takes.
-_CONFIG_ONLY = {"ema_momentum": 0.99, "ema_overwrite_frequency": None}
+_UNSUPPORTED = {"gradient_accumulation_steps": None}
 
 
 def _check_options(cls_name: str, kwargs: dict) -> dict:
     """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
-    options = {**_BASE_OPTIONS, **_UNSUPPORTED, **_CONFIG_ONLY}
+    options = {**_BASE_OPTIONS, **_UNSUPPORTED}
     for key, value in kwargs.items():
-        if key in _BASE_OPTIONS or key in _CONFIG_ONLY:
+        if key in _BASE_OPTIONS:
             options[key] = value
             continue
         if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
@@ -63,6 +64,7 @@ def _check_options(cls_name: str, kwargs: dict) -> dict:
             "yourself before apply_gradients, or use an optax chain with gk.apply_updates."
         )
     check_clip_options(cls_name, options)
+    check_ema_options(cls_name, options)
     return options
 
 
@@ -122,6 +124,7 @@ class Optimizer:
         self._hyper = hyper
         self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
         self._shared = None  # the Variable holding the optimizer-wide state, when the rule has one
+        self._averages: dict = {}  # with use_ema: id(Variable) -> (a weak reference to it, its average)
         self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
         for key, value in (options or _BASE_OPTIONS).items():
             setattr(self, key, value)  # read at each step, as Keras reads them
@@ -171,7 +174,18 @@ class Optimizer:
 
     def finalize_variable_values(self, var_list):
         """Keras': at the end of training, write the moving averages into the Variables when
-        ``use_ema``; gradkit.tf refuses ``use_ema=True``, so, as in Keras without it, nothing."""
+        ``use_ema`` (without it, nothing)."""
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        averages = [self._averages.get(id(v)) for v in var_list]
+        if any(hit is None or hit[0]() is not v for hit, v in zip(averages, var_list)):
+            raise _errors.GradkitValueError(
+                "optimizer.finalize_variable_values got Variables the optimizer has not updated, so they have "
+                "no moving average. Pass the Variables given to apply_gradients (model.trainable_variables)."
+            )
+        for (_, average), v in zip(averages, var_list):
+            v.assign(average.value)
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keras': no weight decay for the Variables in ``var_list``, nor for those whose name
@@ -212,6 +226,12 @@ class Optimizer:
         optimizer-wide state (Nadam's ``u_product``) in the dtype of the first Variable."""
         for variable in var_list:
             self._slot_variables(variable)
+            hit = self._averages.get(id(variable))
+            if self.use_ema and (hit is None or hit[0]() is not variable):
+                with frames.Suspend(), jax.ensure_compile_time_eval():
+                    zeros = jnp.zeros(variable.shape, variable.dtype)
+                average = Variable(zeros, name=f"{variable.name.split(':')[0]}/average", trainable=False)
+                self._averages[id(variable)] = (weakref.ref(variable), average)
         if self._advance is not None and self._shared is None and var_list:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 start = jnp.ones((), var_list[0].dtype)
@@ -236,6 +256,7 @@ class Optimizer:
                 out.extend(slots)
         if self._shared is not None:
             out.append(self._shared)
+        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         return out
 
     def apply(self, grads, trainable_variables=None):
@@ -294,8 +315,25 @@ class Optimizer:
             self._shared.assign(shared)
         for v, value in zip(variables, new_values):
             v.assign(value)
+        if self.use_ema:
+            self._move_averages()
         self.iterations.assign_add(1)
         return self.iterations
+
+    def _move_averages(self):
+        """Keras' moving averages of every Variable the optimizer has state for, after a step."""
+        pairs = [(v, average) for ref, average in self._averages.values() if (v := ref()) is not None]
+        new_averages, new_values = lift(moving_averages)(
+            self.iterations.value,
+            [average.value for _, average in pairs],
+            [v.value for v, _ in pairs],
+            momentum=float(self.ema_momentum),
+            overwrite_frequency=self.ema_overwrite_frequency,
+        )
+        for (v, average), new_average, value in zip(pairs, new_averages, new_values):
+            average.assign(new_average)
+            if self.ema_overwrite_frequency:
+                v.assign(value)
 
 
 def _checked_pairs(grads_and_vars) -> tuple:
