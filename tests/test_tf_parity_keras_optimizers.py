@@ -212,7 +212,7 @@ def test_options_keras_refuses_are_refused(make):
 
 
 def test_options_gradkit_does_not_implement_raise():
-    for kwargs in [{"use_ema": True}, {"loss_scale_factor": 2.0}, {"gradient_accumulation_steps": 2}]:
+    for kwargs in [{"gradient_accumulation_steps": 2}]:
         with pytest.raises(ValueError, match=r"\[gradkit\].*not supported"):
             gtf.keras.optimizers.RMSprop(**kwargs)
 
@@ -295,3 +295,57 @@ def test_optimizer_names_are_keras_defaults():
     first, second = gtf.keras.optimizers.Adamax(), gtf.keras.optimizers.Adamax()
     assert base(second.name) == base(first.name) and second.name != first.name
     assert gtf.keras.optimizers.Adam(name="outer").name == "outer"
+
+
+def _first_step_with_a_missing_gradient(tf):
+    """Keras builds the state of every Variable passed to the first step, its gradient None or not."""
+    ws = _variables(tf)
+    opt = tf.keras.optimizers.Nadam(0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Keras warns of the missing gradient
+        opt.apply_gradients(zip([None, tf.constant([1.0, 2.0, 3.0]), None], ws))
+    values = sorted(np.asarray(v.numpy(), np.float64).ravel().tolist() for v in opt.variables)
+    return len(opt.variables), values
+
+
+def test_the_first_step_makes_the_state_of_a_variable_without_a_gradient_as_keras():
+    # gradkit made slots only for the Variables with a gradient: 5 Variables where Keras has 9.
+    want, got = _first_step_with_a_missing_gradient(tf_real), _first_step_with_a_missing_gradient(gtf)
+    # iterations, the learning rate, Nadam's u_product and two moments for each of the 3 Variables
+    assert got[0] == want[0] == 9
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def _steps_with_a_loss_scale(tf, **kwargs):
+    """Keras' loss_scale_factor: scale_loss multiplies the loss, apply_gradients divides the
+    gradients before clipping."""
+    ws = [tf.Variable([0.5, -1.0, 2.0]), tf.Variable([[0.25], [1.5]], dtype=tf.float16)]
+    opt = tf.keras.optimizers.Adam(0.1, **kwargs)
+    for k in range(3):
+        with tf.GradientTape() as tape:
+            loss = opt.scale_loss(sum(tf.reduce_sum(tf.cast(w, tf.float32) ** 2) for w in ws) * (1e-3 * (k + 1)))
+        opt.apply_gradients(zip(tape.gradient(loss, ws), ws))
+    return [w.read_value() for w in ws] + [opt.get_config()["loss_scale_factor"], opt.scale_loss(2.0)]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"loss_scale_factor": 1024.0}, {"loss_scale_factor": 0.5, "clipnorm": 0.001}, {"loss_scale_factor": 8.0}],
+    ids=["scale_1024", "scale_half_clipnorm", "scale_8"],
+)
+def test_loss_scale_factor_matches_keras(kwargs):
+    # gradkit refused loss_scale_factor (a ValueError naming it as not supported).
+    out = run_both(lambda tf: _steps_with_a_loss_scale(tf, **kwargs))
+    assert not isinstance(out, Exception), out
+
+
+def test_a_loss_scale_factor_leaves_the_step_unchanged():
+    """By hand: SGD's step is -lr * dL/dw whatever power-of-two factor scales the loss."""
+    w = gtf.Variable([0.5, -1.0, 2.0])
+    opt = gtf.keras.optimizers.SGD(0.25, loss_scale_factor=1024.0)
+    with gtf.GradientTape() as tape:
+        scaled = opt.scale_loss(gtf.reduce_sum(w**2))
+    opt.apply_gradients([(tape.gradient(scaled, w), w)])
+    np.testing.assert_array_equal(w.numpy(), np.float32([0.5, -1.0, 2.0]) * (1 - 2 * 0.25))
+    assert float(scaled) == 1024.0 * 5.25

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 
@@ -37,6 +38,14 @@ def tf_minimum(a, b):
     return jnp.where(a <= b, a, b)
 
 
+def keras_cast(value, dtype):
+    """A Python float hyperparameter as Keras' ``ops.cast(value, dtype)`` makes it on TensorFlow:
+    the number becomes a float32 tensor first, so a float64 Variable's step sees ``beta_2 = 0.999``
+    rounded to float32 (``0.99900001287...``), not the float64 nearest 0.999. The rules cast where
+    Keras casts and use the Python float where Keras does, so float64 steps agree to rounding."""
+    return jnp.asarray(np.float32(value), dtype)
+
+
 def _sqrt(v):
     """``sqrt(v)`` for ``v >= 0`` whose derivative at 0 is 0, not infinity.
 
@@ -62,7 +71,7 @@ def sgd(lr, step, momentum, nesterov):
         return optax.scale(-lr)
 
     def velocity(m, g):
-        return momentum * m - lr * g
+        return m * keras_cast(momentum, m.dtype) - g * lr
 
     def update(grads, state, params=None):
         m = jax.tree_util.tree_map(velocity, state, grads)
@@ -87,8 +96,8 @@ def adam(lr, step, beta_1, beta_2, epsilon, amsgrad):
         t = (step + 1).astype(g.dtype)
         alpha = (
             lr
-            * jnp.sqrt(1 - jnp.power(jnp.asarray(beta_2, g.dtype), t))
-            / (1 - jnp.power(jnp.asarray(beta_1, g.dtype), t))
+            * jnp.sqrt(1 - jnp.power(keras_cast(beta_2, g.dtype), t))
+            / (1 - jnp.power(keras_cast(beta_1, g.dtype), t))
         )
         return -((m * alpha) / (_sqrt(v_hat if amsgrad else v) + epsilon)), (m, v, v_hat)
 
@@ -131,7 +140,8 @@ def adagrad(lr, step, initial_accumulator_value, epsilon):
         accumulator = accumulator + g * g
         return -((lr * g) / jnp.sqrt(accumulator + epsilon)), (accumulator,)
 
-    return _per_array(lambda p: (jnp.full_like(p, initial_accumulator_value),), update_one)
+    # Keras' Constant initializer casts the value as ops.cast does (through float32).
+    return _per_array(lambda p: (jnp.full_like(p, keras_cast(initial_accumulator_value, p.dtype)),), update_one)
 
 
 def adamax(lr, step, beta_1, beta_2, epsilon):
@@ -139,7 +149,7 @@ def adamax(lr, step, beta_1, beta_2, epsilon):
 
     def update_one(g, state):
         m, u = state
-        beta_1_power = jnp.power(jnp.asarray(beta_1, g.dtype), (step + 1).astype(g.dtype))
+        beta_1_power = jnp.power(keras_cast(beta_1, g.dtype), (step + 1).astype(g.dtype))
         m = m + (g - m) * (1 - beta_1)
         u = tf_maximum(beta_2 * u, jnp.abs(g))
         return -((lr * m) / ((1 - beta_1_power) * (u + epsilon))), (m, u)
@@ -162,7 +172,7 @@ def nadam(lr, step, beta_1, beta_2, epsilon):
         iterations, u_product = step
         m, v = state
         dtype = g.dtype
-        b1, b2, decay = (jnp.asarray(x, dtype) for x in (beta_1, beta_2, 0.96))
+        b1, b2, decay = (keras_cast(x, dtype) for x in (beta_1, beta_2, 0.96))
         local_step, next_step = (iterations + 1).astype(dtype), (iterations + 2).astype(dtype)
         u_t = b1 * (1.0 - 0.5 * jnp.power(decay, local_step))
         u_t_1 = b1 * (1.0 - 0.5 * jnp.power(decay, next_step))

@@ -28,23 +28,30 @@ from . import optimizer_config
 from . import optimizer_rules as rules
 from . import schedules as schedules
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
+from .optimizer_ema import check_ema_options, moving_averages
 from .schedules import LearningRateSchedule
 
 # The base options of every Keras optimizer that gradkit.tf implements, with their defaults.
-_BASE_OPTIONS = {"weight_decay": None, "clipnorm": None, "clipvalue": None, "global_clipnorm": None}
+_BASE_OPTIONS = {
+    "weight_decay": None,
+    "clipnorm": None,
+    "clipvalue": None,
+    "global_clipnorm": None,
+    "loss_scale_factor": None,
+    "use_ema": False,
+    "ema_momentum": 0.99,
+    "ema_overwrite_frequency": None,
+}
 
 # Keras optimizer options gradkit.tf does not implement, with the value that means "off".
-_UNSUPPORTED = {"use_ema": False, "loss_scale_factor": None, "gradient_accumulation_steps": None}
-
-# Keras options kept only for get_config: they mean something only with use_ema / an option gradkit always takes.
-_CONFIG_ONLY = {"ema_momentum": 0.99, "ema_overwrite_frequency": None}
+_UNSUPPORTED = {"gradient_accumulation_steps": None}
 
 
 def _check_options(cls_name: str, kwargs: dict) -> dict:
     """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
-    options = {**_BASE_OPTIONS, **_UNSUPPORTED, **_CONFIG_ONLY}
+    options = {**_BASE_OPTIONS, **_UNSUPPORTED}
     for key, value in kwargs.items():
-        if key in _BASE_OPTIONS or key in _CONFIG_ONLY:
+        if key in _BASE_OPTIONS:
             options[key] = value
             continue
         if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
@@ -57,24 +64,28 @@ def _check_options(cls_name: str, kwargs: dict) -> dict:
             "yourself before apply_gradients, or use an optax chain with gk.apply_updates."
         )
     check_clip_options(cls_name, options)
+    check_ema_options(cls_name, options)
     return options
 
 
-def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, decays):
-    """Each Variable's new value and new state, in Keras' order: the gradients clipped, the
-    Variable decayed (``v - v * weight_decay * lr``), then the rule's update added. Each Variable
+def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, decays, loss_scale=None):
+    """Each Variable's new value and new state, in Keras' order: the gradients divided by
+    ``loss_scale_factor`` and clipped, the Variable decayed (``v - v * weight_decay * lr``),
+    then the rule's update added. Each Variable
     has its own state (Keras keeps one set of slots per Variable, so a Variable left out of a
     step keeps its moments); ``shared`` is the optimizer's own state (Nadam's), advanced first."""
     if advance is not None:
         shared = advance(step, shared, *hyper)
         step = (step, shared)
+    if loss_scale is not None:
+        grads = [g / loss_scale for g in grads]
     values, new_states = [], []
     for g, state, p, decay in zip(clip_gradients(grads, clip), states, params, decays):
         # Keras casts the (clipped) gradient and the learning rate to the Variable's dtype: a
         # bfloat16 Variable steps in bfloat16 whatever its gradient's dtype.
         g, lr_p = g.astype(p.dtype), lr.astype(p.dtype)
         if decay is not None:
-            p = p - p * jnp.asarray(decay, p.dtype) * lr_p
+            p = p - p * rules.keras_cast(decay, p.dtype) * lr_p
         (update,), state = make(lr_p, step, *hyper).update([g], state, [p])
         values.append(p + update)
         new_states.append(state)
@@ -96,6 +107,7 @@ class Optimizer:
     """
 
     _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
+    _shared_name = None  # the name of its Variable
     _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
 
     def __init__(self, learning_rate, make, hyper, options=None, name=None):
@@ -112,6 +124,7 @@ class Optimizer:
         self._hyper = hyper
         self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
         self._shared = None  # the Variable holding the optimizer-wide state, when the rule has one
+        self._averages: dict = {}  # with use_ema: id(Variable) -> (a weak reference to it, its average)
         self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
         for key, value in (options or _BASE_OPTIONS).items():
             setattr(self, key, value)  # read at each step, as Keras reads them
@@ -151,9 +164,28 @@ class Optimizer:
         """A new optimizer (without state) from ``get_config()``'s dict, as Keras makes one."""
         return optimizer_config.from_config(cls, config, custom_objects)
 
+    def scale_loss(self, loss):
+        """Keras': ``loss * loss_scale_factor`` (``loss`` itself without one). ``apply_gradients``
+        divides the gradients by the factor again, so scaling the loss before taking its
+        gradients keeps small float16 gradients from underflowing without changing the step."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
+        return loss
+
     def finalize_variable_values(self, var_list):
         """Keras': at the end of training, write the moving averages into the Variables when
-        ``use_ema``; gradkit.tf refuses ``use_ema=True``, so, as in Keras without it, nothing."""
+        ``use_ema`` (without it, nothing)."""
+        if not self.use_ema:
+            return
+        var_list = list(var_list)
+        averages = [self._averages.get(id(v)) for v in var_list]
+        if any(hit is None or hit[0]() is not v for hit, v in zip(averages, var_list)):
+            raise _errors.GradkitValueError(
+                "optimizer.finalize_variable_values got Variables the optimizer has not updated, so they have "
+                "no moving average. Pass the Variables given to apply_gradients (model.trainable_variables)."
+            )
+        for (_, average), v in zip(averages, var_list):
+            v.assign(average.value)
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Keras': no weight decay for the Variables in ``var_list``, nor for those whose name
@@ -188,12 +220,28 @@ class Optimizer:
             hit = self._slots[key] = (weakref.ref(variable), slots, treedef)
         return hit[1], hit[2]
 
+    def _make_state(self, var_list):
+        """The slots of each Variable in ``var_list`` and the optimizer-wide state, as Keras'
+        ``build`` makes them: for every Variable given, its gradient None or not, and the
+        optimizer-wide state (Nadam's ``u_product``) in the dtype of the first Variable."""
+        for variable in var_list:
+            self._slot_variables(variable)
+            hit = self._averages.get(id(variable))
+            if self.use_ema and (hit is None or hit[0]() is not variable):
+                with frames.Suspend(), jax.ensure_compile_time_eval():
+                    zeros = jnp.zeros(variable.shape, variable.dtype)
+                average = Variable(zeros, name=f"{variable.name.split(':')[0]}/average", trainable=False)
+                self._averages[id(variable)] = (weakref.ref(variable), average)
+        if self._advance is not None and self._shared is None and var_list:
+            with frames.Suspend(), jax.ensure_compile_time_eval():
+                start = jnp.ones((), var_list[0].dtype)
+            self._shared = Variable(start, name=self._shared_name, trainable=False)
+
     def build(self, var_list):
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
         Variable's state at its first update), for instance before a ``tf.function`` step."""
         var_list = list(var_list)
-        for variable in var_list:
-            self._slot_variables(variable)
+        self._make_state(var_list)
         self._built = [weakref.ref(v) for v in var_list]
 
     @property
@@ -208,6 +256,7 @@ class Optimizer:
                 out.extend(slots)
         if self._shared is not None:
             out.append(self._shared)
+        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         return out
 
     def apply(self, grads, trainable_variables=None):
@@ -234,7 +283,8 @@ class Optimizer:
 
         A pair whose gradient is None is skipped with Keras' warning naming its Variable; if
         every gradient is None, nothing is applied and a ValueError says so (as in Keras)."""
-        pairs = _checked_pairs(grads_and_vars)
+        pairs, every_variable = _checked_pairs(grads_and_vars)
+        self._make_state(every_variable)
         grads = [convert(g) for g, _ in pairs]
         variables = [v for _, v in pairs]
         slots = [self._slot_variables(v) for v in variables]
@@ -254,6 +304,7 @@ class Optimizer:
             advance=self._advance,
             clip=active_clip(self.clipnorm, self.clipvalue, self.global_clipnorm),
             decays=tuple(self._decay_of(v) for v in variables),
+            loss_scale=None if self.loss_scale_factor is None else float(self.loss_scale_factor),
         )
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
@@ -264,14 +315,31 @@ class Optimizer:
             self._shared.assign(shared)
         for v, value in zip(variables, new_values):
             v.assign(value)
+        if self.use_ema:
+            self._move_averages()
         self.iterations.assign_add(1)
         return self.iterations
 
+    def _move_averages(self):
+        """Keras' moving averages of every Variable the optimizer has state for, after a step."""
+        pairs = [(v, average) for ref, average in self._averages.values() if (v := ref()) is not None]
+        new_averages, new_values = lift(moving_averages)(
+            self.iterations.value,
+            [average.value for _, average in pairs],
+            [v.value for v, _ in pairs],
+            momentum=float(self.ema_momentum),
+            overwrite_frequency=self.ema_overwrite_frequency,
+        )
+        for (v, average), new_average, value in zip(pairs, new_averages, new_values):
+            average.assign(new_average)
+            if self.ema_overwrite_frequency:
+                v.assign(value)
 
-def _checked_pairs(grads_and_vars) -> list:
-    """The (gradient, Variable) pairs with a gradient; Keras' warning for the others, and its
-    error when none has one (an optimizer step that silently changes nothing hides a loss
-    computed outside the tape)."""
+
+def _checked_pairs(grads_and_vars) -> tuple:
+    """The (gradient, Variable) pairs with a gradient, and every Variable given; Keras' warning
+    for the others, and its error when none has one (an optimizer step that silently changes
+    nothing hides a loss computed outside the tape)."""
     pairs = list(grads_and_vars)
     for pair in pairs:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -298,7 +366,7 @@ def _checked_pairs(grads_and_vars) -> list:
             "the loss.",
             stacklevel=3,
         )
-    return [(g, v) for g, v in pairs if g is not None]
+    return [(g, v) for g, v in pairs if g is not None], [v for _, v in pairs]
 
 
 class SGD(Optimizer):
@@ -408,6 +476,7 @@ class Nadam(Optimizer):
     """``tf.keras.optimizers.Nadam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7)``."""
 
     _advance = staticmethod(rules.nadam_advance)
+    _shared_name = "u_product"
 
     _config_keys = ("beta_1", "beta_2", "epsilon")
 
@@ -415,7 +484,6 @@ class Nadam(Optimizer):
         options = _check_options("Nadam", kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         super().__init__(learning_rate, rules.nadam, (self.beta_1, self.beta_2, self.epsilon), options, name)
-        self._shared = Variable(jnp.float32(1.0), name="u_product", trainable=False)
 
 
 def __getattr__(name):
