@@ -7,6 +7,7 @@ Recording itself is in ``frame`` (Variables) and ``record`` (ops); ``gradient``,
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import weakref
 
@@ -40,6 +41,34 @@ def _check_single_target(target, what: str) -> None:
             f"{what} takes one target tensor, but got {type(target).__name__}. For several targets, call "
             f"{what} once per target on a persistent tape (GradientTape(persistent=True)), or stack them into one tensor."
         )
+
+
+# jax's error for reverse mode through a ``lax.while_loop`` (a loop whose bound is known only
+# when the program runs: ``tf.while_loop`` with a traced condition inside ``tf.function``).
+_WHILE_LOOP_REVERSE = "Reverse-mode differentiation does not work for lax.while_loop"
+
+
+def _explains_reverse_mode_limits(method):
+    """``method``, with jax's refusal to differentiate a while loop in reverse mode said in
+    gradkit's words (what to change in the program); the tape stays usable after it."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except ValueError as error:
+            if isinstance(error, _errors.GradkitError) or _WHILE_LOOP_REVERSE not in str(error):
+                raise
+            raise _errors.GradkitValueError(
+                f"GradientTape.{method.__name__}: the target is computed by a loop that runs until a condition "
+                "known only when the compiled program runs (a jax.lax.while_loop: tf.while_loop inside "
+                "tf.function with a tensor condition), and reverse mode cannot differentiate such a loop. Give "
+                "the loop an upper bound, tf.while_loop(..., maximum_iterations=N) with a Python int N (it then "
+                "runs as a bounded jax.lax.scan), or run it eagerly (outside tf.function), where the loop runs in "
+                "Python and the tape records each step."
+            ) from error
+
+    return wrapped
 
 
 def _check_parallel_iterations(parallel_iterations) -> None:
@@ -337,6 +366,7 @@ class GradientTape:
             f"a gradient source must be a Variable, a tensor or an array, but got {type(x).__name__}: {x!r}."
         )
 
+    @_explains_reverse_mode_limits
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         """The gradient of ``target`` (the sum of its elements) with respect to ``sources``.
 
@@ -410,6 +440,7 @@ class GradientTape:
                 t_refs[i] = None
         return pairs
 
+    @_explains_reverse_mode_limits
     def jacobian(
         self,
         target,
@@ -471,6 +502,7 @@ class GradientTape:
             out.append(record.apply(jnp.reshape, stacked, t_shape + shape_of(x)))
         return out
 
+    @_explains_reverse_mode_limits
     def batch_jacobian(
         self,
         target,
