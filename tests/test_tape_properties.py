@@ -16,7 +16,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import gradkit as gk
@@ -292,12 +292,17 @@ def test_unrolled_inner_steps_meta_gradient_matches_jax(steps, n_inner, w0, lr0)
     y0 = np.float32(0.3)
 
     def meta_pure(lr):
-        w = jnp.float32(w0)
+        w = jnp.asarray(w0, lr.dtype)
         for _ in range(n_inner):
-            w = w - lr * jax.grad(lambda v: pure(v, y0))(w)
-        return pure(w, y0)
+            w = w - lr * jax.grad(lambda v: pure(v, jnp.asarray(y0, lr.dtype)))(w)
+        return pure(w, jnp.asarray(y0, lr.dtype))
 
     expected = jax.grad(meta_pure)(jnp.float32(lr0))
+    with jax.enable_x64(True):
+        exact = float(jax.grad(meta_pure)(jnp.float64(lr0)))
+    # An unrolled loop can be so ill-conditioned that float32 itself misses the float64 answer
+    # by more than the tolerance (jax's own float32 oracle included): nothing to compare there.
+    assume(np.isfinite(exact) and abs(float(expected) - exact) <= 1e-4 * abs(exact) + 1e-6)
     for _ in range(2):
         w, y, lr = gk.Variable(np.float32(w0)), gk.Variable(y0), gk.Variable(np.float32(lr0))
         with gk.GradientTape() as outer:
