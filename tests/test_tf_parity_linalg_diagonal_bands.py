@@ -248,3 +248,29 @@ def test_a_band_inside_tf_function_matches_tensorflow():
 def test_gk_error_class_is_a_gradkit_error():
     with pytest.raises(gk.GradkitError):
         gtf.linalg.diag_part(X, k=(1, 0))
+
+
+INT_MATRIX = np.arange(9, dtype=np.int32).reshape(3, 3)
+FLOAT_PADDING = {
+    "diag_part": lambda tf: tf.linalg.diag_part(INT_MATRIX, k=(0, 1), padding_value=1.5),
+    "diag": lambda tf: tf.linalg.diag(INT_MATRIX[:2], k=(0, 1), padding_value=2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_PADDING))
+def test_a_python_float_padding_for_an_integer_matrix_is_refused(name):
+    # A cast would silently truncate 1.5 to 1.
+    assert_gradkit_refusal(lambda: FLOAT_PADDING[name](gtf), TypeError, rf"tf\.linalg\.{name}'s padding_value")
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT_PADDING))
+def test_a_python_float_padding_is_refused_as_tensorflow_refuses_it(name):
+    from refusals import assert_refused_like_tensorflow
+
+    assert_refused_like_tensorflow(FLOAT_PADDING[name], pytest.importorskip("tensorflow"), gtf, r"tf\.linalg\.")
+
+
+def test_an_int_or_numpy_padding_for_an_integer_matrix_is_taken():
+    for padding in (2, np.float32(2.0)):
+        got = gtf.linalg.diag_part(INT_MATRIX, k=(0, 1), padding_value=padding)
+        assert got.dtype == np.int32 and got.numpy().tolist() == [[2, 1, 5], [0, 4, 8]]

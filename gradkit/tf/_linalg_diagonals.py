@@ -24,7 +24,7 @@ import numpy as np
 from gradkit import _errors
 
 from . import _linalg_checks as _checks
-from ._convert import call, convert, convert_like
+from ._convert import call, check_python_value, convert, convert_like
 
 ALIGNS = ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")
 
@@ -122,7 +122,10 @@ def _diag(d, lower, upper, align, rows, cols, padding_value):
     return _set_diag(jnp.full((*batch, rows, cols), padding_value, d.dtype), d, lower, upper, align)
 
 
-def _scalar(value, what: str):
+def _scalar(value, what: str, dtype):
+    # A Python float for an integer matrix is refused, as TensorFlow refuses it (a cast would
+    # truncate 1.5 to 1 silently); NumPy numbers and tensors are cast, as there.
+    check_python_value(value, dtype, f"tf.linalg.{what}'s padding_value")
     value = np.asarray(getattr(value, "numpy", lambda: value)())
     if value.ndim != 0:
         raise _errors.GradkitValueError(
@@ -161,7 +164,7 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
             f"tf.linalg.diag: a diagonal of length {n} at k=({lower}, {upper}) does not fit a {rows}x{cols} matrix: "
             f"it needs num_rows={min_rows} or num_cols={min_cols} (and at least that many of each), as in TensorFlow."
         )
-    padding = _scalar(padding_value, "diag")
+    padding = _scalar(padding_value, "diag", d.dtype)
     return call(_diag, d, lower=lower, upper=upper, align=align, rows=rows, cols=cols, padding_value=padding)
 
 
@@ -171,7 +174,7 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     x = convert(input)
     lower, upper = _diagonal_range(k, align, "diag_part")
     _check_in_matrix(tuple(x.shape), lower, upper, "diag_part")
-    padding = _scalar(padding_value, "diag_part")
+    padding = _scalar(padding_value, "diag_part", x.dtype)
     return call(_diag_part, x, lower=lower, upper=upper, align=align, padding_value=padding)
 
 
