@@ -193,6 +193,34 @@ def _sparse_categorical_crossentropy(y_true, y_pred, from_logits):
     return _sparse_softmax_xent(y_true.astype(jnp.int32), logits)
 
 
+def _binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gamma, from_logits, label_smoothing, axis):
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        # Keras' cross-entropy here is from the logits (its sigmoid keeps them), its focal
+        # factor from the probabilities.
+        elementwise = _sigmoid_xent(y_true, y_pred)
+        y_pred = jax.nn.sigmoid(y_pred)
+    else:
+        output = _clip(y_pred, EPSILON, 1.0 - EPSILON)
+        elementwise = -(y_true * jnp.log(output) + (1 - y_true) * jnp.log(1 - output))
+    p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
+    focal = jnp.power(1.0 - p_t, gamma) * elementwise
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal
+    return jnp.mean(focal, axis=axis)
+
+
+def _categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, label_smoothing, axis):
+    if label_smoothing:
+        # As categorical_crossentropy: Keras counts the classes along the last axis.
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1]
+    if from_logits:
+        y_pred = jax.nn.softmax(y_pred, axis=axis)
+    output = _clip(y_pred / jnp.sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+    return jnp.sum(alpha * jnp.power(1.0 - output, gamma) * (-y_true * jnp.log(output)), axis=axis)
+
+
 def reduce_weighted_values(values, sample_weight, reduction):
     """Keras' ``reduce_weighted_values``: weight, then sum, or sum and divide by the number of
     values (``sum_over_batch_size``, ``mean``) or by the weights' sum (``mean_with_sample_weight``)."""
@@ -391,6 +419,54 @@ logcosh = log_cosh
 # ---- the classes ------------------------------------------------------------------------------
 
 
+def binary_focal_crossentropy(
+    y_true,
+    y_pred,
+    apply_class_balancing=False,
+    alpha=0.25,
+    gamma=2.0,
+    from_logits=False,
+    label_smoothing=0.0,
+    axis=-1,
+):
+    """Keras' binary focal cross-entropy, averaged over ``axis``: the binary cross-entropy times
+    ``(1 - p_t) ** gamma`` (``p_t`` the probability given to the true label), and with
+    ``apply_class_balancing`` times ``alpha`` for label 1 and ``1 - alpha`` for label 0."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_same_shape("binary_focal_crossentropy", y_true, y_pred)
+    return call(
+        _binary_focal_crossentropy,
+        y_true,
+        y_pred,
+        apply_class_balancing=bool(apply_class_balancing),
+        alpha=float(alpha),
+        gamma=float(gamma),
+        from_logits=bool(from_logits),
+        label_smoothing=float(label_smoothing),
+        axis=_int_axis(axis),
+    )
+
+
+def categorical_focal_crossentropy(
+    y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1
+):
+    """Keras' categorical focal cross-entropy along ``axis``: each class's cross-entropy times
+    ``alpha * (1 - p) ** gamma``, with ``y_pred`` renormalized along ``axis`` and clipped to
+    ``[1e-7, 1 - 1e-7]`` (a softmax first with ``from_logits``)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_same_shape("categorical_focal_crossentropy", y_true, y_pred)
+    return call(
+        _categorical_focal_crossentropy,
+        y_true,
+        y_pred,
+        alpha=float(alpha),
+        gamma=float(gamma),
+        from_logits=bool(from_logits),
+        label_smoothing=float(label_smoothing),
+        axis=_int_axis(axis),
+    )
+
+
 def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -537,6 +613,32 @@ SparseCategoricalCrossentropy = _loss_class(
     order=("from_logits", "ignore_class", "reduction", "axis", "name", "dtype"),
     from_logits=False,
     ignore_class=None,
+    axis=-1,
+)
+
+
+BinaryFocalCrossentropy = _loss_class(
+    "BinaryFocalCrossentropy",
+    binary_focal_crossentropy,
+    "binary_focal_crossentropy",
+    "Binary focal cross-entropy (``apply_class_balancing``, ``alpha``, ``gamma``, ``from_logits``, "
+    "``label_smoothing``, ``axis``).",
+    apply_class_balancing=False,
+    alpha=0.25,
+    gamma=2.0,
+    from_logits=False,
+    label_smoothing=0.0,
+    axis=-1,
+)
+CategoricalFocalCrossentropy = _loss_class(
+    "CategoricalFocalCrossentropy",
+    categorical_focal_crossentropy,
+    "categorical_focal_crossentropy",
+    "Categorical focal cross-entropy (``alpha``, ``gamma``, ``from_logits``, ``label_smoothing``, ``axis``).",
+    alpha=0.25,
+    gamma=2.0,
+    from_logits=False,
+    label_smoothing=0.0,
     axis=-1,
 )
 
