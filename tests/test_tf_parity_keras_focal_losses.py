@@ -62,9 +62,9 @@ def categorical_oracle(y, p, alpha=0.25, gamma=2.0, from_logits=False, label_smo
 def _value_and_grad(tf, fn, y, p):
     pv = tf.Variable(p)
     with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(
-            fn(y, pv) * np.arange(1, 1 + np.prod(fn(y, p).shape), dtype=np.float32).reshape(fn(y, p).shape)
-        )
+        out = fn(y, pv)
+        weights = np.arange(1, 1 + int(np.prod(out.shape)), dtype=np.float32).reshape(tuple(out.shape))
+        loss = tf.reduce_sum(out * weights)  # the same weights as _numeric_grad's
     return loss.numpy(), tape.gradient(loss, pv).numpy()
 
 
@@ -79,40 +79,31 @@ def _numeric_grad(oracle, y, p, weights_shape):
     return grad
 
 
-@pytest.mark.parametrize("name", sorted(BINARY))
-def test_binary_focal_matches_the_formula(name):
-    kw = BINARY[name]
-    p = LOGITS if kw.get("from_logits") else PROBS
-    want = binary_oracle(LABELS, p, **kw)
-    fn = lambda y, q: gtf.keras.losses.binary_focal_crossentropy(y, q, **kw)  # noqa: E731
-    np.testing.assert_allclose(fn(LABELS, p).numpy(), want, rtol=1e-5, atol=1e-6)
-    _, grad = _value_and_grad(gtf, fn, LABELS, p)
-    np.testing.assert_allclose(
-        grad, _numeric_grad(lambda y, q: binary_oracle(y, q, **kw), LABELS, p, want.shape), rtol=1e-3, atol=1e-5
-    )
+CASES = [("binary", n) for n in sorted(BINARY)] + [("categorical", n) for n in sorted(CATEGORICAL)]
 
 
-@pytest.mark.parametrize("name", sorted(CATEGORICAL))
-def test_categorical_focal_matches_the_formula(name):
-    kw = CATEGORICAL[name]
-    p = LOGITS if kw.get("from_logits") else PROBS
-    want = categorical_oracle(ONE_HOT, p, **kw)
-    fn = lambda y, q: gtf.keras.losses.categorical_focal_crossentropy(y, q, **kw)  # noqa: E731
-    np.testing.assert_allclose(fn(ONE_HOT, p).numpy(), want, rtol=1e-5, atol=1e-6)
-    _, grad = _value_and_grad(gtf, fn, ONE_HOT, p)
-    np.testing.assert_allclose(
-        grad, _numeric_grad(lambda y, q: categorical_oracle(y, q, **kw), ONE_HOT, p, want.shape), rtol=1e-3, atol=1e-5
-    )
+def _case(kind, name):
+    """(options, labels, predictions, NumPy oracle) of one case."""
+    kw = (BINARY if kind == "binary" else CATEGORICAL)[name]
+    oracle = binary_oracle if kind == "binary" else categorical_oracle
+    return kw, (LABELS if kind == "binary" else ONE_HOT), (LOGITS if kw.get("from_logits") else PROBS), oracle
 
 
-@pytest.mark.parametrize(
-    "kind,name", [("binary", n) for n in sorted(BINARY)] + [("categorical", n) for n in sorted(CATEGORICAL)]
-)
+@pytest.mark.parametrize("kind,name", CASES)
+def test_focal_losses_match_the_formula(kind, name):
+    kw, y, p, oracle = _case(kind, name)
+    want = oracle(y, p, **kw)
+    fn = lambda a, b: getattr(gtf.keras.losses, f"{kind}_focal_crossentropy")(a, b, **kw)  # noqa: E731
+    np.testing.assert_allclose(fn(y, p).numpy(), want, rtol=1e-5, atol=1e-6)
+    _, grad = _value_and_grad(gtf, fn, y, p)
+    expected = _numeric_grad(lambda a, b: oracle(a, b, **kw), y, p, want.shape)
+    np.testing.assert_allclose(grad, expected, rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind,name", CASES)
 def test_functions_match_keras(kind, name):
     tf = pytest.importorskip("tensorflow")
-    kw = (BINARY if kind == "binary" else CATEGORICAL)[name]
-    y = LABELS if kind == "binary" else ONE_HOT
-    p = LOGITS if kw.get("from_logits") else PROBS
+    kw, y, p, _ = _case(kind, name)
     ours, theirs = (
         _value_and_grad(m, lambda a, b, m=m: getattr(m.keras.losses, f"{kind}_focal_crossentropy")(a, b, **kw), y, p)
         for m in (gtf, tf)

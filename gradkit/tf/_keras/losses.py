@@ -164,26 +164,38 @@ def _poisson(y_true, y_pred):
     return jnp.mean(y_pred - y_true * jnp.log(y_pred + jnp.asarray(EPSILON, y_pred.dtype)), axis=-1)
 
 
-def _binary_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis):
-    if label_smoothing:
-        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+def _smooth_binary(y_true, label_smoothing):
+    return y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing if label_smoothing else y_true
+
+
+def _smooth_categorical(y_true, label_smoothing):
+    # Keras counts the classes along the last axis, whatever ``axis`` is.
+    return y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1] if label_smoothing else y_true
+
+
+def _binary_elementwise(y_true, y_pred, from_logits):
+    """Keras' binary cross-entropy of each element: from the logits, or of the clipped probabilities."""
     if from_logits:
-        elementwise = _sigmoid_xent(y_true, y_pred)
-    else:
-        output = _clip(y_pred, EPSILON, 1.0 - EPSILON)
-        elementwise = -(y_true * jnp.log(output) + (1 - y_true) * jnp.log(1 - output))
-    return jnp.mean(elementwise, axis=axis)
+        return _sigmoid_xent(y_true, y_pred)
+    output = _clip(y_pred, EPSILON, 1.0 - EPSILON)
+    return -(y_true * jnp.log(output) + (1 - y_true) * jnp.log(1 - output))
+
+
+def _class_probabilities(y_pred, axis):
+    """Keras' probabilities for a categorical cross-entropy: renormalized along ``axis``, clipped."""
+    return _clip(y_pred / jnp.sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+
+
+def _binary_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis):
+    y_true = _smooth_binary(y_true, label_smoothing)
+    return jnp.mean(_binary_elementwise(y_true, y_pred, from_logits), axis=axis)
 
 
 def _categorical_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis):
-    if label_smoothing:
-        # Keras counts the classes along the last axis, whatever ``axis`` is.
-        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1]
+    y_true = _smooth_categorical(y_true, label_smoothing)
     if from_logits:
         return _softmax_xent(y_true, y_pred, axis)
-    output = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-    output = _clip(output, EPSILON, 1.0 - EPSILON)
-    return -jnp.sum(y_true * jnp.log(output), axis=axis)
+    return -jnp.sum(y_true * jnp.log(_class_probabilities(y_pred, axis)), axis=axis)
 
 
 def _sparse_categorical_crossentropy(y_true, y_pred, from_logits):
@@ -194,17 +206,12 @@ def _sparse_categorical_crossentropy(y_true, y_pred, from_logits):
 
 
 def _binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gamma, from_logits, label_smoothing, axis):
-    if label_smoothing:
-        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
-    if from_logits:
-        # Keras' cross-entropy here is from the logits (its sigmoid keeps them), its focal
-        # factor from the probabilities.
-        elementwise = _sigmoid_xent(y_true, y_pred)
-        y_pred = jax.nn.sigmoid(y_pred)
-    else:
-        output = _clip(y_pred, EPSILON, 1.0 - EPSILON)
-        elementwise = -(y_true * jnp.log(output) + (1 - y_true) * jnp.log(1 - output))
-    p_t = y_true * y_pred + (1 - y_true) * (1 - y_pred)
+    y_true = _smooth_binary(y_true, label_smoothing)
+    # With from_logits Keras' cross-entropy is from the logits (its sigmoid keeps them), its
+    # focal factor from the probabilities.
+    elementwise = _binary_elementwise(y_true, y_pred, from_logits)
+    p = jax.nn.sigmoid(y_pred) if from_logits else y_pred
+    p_t = y_true * p + (1 - y_true) * (1 - p)
     focal = jnp.power(1.0 - p_t, gamma) * elementwise
     if apply_class_balancing:
         focal = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal
@@ -212,12 +219,8 @@ def _binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gam
 
 
 def _categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, label_smoothing, axis):
-    if label_smoothing:
-        # As categorical_crossentropy: Keras counts the classes along the last axis.
-        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1]
-    if from_logits:
-        y_pred = jax.nn.softmax(y_pred, axis=axis)
-    output = _clip(y_pred / jnp.sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+    y_true = _smooth_categorical(y_true, label_smoothing)
+    output = _class_probabilities(jax.nn.softmax(y_pred, axis=axis) if from_logits else y_pred, axis)
     return jnp.sum(alpha * jnp.power(1.0 - output, gamma) * (-y_true * jnp.log(output)), axis=axis)
 
 
@@ -329,18 +332,27 @@ def _check_same_shape(fn, y_true, y_pred):
         )
 
 
-def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
-    """Binary cross-entropy averaged over ``axis``; ``y_pred`` is probabilities (clipped to
-    ``[1e-7, 1 - 1e-7]``) unless ``from_logits``; ``label_smoothing`` squeezes labels toward 0.5."""
+def _cross_entropy(name, fn, y_true, y_pred, from_logits, label_smoothing, axis, **options):
+    """``fn`` recorded over the labels and predictions, which must have one shape (as Keras
+    requires of these losses), with the options every cross-entropy takes and ``options``."""
     y_true, y_pred = _pair(y_true, y_pred)
-    _check_same_shape("binary_crossentropy", y_true, y_pred)
+    _check_same_shape(name, y_true, y_pred)
     return call(
-        _binary_crossentropy,
+        fn,
         y_true,
         y_pred,
         from_logits=bool(from_logits),
         label_smoothing=float(label_smoothing),
         axis=_int_axis(axis),
+        **options,
+    )
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary cross-entropy averaged over ``axis``; ``y_pred`` is probabilities (clipped to
+    ``[1e-7, 1 - 1e-7]``) unless ``from_logits``; ``label_smoothing`` squeezes labels toward 0.5."""
+    return _cross_entropy(
+        "binary_crossentropy", _binary_crossentropy, y_true, y_pred, from_logits, label_smoothing, axis
     )
 
 
@@ -432,18 +444,17 @@ def binary_focal_crossentropy(
     """Keras' binary focal cross-entropy, averaged over ``axis``: the binary cross-entropy times
     ``(1 - p_t) ** gamma`` (``p_t`` the probability given to the true label), and with
     ``apply_class_balancing`` times ``alpha`` for label 1 and ``1 - alpha`` for label 0."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    _check_same_shape("binary_focal_crossentropy", y_true, y_pred)
-    return call(
+    return _cross_entropy(
+        "binary_focal_crossentropy",
         _binary_focal_crossentropy,
         y_true,
         y_pred,
+        from_logits,
+        label_smoothing,
+        axis,
         apply_class_balancing=bool(apply_class_balancing),
         alpha=float(alpha),
         gamma=float(gamma),
-        from_logits=bool(from_logits),
-        label_smoothing=float(label_smoothing),
-        axis=_int_axis(axis),
     )
 
 
@@ -453,17 +464,16 @@ def categorical_focal_crossentropy(
     """Keras' categorical focal cross-entropy along ``axis``: each class's cross-entropy times
     ``alpha * (1 - p) ** gamma``, with ``y_pred`` renormalized along ``axis`` and clipped to
     ``[1e-7, 1 - 1e-7]`` (a softmax first with ``from_logits``)."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    _check_same_shape("categorical_focal_crossentropy", y_true, y_pred)
-    return call(
+    return _cross_entropy(
+        "categorical_focal_crossentropy",
         _categorical_focal_crossentropy,
         y_true,
         y_pred,
+        from_logits,
+        label_smoothing,
+        axis,
         alpha=float(alpha),
         gamma=float(gamma),
-        from_logits=bool(from_logits),
-        label_smoothing=float(label_smoothing),
-        axis=_int_axis(axis),
     )
 
 
