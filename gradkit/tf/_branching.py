@@ -21,9 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from ._control import _traced, _traced_arrays, _value
+from ._control import _traced, _traced_arrays, _value, picked
 from ._convert import wrap
 
 
@@ -68,7 +69,9 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     fallback = fns[-1] if default is None else default
     if not _traced(branch_index):
         i = builtins.int(np.asarray(index))
-        return fns[i]() if 0 <= i < len(fns) else fallback()
+        every = [*fns, fallback] if default is not None else fns
+        chosen = fns[i] if 0 <= i < len(fns) else fallback
+        return picked(chosen, [fn for fn in every if fn is not chosen])
     every = [*fns, fallback]
     inside = (index >= 0) & (index < len(fns))
     return _switch(jnp.where(inside, index, len(fns)), every, "switch_case")
@@ -85,17 +88,26 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
         return default()
     preds = [p for p, _ in pairs]
     fns = [fn for _, fn in pairs]
+    for p in preds:
+        if not isinstance(p, (Tensor, Variable, jax.Array)):
+            raise _errors.GradkitTypeError(
+                f"tf.case takes each predicate as a boolean tensor, as TensorFlow does (it raises TypeError "
+                f"'pred must be a Tensor'), but got {type(p).__name__} {p!r}. Pass tf.constant({p!r}) or a "
+                "comparison of tensors."
+            )
     if not builtins.any(_traced(p) for p in preds):
         truth = [builtins.bool(np.asarray(_value(p))) for p in preds]
         # exclusive=True: eager TensorFlow 2.21 does not check it either (the first True wins).
+        every = fns if default is None else [*fns, default]
         if builtins.any(truth):
-            return fns[truth.index(True)]()
+            chosen = fns[truth.index(True)]
+            return picked(chosen, [fn for fn in every if fn is not chosen])
         if default is None:
             raise _errors.GradkitValueError(
                 "tf.case: none of the predicates is True and there is no default, which TensorFlow refuses. "
                 "Pass default=, or make the last predicate True."
             )
-        return default()
+        return picked(default, fns)
     stacked = jnp.stack([jnp.asarray(_value(p), bool).reshape(()) for p in preds] + [jnp.asarray(True)])
     first = jnp.argmax(stacked)  # the first True; len(preds) when none is
     return _switch(first, [*fns, fns[-1] if default is None else default], "case")

@@ -211,6 +211,7 @@ class ConcreteFunction:
         for name, value in bound.arguments.items():
             bound.arguments[name] = _specs(value, name)
         self._bound = bound
+        function._traces.note(bound.args, bound.kwargs)  # TensorFlow traces this signature here
         self._outputs = None
         if not self._unknown_dims():
             self._outputs = self._trace_outputs()  # TensorFlow traces here too

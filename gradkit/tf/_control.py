@@ -3,7 +3,9 @@
 
 Eagerly (a tape recording or not) they run as TensorFlow's eager ops do: ``cond`` calls one
 branch, ``while_loop`` loops in Python, so a tape records what runs; so do they inside
-``tf.function`` while the predicate is one Python can read (a loop counter). A traced
+``tf.function`` while the predicate is one Python can read (a loop counter), where the
+chosen branch's results still read what the other branch's read, as TensorFlow's If op does
+(``_untaken.py``: a gradient there is zeros, not None). A traced
 predicate makes ``cond`` and ``while_loop`` ``jax.lax.cond`` / ``jax.lax.while_loop`` (their
 functions must then be pure: no Variable assignment inside, no tape recording them); reverse
 mode differentiates such a loop only with ``maximum_iterations`` (a bounded ``jax.lax.scan``
@@ -33,7 +35,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
-from . import _name_scope, _random
+from . import _name_scope, _random, _untaken
 from . import _nest as nest
 from ._array import convert_to_tensor, stack, unstack
 from ._convert import call, convert, wrap
@@ -61,11 +63,30 @@ def _arrays(tree):
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """``tf.cond(pred, true_fn, false_fn)``: the result of the branch ``pred`` picks."""
     if not _traced(pred):
-        return true_fn() if builtins.bool(np.asarray(_value(pred))) else false_fn()
+        if isinstance(pred, (builtins.bool, builtins.int)) and not executing_eagerly():
+            # TensorFlow's graph takes a boolean tensor only: a Python bool raises TypeError, a
+            # Python int fails building the op's boolean input.
+            raise _errors.GradkitTypeError(
+                f"tf.cond inside tf.function got the Python {type(pred).__name__} {pred!r} as pred; TensorFlow "
+                "refuses it there (a Python bool: 'pred must not be a Python bool'). Pass a boolean tensor "
+                "(tf.constant(True)), or pick the branch in Python: `true_fn() if pred else false_fn()`."
+            )
+        taken = builtins.bool(np.asarray(_value(pred)))
+        return picked(true_fn if taken else false_fn, [false_fn if taken else true_fn])
     out = jax.lax.cond(
         _value(pred), lambda: _traced_arrays(true_fn(), "cond"), lambda: _traced_arrays(false_fn(), "cond")
     )
     return wrap(out)
+
+
+def picked(fn, others):
+    """``fn()``, the branch a choice known while tracing picks; inside ``tf.function`` joined to
+    what the ``others`` (the branches not taken) read, as TensorFlow's If/Case op reads it
+    (``_untaken.py``). Eagerly, as there, ``fn()`` alone."""
+    if executing_eagerly():
+        return fn()
+    other = _untaken.results(others)  # first: they read the Variables as the op finds them
+    return _join(fn(), _float_leaves(other))
 
 
 def _traced_arrays(tree, what: str):
@@ -259,10 +280,17 @@ def _one_op(result, inputs):
     give a gradient of None where TensorFlow's is zeros. Eagerly, as there, ``result`` as it is."""
     if executing_eagerly():
         return result
-    outputs, ins = _float_leaves(result), _float_leaves(inputs)
+    return _join(result, _float_leaves(inputs))
+
+
+def _join(result, ins):
+    """``result`` with each float tensor depending on the float tensors ``ins`` (see ``_joined``)."""
+    outputs = _float_leaves(result)
     if not outputs or not ins:
         return result
-    joined = iter(call(_joined, outputs, [x.read_value() if isinstance(x, Variable) else x for x in ins]))
+    # A Variable among them is read (a branch returning one gives its value, as TensorFlow's op).
+    outputs, ins = ([x.read_value() if isinstance(x, Variable) else x for x in xs] for xs in (outputs, ins))
+    joined = iter(call(_joined, outputs, ins))
     return jax.tree_util.tree_map(lambda x: next(joined) if _is_float(x) else x, result, is_leaf=_is_value)
 
 
@@ -287,6 +315,8 @@ def executing_eagerly() -> bool:
 
 def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, name=None):  # noqa: A001
     """``tf.print``: the values of ``inputs`` (inside ``tf.function``, when the program runs)."""
+    if _untaken.quiet():  # a branch not taken, traced for what it reads: it never runs
+        return None
     values = [_value(x) if isinstance(x, (Tensor, Variable)) else x for x in inputs]
     if builtins.any(isinstance(v, jax.core.Tracer) for v in values):
         arrays = [v for v in values if isinstance(v, jax.core.Tracer)]

@@ -26,6 +26,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _config, _dtypes, _name_scope, _random
 from ._convert import TensorShape, convert, wrap
+from ._trace_types import TraceTypes
 
 
 class TensorSpec:
@@ -209,6 +210,8 @@ class Function:
         self._seeded = None
         self._aborted = 0  # traces given up for that
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._reduce_retracing = reduce_retracing
+        self._traces = TraceTypes(fn, self.input_signature, reduce_retracing)  # TensorFlow's count
         functools.update_wrapper(self, fn)
 
     def _run(self, layout: _Layout, *traced, seeded):
@@ -232,6 +235,7 @@ class Function:
                 self._start_seeded()
             else:
                 self._called = True
+                self._traces.note_call(layout, traced, args, kwargs)
                 return out
         seed = _random.function_seed()
         try:
@@ -240,6 +244,7 @@ class Function:
             _random.give_back(seed)
             raise
         self._called = True
+        self._traces.note_call(layout, traced, args, kwargs)
         return out
 
     def _layout(self, args, kwargs):
@@ -301,8 +306,11 @@ class Function:
         return ConcreteFunction(self, args, kwargs)
 
     def experimental_get_tracing_count(self) -> int:
-        """TensorFlow's name for ``trace_count``: how many times the Python function was traced."""
-        return self.trace_count
+        """How many times TensorFlow would have traced the Python function for the calls so far:
+        once per new function type (see ``_trace_types.py``), and once more for a first call that
+        creates Variables, as TensorFlow traces that call twice. gradkit's own traces, which
+        ``trace_count`` counts, may be more (one per shape, one to find the Variables read)."""
+        return len(self._traces) + (1 if self._created else 0)
 
     def _check_created(self, variables) -> None:
         # Called inside a trace that created Variables and keeps them: as TensorFlow, only the first
@@ -317,7 +325,9 @@ class Function:
 
     @property
     def trace_count(self) -> int:
-        """How many times the Python function was traced (all argument kinds together)."""
+        """How many times gradkit traced the Python function (all argument kinds together): one
+        compiled program per trace, so a step that traces nothing new compiles nothing new.
+        ``experimental_get_tracing_count`` is TensorFlow's count instead."""
         seeded = self._seeded.trace_count if self._seeded is not None else 0
         return self._compiled.trace_count - self._aborted + seeded
 
@@ -326,7 +336,11 @@ class Function:
             return self
         bound = self._bound.get(instance)
         if bound is None:
-            bound = Function(functools.partial(self.python_function, instance), self.input_signature)
+            bound = Function(
+                functools.partial(self.python_function, instance),
+                self.input_signature,
+                reduce_retracing=self._reduce_retracing,
+            )
             self._bound[instance] = bound
         return bound
 

@@ -109,6 +109,20 @@ class tracing:
         _traces.stack.pop()
 
 
+class discarded:
+    """Draws whose numbers nothing uses (a branch ``tf.cond`` does not take, traced only for what
+    it reads): a fixed key of their own, so the draws around them are the ones they would be
+    without them, and no runtime seed is asked for."""
+
+    def __enter__(self):
+        with jax.ensure_compile_time_eval():
+            data = jax.random.key_data(jax.random.key(0))
+        _traces.stack.append([np.asarray(data), 0, False, None])
+
+    def __exit__(self, *exc):
+        _traces.stack.pop()
+
+
 _EAGER = object()  # a replayed call made eagerly: its key is split off the global one at its first draw
 
 
