@@ -59,8 +59,10 @@ def _check_options(cls_name: str, kwargs: dict) -> dict:
         if key in _BASE_OPTIONS:
             options[key] = value
             continue
-        if key == "jit_compile":
-            continue  # gradkit compiles a step inside tf.function with jax.jit either way
+        if key == "decay":  # Keras 3 still takes Keras 2's argument, and ignores it
+            if value is not None:
+                warnings.warn("Argument `decay` is no longer supported and will be ignored.", stacklevel=3)
+            continue
         raise _errors.GradkitValueError(
             f"tf.keras.optimizers.{cls_name}({key}={value!r}): Keras' optimizers take no argument {key!r} "
             "(Keras raises ValueError: Argument(s) not recognized). Check its spelling; the options every "
