@@ -211,10 +211,22 @@ def test_options_keras_refuses_are_refused(make):
     assert isinstance(out, ValueError) and str(out).startswith("[gradkit]"), out
 
 
-def test_options_gradkit_does_not_implement_raise():
-    for kwargs in [{"gradient_accumulation_steps": 2}]:
-        with pytest.raises(ValueError, match=r"\[gradkit\].*not supported"):
-            gtf.keras.optimizers.RMSprop(**kwargs)
+@pytest.mark.parametrize("kwargs", [{"gradient_accumulation": 2}, {"jit_compile": True}], ids=["typo", "jit_compile"])
+def test_an_argument_keras_does_not_take_is_refused(kwargs):
+    out = run_both(lambda tf: tf.keras.optimizers.RMSprop(**kwargs))
+    assert isinstance(out, ValueError) and list(kwargs)[0] in str(out), out
+
+
+def test_keras_2_decay_is_ignored_with_keras_warning():
+    """Keras 3 takes ``decay`` and ignores it (a warning unless it is None); gradkit.tf raised."""
+    for tf in (tf_real, gtf):
+        tf.keras.optimizers.Adam(0.1, decay=None)
+        with pytest.warns(UserWarning, match="`decay` is no longer supported"):
+            opt = tf.keras.optimizers.SGD(0.5, decay=0.1)
+        assert "decay" not in opt.get_config()
+        w = tf.Variable([1.0])
+        opt.apply_gradients([(tf.constant([1.0]), w)])
+        np.testing.assert_allclose(w.numpy(), [0.5])
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,18 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
-from .._convert import convert
+from .._convert import call, convert
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
 from . import optimizer_rules as rules
 from . import schedules as schedules
+from .gradient_accumulation import (
+    accumulated_gradient,
+    accumulated_step,
+    accumulation_steps,
+    check_accumulation_option,
+    updates_made,
+)
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
 from .optimizer_ema import check_ema_options, moving_averages
 from .schedules import LearningRateSchedule
@@ -41,30 +48,29 @@ _BASE_OPTIONS = {
     "use_ema": False,
     "ema_momentum": 0.99,
     "ema_overwrite_frequency": None,
+    "gradient_accumulation_steps": None,
 }
-
-# Keras optimizer options gradkit.tf does not implement, with the value that means "off".
-_UNSUPPORTED = {"gradient_accumulation_steps": None}
 
 
 def _check_options(cls_name: str, kwargs: dict) -> dict:
     """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
-    options = {**_BASE_OPTIONS, **_UNSUPPORTED}
+    options = dict(_BASE_OPTIONS)
     for key, value in kwargs.items():
         if key in _BASE_OPTIONS:
             options[key] = value
             continue
-        if key in _UNSUPPORTED and value == _UNSUPPORTED[key]:
+        if key == "decay":  # Keras 3 still takes Keras 2's argument, and ignores it
+            if value is not None:
+                warnings.warn("Argument `decay` is no longer supported and will be ignored.", stacklevel=3)
             continue
-        if key == "jit_compile":
-            continue  # gradkit compiles a step inside tf.function with jax.jit either way
         raise _errors.GradkitValueError(
-            f"tf.keras.optimizers.{cls_name}({key}={value!r}) is not supported by gradkit.tf: it would be "
-            "silently ignored, so the result would differ from TensorFlow's. Transform the gradients "
-            "yourself before apply_gradients, or use an optax chain with gk.apply_updates."
+            f"tf.keras.optimizers.{cls_name}({key}={value!r}): Keras' optimizers take no argument {key!r} "
+            "(Keras raises ValueError: Argument(s) not recognized). Check its spelling; the options every "
+            f"optimizer takes are {', '.join(_BASE_OPTIONS)}."
         )
     check_clip_options(cls_name, options)
     check_ema_options(cls_name, options)
+    check_accumulation_option(cls_name, options["gradient_accumulation_steps"])
     return options
 
 
@@ -125,18 +131,34 @@ class Optimizer:
         self._slots: dict = {}  # id(Variable) -> (a weak reference to it, its state Variables, their treedef)
         self._shared = None  # the Variable holding the optimizer-wide state, when the rule has one
         self._averages: dict = {}  # with use_ema: id(Variable) -> (a weak reference to it, its average)
-        self.iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
+        self._accumulators: dict = {}  # with gradient_accumulation_steps: id(Variable) -> (a weak reference, its sum)
+        # Keras' raw step counter: one per apply_gradients call, accumulating or not.
+        self._iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
         for key, value in (options or _BASE_OPTIONS).items():
             setattr(self, key, value)  # read at each step, as Keras reads them
         self.exclude_from_weight_decay()
 
     @property
+    def iterations(self):
+        """The steps made: the counter Variable, or with ``gradient_accumulation_steps=k`` the
+        updates made, ``calls // k`` (a tensor), as Keras gives it."""
+        if not self.gradient_accumulation_steps:
+            return self._iterations
+        return call(updates_made, self._iterations.value, steps=self.gradient_accumulation_steps)
+
+    def _rule_iterations(self):
+        """``iterations``' value, as the update rules and the moving averages read it."""
+        steps = accumulation_steps(self.gradient_accumulation_steps)
+        return self._iterations.value if steps is None else updates_made(self._iterations.value, steps)
+
+    @property
     def learning_rate(self):
-        """The rate's Variable, or the rate now: a schedule's at ``iterations``, a callable's
-        result, as Keras gives it."""
+        """The rate's Variable, or the rate now: a schedule's at the number of
+        ``apply_gradients`` calls (each call counts, also one that only accumulates gradients),
+        a callable's result, as Keras gives it."""
         lr = self._learning_rate
         if isinstance(lr, LearningRateSchedule):
-            return lr(self.iterations.value)
+            return lr(self._iterations.value)
         return lr if isinstance(lr, Variable) or not callable(lr) else lr()
 
     @learning_rate.setter
@@ -232,10 +254,23 @@ class Optimizer:
                     zeros = jnp.zeros(variable.shape, variable.dtype)
                 average = Variable(zeros, name=f"{variable.name.split(':')[0]}/average", trainable=False)
                 self._averages[id(variable)] = (weakref.ref(variable), average)
+        if self.gradient_accumulation_steps:
+            for variable in var_list:
+                self._accumulator(variable)
         if self._advance is not None and self._shared is None and var_list:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 start = jnp.ones((), var_list[0].dtype)
             self._shared = Variable(start, name=self._shared_name, trainable=False)
+
+    def _accumulator(self, variable):
+        """The Variable that sums ``variable``'s gradients between updates (made at its first step)."""
+        hit = self._accumulators.get(id(variable))
+        if hit is None or hit[0]() is not variable:
+            with frames.Suspend(), jax.ensure_compile_time_eval():
+                zeros = jnp.zeros(variable.shape, variable.dtype)
+            accumulator = Variable(zeros, name=f"{variable.name.split(':')[0]}/gradient_accumulator", trainable=False)
+            hit = self._accumulators[id(variable)] = (weakref.ref(variable), accumulator)
+        return hit[1]
 
     def build(self, var_list):
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
@@ -246,11 +281,12 @@ class Optimizer:
 
     @property
     def variables(self) -> list:
-        """The optimizer's Variables: ``iterations``, the learning rate's Variable, and the
-        state of each Variable it updates (optax's, so an Adam state holds its own count too)."""
-        out = [self.iterations]
+        """The optimizer's Variables: the step counter, the learning rate's Variable, the gradient
+        accumulators, and the state of each Variable it updates."""
+        out = [self._iterations]
         if isinstance(self._learning_rate, Variable):
             out.append(self._learning_rate)
+        out.extend(accumulator for ref, accumulator in self._accumulators.values() if ref() is not None)
         for ref, slots, _ in self._slots.values():
             if ref() is not None:
                 out.extend(slots)
@@ -279,26 +315,26 @@ class Optimizer:
         self.apply_gradients(zip(grads, trainable_variables))
 
     def apply_gradients(self, grads_and_vars, name=None):
-        """Assign each Variable its new value and return ``iterations``, as Keras does.
+        """Assign each Variable its new value and return the step counter, as Keras does.
 
         A pair whose gradient is None is skipped with Keras' warning naming its Variable; if
-        every gradient is None, nothing is applied and a ValueError says so (as in Keras)."""
+        every gradient is None, nothing is applied and a ValueError says so (as in Keras).
+        With ``gradient_accumulation_steps`` see ``gradient_accumulation``."""
         pairs, every_variable = _checked_pairs(grads_and_vars)
-        self._make_state(every_variable)
-        grads = [convert(g) for g, _ in pairs]
+        steps = accumulation_steps(self.gradient_accumulation_steps)
         variables = [v for _, v in pairs]
+        if steps is None:
+            grads = [convert(g) for g, _ in pairs]
+        else:
+            grads = [accumulated_gradient(g, v) for g, v in pairs]  # checked before any state is made
+        self._make_state(every_variable)
         slots = [self._slot_variables(v) for v in variables]
         states = [jax.tree_util.tree_unflatten(treedef, [s.value for s in ss]) for ss, treedef in slots]
         params = [v.value for v in variables]
         lr = self.learning_rate
         lr = lr.value if isinstance(lr, Variable) else convert(lr)
-        new_values, new_states, shared = lift(_step)(
-            lr,
-            self.iterations.value,
-            None if self._shared is None else self._shared.value,
-            grads,
-            states,
-            params,
+        shared = None if self._shared is None else self._shared.value
+        options = dict(
             make=self._make,
             hyper=self._hyper,
             advance=self._advance,
@@ -306,6 +342,30 @@ class Optimizer:
             decays=tuple(self._decay_of(v) for v in variables),
             loss_scale=None if self.loss_scale_factor is None else float(self.loss_scale_factor),
         )
+        if steps is None:
+            new_values, new_states, shared = lift(_step)(
+                lr, self._iterations.value, shared, grads, states, params, **options
+            )
+        else:
+            accumulators = [self._accumulator(v) for v in variables]
+            # Keras sets every accumulator to zero at an update, also those of Variables left out.
+            given = {id(a) for a in accumulators}
+            others = [a for ref, a in self._accumulators.values() if ref() is not None and id(a) not in given]
+            new_values, new_states, shared, new_sums, other_sums = lift(accumulated_step)(
+                lr,
+                self._iterations.value,
+                shared,
+                grads,
+                [a.value for a in accumulators],
+                [a.value for a in others],
+                states,
+                params,
+                steps=steps,
+                step=_step,
+                **options,
+            )
+            for accumulator, value in zip(accumulators + others, list(new_sums) + list(other_sums)):
+                accumulator.assign(value)
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
             new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
@@ -317,14 +377,14 @@ class Optimizer:
             v.assign(value)
         if self.use_ema:
             self._move_averages()
-        self.iterations.assign_add(1)
-        return self.iterations
+        self._iterations.assign_add(1)
+        return self._iterations
 
     def _move_averages(self):
         """Keras' moving averages of every Variable the optimizer has state for, after a step."""
         pairs = [(v, average) for ref, average in self._averages.values() if (v := ref()) is not None]
         new_averages, new_values = lift(moving_averages)(
-            self.iterations.value,
+            self._rule_iterations(),
             [average.value for _, average in pairs],
             [v.value for v, _ in pairs],
             momentum=float(self.ema_momentum),
