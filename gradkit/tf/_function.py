@@ -26,7 +26,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _config, _dtypes, _name_scope, _random
 from ._convert import TensorShape, convert, wrap
-from ._trace_types import TraceTypes
+from ._trace_types import Static, TraceTypes
 
 
 class TensorSpec:
@@ -63,31 +63,6 @@ class TensorSpec:
         )
 
 
-class _Static:
-    """A static argument for jax.jit: compared by ==, or by identity where == fails."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        if not isinstance(other, _Static) or type(self.value) is not type(other.value):
-            return False
-        if self.value is other.value:
-            return True
-        try:
-            return bool(self.value == other.value)
-        except Exception:
-            return False
-
-    def __hash__(self):
-        try:
-            return hash((type(self.value), self.value))
-        except TypeError:
-            return id(self.value)
-
-
 def _is_traced(x) -> bool:
     if isinstance(x, bool):
         return False
@@ -115,7 +90,7 @@ class _Layout:
 
     def __init__(self, treedef, statics: tuple):
         self.treedef = treedef
-        self.statics = statics  # _Static per static leaf, None where a traced leaf goes
+        self.statics = statics  # Static per static leaf, None where a traced leaf goes
         self._hash = hash((treedef, statics))
 
     def __eq__(self, other):
@@ -265,7 +240,7 @@ class Function:
             )
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         traced = [_plain(x) for x in leaves if _is_traced(x)]
-        return _Layout(treedef, tuple(None if _is_traced(x) else _Static(x) for x in leaves)), traced
+        return _Layout(treedef, tuple(None if _is_traced(x) else Static(x) for x in leaves)), traced
 
     def _start_seeded(self) -> None:
         """The function draws random numbers: from now on it is compiled with a runtime seed argument."""

@@ -28,8 +28,9 @@ from gradkit._tape.tensor import Tensor
 _TENSORS = (Tensor, Variable, jax.Array, np.ndarray, np.generic)
 
 
-class _Value:
-    """A Python argument in a function type: equal by type and ==, or by identity where == fails."""
+class Static:
+    """A Python argument (a static argument of jax.jit, a part of a function type): equal by
+    type and ==, or by identity where == fails."""
 
     __slots__ = ("value",)
 
@@ -37,7 +38,7 @@ class _Value:
         self.value = value
 
     def __eq__(self, other):
-        if not isinstance(other, _Value) or type(self.value) is not type(other.value):
+        if not isinstance(other, Static) or type(self.value) is not type(other.value):
             return False
         if self.value is other.value:
             return True
@@ -129,7 +130,7 @@ class TraceTypes:
         if self._fixed:
             return None, ()
         leaves, treedef = jax.tree_util.tree_flatten(self._bound(args, kwargs), is_leaf=_is_leaf)
-        python = (treedef, tuple(_kind(x) if _is_leaf(x) else _Value(x) for x in leaves))
+        python = (treedef, tuple(_kind(x) if _is_leaf(x) else Static(x) for x in leaves))
         return python, tuple(_spec(x) for x in leaves if _is_leaf(x))
 
     def _bound(self, args, kwargs):
