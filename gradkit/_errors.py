@@ -34,6 +34,10 @@ class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
 
 
+class GradkitNotImplementedError(GradkitError, NotImplementedError):
+    """Something TensorFlow accepts that gradkit refuses rather than compute differently."""
+
+
 class OpInputError(GradkitError, ValueError, TypeError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it
