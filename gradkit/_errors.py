@@ -34,6 +34,12 @@ class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
 
 
+class GradkitNotImplementedError(GradkitError, NotImplementedError):
+    """What gradkit refuses with NotImplementedError: what TensorFlow refuses the same way (a
+    gradient it does not define, ...), or what it accepts but gradkit does not compute, rather
+    than compute it differently."""
+
+
 class OpInputError(GradkitError, ValueError, TypeError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it

@@ -29,6 +29,7 @@ from . import (
     _cumulative_logsumexp,
     _custom,
     _integer_data,
+    _keras,
     _linalg,
     _math,
     _nest,
@@ -43,7 +44,6 @@ from . import (
     _special,
 )
 from . import _dtypes as dtypes
-from . import _keras as keras
 from ._arithmetic import acosh, asinh, atanh, scalar_mul, truncatediv, truncatemod
 from ._array import (
     cast,
@@ -177,6 +177,7 @@ from ._tape import GradientTape, UnconnectedGradients
 from ._tensor_array import TensorArray
 from ._variables import Variable
 
+keras = _keras.api
 _MATH_NAMES = (
     "sin cos tan tanh sinh cosh exp log log1p square sqrt rsqrt abs negative sign floor ceil round softplus sigmoid "
     "reciprocal real imag conj angle erf lgamma digamma is_nan is_finite add subtract multiply divide pow maximum minimum "

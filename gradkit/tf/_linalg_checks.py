@@ -12,9 +12,7 @@ import numpy as np
 
 from gradkit import _errors
 
-
-class GradkitNotImplementedError(_errors.GradkitError, NotImplementedError):
-    """What TensorFlow refuses with NotImplementedError (a gradient it does not define, ...)."""
+GradkitNotImplementedError = _errors.GradkitNotImplementedError
 
 
 # The dtypes TensorFlow's LAPACK-like kernels (MatrixInverse, Cholesky, Svd, ...) register.

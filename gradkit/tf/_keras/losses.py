@@ -224,12 +224,37 @@ def _categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, l
     return jnp.sum(alpha * jnp.power(1.0 - output, gamma) * (-y_true * jnp.log(output)), axis=axis)
 
 
-def reduce_weighted_values(values, sample_weight, reduction):
+def _broadcast_multiply(x, y):
+    # TensorFlow broadcasts weights of a lower rank (losses (4, 4), weights (4,)); spelled out so
+    # it runs under jax_numpy_rank_promotion="raise" too.
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    return jnp.broadcast_to(x, shape) * jnp.broadcast_to(y, shape)
+
+
+def _mask_weights(mask, sample_weight, dtype, reduction):
+    """Keras' ``apply_mask``: the entries a loss masks out weigh 0; for a mean, the others weigh
+    ``total / valid``, so the mean is over the entries kept."""
+    if reduction in ("mean", "sum_over_batch_size"):
+        valid = jnp.sum(mask.astype(dtype))
+        weight = _divide_no_nan(jnp.asarray(mask.size, dtype), valid)
+        float_mask = jnp.where(mask, weight, jnp.zeros((), dtype))
+    else:
+        float_mask = mask.astype(dtype)
+    if sample_weight is None:
+        return float_mask
+    float_mask, sample_weight = same_rank(float_mask, sample_weight.astype(dtype))
+    return _broadcast_multiply(sample_weight, float_mask)
+
+
+def reduce_weighted_values(values, sample_weight, mask, reduction):
     """Keras' ``reduce_weighted_values``: weight, then sum, or sum and divide by the number of
-    values (``sum_over_batch_size``, ``mean``) or by the weights' sum (``mean_with_sample_weight``)."""
+    values (``sum_over_batch_size``, ``mean``) or by the weights' sum (``mean_with_sample_weight``).
+    A ``mask`` (where a loss such as Circle marks its entries to leave out) joins the weights."""
+    if mask is not None:
+        sample_weight = _mask_weights(mask, sample_weight, values.dtype, reduction)
     if sample_weight is not None:
         values, sample_weight = same_rank(values, sample_weight.astype(values.dtype))
-        values = values * sample_weight
+        values = _broadcast_multiply(values, sample_weight)
     if reduction in (None, "none") or values.shape in ((), (0,)):
         return values
     loss = jnp.sum(values)
@@ -502,7 +527,12 @@ class Loss:
         y_true = convert(y_true, self._dtype)
         losses = convert(self.call(y_true, y_pred))
         weights = None if sample_weight is None else convert(sample_weight, self._dtype)
-        return call(reduce_weighted_values, losses, weights, reduction=self.reduction)
+        mask = self._output_mask(losses)
+        return call(reduce_weighted_values, losses, weights, mask, reduction=self.reduction)
+
+    def _output_mask(self, losses):
+        """The entries of ``losses`` the reduction keeps (Keras' mask on a loss's output), or None."""
+        return None
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(f"[gradkit] {type(self).__name__} must define call(y_true, y_pred).")
@@ -521,7 +551,12 @@ class Loss:
 class LossFunctionWrapper(Loss):
     """A ``Loss`` from a per-sample function ``fn(y_true, y_pred, **kwargs)``."""
 
-    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+    def __init__(self, fn=None, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        if fn is None:
+            raise _errors.GradkitTypeError(
+                "tf.keras.losses' LossFunctionWrapper needs the loss function fn(y_true, y_pred) (Keras raises "
+                "too: a missing argument). Pass it, or use one of the loss classes, e.g. MeanSquaredError()."
+            )
         super().__init__(name=name, reduction=reduction, dtype=dtype)
         self.fn = fn
         self._fn_kwargs = kwargs
@@ -534,9 +569,10 @@ class LossFunctionWrapper(Loss):
         return {**super().get_config(), **self._fn_kwargs}
 
 
-def _loss_class(cls_name, fn, default_name, doc, order=None, **options):
+def _loss_class(cls_name, fn, default_name, doc, order=None, check=None, methods=None, **options):
     """A Keras loss class over ``fn`` whose constructor takes ``options`` (with their defaults),
-    then ``reduction``, ``name`` and ``dtype``; ``order`` is Keras' positional order where it differs."""
+    then ``reduction``, ``name`` and ``dtype``; ``order`` is Keras' positional order where it differs;
+    ``check(options)`` refuses the options Keras' constructor refuses; ``methods`` are the class's own."""
     defaults = {**options, "reduction": "sum_over_batch_size", "name": default_name, "dtype": None}
     order = order or tuple(defaults)
 
@@ -556,13 +592,16 @@ def _loss_class(cls_name, fn, default_name, doc, order=None, **options):
                 )
             values[key] = value
         fn_kwargs = {key: values[key] for key in options}
+        if check is not None:
+            check(fn_kwargs)
         LossFunctionWrapper.__init__(
             self, fn, reduction=values["reduction"], name=values["name"], dtype=values["dtype"], **fn_kwargs
         )
         for key, value in fn_kwargs.items():
             setattr(self, key, value)
 
-    return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+    members = {**(methods or {}), "__init__": __init__, "__doc__": doc, "__module__": __name__}
+    return type(cls_name, (LossFunctionWrapper,), members)
 
 
 MeanSquaredError = _loss_class(
