@@ -283,6 +283,14 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
+from gradkit import _op_errors  # noqa: E402
+
+# TensorFlow's error classes and codes, defined below the core so gradkit's own errors derive from them.
+errors = _Namespace(
+    "gradkit.tf.errors",
+    **{n: v for n, v in vars(_op_errors).items() if not n.startswith("_") and isinstance(v, (type, int))},
+)
+del _op_errors
 from . import _config, _debugging  # noqa: E402
 
 debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
