@@ -392,3 +392,159 @@ def test_static_assertions(program):
 def test_iterable_tensor_is_refused():
     # The message names the tensor's class, which differs; the class of the error does not.
     check(lambda tf: tf.debugging.assert_proper_iterable(tf.constant([1.0])), same_message=False)
+
+
+# -- inside tf.function: static checks while tracing, value checks when the call runs ----------
+
+
+def _in_function(tf, body, *args):
+    """``body`` run by a tf.function that returns a tensor (an assertion's own result differs there)."""
+
+    @tf.function
+    def run(*xs):
+        body(tf, *xs)
+        return tf.reduce_sum(xs[0])
+
+    return run(*[tf.constant(a) for a in args])
+
+
+def f_equal(tf, x, y):
+    tf.debugging.assert_equal(x, y, message="custom", summarize=2)
+
+
+def f_less(tf, x, y):
+    tf.assert_less(x, y)
+
+
+def f_greater_equal(tf, x, y):
+    tf.debugging.assert_greater_equal(x, y, message="ge")
+
+
+def f_none_equal(tf, x, y):
+    tf.debugging.assert_none_equal(x, y)
+
+
+def f_positive(tf, x, y):
+    tf.debugging.assert_positive(x - y, message="pos")
+
+
+def f_non_negative(tf, x, y):
+    tf.debugging.assert_non_negative(x - y)
+
+
+def f_near(tf, x, y):
+    tf.debugging.assert_near(x, y, rtol=0.01, message="near")
+
+
+def f_assert(tf, x, y):
+    tf.debugging.Assert(tf.reduce_all(x <= y), [x, "and", y])
+
+
+def f_check_numerics(tf, x, y):
+    tf.debugging.check_numerics(tf.math.log(y - x), "log of a gap")
+
+
+# (body, passing inputs, failing inputs, text both messages hold)
+IN_FUNCTION = {
+    "equal": (f_equal, (X, X), (X, Y), "custom"),
+    "less": (f_less, (X, [2.0, 3.0]), (X, Y), "Condition x < y did not hold"),
+    "greater_equal": (f_greater_equal, (Y, X), (X, Y), "Condition x >= y did not hold"),
+    "none_equal": (f_none_equal, (X, [3.0, 4.0]), (X, Y), "Condition x != y did not hold"),
+    "positive": (f_positive, (Y, [0.0, 0.0]), (X, Y), "Condition x > 0 did not hold"),
+    "non_negative": (f_non_negative, (Y, X), (X, Y), "Condition x >= 0 did not hold"),
+    "near": (f_near, (X, X), (X, Y), "x and y not equal to tolerance"),
+    "Assert": (f_assert, (X, Y), (Y, X), "and"),
+    "check_numerics": (f_check_numerics, ([0.0, 1.0], [1.0, 3.0]), (X, Y), "log of a gap : Tensor had Inf values"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IN_FUNCTION))
+def test_value_assertions_in_a_function(case):
+    body, good, bad, text = IN_FUNCTION[case]
+    check(lambda tf: _in_function(tf, body, *good))
+    check(lambda tf: _in_function(tf, body, *bad), same_message=False, says=(text,))
+
+
+def p_a_failing_check_among_passing_calls(tf):
+    f = tf.function(lambda x: (tf.debugging.assert_positive(x), x * 2.0)[1])
+    out = [f(tf.constant([1.0, 2.0])), f(tf.constant([3.0, 4.0]))]
+    try:
+        f(tf.constant([1.0, -2.0]))
+    except tf.errors.InvalidArgumentError:
+        out.append("raised")
+    return [*out, f(tf.constant([5.0, 6.0]))]
+
+
+def p_constant_condition_raises_while_tracing(tf):
+    @tf.function
+    def f(x):
+        tf.debugging.assert_equal(tf.constant(1), tf.constant(2))
+        return x
+
+    return f(tf.constant(1.0))
+
+
+def p_static_assertion_in_a_function(tf):
+    @tf.function
+    def f(x):
+        tf.debugging.assert_rank(x, 2)
+        return x
+
+    return f(tf.constant([1.0]))
+
+
+def p_shapes_in_a_function(tf):
+    @tf.function
+    def f(x, y):
+        tf.debugging.assert_shapes([(x, ("N",)), (y, ("N",))])
+        return x
+
+    return f(tf.constant([1.0]), tf.constant([1.0, 2.0]))
+
+
+def p_gradient_through_asserted_values(tf):
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            y = v * x
+            tf.debugging.assert_positive(y)
+            tf.debugging.assert_less(y, 10.0)
+            loss = tf.reduce_sum(tf.debugging.check_numerics(y * y, "y squared"))
+        return loss, tape.gradient(loss, v)
+
+    return list(step(tf.constant([3.0, 1.0])))
+
+
+def p_assert_in_the_branch_taken(tf):
+    @tf.function
+    def f(x):
+        return tf.cond(
+            tf.reduce_sum(x) > 0.0,
+            lambda: (tf.debugging.assert_less(x, 5.0), x * 2.0)[1],
+            lambda: (tf.debugging.assert_greater(x, -5.0), x * 3.0)[1],
+        )
+
+    out = [f(tf.constant([1.0, 2.0])), f(tf.constant([-1.0, -2.0]))]
+    try:
+        f(tf.constant([1.0, 7.0]))
+    except tf.errors.InvalidArgumentError:
+        out.append("raised")
+    return out
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        p_a_failing_check_among_passing_calls,
+        p_constant_condition_raises_while_tracing,
+        p_static_assertion_in_a_function,
+        p_shapes_in_a_function,
+        p_gradient_through_asserted_values,
+        p_assert_in_the_branch_taken,
+    ],
+    ids=lambda p: p.__name__,
+)
+def test_function_programs(program):
+    check(program, same_message=False)
