@@ -91,6 +91,20 @@ def test_under_a_tape_the_call_itself_raises():
     assert reached == []
 
 
+def test_under_a_tape_a_function_that_returns_nothing_still_checks():
+    @tf.function
+    def check_only(x):
+        tf.debugging.assert_positive(x, message="only a check")
+
+    v = tf.Variable([1.0])
+    with tf.GradientTape():
+        assert check_only(v) is None
+    v.assign([-1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="only a check"):
+        with tf.GradientTape():
+            check_only(v)
+
+
 def test_gradients_through_asserted_values_are_unchanged():
     def loss_fn(with_checks):
         @tf.function

@@ -203,7 +203,7 @@ class JitFunction:
                 self._discover(args, kwargs, jitted)
                 out, assigned = self._run(args, kwargs, jitted)
             if self._holds_checks:
-                _finish_checks(out, assigned)
+                self._finish_checks(out, assigned, args, kwargs, jitted)
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
@@ -253,6 +253,33 @@ class JitFunction:
                 _learn_array_types(values)
             return jitted(values, *args, **kwargs)
         return frames.apply(jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
+
+    def _finish_checks(self, out, assigned, args, kwargs, jitted) -> None:
+        """Run the runtime checks of the call just made now: wait for its program, computing the
+        results a tape left pending. Inside another trace the checks belong to that trace's
+        program, which is told it holds them."""
+        if frames.trace_state() != _EAGER:
+            runtime_checks.note()
+            return
+        leaves = jax.tree_util.tree_leaves(
+            (out, list(assigned.values())), is_leaf=lambda x: hasattr(type(x), "__gradkit_value__")
+        )
+        arrays = [value for value in map(frames.concrete, leaves) if isinstance(value, jax.Array)]
+        if arrays:
+            jax.block_until_ready(arrays)
+            return
+        jax.effects_barrier()
+        ran_directly = (
+            not self._initial_assigned
+            and frames.idle()
+            and all(map(_plain, args))
+            and all(map(_plain, kwargs.values()))
+        )
+        if not ran_directly:
+            # A layer above recorded the call, which returns and assigns nothing it would ever
+            # compute: run the program now, for its checks alone.
+            values = _concrete(tuple(map(frames.read, self._reads)))
+            jax.block_until_ready(jitted(values, *_concrete(args), **_concrete(kwargs)))
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -456,19 +483,6 @@ _ARRAY_TYPES: set[type] = set()
 
 
 _EAGER = frames.trace_state()  # the trace state outside every jax transform
-
-
-def _finish_checks(out, assigned) -> None:
-    """Run the runtime checks of the call just made now: wait for its program, computing the
-    results a tape left pending. Inside another trace the checks belong to that trace's program,
-    which is told it holds them."""
-    if frames.trace_state() != _EAGER:
-        runtime_checks.note()
-        return
-    leaves = jax.tree_util.tree_leaves(
-        (out, list(assigned.values())), is_leaf=lambda x: hasattr(type(x), "__gradkit_value__")
-    )
-    jax.block_until_ready([value for value in map(frames.concrete, leaves) if isinstance(value, jax.Array)])
 
 
 def _all_arrays(values) -> bool:
