@@ -548,3 +548,43 @@ def p_assert_in_the_branch_taken(tf):
 )
 def test_function_programs(program):
     check(program, same_message=False)
+
+
+# -- tf.control_dependencies around assertions ------------------------------------------------
+
+
+def p_control_dependencies_eagerly(tf):
+    x = tf.constant([1.0, 2.0])
+    with tf.control_dependencies([tf.debugging.assert_positive(x)]):
+        y = tf.identity(x) * 2.0
+    with tf.control_dependencies(None):
+        z = y + 1.0
+    return [y, z]
+
+
+def p_control_dependencies_in_a_function(tf):
+    @tf.function
+    def f(x):
+        with tf.control_dependencies([tf.debugging.assert_less(x, 3.0, message="bound")]):
+            return tf.identity(x) * 2.0
+
+    out = [f(tf.constant([1.0, 2.0]))]
+    try:
+        f(tf.constant([1.0, 5.0]))
+    except tf.errors.InvalidArgumentError as error:
+        out.append("bound" in error.message)
+    return out
+
+
+def p_control_dependencies_not_iterable(tf):
+    with tf.control_dependencies(5):
+        return tf.constant(1.0)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [p_control_dependencies_eagerly, p_control_dependencies_in_a_function, p_control_dependencies_not_iterable],
+    ids=lambda p: p.__name__,
+)
+def test_control_dependencies(program):
+    check(program, same_message=False)

@@ -79,6 +79,7 @@ from ._array import (
 )
 from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
+from ._control_dependencies import control_dependencies
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import (
