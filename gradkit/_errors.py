@@ -54,6 +54,16 @@ class GradkitInvalidArgumentError(GradkitError, InvalidArgumentError):
         InvalidArgumentError.__init__(self, None, None, message)
 
 
+class InvalidArgumentTypeError(GradkitTypeError, InvalidArgumentError):
+    """A dtype an op refuses, as TensorFlow's eager op does with InvalidArgumentError (and its
+    graph builder, where it traces, with TypeError)."""
+
+
+class InvalidArgumentValueError(GradkitValueError, InvalidArgumentError):
+    """A shape or value an op refuses, as TensorFlow's eager op does with InvalidArgumentError
+    (and its graph builder, where it traces, with ValueError)."""
+
+
 class OpInputError(GradkitError, ValueError, TypeError, InvalidArgumentError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it

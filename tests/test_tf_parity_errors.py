@@ -89,6 +89,70 @@ def p_tensor_index_out_of_range(tf):
     return tf.constant([1.0, 2.0])[3]
 
 
+def p_tile_multiples(tf):
+    return tf.tile(tf.ones([2]), [2, 2])
+
+
+def p_slice_past_the_end(tf):
+    return tf.slice(tf.ones([2]), [1], [5])
+
+
+def p_pad_one_row_for_two_axes(tf):
+    return tf.pad(tf.ones([2, 2]), [[1, 1]])
+
+
+def p_split_sizes(tf):
+    return tf.split(tf.ones([5]), [2, 2])
+
+
+def p_unstack_num(tf):
+    return tf.unstack(tf.ones([3]), num=2)
+
+
+def p_integer_sine(tf):
+    return tf.sin(tf.constant([1]))
+
+
+def p_integer_matrix_inverse(tf):
+    return tf.linalg.inv(tf.ones([2, 2], tf.int32))
+
+
+def p_non_square_inverse(tf):
+    return tf.linalg.inv(tf.ones([2, 3]))
+
+
+def p_solve_rows(tf):
+    return tf.linalg.solve(tf.eye(2), tf.ones([3, 1]))
+
+
+def p_bias_of_another_length(tf):
+    return tf.nn.bias_add(tf.ones([2, 3]), tf.ones([2]))
+
+
+def p_label_out_of_range(tf):
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([3]), logits=tf.constant([[0.5, 0.5]]))
+
+
+def p_keras_label_out_of_range(tf):
+    return tf.keras.losses.sparse_categorical_crossentropy(tf.constant([3]), tf.constant([[0.5, 0.5]]))
+
+
+def p_tensor_array_dtype(tf):
+    return tf.TensorArray(tf.float32, size=1).write(0, tf.constant(1, tf.int32)).stack()
+
+
+def p_cotangent_dtype(tf):
+    x = tf.Variable(1.0)
+    with tf.GradientTape() as tape:
+        y = x * 2.0
+    return tape.gradient(y, x, output_gradients=tf.constant(1.0, tf.float16))
+
+
+def p_concrete_function_dtype(tf):
+    f = tf.function(lambda x: x * 2).get_concrete_function(tf.TensorSpec([2], tf.float32))
+    return f(tf.constant([1, 2]))
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
