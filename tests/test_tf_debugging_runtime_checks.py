@@ -198,3 +198,15 @@ def test_each_thread_gets_its_own_failure():
 def test_other_runtime_errors_are_not_taken_for_checks():
     assert runtime_checks.failed_check(RuntimeError("[gradkit runtime check #0] x")) is None
     assert runtime_checks.failed_check(ValueError("x")) is None
+
+
+def test_saved_model_refuses_a_function_holding_checks(tmp_path):
+    class Checked(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+        def f(self, x):
+            tf.debugging.assert_positive(x)
+            tf.debugging.assert_rank(x, 1)  # a static assertion alone would be fine
+            return x * 2.0
+
+    with pytest.raises(NotImplementedError, match=r"^\[gradkit\] saved_model.save cannot save f: it checks values"):
+        tf.saved_model.save(Checked(), str(tmp_path))
