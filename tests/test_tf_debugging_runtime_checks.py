@@ -210,3 +210,29 @@ def test_saved_model_refuses_a_function_holding_checks(tmp_path):
 
     with pytest.raises(NotImplementedError, match=r"^\[gradkit\] saved_model.save cannot save f: it checks values"):
         tf.saved_model.save(Checked(), str(tmp_path))
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jit"])
+def test_gk_transforms_raise_the_assertions_error(transform):
+    def f(x):
+        tf.debugging.assert_positive(x, message="positive")
+        return jnp.sum(x**2)
+
+    transformed = getattr(gk, transform)(f)
+    transformed(jnp.array([1.0, 2.0]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"^\[gradkit\] positive\.  \nCondition x > 0"):
+        transformed(jnp.array([-1.0, 2.0]))
+
+
+def test_eager_vectorized_map_under_a_tape_raises_from_the_call():
+    x = tf.Variable([[1.0], [2.0]])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.vectorized_map(lambda r: (tf.debugging.assert_positive(r), r * r)[1], x))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[2.0], [4.0]])
+    x.assign([[1.0], [-2.0]])
+    reached = []
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Condition x > 0"):
+        with tf.GradientTape():
+            tf.vectorized_map(lambda r: (tf.debugging.assert_positive(r), r * r)[1], x)
+            reached.append("after the call")
+    assert reached == []

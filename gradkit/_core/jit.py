@@ -208,11 +208,11 @@ class JitFunction:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
             raise
-        except jax.errors.JaxRuntimeError as error:
+        except Exception as error:  # noqa: BLE001 - only a failed runtime check is replaced
             failed = runtime_checks.failed_check(error)
             if failed is None:
                 raise
-            raise failed from None
+            raise failed from None  # the failed check's own error, not the runtime's report of it
         # Every value was checked by Variable.assign while tracing: write them back as they are,
         # once none is a tracer a live Variable would refuse (under jax.vmap or jax.grad), so a
         # refusal changes none.
@@ -258,15 +258,10 @@ class JitFunction:
         """Run the runtime checks of the call just made now: wait for its program, computing the
         results a tape left pending. Inside another trace the checks belong to that trace's
         program, which is told it holds them."""
-        if frames.trace_state() != _EAGER:
+        if runtime_checks.in_trace():
             runtime_checks.note()
             return
-        leaves = jax.tree_util.tree_leaves(
-            (out, list(assigned.values())), is_leaf=lambda x: hasattr(type(x), "__gradkit_value__")
-        )
-        arrays = [value for value in map(frames.concrete, leaves) if isinstance(value, jax.Array)]
-        if arrays:
-            jax.block_until_ready(arrays)
+        if runtime_checks.run_now((out, list(assigned.values()))):
             return
         jax.effects_barrier()
         ran_directly = (
@@ -480,9 +475,6 @@ _live_value = operator.attrgetter("_value")
 # The types of the concrete jax arrays met so far (jax's one array type), learned rather than
 # made at import, which would start jax's backend.
 _ARRAY_TYPES: set[type] = set()
-
-
-_EAGER = frames.trace_state()  # the trace state outside every jax transform
 
 
 def _all_arrays(values) -> bool:

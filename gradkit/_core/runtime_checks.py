@@ -1,21 +1,25 @@
 """Checks on values that run with a compiled program, and raise from the call that runs it.
 
-While a program is traced (``gk.jit``, ``tf.function``) Python cannot raise on a value it does
-not have yet. ``check`` puts a ``jax.debug.callback`` into the program instead: when the program
-runs, the host function gets the values and, if the condition failed, builds the error the caller
-should see and raises. JAX reports any exception raised in a callback as a ``JaxRuntimeError``
-whose message holds only text, so the error itself is kept here under a number that the message
-carries, and ``failed_check`` turns the ``JaxRuntimeError`` back into it (``gk.jit`` does, before
-it writes back any assignment, so a failed call changes no Variable). A check that passes costs
-one host call per run and no retrace: the condition is an input of the callback, not a constant.
+While a program is traced (``gk.jit``, ``tf.function``, a ``gk`` transform) Python cannot raise
+on a value it does not have yet. ``check`` puts a ``jax.debug.callback`` into the program
+instead: when the program runs, the host function gets the values and, if the condition failed,
+builds the error the caller should see and raises. JAX reports an exception raised in a
+compiled callback as a ``JaxRuntimeError`` whose message holds only text, so the error itself is
+kept here under a number that the message carries, and ``failed_check`` turns the report back
+into it. A check that passes costs a reduction and a branch per run, and no retrace: the
+condition is a value of the program, not a constant, and the callback sits in the branch taken
+only when it fails.
 
-``count`` tells how many checks have been traced so far, so ``gk.jit`` knows which of its
-programs hold checks, and waits for those to finish (and computes its results a tape would leave
-pending) before it returns, as TensorFlow raises from the call of a ``tf.function``.
+``gk.jit`` and the ``gk`` transforms run their calls under ``raised_as_their_own``, and, when
+the call traced checks (``count``), compute its results at once with ``run_now`` (a tape would
+leave them pending), so a failed check raises from the call, as TensorFlow's assertions raise
+from the call of a ``tf.function``; ``gk.jit`` does so before it writes back any assignment, so
+a failed call changes no Variable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -23,7 +27,10 @@ import threading
 from collections.abc import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+
+from . import frames
 
 # Errors of failed checks not yet taken by failed_check; bounded, as a failure may surface where
 # nothing takes it (a value computed late, by a caller outside gk.jit).
@@ -56,7 +63,16 @@ def check(ok, make_error: Callable[..., BaseException], *operands) -> None:
     """When the program being traced runs: raise ``make_error(ok, *operands)`` (given NumPy
     arrays) from the call that runs it, unless every element of ``ok`` (a boolean array) is true."""
     note()
-    jax.debug.callback(functools.partial(_on_host, make_error), ok, *operands)
+    on_host = functools.partial(_on_host, make_error)
+    # The callback runs only when the check fails, so a passing one copies nothing to the host.
+    # (Batched by vmap, the branch runs for every example: the host function checks ``ok`` again.)
+    jax.lax.cond(
+        jnp.all(ok),
+        lambda *_: None,
+        lambda *values: jax.debug.callback(on_host, *values),
+        ok,
+        *operands,
+    )
 
 
 def note() -> None:
@@ -87,11 +103,60 @@ def _on_host(make_error, ok, *operands) -> None:
 
 
 def failed_check(error: BaseException) -> BaseException | None:
-    """The error a failed check made, if ``error`` (raised by running a program) reports one."""
-    if not isinstance(error, jax.errors.JaxRuntimeError):
+    """The error a failed check made, if ``error`` (raised by running a program) reports one: JAX's
+    report of it from a compiled program, or the callback's own exception where JAX ran the
+    callback in Python (a check batched by ``jax.vmap`` outside ``jax.jit``)."""
+    if not isinstance(error, (jax.errors.JaxRuntimeError, _CheckFailed)):
         return None
     found = _MARK.search(str(error))
     if found is None:
         return None
     with _lock:
         return _failures.pop(int(found.group(1)), None)
+
+
+@contextlib.contextmanager
+def raised_as_their_own():
+    """Inside: a failed check reported by JAX (a ``JaxRuntimeError``) is raised as its own error."""
+    try:
+        yield
+    except (jax.errors.JaxRuntimeError, _CheckFailed) as error:
+        failed = failed_check(error)
+        if failed is None:
+            raise
+        raise failed from None
+
+
+_EAGER = frames.trace_state()  # the trace state outside every jax transform
+
+
+def in_trace() -> bool:
+    """Whether a jax transform is tracing now (a check made now is part of its program)."""
+    return frames.trace_state() != _EAGER
+
+
+def run_now(results) -> bool:
+    """Compute ``results`` (a pytree; values a tape left pending included) and wait for them, so
+    the checks of the program that makes them run now; False if they hold no array to wait for.
+    Inside another trace the checks belong to that trace's program instead: nothing to do."""
+    if in_trace():
+        return True
+    leaves = jax.tree_util.tree_leaves(results, is_leaf=lambda x: hasattr(type(x), "__gradkit_value__"))
+    arrays = [value for value in map(frames.concrete, leaves) if isinstance(value, jax.Array)]
+    jax.block_until_ready(arrays)
+    return bool(arrays)
+
+
+def checked(call: Callable) -> Callable:
+    """``call``, raising a failed check's own error, from the call itself when it traced checks."""
+
+    @functools.wraps(call)
+    def run(*args, **kwargs):
+        before = count()
+        with raised_as_their_own():
+            out = call(*args, **kwargs)
+            if count() != before:
+                run_now(out)
+        return out
+
+    return run
