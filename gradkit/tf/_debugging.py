@@ -4,7 +4,10 @@ Eagerly the values are known and checked at once; inside a ``tf.function`` the c
 the compiled program and the call raises (``_assertions``), as TensorFlow's CheckNumerics op
 does. Either way the error is ``tf.errors.InvalidArgumentError`` with TensorFlow's message
 (``"<message> : Tensor had NaN values"``). The tensor comes back as it is, so the gradient passes
-through unchanged, as TensorFlow's does.
+through unchanged. TensorFlow's gradient of CheckNumerics also checks the gradient flowing back
+(it raises for a NaN or Inf there); gradkit's does not: a custom gradient would stop forward mode
+(``ForwardAccumulator``, ``jacfwd``) through the op. Check a gradient itself where that matters:
+``tf.debugging.check_numerics(tape.gradient(loss, x), "gradient")``.
 
 >>> import gradkit.tf as tf
 >>> tf.debugging.check_numerics(tf.constant([1.0, 2.0]), "ok").numpy().tolist()
