@@ -588,3 +588,54 @@ def p_control_dependencies_not_iterable(tf):
 )
 def test_control_dependencies(program):
     check(program, same_message=False)
+
+
+def p_same_float_dtype(tf):
+    dtypes = [
+        tf.debugging.assert_same_float_dtype([tf.constant(1.0), tf.constant([2.0]), None]),
+        tf.debugging.assert_same_float_dtype(),
+        tf.debugging.assert_same_float_dtype(dtype=tf.float16),
+        tf.debugging.assert_same_float_dtype([tf.Variable(1.0)], tf.float32),
+    ]
+    return [tf.as_dtype(d).name for d in dtypes]
+
+
+def p_same_float_dtype_two_dtypes(tf):
+    return tf.debugging.assert_same_float_dtype([tf.constant(1.0), tf.constant(1.0, tf.float16)])
+
+
+def p_same_float_dtype_not_the_expected(tf):
+    return tf.debugging.assert_same_float_dtype([tf.constant(1.0)], tf.float16)
+
+
+def p_same_float_dtype_integers(tf):
+    return tf.debugging.assert_same_float_dtype([tf.constant(1)])
+
+
+@pytest.mark.parametrize(
+    "program",
+    [p_same_float_dtype, p_same_float_dtype_two_dtypes, p_same_float_dtype_not_the_expected],
+    ids=lambda p: p.__name__,
+)
+def test_same_float_dtype(program):
+    check(program, same_message=False, says=("must be of the same type",) if "dtype_" in program.__name__ else ())
+
+
+def test_same_float_dtype_refuses_integers():
+    check(p_same_float_dtype_integers)
+
+
+def p_assert_in_a_branch_not_taken(tf):
+    @tf.function
+    def f(x):
+        return tf.cond(
+            tf.constant(True),
+            lambda: x * 2.0,
+            lambda: (tf.debugging.assert_negative(x, message="never runs"), x)[1],
+        )
+
+    return f(tf.constant([1.0, 2.0]))
+
+
+def test_an_assertion_in_a_branch_not_taken_never_runs():
+    check(p_assert_in_a_branch_not_taken)

@@ -300,7 +300,7 @@ _VALUE_ASSERTIONS = (
 ).split()
 _STATIC_ASSERTIONS = (
     "assert_rank assert_rank_at_least assert_rank_in assert_integer assert_type assert_scalar assert_shapes "
-    "assert_proper_iterable is_numeric_tensor"
+    "assert_proper_iterable assert_same_float_dtype is_numeric_tensor"
 ).split()
 debugging = _Namespace(
     "gradkit.tf.debugging",

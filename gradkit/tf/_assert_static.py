@@ -17,12 +17,13 @@ gradkit._errors.GradkitValueError: [gradkit] Tensor  must have rank 2.  Received
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from ._assertions import shape_and_dtype
+from ._assertions import shape_and_dtype, tensor_text
 from ._convert import convert, known_value
 from ._dtypes import as_dtype
 
@@ -181,6 +182,39 @@ def assert_proper_iterable(values):
         raise _errors.GradkitTypeError(f'Expected argument "values" to be a "proper" iterable.  Found: {type(values)}')
     if not hasattr(values, "__iter__"):
         raise _errors.GradkitTypeError(f'Expected argument "values" to be iterable.  Found: {type(values)}')
+
+
+def _dtype_repr(dtype) -> str:
+    return f"<dtype: '{np.dtype(dtype).name}'>"
+
+
+def _item_text(item) -> str:
+    value = known_value(item)
+    return tensor_text(value) if value is not None else f"a tensor ({shape_and_dtype(item)})"
+
+
+def assert_same_float_dtype(tensors=None, dtype=None):
+    """``tf.debugging.assert_same_float_dtype``: the one floating dtype of ``tensors`` (None entries
+    skipped) and ``dtype``, float32 if neither gives one; raise ValueError for two dtypes or a
+    dtype that is not floating."""
+    expected = None if dtype is None else np.dtype(as_dtype(dtype))
+    first = None
+    for item in tensors or ():
+        if item is None:
+            continue
+        got = np.dtype(item.dtype)
+        if expected is None:
+            expected, first = got, item
+        elif got != expected:
+            raise _errors.GradkitValueError(
+                f"{_item_text(item)}, type={_dtype_repr(got)}, must be of the same type ({_dtype_repr(expected)})"
+                + (f" as {_item_text(first)}." if first is not None else ".")
+            )
+    if expected is None:
+        return np.dtype(as_dtype("float32"))
+    if not jnp.issubdtype(expected, jnp.floating):
+        raise _errors.GradkitValueError(f"Expected floating point type, got {_dtype_repr(expected)}.")
+    return expected
 
 
 def is_numeric_tensor(tensor) -> bool:
