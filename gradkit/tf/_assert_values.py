@@ -4,7 +4,8 @@ assertions (``assert_positive``, ...), ``assert_near`` and ``Assert``.
 Each returns None and raises ``tf.errors.InvalidArgumentError`` with TensorFlow's eager message
 when its condition fails: at once eagerly, from the call inside ``tf.function`` (``_assertions``).
 Shapes that do not broadcast and operands of two dtypes are refused as TensorFlow's comparison
-ops refuse them.
+ops refuse them. Inside ``tf.function`` TensorFlow returns the assertion's operation, for
+``tf.control_dependencies``; gradkit returns None there too, which that context takes.
 
 >>> import gradkit.tf as tf
 >>> tf.debugging.assert_less(tf.constant([1.0, 2.0]), 3.0) is None

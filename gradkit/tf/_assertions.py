@@ -36,7 +36,7 @@ def require(ok, make_error, *shown) -> None:
         return
     values = [_value(x) for x in (ok, *shown)]
     if any(isinstance(v, jax.core.Tracer) for v in values):
-        runtime_checks.check(*values[:1], make_error, *values[1:])
+        runtime_checks.check(values[0], make_error, *values[1:])
         return
     arrays = [np.asarray(v) for v in values]
     if not arrays[0].all():
