@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax
 
-from ._op_errors import InvalidArgumentError
+from ._op_errors import InvalidArgumentError, OperatorNotAllowedInGraphError
 
 PREFIX = "[gradkit] "
 
@@ -62,6 +62,11 @@ class InvalidArgumentTypeError(GradkitTypeError, InvalidArgumentError):
 class InvalidArgumentValueError(GradkitValueError, InvalidArgumentError):
     """A shape or value an op refuses, as TensorFlow's eager op does with InvalidArgumentError
     (and its graph builder, where it traces, with ValueError)."""
+
+
+class TracedValueNeededError(GradkitTypeError, OperatorNotAllowedInGraphError):
+    """A traced tensor's value needed while a ``tf.function`` is traced (Python control flow on
+    it): TensorFlow's OperatorNotAllowedInGraphError, which its graph raises without autograph."""
 
 
 class OpInputError(GradkitError, ValueError, TypeError, InvalidArgumentError):

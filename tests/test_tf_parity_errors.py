@@ -161,3 +161,17 @@ def test_caught_as_invalid_argument_where_tensorflow_raises_it(program):
     tf = pytest.importorskip("tensorflow")
     assert _caught(program)(tf) == "InvalidArgumentError"
     assert _caught(program)(gtf) == "InvalidArgumentError"
+
+
+def test_python_control_flow_on_a_traced_tensor_is_an_operator_not_allowed_in_graph():
+    # TensorFlow raises OperatorNotAllowedInGraphError there without autograph; gradkit has none.
+    tf = pytest.importorskip("tensorflow")
+
+    def branch(x):
+        if x > 0:
+            return x
+        return -x
+
+    for module, options in ((tf, {"autograph": False}), (gtf, {})):
+        with pytest.raises(module.errors.OperatorNotAllowedInGraphError):
+            module.function(branch, **options)(module.constant(1.0))
