@@ -81,21 +81,27 @@ from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
-from ._dtypes import (
+from ._dtypes import (  # noqa: A004
+    DType,
     as_dtype,
     bfloat16,
     bool,
     complex64,
     complex128,
+    double,
     float16,
     float32,
     float64,
+    half,
     int8,
     int16,
     int32,
     int64,
     uint8,
-)  # noqa: A004
+    uint16,
+    uint32,
+    uint64,
+)
 from ._function import TensorSpec, function
 from ._indexing import boolean_mask, broadcast_to, gather_nd, newaxis, searchsorted, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
