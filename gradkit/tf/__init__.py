@@ -324,8 +324,20 @@ del (
 # TensorFlow's top-level array and shape ops beyond the basics.
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
+from ._graph_helpers import (  # noqa: E402
+    control_dependencies,
+    device,
+    get_current_name_scope,
+    group,
+    init_scope,
+    inside_function,
+    no_op,
+    tuple,  # noqa: A004
+)
 from ._grids import meshgrid, unravel_index  # noqa: E402
+from ._parallel_stack import parallel_stack  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
+from ._saturate_cast import saturate_cast  # noqa: E402
 from ._sequence import reverse_sequence, sequence_mask  # noqa: E402
 from ._shape_utils import (  # noqa: E402
     broadcast_dynamic_shape,
@@ -343,13 +355,15 @@ from ._space_batch import (  # noqa: E402
     space_to_batch_nd,
 )
 
+dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
+
 
 def __getattr__(name):
     raise AttributeError(_missing("gradkit.tf", name))
 
 
-# Not print: ``from gradkit.tf import *`` must not hide Python's own.
-__all__ = [n for n in dir() if not n.startswith("_") and n != "print"]
+# Not print or tuple: ``from gradkit.tf import *`` must not hide Python's own.
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("print", "tuple")]
 
 # Transposed convolutions (tf.nn's names).
 from . import _conv_transpose  # noqa: E402
