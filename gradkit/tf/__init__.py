@@ -354,6 +354,8 @@ from ._space_batch import (  # noqa: E402
     space_to_batch,
     space_to_batch_nd,
 )
+from ._variable_options import AggregationMethod, VariableSynchronization  # noqa: E402
+from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
 
