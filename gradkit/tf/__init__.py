@@ -335,6 +335,11 @@ from ._graph_helpers import (  # noqa: E402
     tuple,  # noqa: A004
 )
 from ._grids import meshgrid, unravel_index  # noqa: E402
+from ._initializers_v2 import Constant as constant_initializer  # noqa: E402
+from ._initializers_v2 import Ones as ones_initializer  # noqa: E402
+from ._initializers_v2 import RandomNormal as random_normal_initializer  # noqa: E402
+from ._initializers_v2 import RandomUniform as random_uniform_initializer  # noqa: E402
+from ._initializers_v2 import Zeros as zeros_initializer  # noqa: E402
 from ._parallel_stack import parallel_stack  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
 from ._saturate_cast import saturate_cast  # noqa: E402
@@ -358,6 +363,7 @@ from ._variable_options import AggregationMethod, VariableSynchronization  # noq
 from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
+initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
 
 
 def __getattr__(name):
