@@ -322,6 +322,8 @@ del (
 
 
 # TensorFlow's top-level array and shape ops beyond the basics.
+from . import _assertions  # noqa: E402
+from ._assertions import Assert, assert_equal, assert_greater, assert_less, assert_rank  # noqa: E402
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
 from ._graph_helpers import (  # noqa: E402
@@ -331,6 +333,7 @@ from ._graph_helpers import (  # noqa: E402
     group,
     init_scope,
     inside_function,
+    is_symbolic_tensor,
     no_op,
     tuple,  # noqa: A004
 )
@@ -364,6 +367,11 @@ from ._variable_options import VariableAggregationV2 as VariableAggregation  # n
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
 initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
+# TensorFlow's top-level aliases of tf.linalg ops.
+eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm
+for _name in ("assert_equal", "assert_greater", "assert_less", "assert_rank", "Assert"):
+    setattr(debugging, _name, getattr(_assertions, _name))
+del _name
 
 
 def __getattr__(name):

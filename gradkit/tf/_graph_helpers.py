@@ -26,6 +26,7 @@ import jax
 
 from gradkit import _errors
 from gradkit._tape import graph as _graph
+from gradkit._tape.tensor import Tensor
 
 from . import _name_scope
 from ._control import executing_eagerly
@@ -174,3 +175,10 @@ def _tapes_paused():
 def get_current_name_scope() -> str:
     """``tf.get_current_name_scope()``: the name scope here, without its last ``/`` (``''`` at the root)."""
     return _name_scope.current().rstrip("/")
+
+
+def is_symbolic_tensor(tensor) -> bool:
+    """``tf.is_symbolic_tensor(tensor)``: True for a tensor made while a ``tf.function`` traces (one
+    that stands for a value the compiled function computes), False for an eager tensor, a Variable
+    or a Python value."""
+    return isinstance(tensor, Tensor) and not executing_eagerly()
