@@ -195,6 +195,13 @@ def p_init_scope_makes_variables_once_in_a_function(tf):
     return out + [len(made), made[0].name, tape.gradient(y, made[0])]
 
 
+def p_get_logger(tf):
+    import logging
+
+    logger = tf.get_logger()
+    return [logger.name, logger is logging.getLogger("tensorflow"), isinstance(logger, logging.Logger)]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -52,7 +52,7 @@ NOT_PROVIDED = set(
         "CriticalSection DeviceSpec Graph IndexedSlicesSpec NoneTensorSpec Operation OptionalSpec RaggedTensor "
         "RaggedTensorSpec RegisterGradient SparseTensor SparseTensorSpec TensorArraySpec TypeSpec approx_top_k "
         "as_string check_pinned conv conv2d_backprop_filter_v2 conv2d_backprop_input_v2 edit_distance "
-        "extract_volume_patches fftnd fingerprint get_logger gradients hessians ifftnd import_graph_def irfftnd "
+        "extract_volume_patches fftnd fingerprint gradients hessians ifftnd import_graph_def irfftnd "
         "load_library load_op_library make_ndarray make_tensor_proto no_gradient nondifferentiable_batch_function "
         "qint16 qint32 qint8 quint16 quint8 ragged_fill_empty_rows ragged_fill_empty_rows_grad random_index_shuffle "
         "register_tensor_conversion_function resource rfftnd string timestamp type_spec_from_value "
@@ -65,7 +65,7 @@ PROVIDED = (
     "inside_function get_current_name_scope executing_eagerly is_symbolic_tensor parallel_stack saturate_cast "
     "identity_n guarantee_const VariableAggregation VariableSynchronization AggregationMethod zeros_initializer "
     "ones_initializer constant_initializer random_normal_initializer random_uniform_initializer initializers eig "
-    "eigvals matrix_square_root assert_equal assert_greater assert_less assert_rank Assert"
+    "eigvals matrix_square_root assert_equal assert_greater assert_less assert_rank Assert get_logger"
 ).split()
 
 

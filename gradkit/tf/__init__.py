@@ -343,6 +343,7 @@ from ._initializers_v2 import Ones as ones_initializer  # noqa: E402
 from ._initializers_v2 import RandomNormal as random_normal_initializer  # noqa: E402
 from ._initializers_v2 import RandomUniform as random_uniform_initializer  # noqa: E402
 from ._initializers_v2 import Zeros as zeros_initializer  # noqa: E402
+from ._logger import get_logger  # noqa: E402
 from ._parallel_stack import parallel_stack  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
 from ._saturate_cast import saturate_cast  # noqa: E402
