@@ -223,3 +223,11 @@ def test_numpy_and_jax_take_a_dtype():
 def test_dtypes_gradkit_does_not_hold_are_refused(value):
     with pytest.raises(_errors.GradkitNotImplementedError, match=r"^\[gradkit\] .*bool, integer, floating"):
         gtf.as_dtype(value)
+
+
+def test_dtypes_namespace_lists_tensorflows_names_only():
+    tf = pytest.importorskip("tensorflow")
+    ours = {n for n in dir(gtf.dtypes) if not n.startswith("_")}
+    assert ours <= set(dir(tf.dtypes)), sorted(ours - set(dir(tf.dtypes)))
+    assert {"cast", "complex", "saturate_cast", "DType", "double"} <= ours
+    assert gtf.dtypes.saturate_cast is gtf.saturate_cast and gtf.dtypes.cast is gtf.cast

@@ -367,6 +367,7 @@ from ._variable_options import AggregationMethod, VariableSynchronization  # noq
 from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
+dtypes.__all__ += ["cast", "complex", "saturate_cast"]
 initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
 # TensorFlow's top-level aliases of tf.linalg ops.
 eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm

@@ -300,6 +300,11 @@ def __getattr__(name):
     raise AttributeError(missing("gradkit.tf.dtypes", name))
 
 
+def __dir__():
+    """TensorFlow's names only (as ``dir(tf.dtypes)``), not this module's imports."""
+    return list(__all__)
+
+
 __all__ = [
     "DType",
     "as_dtype",
