@@ -28,6 +28,23 @@ def p_float_to_narrower_floats(tf):
     return [tf.saturate_cast(x, tf.float16), tf.saturate_cast(x, tf.bfloat16), tf.saturate_cast(x, tf.float32)]
 
 
+def p_narrow_floats_to_integers(tf):
+    b = tf.constant([300.0, -300.0, 1.5, 70000.0], tf.bfloat16)
+    h = tf.constant([300.0, -300.0, 1.5, 65504.0], tf.float16)
+    with warnings.catch_warnings():
+        # TensorFlow's bound computation overflows to float16 or bfloat16 with a NumPy warning.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [
+            tf.saturate_cast(b, tf.int8),
+            tf.saturate_cast(b, tf.uint8),
+            tf.saturate_cast(b, tf.int32),
+            tf.saturate_cast(h, tf.int8),
+            tf.saturate_cast(h, tf.int32),
+            tf.saturate_cast(h, tf.bfloat16),
+            tf.saturate_cast(b, tf.float16),
+        ]
+
+
 def p_integer_to_integers(tf):
     x = tf.constant([-1, 256, 7, -129, 40000])
     return [tf.saturate_cast(x, tf.uint8), tf.saturate_cast(x, tf.int8), tf.saturate_cast(x, tf.int16)]
@@ -144,3 +161,6 @@ def test_no_numpy_warning_where_tensorflows_bounds_overflow():
         expected = tf.saturate_cast(tf.constant([70000, -70000, 3]), tf.float16).numpy()
     ours = gtf.saturate_cast(gtf.constant([70000, -70000, 3]), gtf.float16)  # warnings are errors here
     np.testing.assert_array_equal(ours.numpy(), expected)
+    for dtype in (gtf.int8, gtf.uint8, gtf.int32, gtf.float16):
+        gtf.saturate_cast(gtf.constant([300.0, 70000.0], gtf.bfloat16), dtype)
+    gtf.saturate_cast(gtf.constant([65504.0], gtf.float16), gtf.bfloat16)
