@@ -195,6 +195,23 @@ def p_init_scope_makes_variables_once_in_a_function(tf):
     return out + [len(made), made[0].name, tape.gradient(y, made[0])]
 
 
+def p_init_scope_draws_an_initial_value_in_a_function(tf):
+    made = []
+
+    @tf.function
+    def f(x):
+        with tf.init_scope():
+            if not made:
+                made.append(tf.Variable(tf.random.normal([2], seed=1), name="w"))
+                made.append(tf.Variable(tf.zeros([2]) + 1.0))
+        return x * made[0] + made[1]
+
+    shapes = [list(f(tf.constant([1.0, 2.0])).shape), list(f(tf.constant([3.0, 4.0])).shape)]
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(f(tf.constant([1.0, 2.0])))
+    return [shapes, len(made), made[0].name, tape.gradient(y, made)[1]]
+
+
 def p_get_logger(tf):
     import logging
 
