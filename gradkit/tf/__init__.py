@@ -79,24 +79,29 @@ from ._array import (
 )
 from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
-from ._control_dependencies import control_dependencies
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
-from ._dtypes import (
+from ._dtypes import (  # noqa: A004
+    DType,
     as_dtype,
     bfloat16,
     bool,
     complex64,
     complex128,
+    double,
     float16,
     float32,
     float64,
+    half,
     int8,
     int16,
     int32,
     int64,
     uint8,
-)  # noqa: A004
+    uint16,
+    uint32,
+    uint64,
+)
 from ._function import TensorSpec, function
 from ._indexing import boolean_mask, broadcast_to, gather_nd, newaxis, searchsorted, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
@@ -348,8 +353,27 @@ del (
 # TensorFlow's top-level array and shape ops beyond the basics.
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
+from ._graph_helpers import (  # noqa: E402
+    control_dependencies,
+    device,
+    get_current_name_scope,
+    group,
+    init_scope,
+    inside_function,
+    is_symbolic_tensor,
+    no_op,
+    tuple,  # noqa: A004
+)
 from ._grids import meshgrid, unravel_index  # noqa: E402
+from ._initializers_v2 import Constant as constant_initializer  # noqa: E402
+from ._initializers_v2 import Ones as ones_initializer  # noqa: E402
+from ._initializers_v2 import RandomNormal as random_normal_initializer  # noqa: E402
+from ._initializers_v2 import RandomUniform as random_uniform_initializer  # noqa: E402
+from ._initializers_v2 import Zeros as zeros_initializer  # noqa: E402
+from ._logger import get_logger  # noqa: E402
+from ._parallel_stack import parallel_stack  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
+from ._saturate_cast import saturate_cast  # noqa: E402
 from ._sequence import reverse_sequence, sequence_mask  # noqa: E402
 from ._shape_utils import (  # noqa: E402
     broadcast_dynamic_shape,
@@ -366,14 +390,22 @@ from ._space_batch import (  # noqa: E402
     space_to_batch,
     space_to_batch_nd,
 )
+from ._variable_options import AggregationMethod, VariableSynchronization  # noqa: E402
+from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
+
+dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
+dtypes.__all__ += ["cast", "complex", "saturate_cast"]
+initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
+# TensorFlow's top-level aliases of tf.linalg ops.
+eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm
 
 
 def __getattr__(name):
     raise AttributeError(_missing("gradkit.tf", name))
 
 
-# Not print: ``from gradkit.tf import *`` must not hide Python's own.
-__all__ = [n for n in dir() if not n.startswith("_") and n != "print"]
+# Not print or tuple: ``from gradkit.tf import *`` must not hide Python's own.
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("print", "tuple")]
 
 # Transposed convolutions (tf.nn's names).
 from . import _conv_transpose  # noqa: E402
