@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import conv3d_layers as _conv3d_layers
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -46,6 +47,10 @@ LAYERS = (
     "Dropout Embedding Flatten GRU GlobalAveragePooling2D Input InputLayer LSTM Layer LayerNormalization LeakyReLU "
     "MaxPool2D MaxPooling2D MultiHeadAttention ReLU Reshape SimpleRNN Softmax"
 )
+CONV3D_LAYERS = (
+    "Conv3D Conv3DTranspose Convolution1D Convolution2D Convolution3D Convolution1DTranspose "
+    "Convolution2DTranspose Convolution3DTranspose"
+)
 LOSSES = (
     "Loss Reduction BinaryCrossentropy BinaryFocalCrossentropy CategoricalCrossentropy CategoricalFocalCrossentropy "
     "CategoricalHinge CosineSimilarity Hinge Huber KLDivergence LogCosh MeanAbsoluteError MeanAbsolutePercentageError "
@@ -74,7 +79,11 @@ api = Namespace(
     Input=_Input,
     Model=_Model,
     Sequential=_Sequential,
-    layers=Namespace("gradkit.tf.keras.layers", **_members(_layers, LAYERS)),
+    layers=Namespace(
+        "gradkit.tf.keras.layers",
+        **_members(_layers, LAYERS),
+        **_members(_conv3d_layers, CONV3D_LAYERS),
+    ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
         **_members(_losses, LOSSES),
