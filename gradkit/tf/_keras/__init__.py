@@ -14,6 +14,7 @@ from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
 from . import conv3d_layers as _conv3d_layers
+from . import depthwise_layers as _depthwise_layers
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -51,6 +52,9 @@ CONV3D_LAYERS = (
     "Conv3D Conv3DTranspose Convolution1D Convolution2D Convolution3D Convolution1DTranspose "
     "Convolution2DTranspose Convolution3DTranspose"
 )
+DEPTHWISE_LAYERS = (
+    "DepthwiseConv1D DepthwiseConv2D SeparableConv1D SeparableConv2D SeparableConvolution1D SeparableConvolution2D"
+)
 LOSSES = (
     "Loss Reduction BinaryCrossentropy BinaryFocalCrossentropy CategoricalCrossentropy CategoricalFocalCrossentropy "
     "CategoricalHinge CosineSimilarity Hinge Huber KLDivergence LogCosh MeanAbsoluteError MeanAbsolutePercentageError "
@@ -83,6 +87,7 @@ api = Namespace(
         "gradkit.tf.keras.layers",
         **_members(_layers, LAYERS),
         **_members(_conv3d_layers, CONV3D_LAYERS),
+        **_members(_depthwise_layers, DEPTHWISE_LAYERS),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
