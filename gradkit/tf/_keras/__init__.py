@@ -15,6 +15,7 @@ from .._namespace import Namespace
 from . import activations as _activations
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
+from . import dot_attention_layers as _dot_attention_layers
 from . import einsum_dense as _einsum_dense
 from . import initializers as _initializers
 from . import layers as _layers
@@ -90,6 +91,7 @@ api = Namespace(
         **_members(_conv3d_layers, CONV3D_LAYERS),
         **_members(_depthwise_layers, DEPTHWISE_LAYERS),
         **_members(_einsum_dense, "EinsumDense"),
+        **_members(_dot_attention_layers, "Attention AdditiveAttention"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
