@@ -27,6 +27,8 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import rnn_cells as _rnn_cells
+from . import rnn_layer as _rnn_layer
 from . import schedules as _schedules
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -92,6 +94,8 @@ api = Namespace(
         **_members(_depthwise_layers, DEPTHWISE_LAYERS),
         **_members(_einsum_dense, "EinsumDense"),
         **_members(_dot_attention_layers, "Attention AdditiveAttention"),
+        **_members(_rnn_cells, "SimpleRNNCell LSTMCell GRUCell StackedRNNCells"),
+        **_members(_rnn_layer, "RNN"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
