@@ -299,7 +299,7 @@ def test_compute_output_shape_matches_keras(key):
         shape = (batch, 5, 3)
         for options in ({}, {"return_state": True, "return_sequences": True}):
 
-            def make(tf):
+            def make(tf, options=options):
                 layer = _configured(tf)[key]
                 layer.return_state = options.get("return_state", False)
                 layer.return_sequences = options.get("return_sequences", layer.return_sequences)
