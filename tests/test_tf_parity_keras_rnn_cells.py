@@ -52,7 +52,7 @@ def _run(tf, make, call, weights):
     }
 
 
-def check(make, call):
+def check(make, call, same_names=True):
     weights = []
 
     def random_weights(shapes):
@@ -61,7 +61,8 @@ def check(make, call):
 
     want = _run(tf_real, make, call, random_weights)
     got = _run(gtf, make, call, weights)
-    assert (got["names"], got["shapes"], got["structure"]) == (want["names"], want["shapes"], want["structure"])
+    assert (got["shapes"], got["structure"]) == (want["shapes"], want["structure"])
+    assert got["names"] == want["names"] or not same_names
     for g, w in zip(got["out"], want["out"]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
     assert [g is None for g in got["grads"]] == [w is None for w in want["grads"]]

@@ -29,6 +29,7 @@ from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
+from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -96,6 +97,7 @@ api = Namespace(
         **_members(_dot_attention_layers, "Attention AdditiveAttention"),
         **_members(_rnn_cells, "SimpleRNNCell LSTMCell GRUCell StackedRNNCells"),
         **_members(_rnn_layer, "RNN"),
+        **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
