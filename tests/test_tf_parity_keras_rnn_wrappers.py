@@ -174,3 +174,25 @@ def test_time_distributed_mask_shape_is_checked():
     with pytest.raises(ValueError, match=r"\[gradkit\].*mask"):
         layer(X, mask=np.ones((2, 3), bool))
     assert MASK.shape == X.shape[:2]
+
+
+def test_a_sequential_of_the_new_layers_round_trips_through_keras_configs():
+    def model(tf):
+        layers = tf.keras.layers
+        return tf.keras.Sequential(
+            [
+                tf.keras.Input((4, 3)),
+                layers.TimeDistributed(layers.EinsumDense("ab,bc->ac", 5, bias_axes="c", name="e"), name="td"),
+                layers.Bidirectional(layers.RNN([layers.GRUCell(2, name="g")], return_sequences=True), name="bi"),
+                layers.Conv1D(2, 2, name="c"),
+                layers.DepthwiseConv1D(2, name="dw"),
+            ],
+            name="model",
+        )
+
+    theirs = model(tf_real)
+    ours = gtf.keras.Sequential.from_config(theirs.get_config())
+    ours(X)
+    assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
+    rebuilt = tf_real.keras.Sequential.from_config(model(gtf).get_config())
+    assert [type(layer).__name__ for layer in rebuilt.layers] == [type(layer).__name__ for layer in theirs.layers]
