@@ -196,3 +196,22 @@ def test_a_sequential_of_the_new_layers_round_trips_through_keras_configs():
     assert [tuple(w.shape) for w in ours.weights] == [tuple(w.shape) for w in theirs.weights]
     rebuilt = tf_real.keras.Sequential.from_config(model(gtf).get_config())
     assert [type(layer).__name__ for layer in rebuilt.layers] == [type(layer).__name__ for layer in theirs.layers]
+
+
+def test_bidirectional_over_a_user_cell_fails_clearly_as_keras_fails():
+    # Keras remakes the layer from its config and cannot find a class written in the user's code.
+    def make(tf):
+        class Cell(tf.keras.layers.Layer):
+            def __init__(self, units, **kwargs):
+                super().__init__(**kwargs)
+                self.units, self.state_size = units, units
+
+            def call(self, x, states):
+                return x, states
+
+        return tf.keras.layers.Bidirectional(tf.keras.layers.RNN(Cell(2)))
+
+    with pytest.raises(TypeError):
+        make(tf_real)
+    with pytest.raises(TypeError, match=r"\[gradkit\].*Bidirectional.*'Cell'"):
+        make(gtf)

@@ -42,7 +42,16 @@ def _copy(layer, **changes):
     """A fresh, unbuilt copy of ``layer`` from its config, as Keras makes one."""
     serialized = layer_config.serialize_layer(layer)
     serialized["config"].update(changes)
-    return layer_config.deserialize_layer(serialized, custom_objects={type(layer).__name__: type(layer)})
+    try:
+        return layer_config.deserialize_layer(serialized, custom_objects={type(layer).__name__: type(layer)})
+    except _errors.GradkitValueError as error:  # TypeError, as Keras raises for a class it cannot locate
+        raise _errors.GradkitTypeError(
+            f"tf.keras.layers.Bidirectional makes its forward and backward layers from the config of "
+            f"{type(layer).__name__} '{layer.name}', as Keras does, and could not remake it: {error} Keras fails "
+            "here too for a class it cannot find by name (such as a cell written in your code). Wrap "
+            "tf.keras.layers.SimpleRNNCell, LSTMCell or GRUCell, or run two RNN layers yourself (one with "
+            "go_backwards=True) and merge their outputs."
+        ) from None
 
 
 def _takes(call, name: str) -> bool:
