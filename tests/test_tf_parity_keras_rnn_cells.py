@@ -346,3 +346,25 @@ def test_wrong_initial_state_says_what_it_takes():
     layer = gtf.keras.layers.RNN(gtf.keras.layers.LSTMCell(2))
     with pytest.raises(ValueError, match=r"\[gradkit\].*state"):
         layer(X, initial_state=[np.zeros((2, 2), np.float32)])
+
+
+def test_a_user_cell_returning_the_wrong_states_says_what_a_cell_returns():
+    class Forgetful(gtf.keras.layers.Layer):
+        state_size = [2, 2]
+
+        def call(self, inputs, states):
+            return states[0], [states[0]]  # one state back for two
+
+    with pytest.raises(ValueError, match=r"\[gradkit\].*returned 1 states for 2"):
+        gtf.keras.layers.RNN(Forgetful())(X)
+
+
+def test_a_user_cell_with_nested_state_sizes_needs_its_own_initial_state():
+    class Nested(gtf.keras.layers.Layer):
+        state_size = [[2, 2]]
+
+        def call(self, inputs, states):
+            return states[0][0], states
+
+    with pytest.raises(ValueError, match=r"\[gradkit\].*get_initial_state"):
+        gtf.keras.layers.RNN(Nested())(X)

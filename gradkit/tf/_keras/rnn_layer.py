@@ -146,6 +146,12 @@ class RNN(_KerasLayer, Layer):
         fn = getattr(self.cell, "get_initial_state", None)
         if fn is not None:
             return _listed(fn(batch_size=batch_size))
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in self.state_size):
+            raise _errors.GradkitValueError(
+                f"{self._what()}: the cell {type(self.cell).__name__} has state_size={self.state_size!r} and no "
+                "get_initial_state; gradkit.tf makes zero states for a state_size of ints (one per state). Give the "
+                "cell a get_initial_state(batch_size=None) method, or pass initial_state= to the call."
+            )
         return [Tensor.concrete(jnp.zeros((int(batch_size), d), jnp.float32)) for d in self.state_size]
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
