@@ -15,7 +15,8 @@ Keras does: one call of ``layer.call`` per step, so a layer with batch statistic
 step on its own.
 
 >>> import gradkit.tf as tf
->>> bi = tf.keras.layers.Bidirectional(tf.keras.layers.GRU(3, return_sequences=True), merge_mode="sum")
+>>> gru = tf.keras.layers.GRU(3, return_sequences=True, name="gru")
+>>> bi = tf.keras.layers.Bidirectional(gru, merge_mode="sum")
 >>> bi(tf.ones([2, 4, 5])).shape, [layer.name for layer in (bi.forward_layer, bi.backward_layer)]
 ((2, 4, 3), ['forward_gru', 'backward_gru'])
 >>> tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2))(tf.ones([2, 4, 5])).shape
