@@ -141,11 +141,12 @@ def test_compute_output_shape_and_mask_match_keras():
     ],
     ids=["tensor", "one_input", "mask_not_a_list"],
 )
-def test_bad_calls_raise_value_error_as_keras(inputs, kwargs):
+@pytest.mark.parametrize("layer", ["Attention", "AdditiveAttention"])
+def test_bad_calls_raise_value_error_as_keras(inputs, kwargs, layer):
     with pytest.raises(ValueError):
-        tf_real.keras.layers.Attention()(inputs(), **kwargs)
+        getattr(tf_real.keras.layers, layer)()(inputs(), **kwargs)
     with pytest.raises(ValueError, match=r"\[gradkit\]"):
-        gtf.keras.layers.Attention()(inputs(), **kwargs)
+        getattr(gtf.keras.layers, layer)()(inputs(), **kwargs)
 
 
 def test_bad_score_mode_raises_value_error_as_keras():

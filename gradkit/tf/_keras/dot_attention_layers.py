@@ -75,6 +75,14 @@ def _attend(query, value, key, scale, concat_weight, query_mask, value_mask, dro
     return out, weights
 
 
+def _shapes(input_shape):
+    """``build``'s input shapes as the list ``_validate`` checks: a list (or tuple) of shapes stays
+    one list; one tensor's shape stays a shape, which ``_validate`` refuses as Keras does."""
+    if isinstance(input_shape, (list, tuple)) and all(isinstance(s, (list, tuple)) for s in input_shape):
+        return list(input_shape)
+    return input_shape
+
+
 class Attention(_KerasLayer, Layer):
     """``tf.keras.layers.Attention(use_scale=False, score_mode='dot', dropout=0.0, seed=None)``,
     called as ``layer([query, value(, key)], mask=None, training=False,
@@ -122,7 +130,7 @@ class Attention(_KerasLayer, Layer):
             )
 
     def build(self, input_shape) -> None:
-        self._validate(list(input_shape) if isinstance(input_shape, tuple) else input_shape)
+        self._validate(_shapes(input_shape))
         if self.use_scale:
             self.scale = self.add_weight(name="scale", shape=(), initializer="ones")
         if self.score_mode == "concat":
@@ -215,7 +223,7 @@ class AdditiveAttention(Attention):
         return "additive"
 
     def build(self, input_shape) -> None:
-        self._validate(list(input_shape) if isinstance(input_shape, tuple) else input_shape)
+        self._validate(_shapes(input_shape))
         if self.use_scale:
             dim = input_shape[0][-1]
             self.scale = self.add_weight(name="scale", shape=(dim,), initializer="glorot_uniform")
