@@ -154,3 +154,44 @@ def test_bad_score_mode_raises_value_error_as_keras():
         tf_real.keras.layers.Attention(score_mode="bilinear")
     with pytest.raises(ValueError, match=r"\[gradkit\].*score_mode"):
         gtf.keras.layers.Attention(score_mode="bilinear")
+
+
+def test_a_compiled_step_traces_once_and_matches_keras():
+    def run(tf):
+        query = tf.keras.layers.EinsumDense("abc,cd->abd", (None, 4), bias_axes="d", name="q")
+        attention = tf.keras.layers.AdditiveAttention(name="additive_attention")
+        query(_Q)
+        attention([_Q, _V])
+        for layer in (query, attention):
+            layer.set_weights(
+                [np.float32(0.3 * np.sin(np.arange(np.prod(w.shape)))).reshape(tuple(w.shape)) for w in layer.weights]
+            )
+
+        @tf.function
+        def step(q, v):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(attention([query(q), v], mask=[None, _V_MASK[:1].repeat(2, 0)]) ** 2)
+            return loss, tape.gradient(loss, [*query.trainable_variables, *attention.trainable_variables])
+
+        results = [step(tf.constant(_Q * k), tf.constant(_V)) for k in (1.0, 2.0)]
+        return step.experimental_get_tracing_count(), [
+            (float(loss), [np.asarray(g) for g in grads]) for loss, grads in results
+        ]
+
+    (got_traces, got), (want_traces, want) = run(gtf), run(tf_real)
+    assert got_traces == want_traces == 1
+    for (got_loss, got_grads), (want_loss, want_grads) in zip(got, want):
+        np.testing.assert_allclose(got_loss, want_loss, rtol=1e-5)
+        for g, w in zip(got_grads, want_grads):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_dropout_in_a_compiled_step_draws_anew_each_call():
+    layer = gtf.keras.layers.Attention(dropout=0.5)
+
+    @gtf.function
+    def step(q, v):
+        return layer([q, v], training=True, return_attention_scores=True)[1]
+
+    first, second = np.asarray(step(_Q, _V)), np.asarray(step(_Q, _V))
+    assert (first == 0).any() and not np.array_equal(first == 0, second == 0)
