@@ -23,6 +23,7 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import optimizers_more as _optimizers_more
 from . import schedules as _schedules
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -64,6 +65,7 @@ METRICS = (
     "KLD MAE MSE kld mae mse"
 )
 OPTIMIZERS = "Optimizer SGD Adam AdamW RMSprop Adagrad Adamax Nadam"
+OPTIMIZERS_MORE = "Adadelta Ftrl Lion Lamb Adafactor"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -88,6 +90,7 @@ api = Namespace(
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
         **_members(_optimizers, OPTIMIZERS),
+        **_members(_optimizers_more, OPTIMIZERS_MORE),
         schedules=Namespace("gradkit.tf.keras.optimizers.schedules", **_members(_schedules, SCHEDULES)),
     ),
     initializers=Namespace(

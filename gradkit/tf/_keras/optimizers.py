@@ -93,7 +93,8 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
         if decay is not None:
             p = p - p * rules.keras_cast(decay, p.dtype) * lr_p
         (update,), state = make(lr_p, step, *hyper).update([g], state, [p])
-        values.append(p + update)
+        # Ftrl's rule gives the Variable's new value, as Keras assigns it.
+        values.append(update if getattr(make, "assigns_value", False) else p + update)
         new_states.append(state)
     return values, new_states, shared
 
