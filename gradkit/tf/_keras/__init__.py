@@ -16,12 +16,14 @@ from . import activations as _activations
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
+from . import loss_scale_optimizer as _loss_scale_optimizer
 from . import losses as _losses
 from . import losses_circle as _losses_circle
 from . import losses_ctc as _losses_ctc
 from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import metrics as _metrics
+from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
 from . import schedules as _schedules
@@ -91,6 +93,8 @@ api = Namespace(
         "gradkit.tf.keras.optimizers",
         **_members(_optimizers, OPTIMIZERS),
         **_members(_optimizers_more, OPTIMIZERS_MORE),
+        **_members(_loss_scale_optimizer, "LossScaleOptimizer"),
+        **_members(_optimizer_registry, "get serialize deserialize"),
         schedules=Namespace("gradkit.tf.keras.optimizers.schedules", **_members(_schedules, SCHEDULES)),
     ),
     initializers=Namespace(

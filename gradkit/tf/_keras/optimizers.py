@@ -282,18 +282,18 @@ class Optimizer:
 
     @property
     def variables(self) -> list:
-        """The optimizer's Variables: the step counter, the learning rate's Variable, the gradient
-        accumulators, and the state of each Variable it updates."""
+        """The optimizer's Variables in Keras' order: the step counter, the learning rate's Variable,
+        the moving averages, the gradient accumulators, and the state of each Variable it updates."""
         out = [self._iterations]
         if isinstance(self._learning_rate, Variable):
             out.append(self._learning_rate)
+        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         out.extend(accumulator for ref, accumulator in self._accumulators.values() if ref() is not None)
         for ref, slots, _ in self._slots.values():
             if ref() is not None:
                 out.extend(slots)
         if self._shared is not None:
             out.append(self._shared)
-        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         return out
 
     def apply(self, grads, trainable_variables=None):
