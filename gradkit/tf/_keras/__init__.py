@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import constraints as _constraints
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -26,6 +27,7 @@ from . import metrics as _metrics
 from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
+from . import regularizers as _regularizers
 from . import schedules as _schedules
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -68,6 +70,8 @@ METRICS = (
 )
 OPTIMIZERS = "Optimizer SGD Adam AdamW RMSprop Adagrad Adamax Nadam"
 OPTIMIZERS_MORE = "Adadelta Ftrl Lion Lamb Adafactor"
+REGULARIZERS = "Regularizer L1 L2 L1L2 OrthogonalRegularizer l1 l2 l1_l2 orthogonal_regularizer get serialize deserialize"
+CONSTRAINTS = "Constraint MaxNorm MinMaxNorm NonNeg UnitNorm max_norm min_max_norm non_neg unit_norm get serialize deserialize"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -110,6 +114,8 @@ api = Namespace(
         serialize=_activations.serialize,
         **_activations.BY_NAME,
     ),
+    regularizers=Namespace("gradkit.tf.keras.regularizers", **_members(_regularizers, REGULARIZERS)),
+    constraints=Namespace("gradkit.tf.keras.constraints", **_members(_constraints, CONSTRAINTS)),
     utils=Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed),
     backend=Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32"),
 )
