@@ -14,6 +14,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 from gradkit._core import frames
@@ -22,7 +23,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
-from .._convert import call, convert
+from .._convert import call, convert, wrap
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
 from . import optimizer_rules as rules
@@ -97,6 +98,27 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
         values.append(update if getattr(make, "assigns_value", False) else p + update)
         new_states.append(state)
     return values, new_states, shared
+
+
+def _constrained(variables, values) -> list:
+    """Each new value projected by its Variable's ``constraint``, as Keras applies it after every
+    call (also one that only accumulates gradients)."""
+    out = []
+    for v, value in zip(variables, values):
+        constraint = getattr(v, "constraint", None)
+        if constraint is None:
+            out.append(value)
+            continue
+        projected = convert(constraint(wrap(value)))
+        if tuple(projected.shape) != tuple(v.shape) or np.dtype(projected.dtype) != np.dtype(v.dtype):
+            raise _errors.GradkitValueError(
+                f"The constraint of Variable {v.name!r} ({constraint!r}) returned a {np.dtype(projected.dtype).name} "
+                f"tensor of shape {tuple(projected.shape)} for a {np.dtype(v.dtype).name} Variable of shape "
+                f"{tuple(v.shape)}; a constraint projects a weight onto a value of its own shape and dtype. No "
+                "Variable was changed."
+            )
+        out.append(projected)
+    return out
 
 
 def _snake_case(name: str) -> str:
@@ -367,6 +389,7 @@ class Optimizer:
             )
             for accumulator, value in zip(accumulators + others, list(new_sums) + list(other_sums)):
                 accumulator.assign(value)
+        new_values = _constrained(variables, new_values)  # before any assignment: a failing one changes nothing
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
             new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
