@@ -70,8 +70,12 @@ METRICS = (
 )
 OPTIMIZERS = "Optimizer SGD Adam AdamW RMSprop Adagrad Adamax Nadam"
 OPTIMIZERS_MORE = "Adadelta Ftrl Lion Lamb Adafactor"
-REGULARIZERS = "Regularizer L1 L2 L1L2 OrthogonalRegularizer l1 l2 l1_l2 orthogonal_regularizer get serialize deserialize"
-CONSTRAINTS = "Constraint MaxNorm MinMaxNorm NonNeg UnitNorm max_norm min_max_norm non_neg unit_norm get serialize deserialize"
+REGULARIZERS = (
+    "Regularizer L1 L2 L1L2 OrthogonalRegularizer l1 l2 l1_l2 orthogonal_regularizer get serialize deserialize"
+)
+CONSTRAINTS = (
+    "Constraint MaxNorm MinMaxNorm NonNeg UnitNorm max_norm min_max_norm non_neg unit_norm get serialize deserialize"
+)
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()

@@ -37,6 +37,9 @@ _LAYERS_MODULE = "keras.layers"
 # (key, value) for an option gradkit.tf does not implement, at the value that means "off".
 _REGULARIZED = (("kernel_regularizer", None), ("bias_regularizer", None))
 _CONSTRAINED = (("kernel_constraint", None), ("bias_constraint", None))
+# The layers that implement them: their attributes, serialized.
+_REGULARIZED_KEPT = ("kernel_regularizer", "bias_regularizer")
+_CONSTRAINED_KEPT = ("kernel_constraint", "bias_constraint")
 BUILTIN = {
     "Dense": (
         "units",
@@ -44,8 +47,8 @@ BUILTIN = {
         "use_bias",
         "kernel_initializer",
         "bias_initializer",
-        *_REGULARIZED,
-        *_CONSTRAINED,
+        *_REGULARIZED_KEPT,
+        *_CONSTRAINED_KEPT,
         ("quantization_config", None),
     ),
     "Dropout": ("rate", "seed", "noise_shape"),
@@ -109,7 +112,11 @@ _CONV_TAIL = (
     ("activity_regularizer", None),
     *_CONSTRAINED,
 )
-_CONV = ("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", *_CONV_TAIL[1:])
+_CONV = (
+    *("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", "activation"),
+    *("use_bias", "kernel_initializer", "bias_initializer", *_REGULARIZED_KEPT, "activity_regularizer"),
+    *_CONSTRAINED_KEPT,
+)
 _CONV_TRANSPOSE = ("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", *_CONV_TAIL)
 _POOLING = ("pool_size", "padding", "strides", "data_format")
 _RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
@@ -224,6 +231,14 @@ def _serialize(key: str, value):
         return serialize_activation(value)
     if key.endswith("_initializer"):
         return serialize_initializer(value)
+    if key.endswith("_regularizer"):
+        from . import regularizers
+
+        return regularizers.serialize(value)
+    if key.endswith("_constraint"):
+        from . import constraints
+
+        return constraints.serialize(value)
     return value
 
 
@@ -304,6 +319,8 @@ def get_config(layer, base_class) -> dict:
             "optional": False,
         }
     base = {"trainable": layer.trainable, "dtype": dtype_policy(layer.dtype)}
+    if getattr(layer, "activity_regularizer", None) is not None:  # Keras' base config has it when set
+        base["activity_regularizer"] = _serialize("activity_regularizer", layer.activity_regularizer)
     entries = _builtin_entries(type(layer))
     if entries is not None:
         config = {"name": layer.name, **base}

@@ -8,6 +8,7 @@ import numbers
 from gradkit import _errors, nn
 
 from . import initializers as _initializers
+from . import layer_regularization
 from .base_layer import Layer as Layer
 from .core_layers import Activation as Activation
 from .core_layers import Dropout as Dropout
@@ -60,12 +61,7 @@ class Dense(_KerasLayer, nn.Dense):
         what = "tf.keras.layers.Dense"
         refuse_unimplemented(
             what,
-            "units, activation, use_bias, the two initializers, name and trainable",
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
+            "units, activation, use_bias, the initializers, regularizers and constraints, name and trainable",
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
             quantization_config=quantization_config,
@@ -77,7 +73,19 @@ class Dense(_KerasLayer, nn.Dense):
                 "Pass e.g. units=int(n)."
             )
         check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
+        kwargs["activity_regularizer"] = activity_regularizer
         super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, **kwargs)
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+        )
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        layer_regularization.attach_to_weights(self, "kernel", "bias")
 
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape)[:-1], self.units)

@@ -1,0 +1,160 @@
+"""Layers' ``kernel_regularizer``/``bias_regularizer``/``activity_regularizer`` and
+``kernel_constraint``/``bias_constraint`` (Dense, Conv1D, Conv2D, ``add_weight`` in a subclass)
+against real Keras 3: ``layer.losses``/``model.losses`` (the same weights assigned in both),
+their gradients under a tape, a training step that adds them, the constraints applied by the
+optimizer after each step, and the configs."""
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+
+from test_tf_parity import run_both_ok  # noqa: E402
+
+import gradkit.tf as gtf  # noqa: E402
+
+_rs = np.random.RandomState(0)
+_X = {2: _rs.randn(3, 4).astype(np.float32), 3: _rs.randn(2, 6, 3).astype(np.float32)}
+_X[4] = _rs.randn(2, 5, 5, 3).astype(np.float32)
+
+LAYERS = {
+    "dense_l2_l1": (2, lambda tf: tf.keras.layers.Dense(3, kernel_regularizer="l2", bias_regularizer="l1")),
+    "dense_l1l2_activity": (
+        2,
+        lambda tf: tf.keras.layers.Dense(
+            3,
+            activation="relu",
+            kernel_regularizer=tf.keras.regularizers.L1L2(0.01, 0.02),
+            activity_regularizer=tf.keras.regularizers.L2(0.05),
+        ),
+    ),
+    "dense_orthogonal": (2, lambda tf: tf.keras.layers.Dense(3, kernel_regularizer="orthogonal_regularizer")),
+    "conv1d": (3, lambda tf: tf.keras.layers.Conv1D(2, 3, kernel_regularizer="l2", activity_regularizer="l1")),
+    "conv2d": (4, lambda tf: tf.keras.layers.Conv2D(2, 2, bias_regularizer=tf.keras.regularizers.L2(0.3))),
+}
+
+
+def _losses_and_gradients(tf, make, rank):
+    layer = make(tf)
+    x = tf.constant(_X[rank])
+    layer(x)
+    for i, v in enumerate(layer.weights):
+        v.assign(np.random.RandomState(10 + i).randn(*v.shape).astype(np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x)
+        penalty = tf.add_n(layer.losses)
+        total = tf.reduce_sum(y) + penalty
+    return [y, [float(term) for term in layer.losses], tape.gradient(total, [x, *layer.trainable_variables])]
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_losses_and_their_gradients_match_keras(name):
+    rank, make = LAYERS[name]
+    run_both_ok(lambda tf: _losses_and_gradients(tf, make, rank))
+
+
+def _train_constrained(tf, compiled):
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(
+                4,
+                activation="tanh",
+                kernel_constraint=tf.keras.constraints.MaxNorm(0.5),
+                bias_constraint="non_neg",
+                kernel_regularizer="l2",
+            ),
+            tf.keras.layers.Dense(1, kernel_constraint="unit_norm", activity_regularizer="l2"),
+        ]
+    )
+    x = tf.constant(_X[2])
+    model(x)
+    for i, v in enumerate(model.weights):
+        v.assign(np.random.RandomState(20 + i).randn(*v.shape).astype(np.float32))
+    opt = tf.keras.optimizers.Adam(0.1)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x) ** 2) + tf.add_n(model.losses)
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    if compiled:
+        step = tf.function(step)
+    out = []
+    for _ in range(3):
+        out.append(step())
+        out += [v.numpy() for v in model.weights]
+    model(x)  # an eager call: the losses a compiled call collected are its graph's
+    return out + [[float(term) for term in model.losses]]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])
+def test_training_with_regularized_and_constrained_layers_matches_keras(compiled):
+    run_both_ok(lambda tf: _train_constrained(tf, compiled))
+
+
+def _subclass(tf):
+    class Scaled(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(
+                shape=(input_shape[-1],), initializer="ones", regularizer="l1", constraint="non_neg"
+            )
+            self.v = self.add_weight(shape=(2,), initializer="ones", trainable=False, regularizer="l2")
+
+        def call(self, inputs):
+            return inputs * tf.reshape(self.w, (1, -1))
+
+    layer = Scaled(activity_regularizer=tf.keras.regularizers.L1(0.5))
+    x = tf.constant(_X[2])
+    layer(x)
+    layer.w.assign([0.5, -1.0, 2.0, 0.25])
+    layer.v.assign([3.0, 4.0])
+    with tf.GradientTape() as tape:
+        layer(x)
+        total = tf.add_n(layer.losses)
+    grad = tape.gradient(total, layer.w)
+    tf.keras.optimizers.SGD(0.1).apply_gradients([(grad, layer.w)])
+    names = [type(layer.w.regularizer).__name__, type(layer.w.constraint).__name__, layer.v.constraint]
+    return [[float(term) for term in layer.losses], grad, layer.w.numpy(), names]
+
+
+def test_add_weight_regularizer_constraint_and_activity_regularizer_match_keras():
+    # The non-trainable weight's regularizer adds nothing, as in Keras.
+    run_both_ok(_subclass)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tf: tf.keras.layers.Dense(
+            2, kernel_regularizer="l2", bias_constraint="non_neg", activity_regularizer="l1"
+        ),
+        lambda tf: tf.keras.layers.Conv2D(2, 3, kernel_constraint=tf.keras.constraints.MaxNorm(3, axis=[0, 1, 2])),
+        lambda tf: tf.keras.layers.Conv1D(2, 3, activity_regularizer=tf.keras.regularizers.L1L2(0.1, 0.2)),
+    ],
+    ids=["dense", "conv2d", "conv1d"],
+)
+def test_configs_with_regularizers_and_constraints_match_keras_and_round_trip(make):
+    want = make(tf_real).get_config()
+    layer = make(gtf)
+    got = layer.get_config()
+    want["name"] = got["name"]
+    assert list(got.items()) == list(want.items())
+    assert type(layer).from_config(got).get_config() == got
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tf: tf.keras.layers.Dense(2, kernel_regularizer="nope"),
+        lambda tf: tf.keras.layers.Dense(2, bias_constraint="nope"),
+        lambda tf: tf.keras.layers.Conv2D(2, 3, activity_regularizer=3),
+    ],
+    ids=["regularizer", "constraint", "activity"],
+)
+def test_options_keras_cannot_interpret_are_refused(make):
+    for tf in (tf_real, gtf):
+        with pytest.raises(ValueError) as info:
+            make(tf)
+    assert str(info.value).startswith("[gradkit]")
