@@ -1,5 +1,6 @@
-"""Layers' ``kernel_regularizer``/``bias_regularizer``/``activity_regularizer`` and
-``kernel_constraint``/``bias_constraint`` (Dense, Conv1D, Conv2D, ``add_weight`` in a subclass)
+"""Layers' weight regularizers and constraints (``kernel_*``/``bias_*`` of Dense and the
+convolutions, ``beta_*``/``gamma_*`` of the normalizations, ``embeddings_*``, ``add_weight`` in a
+subclass) and ``activity_regularizer``
 against real Keras 3: ``layer.losses``/``model.losses`` (the same weights assigned in both),
 their gradients under a tape, a training step that adds them, the constraints applied by the
 optimizer after each step, and the configs."""
@@ -16,6 +17,7 @@ import gradkit.tf as gtf  # noqa: E402
 _rs = np.random.RandomState(0)
 _X = {2: _rs.randn(3, 4).astype(np.float32), 3: _rs.randn(2, 6, 3).astype(np.float32)}
 _X[4] = _rs.randn(2, 5, 5, 3).astype(np.float32)
+_X["ids"] = np.array([[0, 3, 4], [1, 1, 2]], np.int32)
 
 LAYERS = {
     "dense_l2_l1": (2, lambda tf: tf.keras.layers.Dense(3, kernel_regularizer="l2", bias_regularizer="l1")),
@@ -31,6 +33,24 @@ LAYERS = {
     "dense_orthogonal": (2, lambda tf: tf.keras.layers.Dense(3, kernel_regularizer="orthogonal_regularizer")),
     "conv1d": (3, lambda tf: tf.keras.layers.Conv1D(2, 3, kernel_regularizer="l2", activity_regularizer="l1")),
     "conv2d": (4, lambda tf: tf.keras.layers.Conv2D(2, 2, bias_regularizer=tf.keras.regularizers.L2(0.3))),
+    "conv2d_transpose": (
+        4,
+        lambda tf: tf.keras.layers.Conv2DTranspose(2, 2, kernel_regularizer="l1", activity_regularizer="l2"),
+    ),
+    "batch_normalization": (
+        2,
+        lambda tf: tf.keras.layers.BatchNormalization(
+            gamma_regularizer="l2", beta_regularizer="l1", activity_regularizer="l1"
+        ),
+    ),
+    "layer_normalization": (
+        3,
+        lambda tf: tf.keras.layers.LayerNormalization(gamma_regularizer=tf.keras.regularizers.L2(0.4)),
+    ),
+    "embedding": (
+        "ids",
+        lambda tf: tf.keras.layers.Embedding(5, 3, embeddings_regularizer="l2", activity_regularizer="l1"),
+    ),
 }
 
 
@@ -45,7 +65,10 @@ def _losses_and_gradients(tf, make, rank):
         y = layer(x)
         penalty = tf.add_n(layer.losses)
         total = tf.reduce_sum(y) + penalty
-    return [y, [float(term) for term in layer.losses], tape.gradient(total, [x, *layer.trainable_variables])]
+    grads = tape.gradient(total, [x, *layer.trainable_variables])
+    # TensorFlow's gradient of a gather is IndexedSlices; gradkit's is the dense tensor.
+    grads = [None if g is None else tf.convert_to_tensor(g) for g in grads]
+    return [y, [float(term) for term in layer.losses], grads]
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
@@ -132,8 +155,14 @@ def test_add_weight_regularizer_constraint_and_activity_regularizer_match_keras(
         ),
         lambda tf: tf.keras.layers.Conv2D(2, 3, kernel_constraint=tf.keras.constraints.MaxNorm(3, axis=[0, 1, 2])),
         lambda tf: tf.keras.layers.Conv1D(2, 3, activity_regularizer=tf.keras.regularizers.L1L2(0.1, 0.2)),
+        lambda tf: tf.keras.layers.BatchNormalization(
+            gamma_regularizer="l2", beta_constraint="non_neg", activity_regularizer="l1"
+        ),
+        lambda tf: tf.keras.layers.LayerNormalization(beta_regularizer="l1", gamma_constraint="unit_norm"),
+        lambda tf: tf.keras.layers.Embedding(4, 2, embeddings_regularizer="l2", embeddings_constraint="max_norm"),
+        lambda tf: tf.keras.layers.Conv1DTranspose(2, 3, kernel_regularizer="l2", bias_constraint="non_neg"),
     ],
-    ids=["dense", "conv2d", "conv1d"],
+    ids=["dense", "conv2d", "conv1d", "batch_normalization", "layer_normalization", "embedding", "conv1d_transpose"],
 )
 def test_configs_with_regularizers_and_constraints_match_keras_and_round_trip(make):
     want = make(tf_real).get_config()

@@ -251,8 +251,8 @@ def test_options_gradkit_does_not_implement_raise():
         layers.MaxPooling2D(data_format="channels_first")
     with pytest.raises(TypeError, match=r"\[gradkit\].*mask_zero=True"):
         layers.Embedding(4, 2, mask_zero=True)
-    with pytest.raises(TypeError, match=r"\[gradkit\].*gamma_regularizer"):
-        layers.LayerNormalization(gamma_regularizer="l2")
+    with pytest.raises(TypeError, match=r"\[gradkit\].*rms_scaling"):
+        layers.LayerNormalization(rms_scaling=True)
     with pytest.raises(TypeError, match=r"\[gradkit\].*float32"):
         layers.Conv2D(2, 3, dtype="float16")
     with pytest.raises(ValueError, match=r"\[gradkit\].*batch_input_shape"):

@@ -68,10 +68,10 @@ BUILTIN = {
         "gamma_initializer",
         "moving_mean_initializer",
         "moving_variance_initializer",
-        ("beta_regularizer", None),
-        ("gamma_regularizer", None),
-        ("beta_constraint", None),
-        ("gamma_constraint", None),
+        "beta_regularizer",
+        "gamma_regularizer",
+        "beta_constraint",
+        "gamma_constraint",
         ("synchronized", False),
         ("renorm", False),
         ("renorm_clipping", None),
@@ -85,39 +85,33 @@ BUILTIN = {
         ("rms_scaling", False),
         "beta_initializer",
         "gamma_initializer",
-        ("beta_regularizer", None),
-        ("gamma_regularizer", None),
-        ("beta_constraint", None),
-        ("gamma_constraint", None),
+        "beta_regularizer",
+        "gamma_regularizer",
+        "beta_constraint",
+        "gamma_constraint",
     ),
     "Embedding": (
         "input_dim",
         "output_dim",
         "embeddings_initializer",
-        ("embeddings_regularizer", None),
-        ("activity_regularizer", None),
-        ("embeddings_constraint", None),
+        "embeddings_regularizer",
+        "activity_regularizer",
+        "embeddings_constraint",
         ("mask_zero", False),
         ("quantization_config", None),
     ),
 }
 
-_CONV_TAIL = (
-    "dilation_rate",
-    "activation",
-    "use_bias",
-    "kernel_initializer",
-    "bias_initializer",
-    *_REGULARIZED,
-    ("activity_regularizer", None),
-    *_CONSTRAINED,
-)
 _CONV = (
     *("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", "activation"),
     *("use_bias", "kernel_initializer", "bias_initializer", *_REGULARIZED_KEPT, "activity_regularizer"),
     *_CONSTRAINED_KEPT,
 )
-_CONV_TRANSPOSE = ("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", *_CONV_TAIL)
+_CONV_TRANSPOSE = (
+    *("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", "dilation_rate"),
+    *("activation", "use_bias", "kernel_initializer", "bias_initializer", *_REGULARIZED_KEPT, "activity_regularizer"),
+    *_CONSTRAINED_KEPT,
+)
 _POOLING = ("pool_size", "padding", "strides", "data_format")
 _RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
 _RNN_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")

@@ -91,6 +91,9 @@ class Dense(_KerasLayer, nn.Dense):
         return (*tuple(input_shape)[:-1], self.units)
 
 
+_BATCH_NORM_WEIGHT_OPTIONS = ("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
+
+
 class BatchNormalization(_KerasLayer, nn.BatchNorm):
     """``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001)``, called with ``training=``."""
 
@@ -110,6 +113,8 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         **kwargs,
     ):
         shape_args = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
+        weight_options = {k: kwargs.pop(k, None) for k in _BATCH_NORM_WEIGHT_OPTIONS}
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
         if not kwargs.get("renorm"):
             kwargs.pop("renorm_momentum", None)  # read only with renorm=True (refused below); Keras' default is 0.99
         # Keras options gradkit.tf does not implement raise an error rather than being ignored;
@@ -119,8 +124,8 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             raise _errors.GradkitTypeError(
                 f"tf.keras.layers.BatchNormalization got {', '.join(f'{k}={kwargs[k]!r}' for k in unsupported)}, "
                 "which gradkit.tf does not implement (ignoring it would change the results). Leave it out; "
-                "gradkit.tf implements axis, momentum, epsilon, center, scale, the four initializers, name "
-                "and trainable."
+                "gradkit.tf implements axis, momentum, epsilon, center, scale, the initializers, regularizers "
+                "and constraints, name and trainable."
             )
         if not isinstance(axis, numbers.Real):
             raise _errors.GradkitTypeError(
@@ -148,8 +153,14 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             gamma_initializer=gamma_initializer,
             moving_mean_initializer=moving_mean_initializer,
             moving_variance_initializer=moving_variance_initializer,
+            activity_regularizer=activity_regularizer,
             **shape_args,
         )
+        layer_regularization.keep_options(self, **weight_options)
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        layer_regularization.attach_to_weights(self, "gamma", "beta")
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
