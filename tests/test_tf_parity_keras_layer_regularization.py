@@ -47,6 +47,20 @@ LAYERS = {
         3,
         lambda tf: tf.keras.layers.LayerNormalization(gamma_regularizer=tf.keras.regularizers.L2(0.4)),
     ),
+    "simple_rnn": (
+        3,
+        lambda tf: tf.keras.layers.SimpleRNN(
+            3, kernel_regularizer="l2", recurrent_regularizer="l1", bias_regularizer="l2"
+        ),
+    ),
+    "gru": (
+        3,
+        lambda tf: tf.keras.layers.GRU(3, recurrent_regularizer="l2", activity_regularizer="l1", return_sequences=True),
+    ),
+    "lstm": (
+        3,
+        lambda tf: tf.keras.layers.LSTM(2, kernel_regularizer="l1", bias_regularizer="l2", activity_regularizer="l2"),
+    ),
     "embedding": (
         "ids",
         lambda tf: tf.keras.layers.Embedding(5, 3, embeddings_regularizer="l2", activity_regularizer="l1"),
@@ -161,8 +175,26 @@ def test_add_weight_regularizer_constraint_and_activity_regularizer_match_keras(
         lambda tf: tf.keras.layers.LayerNormalization(beta_regularizer="l1", gamma_constraint="unit_norm"),
         lambda tf: tf.keras.layers.Embedding(4, 2, embeddings_regularizer="l2", embeddings_constraint="max_norm"),
         lambda tf: tf.keras.layers.Conv1DTranspose(2, 3, kernel_regularizer="l2", bias_constraint="non_neg"),
+        lambda tf: tf.keras.layers.LSTM(
+            2,
+            recurrent_regularizer="l2",
+            activity_regularizer="l1",
+            recurrent_constraint="unit_norm",
+            return_state=True,
+        ),
+        lambda tf: tf.keras.layers.SimpleRNN(2, kernel_regularizer="l1", bias_constraint="non_neg"),
     ],
-    ids=["dense", "conv2d", "conv1d", "batch_normalization", "layer_normalization", "embedding", "conv1d_transpose"],
+    ids=[
+        "dense",
+        "conv2d",
+        "conv1d",
+        "batch_normalization",
+        "layer_normalization",
+        "embedding",
+        "conv1d_transpose",
+        "lstm",
+        "simple_rnn",
+    ],
 )
 def test_configs_with_regularizers_and_constraints_match_keras_and_round_trip(make):
     want = make(tf_real).get_config()
@@ -187,3 +219,34 @@ def test_options_keras_cannot_interpret_are_refused(make):
         with pytest.raises(ValueError) as info:
             make(tf)
     assert str(info.value).startswith("[gradkit]")
+
+
+def _recurrent_step(tf):
+    """A GRU whose recurrent kernel is constrained, trained with its penalties: the constraint is
+    applied after each step and the penalties follow the new weights."""
+    layer = tf.keras.layers.GRU(2, recurrent_constraint="max_norm", kernel_regularizer="l2", recurrent_regularizer="l1")
+    x = tf.constant(_X[3])
+    layer(x)
+    for i, v in enumerate(layer.weights):
+        v.assign(np.random.RandomState(30 + i).randn(*v.shape).astype(np.float32))
+    opt = tf.keras.optimizers.SGD(0.5)
+    out = []
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(x)) + tf.add_n(layer.losses)
+        opt.apply_gradients(zip(tape.gradient(loss, layer.trainable_variables), layer.trainable_variables))
+        out += [loss, [v.numpy() for v in layer.weights]]
+    return out
+
+
+def test_a_recurrent_layers_constraint_and_penalties_in_training_match_keras():
+    run_both_ok(_recurrent_step)
+
+
+def test_simple_rnn_activity_regularizer_which_keras_ignores_is_refused():
+    """Keras 3's SimpleRNN takes activity_regularizer and drops it (no loss; its config says None)."""
+    keras_layer = tf_real.keras.layers.SimpleRNN(2, activity_regularizer="l1")
+    keras_layer(tf_real.constant(_X[3]))
+    assert keras_layer.losses == [] and keras_layer.get_config()["activity_regularizer"] is None
+    with pytest.raises(NotImplementedError, match=r"^\[gradkit\].*SimpleRNN.*ignores"):
+        gtf.keras.layers.SimpleRNN(2, activity_regularizer="l1")

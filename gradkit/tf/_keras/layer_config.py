@@ -116,13 +116,13 @@ _POOLING = ("pool_size", "padding", "strides", "data_format")
 _RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
 _RNN_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
 _RNN_TAIL = (
-    ("kernel_regularizer", None),
-    ("recurrent_regularizer", None),
-    ("bias_regularizer", None),
-    ("activity_regularizer", None),
-    ("kernel_constraint", None),
-    ("recurrent_constraint", None),
-    ("bias_constraint", None),
+    "kernel_regularizer",
+    "recurrent_regularizer",
+    "bias_regularizer",
+    "activity_regularizer",
+    "kernel_constraint",
+    "recurrent_constraint",
+    "bias_constraint",
     ("dropout", 0.0),
     ("recurrent_dropout", 0.0),
 )

@@ -74,10 +74,12 @@ def keep_options(layer, **options) -> None:
         setattr(layer, key, (regularizers.get if key.endswith("_regularizer") else constraints.get)(value))
 
 
-def attach_to_weights(layer, *names) -> None:
+def attach_to_weights(layer, *names, recurrent_kernel="recurrent") -> None:
     """Give each built weight ``name`` (``"kernel"``, ``"bias"``) the layer's ``name_regularizer``
-    and ``name_constraint``."""
+    and ``name_constraint`` (the recurrent kernel's options are ``recurrent_regularizer``, ...)."""
+    prefixes = {"recurrent_kernel": recurrent_kernel}
     for name in names:
         variable = getattr(layer, name, None)
         if variable is not None:
-            attach(variable, getattr(layer, f"{name}_regularizer"), getattr(layer, f"{name}_constraint"))
+            prefix = prefixes.get(name, name)
+            attach(variable, getattr(layer, f"{prefix}_regularizer"), getattr(layer, f"{prefix}_constraint"))
