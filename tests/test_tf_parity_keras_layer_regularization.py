@@ -61,6 +61,10 @@ LAYERS = {
         3,
         lambda tf: tf.keras.layers.LSTM(2, kernel_regularizer="l1", bias_regularizer="l2", activity_regularizer="l2"),
     ),
+    "multi_head_attention": (
+        3,
+        lambda tf: tf.keras.layers.MultiHeadAttention(2, 2, kernel_regularizer="l2", bias_regularizer="l1"),
+    ),
     "embedding": (
         "ids",
         lambda tf: tf.keras.layers.Embedding(5, 3, embeddings_regularizer="l2", activity_regularizer="l1"),
@@ -68,12 +72,27 @@ LAYERS = {
 }
 
 
+class _SelfAttention:
+    """``mha(x, x)`` as a one-input layer, with the attention layer's weights and losses."""
+
+    def __init__(self, mha):
+        self.mha = mha
+
+    def __call__(self, x):
+        return self.mha(x, x)
+
+    def __getattr__(self, name):
+        return getattr(self.mha, name)
+
+
 def _losses_and_gradients(tf, make, rank):
     layer = make(tf)
     x = tf.constant(_X[rank])
+    if isinstance(layer, tf.keras.layers.MultiHeadAttention):
+        layer = _SelfAttention(layer)
     layer(x)
     for i, v in enumerate(layer.weights):
-        v.assign(np.random.RandomState(10 + i).randn(*v.shape).astype(np.float32))
+        v.assign(0.5 * np.random.RandomState(10 + i).randn(*v.shape).astype(np.float32))
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = layer(x)
@@ -183,6 +202,7 @@ def test_add_weight_regularizer_constraint_and_activity_regularizer_match_keras(
             return_state=True,
         ),
         lambda tf: tf.keras.layers.SimpleRNN(2, kernel_regularizer="l1", bias_constraint="non_neg"),
+        lambda tf: tf.keras.layers.MultiHeadAttention(2, 3, kernel_regularizer="l2", bias_constraint="non_neg"),
     ],
     ids=[
         "dense",
@@ -194,6 +214,7 @@ def test_add_weight_regularizer_constraint_and_activity_regularizer_match_keras(
         "conv1d_transpose",
         "lstm",
         "simple_rnn",
+        "multi_head_attention",
     ],
 )
 def test_configs_with_regularizers_and_constraints_match_keras_and_round_trip(make):
@@ -250,3 +271,27 @@ def test_simple_rnn_activity_regularizer_which_keras_ignores_is_refused():
     assert keras_layer.losses == [] and keras_layer.get_config()["activity_regularizer"] is None
     with pytest.raises(NotImplementedError, match=r"^\[gradkit\].*SimpleRNN.*ignores"):
         gtf.keras.layers.SimpleRNN(2, activity_regularizer="l1")
+
+
+def _attention_step(tf):
+    """MultiHeadAttention's projections carry the kernel and bias constraints, as Keras'
+    EinsumDense sublayers do: applied after each step."""
+    layer = tf.keras.layers.MultiHeadAttention(2, 2, kernel_constraint="max_norm", bias_constraint="non_neg")
+    x = tf.constant(_X[3])
+    layer(x, x)
+    for i, v in enumerate(layer.weights):
+        v.assign(0.5 * np.random.RandomState(40 + i).randn(*v.shape).astype(np.float32))
+    opt = tf.keras.optimizers.SGD(0.5)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(x, x) ** 2)
+    opt.apply_gradients(zip(tape.gradient(loss, layer.trainable_variables), layer.trainable_variables))
+    return [v.numpy() for v in layer.weights]
+
+
+def test_multi_head_attention_constraints_match_keras():
+    run_both_ok(_attention_step)
+
+
+def test_multi_head_attention_activity_regularizer_is_refused():
+    with pytest.raises(NotImplementedError, match=r"^\[gradkit\].*activity_regularizer.*projections"):
+        gtf.keras.layers.MultiHeadAttention(2, 2, activity_regularizer="l2")

@@ -35,9 +35,7 @@ _LAYERS_MODULE = "keras.layers"
 
 # Per gradkit.tf layer: its config entries in Keras' order, each an attribute of the layer, or
 # (key, value) for an option gradkit.tf does not implement, at the value that means "off".
-_REGULARIZED = (("kernel_regularizer", None), ("bias_regularizer", None))
-_CONSTRAINED = (("kernel_constraint", None), ("bias_constraint", None))
-# The layers that implement them: their attributes, serialized.
+# The weights' regularizers and constraints: the layer's attributes, serialized.
 _REGULARIZED_KEPT = ("kernel_regularizer", "bias_regularizer")
 _CONSTRAINED_KEPT = ("kernel_constraint", "bias_constraint")
 BUILTIN = {
@@ -171,9 +169,9 @@ BUILTIN.update(
             ("sliding_window", None),
             "kernel_initializer",
             "bias_initializer",
-            *_REGULARIZED,
+            *_REGULARIZED_KEPT,
             ("activity_regularizer", None),
-            *_CONSTRAINED,
+            *_CONSTRAINED_KEPT,
             "seed",
         ),
     }
