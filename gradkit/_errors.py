@@ -38,6 +38,10 @@ class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
 
 
+class GradkitKeyError(GradkitError, KeyError):
+    """A dict without a key it must have, where TensorFlow or Keras raises KeyError."""
+
+
 class GradkitNotImplementedError(GradkitError, NotImplementedError):
     """What gradkit refuses with NotImplementedError: what TensorFlow refuses the same way (a
     gradient it does not define, ...), or what it accepts but gradkit does not compute, rather

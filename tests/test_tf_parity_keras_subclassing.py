@@ -423,15 +423,15 @@ def test_unknown_initializer_names_and_keras_options_raise_clear_errors():
     with pytest.raises(ValueError, match=r"\[gradkit\].*no_such_init.*he_normal"):
         gtf.keras.layers.Dense(2, kernel_initializer="no_such_init")(gtf.ones([1, 2]))
 
-    class Regularized(gtf.keras.layers.Layer):
+    class Overwritten(gtf.keras.layers.Layer):
         def build(self, input_shape):
-            self.w = self.add_weight(shape=(2,), regularizer=lambda w: 0.1 * gtf.reduce_sum(w))
+            self.w = self.add_weight(shape=(2,), overwrite_with_gradient=True)
 
         def call(self, x):
             return x
 
-    with pytest.raises(TypeError, match=r"\[gradkit\].*regularizer"):
-        Regularized()(gtf.ones([2]))
+    with pytest.raises(TypeError, match=r"\[gradkit\].*overwrite_with_gradient"):
+        Overwritten()(gtf.ones([2]))
     run_both(lambda tf: tf.keras.layers.Layer(foo=1))
 
 

@@ -416,7 +416,7 @@ def test_recurrent_layers_initial_state_and_weight_layout_match_keras(name):
 
 @pytest.mark.parametrize(
     "options",
-    [{"dropout": 0.2}, {"recurrent_dropout": 0.1}, {"stateful": True}, {"kernel_regularizer": "l2"}],
+    [{"dropout": 0.2}, {"recurrent_dropout": 0.1}, {"stateful": True}],
 )
 def test_recurrent_layer_options_not_implemented_are_refused(options):
     with pytest.raises((TypeError, ValueError), match=r"^\[gradkit\].*(Leave it out|does not implement)"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from gradkit import _errors
 from gradkit._core import frames
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
@@ -88,9 +89,20 @@ class Variable(_GkVariable):
             # out of the call (gk.jit), which may draw random numbers: trace again with a seed now,
             # before the Variable is stored where the next trace would find it.
             raise _random.NeedsSeed
+        if constraint is not None and not callable(constraint):
+            raise _errors.GradkitValueError(
+                f"tf.Variable(constraint={constraint!r}): Argument `constraint` must be None or a callable, as in "
+                "TensorFlow. Pass a projection such as tf.keras.constraints.NonNeg() or lambda w: tf.maximum(w, 0.0)."
+            )
         # Inside tf.name_scope (or a tf.Module method under with_name_scope): 'scope/name:0'.
         name = _name_scope.variable_name("Variable" if name is None else str(name))
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
+        self._constraint = constraint
+
+    @property
+    def constraint(self):
+        """The projection Keras' optimizers apply to the Variable after each update (None: none)."""
+        return self.__dict__.get("_constraint")
 
     @property
     def name(self) -> str:

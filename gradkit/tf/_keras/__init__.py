@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
 from . import dot_attention_layers as _dot_attention_layers
@@ -20,13 +21,17 @@ from . import einsum_dense as _einsum_dense
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
+from . import loss_scale_optimizer as _loss_scale_optimizer
 from . import losses as _losses
 from . import losses_circle as _losses_circle
 from . import losses_ctc as _losses_ctc
 from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import metrics as _metrics
+from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
+from . import optimizers_more as _optimizers_more
+from . import regularizers as _regularizers
 from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
@@ -78,6 +83,13 @@ METRICS = (
     "KLD MAE MSE kld mae mse"
 )
 OPTIMIZERS = "Optimizer SGD Adam AdamW RMSprop Adagrad Adamax Nadam"
+OPTIMIZERS_MORE = "Adadelta Ftrl Lion Lamb Adafactor"
+REGULARIZERS = (
+    "Regularizer L1 L2 L1L2 OrthogonalRegularizer l1 l2 l1_l2 orthogonal_regularizer get serialize deserialize"
+)
+CONSTRAINTS = (
+    "Constraint MaxNorm MinMaxNorm NonNeg UnitNorm max_norm min_max_norm non_neg unit_norm get serialize deserialize"
+)
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -112,6 +124,9 @@ api = Namespace(
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
         **_members(_optimizers, OPTIMIZERS),
+        **_members(_optimizers_more, OPTIMIZERS_MORE),
+        **_members(_loss_scale_optimizer, "LossScaleOptimizer"),
+        **_members(_optimizer_registry, "get serialize deserialize"),
         schedules=Namespace("gradkit.tf.keras.optimizers.schedules", **_members(_schedules, SCHEDULES)),
     ),
     initializers=Namespace(
@@ -127,6 +142,8 @@ api = Namespace(
         serialize=_activations.serialize,
         **_activations.BY_NAME,
     ),
+    regularizers=Namespace("gradkit.tf.keras.regularizers", **_members(_regularizers, REGULARIZERS)),
+    constraints=Namespace("gradkit.tf.keras.constraints", **_members(_constraints, CONSTRAINTS)),
     utils=Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed),
     backend=Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32"),
 )

@@ -21,7 +21,7 @@ from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
-from . import layer_args
+from . import layer_args, layer_regularization
 from .base_layer import Layer, _as_input
 
 _LARGE_NEGATIVE = -1e9  # Keras' Softmax sets masked logits to this (float32)
@@ -138,17 +138,18 @@ class MultiHeadAttention(Layer):
         what = "tf.keras.layers.MultiHeadAttention"
         layer_args.refuse_unimplemented(
             what,
-            "num_heads, key_dim, value_dim, dropout, use_bias, output_shape, the default attention_axes, the two "
-            "initializers, seed, name and trainable",
+            "num_heads, key_dim, value_dim, dropout, use_bias, output_shape, the default attention_axes, the "
+            "initializers, the kernel and bias regularizers and constraints, seed, name and trainable",
             sliding_window=sliding_window,
             flash_attention=flash_attention,
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
             use_gate=use_gate,
         )
+        if activity_regularizer is not None:
+            raise _errors.GradkitNotImplementedError(
+                f"{what}(activity_regularizer={activity_regularizer!r}): Keras applies it to the output of each of "
+                "the four projections inside the attention, which gradkit.tf computes in one op without them. Leave "
+                "it out; add a penalty of the layer's output with add_loss in a layer around it if you need one."
+            )
         layer_args.base_options(what, kwargs)
         layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         axes = (attention_axes,) if isinstance(attention_axes, numbers.Integral) else attention_axes
@@ -169,6 +170,13 @@ class MultiHeadAttention(Layer):
             shape = (output_shape,) if isinstance(output_shape, numbers.Integral) else tuple(output_shape)
             output_shape = tuple(_positive_int(d, "output_shape", what) for d in shape)
         super().__init__(name=name, trainable=trainable)
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+        )
         self.dropout = float(dropout)
         self.use_bias = bool(use_bias)
         self.output_shape = output_shape
@@ -202,6 +210,12 @@ class MultiHeadAttention(Layer):
         layer.kernel = layer.add_weight("kernel", kernel_shape, self.kernel_initializer)
         if self.use_bias:
             layer.bias = layer.add_weight("bias", bias_shape, self.bias_initializer)
+        # Keras gives each projection the layer's kernel and bias regularizers and constraints.
+        for weight in ("kernel", "bias"):
+            variable = getattr(layer, weight)
+            if variable is not None:
+                options = (getattr(self, f"{weight}_regularizer"), getattr(self, f"{weight}_constraint"))
+                layer_regularization.attach(variable, *options)
         return layer
 
     def build(self, query_shape, value_shape=None, key_shape=None) -> None:

@@ -47,7 +47,7 @@ from gradkit.nn.module import Module as _NnModule
 
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
-from . import initializers, layer_config
+from . import initializers, layer_config, layer_regularization
 from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
@@ -210,7 +210,7 @@ class Layer(LayerLosses, nn.Layer):
         what = f"{type(self).__name__}"
         if dtype is not None and getattr(dtype, "name", dtype) not in ("float32", np.float32):
             _refuse_unsupported(what, {"dtype": dtype})
-        _refuse_unsupported(what, {"activity_regularizer": activity_regularizer} if activity_regularizer else {})
+        self.__dict__["_keras_activity_regularizer"] = layer_regularization.regularizers.get(activity_regularizer)
         input_shape = keras_input_shape(what, kwargs)
         self.__dict__["_keras_own"] = []  # the weights add_weight made, in creation order
         try:
@@ -229,6 +229,15 @@ class Layer(LayerLosses, nn.Layer):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+    @property
+    def activity_regularizer(self):
+        """Keras': the regularizer of the layer's outputs (see ``layer_regularization``), or None."""
+        return self.__dict__.get("_keras_activity_regularizer")
+
+    @activity_regularizer.setter
+    def activity_regularizer(self, value) -> None:
+        self.__dict__["_keras_activity_regularizer"] = layer_regularization.regularizers.get(value)
 
     # Keras 3's dtype policy, by name: gradkit.tf's layers keep their weights and compute in
     # float32 (an InputLayer declares the dtype of its input).
@@ -299,7 +308,10 @@ class Layer(LayerLosses, nn.Layer):
                     f"{type(self).__name__} '{self.name}' has no call() method. A tf.keras.layers.Layer subclass "
                     "writes call(self, inputs, ...) with the layer's computation."
                 )
-            return wrap(call(*args, **kwargs))
+            outputs = wrap(call(*args, **kwargs))
+            if self.activity_regularizer is not None:
+                self.add_loss(layer_regularization.activity_losses(self.activity_regularizer, outputs))
+            return outputs
         finally:
             _context.depth -= 1
             if outermost:
@@ -340,17 +352,18 @@ class Layer(LayerLosses, nn.Layer):
                         f"{what} got {key} both positionally and as a keyword; pass it once."
                     )
         shape, initializer, dtype = (*args, *(shape, initializer, dtype)[len(args) :])
-        unsupported = {"regularizer": regularizer, "constraint": constraint}
         if overwrite_with_gradient:
-            unsupported["overwrite_with_gradient"] = overwrite_with_gradient
-        _refuse_unsupported(what, {k: v for k, v in unsupported.items() if v is not None})
+            _refuse_unsupported(what, {"overwrite_with_gradient": overwrite_with_gradient})
+        regularizer, constraint = layer_regularization.weight_options(regularizer, constraint)
         dtype = np.dtype("float32" if dtype is None else getattr(dtype, "name", dtype))
         if initializer is None:
             initializer = "glorot_uniform" if np.issubdtype(dtype, np.floating) else "zeros"
         shape = () if shape is None else tuple(int(d) for d in shape)
         init = initializers.as_nn_initializer(initializer, f"{what} initializer")
         value = init(None, shape, dtype)
-        return self._make_variable(value, "variable" if name is None else name, trainable)
+        variable = self._make_variable(value, "variable" if name is None else name, trainable)
+        layer_regularization.attach(variable, regularizer, constraint)
+        return variable
 
     def _add_weight_named(self, name, *positional, shape=None, initializer=None, trainable=True, dtype=None):
         # gradkit.nn's calling convention add_weight(name, shape, initializer, trainable, dtype),

@@ -8,7 +8,7 @@ from gradkit.nn import activations
 from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv
-from . import layer_args
+from . import layer_args, layer_regularization
 from .layers import _KerasLayer
 
 _LAYOUTS = {
@@ -53,13 +53,8 @@ class _Conv(_KerasLayer, Layer):
         what = f"tf.keras.layers.{type(self).__name__}"
         layer_args.refuse_unimplemented(
             what,
-            "filters, kernel_size, strides, padding, dilation_rate, groups, activation, use_bias, the two "
-            "initializers, name and trainable",
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
+            "filters, kernel_size, strides, padding, dilation_rate, groups, activation, use_bias, the "
+            "initializers, regularizers and constraints, name and trainable",
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
         )
@@ -86,7 +81,17 @@ class _Conv(_KerasLayer, Layer):
             )
         self.padding = layer_args.padding_name(padding, what, allow_causal=n == 1)
         super().__init__(
-            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+            name=name if name is not None else unique_name(self.default_name),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+            **shape_args,
+        )
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
         )
         self.data_format = "channels_last"
         self.activation = activations.get(activation)
@@ -114,6 +119,7 @@ class _Conv(_KerasLayer, Layer):
         self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+        layer_regularization.attach_to_weights(self, "kernel", "bias")
 
     def call(self, x):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())

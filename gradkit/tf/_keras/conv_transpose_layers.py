@@ -9,7 +9,7 @@ from gradkit.nn import activations
 from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv_transpose
-from . import conv_layers, layer_args
+from . import conv_layers, layer_args, layer_regularization
 from .layers import _KerasLayer
 
 
@@ -57,12 +57,7 @@ class _ConvTranspose(_KerasLayer, Layer):
         layer_args.refuse_unimplemented(
             what,
             "filters, kernel_size, strides, padding, output_padding, dilation_rate, activation, use_bias, the "
-            "two initializers, name and trainable",
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
+            "initializers, regularizers and constraints, name and trainable",
         )
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_channels_last(data_format, what)
@@ -98,7 +93,17 @@ class _ConvTranspose(_KerasLayer, Layer):
             )
         self.padding = layer_args.padding_name(padding, what)
         super().__init__(
-            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+            name=name if name is not None else unique_name(self.default_name),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+            **shape_args,
+        )
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
         )
         self.data_format = "channels_last"
         self.activation = activations.get(activation)
@@ -120,6 +125,7 @@ class _ConvTranspose(_KerasLayer, Layer):
         self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+        layer_regularization.attach_to_weights(self, "kernel", "bias")
 
     def call(self, x):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())

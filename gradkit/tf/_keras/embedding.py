@@ -9,7 +9,7 @@ from gradkit import _errors
 from gradkit.nn.layer import Layer, unique_name
 
 from .._convert import call, convert, known_value
-from . import layer_args
+from . import layer_args, layer_regularization
 from .layers import _KerasLayer
 
 
@@ -55,11 +55,8 @@ class Embedding(_KerasLayer, Layer):
         what = "tf.keras.layers.Embedding"
         layer_args.refuse_unimplemented(
             what,
-            "input_dim, output_dim, embeddings_initializer, name and trainable (assign embeddings after the "
-            "first call instead of weights=)",
-            embeddings_regularizer=embeddings_regularizer,
-            embeddings_constraint=embeddings_constraint,
-            activity_regularizer=activity_regularizer,
+            "input_dim, output_dim, embeddings_initializer, embeddings_regularizer, embeddings_constraint, "
+            "activity_regularizer, name and trainable (assign embeddings after the first call instead of weights=)",
             mask_zero=mask_zero,
             weights=weights,
             lora_rank=lora_rank,
@@ -72,7 +69,15 @@ class Embedding(_KerasLayer, Layer):
             # Keras' test: a Python int (a NumPy integer is refused, as Keras refuses it).
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise _errors.GradkitValueError(f"{what}: {arg}={value!r}; Keras takes a positive int here.")
-        super().__init__(name=name if name is not None else unique_name("embedding"), trainable=trainable, **shape_args)
+        super().__init__(
+            name=name if name is not None else unique_name("embedding"),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+            **shape_args,
+        )
+        layer_regularization.keep_options(
+            self, embeddings_regularizer=embeddings_regularizer, embeddings_constraint=embeddings_constraint
+        )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         # Keras' 'uniform' is RandomUniform's default range, [-0.05, 0.05].
         uniform = isinstance(embeddings_initializer, str) and embeddings_initializer == "uniform"
@@ -84,6 +89,7 @@ class Embedding(_KerasLayer, Layer):
 
     def build(self, input_shape) -> None:
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), self.embeddings_initializer)
+        layer_regularization.attach_to_weights(self, "embeddings")
 
     def call(self, x):
         if not np.issubdtype(np.dtype(x.dtype), np.integer):

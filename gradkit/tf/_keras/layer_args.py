@@ -13,7 +13,7 @@ from . import initializers as _initializers
 def refuse_unimplemented(what: str, implemented: str, **options) -> None:
     """Refuse Keras options gradkit.tf does not implement; their defaults (None, False) are fine.
 
-    Ignoring one (a regularizer, a constraint) would change the results without a word."""
+    Ignoring one (a LoRA rank, a quantization config) would change the results without a word."""
     given = sorted(k for k, v in options.items() if v is not None and v is not False)
     if given:
         raise _errors.GradkitTypeError(

@@ -35,8 +35,9 @@ _LAYERS_MODULE = "keras.layers"
 
 # Per gradkit.tf layer: its config entries in Keras' order, each an attribute of the layer, or
 # (key, value) for an option gradkit.tf does not implement, at the value that means "off".
-_REGULARIZED = (("kernel_regularizer", None), ("bias_regularizer", None))
-_CONSTRAINED = (("kernel_constraint", None), ("bias_constraint", None))
+# The weights' regularizers and constraints: the layer's attributes, serialized.
+_REGULARIZED_KEPT = ("kernel_regularizer", "bias_regularizer")
+_CONSTRAINED_KEPT = ("kernel_constraint", "bias_constraint")
 BUILTIN = {
     "Dense": (
         "units",
@@ -44,8 +45,8 @@ BUILTIN = {
         "use_bias",
         "kernel_initializer",
         "bias_initializer",
-        *_REGULARIZED,
-        *_CONSTRAINED,
+        *_REGULARIZED_KEPT,
+        *_CONSTRAINED_KEPT,
         ("quantization_config", None),
     ),
     "Dropout": ("rate", "seed", "noise_shape"),
@@ -65,10 +66,10 @@ BUILTIN = {
         "gamma_initializer",
         "moving_mean_initializer",
         "moving_variance_initializer",
-        ("beta_regularizer", None),
-        ("gamma_regularizer", None),
-        ("beta_constraint", None),
-        ("gamma_constraint", None),
+        "beta_regularizer",
+        "gamma_regularizer",
+        "beta_constraint",
+        "gamma_constraint",
         ("synchronized", False),
         ("renorm", False),
         ("renorm_clipping", None),
@@ -82,46 +83,44 @@ BUILTIN = {
         ("rms_scaling", False),
         "beta_initializer",
         "gamma_initializer",
-        ("beta_regularizer", None),
-        ("gamma_regularizer", None),
-        ("beta_constraint", None),
-        ("gamma_constraint", None),
+        "beta_regularizer",
+        "gamma_regularizer",
+        "beta_constraint",
+        "gamma_constraint",
     ),
     "Embedding": (
         "input_dim",
         "output_dim",
         "embeddings_initializer",
-        ("embeddings_regularizer", None),
-        ("activity_regularizer", None),
-        ("embeddings_constraint", None),
+        "embeddings_regularizer",
+        "activity_regularizer",
+        "embeddings_constraint",
         ("mask_zero", False),
         ("quantization_config", None),
     ),
 }
 
-_CONV_TAIL = (
-    "dilation_rate",
-    "activation",
-    "use_bias",
-    "kernel_initializer",
-    "bias_initializer",
-    *_REGULARIZED,
-    ("activity_regularizer", None),
-    *_CONSTRAINED,
+_CONV = (
+    *("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", "activation"),
+    *("use_bias", "kernel_initializer", "bias_initializer", *_REGULARIZED_KEPT, "activity_regularizer"),
+    *_CONSTRAINED_KEPT,
 )
-_CONV = ("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups", *_CONV_TAIL[1:])
-_CONV_TRANSPOSE = ("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", *_CONV_TAIL)
+_CONV_TRANSPOSE = (
+    *("filters", "kernel_size", "strides", "padding", "output_padding", "data_format", "dilation_rate"),
+    *("activation", "use_bias", "kernel_initializer", "bias_initializer", *_REGULARIZED_KEPT, "activity_regularizer"),
+    *_CONSTRAINED_KEPT,
+)
 _POOLING = ("pool_size", "padding", "strides", "data_format")
 _RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
 _RNN_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
 _RNN_TAIL = (
-    ("kernel_regularizer", None),
-    ("recurrent_regularizer", None),
-    ("bias_regularizer", None),
-    ("activity_regularizer", None),
-    ("kernel_constraint", None),
-    ("recurrent_constraint", None),
-    ("bias_constraint", None),
+    "kernel_regularizer",
+    "recurrent_regularizer",
+    "bias_regularizer",
+    "activity_regularizer",
+    "kernel_constraint",
+    "recurrent_constraint",
+    "bias_constraint",
     ("dropout", 0.0),
     ("recurrent_dropout", 0.0),
 )
@@ -170,9 +169,9 @@ BUILTIN.update(
             ("sliding_window", None),
             "kernel_initializer",
             "bias_initializer",
-            *_REGULARIZED,
+            *_REGULARIZED_KEPT,
             ("activity_regularizer", None),
-            *_CONSTRAINED,
+            *_CONSTRAINED_KEPT,
             "seed",
         ),
     }
@@ -224,6 +223,14 @@ def _serialize(key: str, value):
         return serialize_activation(value)
     if key.endswith("_initializer"):
         return serialize_initializer(value)
+    if key.endswith("_regularizer"):
+        from . import regularizers
+
+        return regularizers.serialize(value)
+    if key.endswith("_constraint"):
+        from . import constraints
+
+        return constraints.serialize(value)
     return value
 
 
@@ -304,6 +311,8 @@ def get_config(layer, base_class) -> dict:
             "optional": False,
         }
     base = {"trainable": layer.trainable, "dtype": dtype_policy(layer.dtype)}
+    if getattr(layer, "activity_regularizer", None) is not None:  # Keras' base config has it when set
+        base["activity_regularizer"] = _serialize("activity_regularizer", layer.activity_regularizer)
     entries = _builtin_entries(type(layer))
     if entries is not None:
         config = {"name": layer.name, **base}

@@ -66,12 +66,14 @@ class LayerLosses:
     @property
     def losses(self) -> list:
         """The losses ``add_loss`` added during the last outermost call: the layer's own, then
-        its sublayers'."""
+        its sublayers'; then the trainable weights' regularization penalties, computed now."""
+        from .layer_regularization import regularization_losses
+
         own = list(self.__dict__.get("_keras_losses", []))
         for layer in self._keras_flatten_layers():
             if isinstance(layer, LayerLosses):
                 own += layer.__dict__.get("_keras_losses", [])
-        return own
+        return own + regularization_losses(self.trainable_weights)
 
     def _keras_clear_losses(self) -> None:
         self.__dict__["_keras_losses"] = []

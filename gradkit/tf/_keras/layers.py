@@ -8,6 +8,7 @@ import numbers
 from gradkit import _errors, nn
 
 from . import initializers as _initializers
+from . import layer_regularization
 from .base_layer import Layer as Layer
 from .core_layers import Activation as Activation
 from .core_layers import Dropout as Dropout
@@ -60,12 +61,7 @@ class Dense(_KerasLayer, nn.Dense):
         what = "tf.keras.layers.Dense"
         refuse_unimplemented(
             what,
-            "units, activation, use_bias, the two initializers, name and trainable",
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
+            "units, activation, use_bias, the initializers, regularizers and constraints, name and trainable",
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
             quantization_config=quantization_config,
@@ -77,10 +73,25 @@ class Dense(_KerasLayer, nn.Dense):
                 "Pass e.g. units=int(n)."
             )
         check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
+        kwargs["activity_regularizer"] = activity_regularizer
         super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, **kwargs)
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
+        )
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        layer_regularization.attach_to_weights(self, "kernel", "bias")
 
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape)[:-1], self.units)
+
+
+_BATCH_NORM_WEIGHT_OPTIONS = ("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
 
 
 class BatchNormalization(_KerasLayer, nn.BatchNorm):
@@ -102,6 +113,8 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         **kwargs,
     ):
         shape_args = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
+        weight_options = {k: kwargs.pop(k, None) for k in _BATCH_NORM_WEIGHT_OPTIONS}
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
         if not kwargs.get("renorm"):
             kwargs.pop("renorm_momentum", None)  # read only with renorm=True (refused below); Keras' default is 0.99
         # Keras options gradkit.tf does not implement raise an error rather than being ignored;
@@ -111,8 +124,8 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             raise _errors.GradkitTypeError(
                 f"tf.keras.layers.BatchNormalization got {', '.join(f'{k}={kwargs[k]!r}' for k in unsupported)}, "
                 "which gradkit.tf does not implement (ignoring it would change the results). Leave it out; "
-                "gradkit.tf implements axis, momentum, epsilon, center, scale, the four initializers, name "
-                "and trainable."
+                "gradkit.tf implements axis, momentum, epsilon, center, scale, the initializers, regularizers "
+                "and constraints, name and trainable."
             )
         if not isinstance(axis, numbers.Real):
             raise _errors.GradkitTypeError(
@@ -140,8 +153,14 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
             gamma_initializer=gamma_initializer,
             moving_mean_initializer=moving_mean_initializer,
             moving_variance_initializer=moving_variance_initializer,
+            activity_regularizer=activity_regularizer,
             **shape_args,
         )
+        layer_regularization.keep_options(self, **weight_options)
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        layer_regularization.attach_to_weights(self, "gamma", "beta")
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

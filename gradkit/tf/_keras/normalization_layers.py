@@ -8,7 +8,7 @@ import gradkit.numpy as gnp
 from gradkit import _errors
 from gradkit.nn.layer import Layer, unique_name
 
-from . import layer_args
+from . import layer_args, layer_regularization
 from .layers import _KerasLayer
 
 
@@ -51,12 +51,8 @@ class LayerNormalization(_KerasLayer, Layer):
         what = "tf.keras.layers.LayerNormalization"
         layer_args.refuse_unimplemented(
             what,
-            "axis, epsilon, center, scale, the two initializers, name and trainable "
+            "axis, epsilon, center, scale, the initializers, regularizers and constraints, name and trainable "
             "(rms_scaling is deprecated in Keras)",
-            beta_regularizer=beta_regularizer,
-            gamma_regularizer=gamma_regularizer,
-            beta_constraint=beta_constraint,
-            gamma_constraint=gamma_constraint,
             rms_scaling=rms_scaling,
         )
         shape_args = layer_args.base_options(what, kwargs)
@@ -69,6 +65,13 @@ class LayerNormalization(_KerasLayer, Layer):
             )
         super().__init__(
             name=name if name is not None else unique_name("layer_normalization"), trainable=trainable, **shape_args
+        )
+        layer_regularization.keep_options(
+            self,
+            beta_regularizer=beta_regularizer,
+            gamma_regularizer=gamma_regularizer,
+            beta_constraint=beta_constraint,
+            gamma_constraint=gamma_constraint,
         )
         self.axis = axes
         self.epsilon = float(epsilon)
@@ -94,6 +97,7 @@ class LayerNormalization(_KerasLayer, Layer):
             self.gamma = self.add_weight("gamma", shape, self.gamma_initializer)
         if self.center:
             self.beta = self.add_weight("beta", shape, self.beta_initializer)
+        layer_regularization.attach_to_weights(self, "gamma", "beta")
 
     def call(self, x):
         what = f"tf.keras.layers.LayerNormalization '{self.name}'"

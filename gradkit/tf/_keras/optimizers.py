@@ -14,6 +14,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 from gradkit._core import frames
@@ -22,7 +23,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
-from .._convert import call, convert
+from .._convert import call, convert, wrap
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
 from . import optimizer_rules as rules
@@ -93,9 +94,31 @@ def _step(lr, step, shared, grads, states, params, make, hyper, advance, clip, d
         if decay is not None:
             p = p - p * rules.keras_cast(decay, p.dtype) * lr_p
         (update,), state = make(lr_p, step, *hyper).update([g], state, [p])
-        values.append(p + update)
+        # Ftrl's rule gives the Variable's new value, as Keras assigns it.
+        values.append(update if getattr(make, "assigns_value", False) else p + update)
         new_states.append(state)
     return values, new_states, shared
+
+
+def _constrained(variables, values) -> list:
+    """Each new value projected by its Variable's ``constraint``, as Keras applies it after every
+    call (also one that only accumulates gradients)."""
+    out = []
+    for v, value in zip(variables, values):
+        constraint = getattr(v, "constraint", None)
+        if constraint is None:
+            out.append(value)
+            continue
+        projected = convert(constraint(wrap(value)))
+        if tuple(projected.shape) != tuple(v.shape) or np.dtype(projected.dtype) != np.dtype(v.dtype):
+            raise _errors.GradkitValueError(
+                f"The constraint of Variable {v.name!r} ({constraint!r}) returned a {np.dtype(projected.dtype).name} "
+                f"tensor of shape {tuple(projected.shape)} for a {np.dtype(v.dtype).name} Variable of shape "
+                f"{tuple(v.shape)}; a constraint projects a weight onto a value of its own shape and dtype. No "
+                "Variable was changed."
+            )
+        out.append(projected)
+    return out
 
 
 def _snake_case(name: str) -> str:
@@ -281,18 +304,18 @@ class Optimizer:
 
     @property
     def variables(self) -> list:
-        """The optimizer's Variables: the step counter, the learning rate's Variable, the gradient
-        accumulators, and the state of each Variable it updates."""
+        """The optimizer's Variables in Keras' order: the step counter, the learning rate's Variable,
+        the moving averages, the gradient accumulators, and the state of each Variable it updates."""
         out = [self._iterations]
         if isinstance(self._learning_rate, Variable):
             out.append(self._learning_rate)
+        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         out.extend(accumulator for ref, accumulator in self._accumulators.values() if ref() is not None)
         for ref, slots, _ in self._slots.values():
             if ref() is not None:
                 out.extend(slots)
         if self._shared is not None:
             out.append(self._shared)
-        out.extend(average for ref, average in self._averages.values() if ref() is not None)
         return out
 
     def apply(self, grads, trainable_variables=None):
@@ -366,6 +389,7 @@ class Optimizer:
             )
             for accumulator, value in zip(accumulators + others, list(new_sums) + list(other_sums)):
                 accumulator.assign(value)
+        new_values = _constrained(variables, new_values)  # before any assignment: a failing one changes nothing
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
             new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))

@@ -30,7 +30,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _array, _control
 from .._convert import convert, wrap
 from . import activations as _keras_activations
-from . import initializers, layer_args, layer_config
+from . import initializers, layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
 
 
@@ -173,6 +173,7 @@ class _RNN(_KerasLayer, Layer):
     n_states = 1
     default_name = ""
     takes_recurrent_activation = True
+    keras_ignores_activity_regularizer = False
 
     def __init__(
         self,
@@ -206,18 +207,18 @@ class _RNN(_KerasLayer, Layer):
         what = f"tf.keras.layers.{type(self).__name__}"
         layer_args.refuse_unimplemented(
             what,
-            "units, activation, recurrent_activation, use_bias, the three initializers, return_sequences, "
-            "return_state, go_backwards, unroll, name and trainable (and GRU's reset_after, LSTM's "
-            "unit_forget_bias)",
-            kernel_regularizer=kernel_regularizer,
-            recurrent_regularizer=recurrent_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            kernel_constraint=kernel_constraint,
-            recurrent_constraint=recurrent_constraint,
-            bias_constraint=bias_constraint,
+            "units, activation, recurrent_activation, use_bias, the initializers, regularizers and constraints, "
+            "return_sequences, return_state, go_backwards, unroll, name and trainable (and GRU's reset_after, "
+            "LSTM's unit_forget_bias)",
             stateful=stateful,
         )
+        if activity_regularizer is not None and self.keras_ignores_activity_regularizer:
+            raise _errors.GradkitNotImplementedError(
+                f"{what}(activity_regularizer={activity_regularizer!r}): Keras 3's SimpleRNN takes this argument but "
+                "ignores it (no loss is added and its config says None); gradkit.tf refuses it rather than ignore it "
+                "silently or differ from Keras. Add the penalty yourself: self.add_loss(regularizer(outputs)) in a "
+                "layer around it, or use GRU/LSTM, which apply it."
+            )
         for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
             if value != 0:
                 raise _errors.GradkitValueError(
@@ -235,7 +236,20 @@ class _RNN(_KerasLayer, Layer):
         )
         if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise _errors.GradkitValueError(f"{what}: units={units!r}; Keras takes a positive int here.")
-        super().__init__(name=name if name is not None else unique_name(self.default_name), trainable=trainable)
+        super().__init__(
+            name=name if name is not None else unique_name(self.default_name),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+        )
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint,
+            bias_constraint=bias_constraint,
+        )
         self.units = units
         self.activation = _activation(activation, what)
         self.recurrent_activation = _activation(recurrent_activation, what)
@@ -283,6 +297,7 @@ class _RNN(_KerasLayer, Layer):
         self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), self.recurrent_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initializer())
+        layer_regularization.attach_to_weights(self, "kernel", "recurrent_kernel", "bias")
 
     def get_initial_state(self, batch_size) -> list:
         """Keras 3's zero states: a list of ``(batch_size, units)`` zeros (LSTM: ``[h, c]``)."""
@@ -355,6 +370,8 @@ class SimpleRNN(_RNN):
     kernel_initializer='glorot_uniform', recurrent_initializer='orthogonal',
     bias_initializer='zeros', return_sequences=False, return_state=False, go_backwards=False)``:
     ``h_t = activation(x_t @ kernel + h_{t-1} @ recurrent_kernel + bias)``."""
+
+    keras_ignores_activity_regularizer = True
 
     kind = "simple_rnn"
     default_name = "simple_rnn"
