@@ -639,3 +639,48 @@ def p_assert_in_a_branch_not_taken(tf):
 
 def test_an_assertion_in_a_branch_not_taken_never_runs():
     check(p_assert_in_a_branch_not_taken)
+
+
+# -- generated values: each comparison fails exactly when TensorFlow's does, eagerly and compiled --
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_VALUES = st.lists(st.integers(-2, 2).map(float), min_size=3, max_size=3)
+_COMPILED = {}
+
+
+def _outcome(call) -> str:
+    try:
+        call()
+    except Exception as error:  # the class, by TensorFlow's name for it
+        return _kind(error)
+    return "held"
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(x=_VALUES, y=_VALUES)
+def test_generated_comparisons(name, x, y):
+    if name not in _COMPILED:
+        _COMPILED[name] = gtf.function(lambda a, b: (getattr(gtf.debugging, name)(a, b), a)[1])
+    compiled = _COMPILED[name]
+    expected = _outcome(lambda: getattr(tf_real.debugging, name)(tf_real.constant(x), tf_real.constant(y)))
+    assert _outcome(lambda: getattr(gtf.debugging, name)(gtf.constant(x), gtf.constant(y))) == expected
+    assert _outcome(lambda: compiled(gtf.constant(x), gtf.constant(y))) == expected
+    assert compiled.experimental_get_tracing_count() == 1
+
+
+def p_a_first_call_that_fails_its_check_counts_its_trace(tf):
+    f = tf.function(lambda x: (tf.debugging.assert_positive(x), x)[1])
+    counts = []
+    try:
+        f(tf.constant([-1.0]))
+    except tf.errors.InvalidArgumentError:
+        counts.append(f.experimental_get_tracing_count())
+    f(tf.constant([1.0]))
+    return [*counts, f.experimental_get_tracing_count()]
+
+
+def test_tracing_count_after_a_failed_check():
+    check(p_a_first_call_that_fails_its_check_counts_its_trace)

@@ -112,7 +112,15 @@ def failed_check(error: BaseException) -> BaseException | None:
     if found is None:
         return None
     with _lock:
-        return _failures.pop(int(found.group(1)), None)
+        failed = _failures.pop(int(found.group(1)), None)
+    if failed is not None:
+        failed._gradkit_failed_when_run = True  # see failed_when_run
+    return failed
+
+
+def failed_when_run(error: BaseException) -> bool:
+    """Whether ``error`` is a failed check's, raised when its program ran (so its trace was made)."""
+    return getattr(error, "_gradkit_failed_when_run", False)
 
 
 @contextlib.contextmanager
