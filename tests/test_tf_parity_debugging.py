@@ -684,3 +684,25 @@ def p_a_first_call_that_fails_its_check_counts_its_trace(tf):
 
 def test_tracing_count_after_a_failed_check():
     check(p_a_first_call_that_fails_its_check_counts_its_trace)
+
+
+def p_assert_in_a_custom_gradient(tf):
+    @tf.custom_gradient
+    def bounded(x):
+        def grad(dy):
+            tf.debugging.assert_less(dy, 5.0, message="upstream")
+            return dy * 2.0
+
+        return x * 1.0, grad
+
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = bounded(x)
+    out = [tape.gradient(y, x)]
+    with tf.GradientTape() as tape:
+        y = bounded(x) * 10.0
+    return [*out, tape.gradient(y, x)]
+
+
+def test_an_assertion_in_a_custom_gradient_fails_from_the_gradient_call():
+    check(p_assert_in_a_custom_gradient)

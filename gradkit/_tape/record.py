@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import frames
+from .._core import frames, runtime_checks
 from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
@@ -107,7 +107,8 @@ def value_of(t) -> object:
     node = t._node
     values = node.values
     if values is None:
-        values = materialize(node)
+        with runtime_checks.raised_as_their_own():  # a tf.debugging assertion that fails when computed
+            values = materialize(node)
     return values[t._index]
 
 
