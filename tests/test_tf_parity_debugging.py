@@ -314,6 +314,16 @@ def p_shapes_hold(tf):
     ]
 
 
+def p_shapes_sizes_written_as_strings(tf):
+    x = tf.ones([2, 3])
+    out = [tf.debugging.assert_shapes([(x, ("2", "D"))])]
+    try:
+        tf.debugging.assert_shapes([(x, ("N", "4"))])
+    except ValueError as error:
+        out.append(str(error).removeprefix("[gradkit] "))
+    return out
+
+
 def p_shapes_named_size_fails(tf):
     return tf.debugging.assert_shapes([(tf.ones([2]), ("N",)), (tf.ones([3]), ("N",))])
 
@@ -371,6 +381,7 @@ STATIC = [
     p_type_fails_with_message,
     p_scalar_fails,
     p_shapes_hold,
+    p_shapes_sizes_written_as_strings,
     p_shapes_named_size_fails,
     p_shapes_explicit_size_fails,
     p_shapes_rank_fails,
