@@ -132,7 +132,29 @@ def p_two_dtypes(tf):
     return tf.debugging.assert_equal(tf.constant([1, 2]), tf.constant([1.0, 2.0]))
 
 
-@pytest.mark.parametrize("program", [p_shapes_that_do_not_broadcast, p_two_dtypes], ids=lambda p: p.__name__)
+def p_a_python_number_of_another_kind(tf):
+    return tf.debugging.assert_less(tf.constant([1.0]), 3)
+
+
+def p_python_lists_of_two_kinds(tf):
+    return tf.debugging.assert_less([1, 2], [1.5, 2.5])
+
+
+def p_near_python_values_take_the_dtype(tf):
+    return [tf.debugging.assert_near(tf.constant([1.0, 2.0]), [1.0, 2.0000001]), tf.debugging.assert_near(1.0, 1)]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        p_shapes_that_do_not_broadcast,
+        p_two_dtypes,
+        p_a_python_number_of_another_kind,
+        p_python_lists_of_two_kinds,
+        p_near_python_values_take_the_dtype,
+    ],
+    ids=lambda p: p.__name__,
+)
 def test_refused_operands(program):
     check(program, same_message=False)
 
