@@ -123,12 +123,16 @@ def failed_when_run(error: BaseException) -> bool:
     return getattr(error, "_gradkit_failed_when_run", False)
 
 
+# What a failed check reaches the caller as, before failed_check turns it back into its error.
+REPORTS = (jax.errors.JaxRuntimeError, _CheckFailed)
+
+
 @contextlib.contextmanager
 def raised_as_their_own():
     """Inside: a failed check reported by JAX (a ``JaxRuntimeError``) is raised as its own error."""
     try:
         yield
-    except (jax.errors.JaxRuntimeError, _CheckFailed) as error:
+    except REPORTS as error:
         failed = failed_check(error)
         if failed is None:
             raise

@@ -107,8 +107,13 @@ def value_of(t) -> object:
     node = t._node
     values = node.values
     if values is None:
-        with runtime_checks.raised_as_their_own():  # a tf.debugging assertion that fails when computed
+        try:
             values = materialize(node)
+        except runtime_checks.REPORTS as error:  # a tf.debugging assertion that failed when computed
+            failed = runtime_checks.failed_check(error)
+            if failed is None:
+                raise
+            raise failed from None
     return values[t._index]
 
 
