@@ -132,7 +132,29 @@ def p_two_dtypes(tf):
     return tf.debugging.assert_equal(tf.constant([1, 2]), tf.constant([1.0, 2.0]))
 
 
-@pytest.mark.parametrize("program", [p_shapes_that_do_not_broadcast, p_two_dtypes], ids=lambda p: p.__name__)
+def p_a_python_number_of_another_kind(tf):
+    return tf.debugging.assert_less(tf.constant([1.0]), 3)
+
+
+def p_python_lists_of_two_kinds(tf):
+    return tf.debugging.assert_less([1, 2], [1.5, 2.5])
+
+
+def p_near_python_values_take_the_dtype(tf):
+    return [tf.debugging.assert_near(tf.constant([1.0, 2.0]), [1.0, 2.0000001]), tf.debugging.assert_near(1.0, 1)]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        p_shapes_that_do_not_broadcast,
+        p_two_dtypes,
+        p_a_python_number_of_another_kind,
+        p_python_lists_of_two_kinds,
+        p_near_python_values_take_the_dtype,
+    ],
+    ids=lambda p: p.__name__,
+)
 def test_refused_operands(program):
     check(program, same_message=False)
 
@@ -314,6 +336,16 @@ def p_shapes_hold(tf):
     ]
 
 
+def p_shapes_sizes_written_as_strings(tf):
+    x = tf.ones([2, 3])
+    out = [tf.debugging.assert_shapes([(x, ("2", "D"))])]
+    try:
+        tf.debugging.assert_shapes([(x, ("N", "4"))])
+    except ValueError as error:
+        out.append(str(error).removeprefix("[gradkit] "))
+    return out
+
+
 def p_shapes_named_size_fails(tf):
     return tf.debugging.assert_shapes([(tf.ones([2]), ("N",)), (tf.ones([3]), ("N",))])
 
@@ -371,6 +403,7 @@ STATIC = [
     p_type_fails_with_message,
     p_scalar_fails,
     p_shapes_hold,
+    p_shapes_sizes_written_as_strings,
     p_shapes_named_size_fails,
     p_shapes_explicit_size_fails,
     p_shapes_rank_fails,
@@ -639,3 +672,70 @@ def p_assert_in_a_branch_not_taken(tf):
 
 def test_an_assertion_in_a_branch_not_taken_never_runs():
     check(p_assert_in_a_branch_not_taken)
+
+
+# -- generated values: each comparison fails exactly when TensorFlow's does, eagerly and compiled --
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_VALUES = st.lists(st.integers(-2, 2).map(float), min_size=3, max_size=3)
+_COMPILED = {}
+
+
+def _outcome(call) -> str:
+    try:
+        call()
+    except Exception as error:  # the class, by TensorFlow's name for it
+        return _kind(error)
+    return "held"
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+@settings(max_examples=15, deadline=None, derandomize=True, database=None)
+@given(x=_VALUES, y=_VALUES)
+def test_generated_comparisons(name, x, y):
+    if name not in _COMPILED:
+        _COMPILED[name] = gtf.function(lambda a, b: (getattr(gtf.debugging, name)(a, b), a)[1])
+    compiled = _COMPILED[name]
+    expected = _outcome(lambda: getattr(tf_real.debugging, name)(tf_real.constant(x), tf_real.constant(y)))
+    assert _outcome(lambda: getattr(gtf.debugging, name)(gtf.constant(x), gtf.constant(y))) == expected
+    assert _outcome(lambda: compiled(gtf.constant(x), gtf.constant(y))) == expected
+    assert compiled.experimental_get_tracing_count() == 1
+
+
+def p_a_first_call_that_fails_its_check_counts_its_trace(tf):
+    f = tf.function(lambda x: (tf.debugging.assert_positive(x), x)[1])
+    counts = []
+    try:
+        f(tf.constant([-1.0]))
+    except tf.errors.InvalidArgumentError:
+        counts.append(f.experimental_get_tracing_count())
+    f(tf.constant([1.0]))
+    return [*counts, f.experimental_get_tracing_count()]
+
+
+def test_tracing_count_after_a_failed_check():
+    check(p_a_first_call_that_fails_its_check_counts_its_trace)
+
+
+def p_assert_in_a_custom_gradient(tf):
+    @tf.custom_gradient
+    def bounded(x):
+        def grad(dy):
+            tf.debugging.assert_less(dy, 5.0, message="upstream")
+            return dy * 2.0
+
+        return x * 1.0, grad
+
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = bounded(x)
+    out = [tape.gradient(y, x)]
+    with tf.GradientTape() as tape:
+        y = bounded(x) * 10.0
+    return [*out, tape.gradient(y, x)]
+
+
+def test_an_assertion_in_a_custom_gradient_fails_from_the_gradient_call():
+    check(p_assert_in_a_custom_gradient)

@@ -112,7 +112,19 @@ def failed_check(error: BaseException) -> BaseException | None:
     if found is None:
         return None
     with _lock:
-        return _failures.pop(int(found.group(1)), None)
+        failed = _failures.pop(int(found.group(1)), None)
+    if failed is not None:
+        failed._gradkit_failed_when_run = True  # see failed_when_run
+    return failed
+
+
+def failed_when_run(error: BaseException) -> bool:
+    """Whether ``error`` is a failed check's, raised when its program ran (so its trace was made)."""
+    return getattr(error, "_gradkit_failed_when_run", False)
+
+
+# What a failed check reaches the caller as, before failed_check turns it back into its error.
+REPORTS = (jax.errors.JaxRuntimeError, _CheckFailed)
 
 
 @contextlib.contextmanager
@@ -120,7 +132,7 @@ def raised_as_their_own():
     """Inside: a failed check reported by JAX (a ``JaxRuntimeError``) is raised as its own error."""
     try:
         yield
-    except (jax.errors.JaxRuntimeError, _CheckFailed) as error:
+    except REPORTS as error:
         failed = failed_check(error)
         if failed is None:
             raise

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import frames
+from .._core import frames, runtime_checks
 from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
@@ -107,7 +107,13 @@ def value_of(t) -> object:
     node = t._node
     values = node.values
     if values is None:
-        values = materialize(node)
+        try:
+            values = materialize(node)
+        except runtime_checks.REPORTS as error:  # a tf.debugging assertion that failed when computed
+            failed = runtime_checks.failed_check(error)
+            if failed is None:
+                raise
+            raise failed from None
     return values[t._index]
 
 

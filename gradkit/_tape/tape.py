@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
+from .._core import runtime_checks
 from .._core.variable import Variable
 from . import derivatives, graph, record
 from .derivatives import (
@@ -50,12 +51,15 @@ _WHILE_LOOP_REVERSE = "Reverse-mode differentiation does not work for lax.while_
 
 def _explains_reverse_mode_limits(method):
     """``method``, with jax's refusal to differentiate a while loop in reverse mode said in
-    gradkit's words (what to change in the program); the tape stays usable after it."""
+    gradkit's words (what to change in the program); the tape stays usable after it. A
+    ``tf.debugging`` assertion that fails when the derivative's program runs (one in a custom
+    gradient function) raises its own error."""
 
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
         try:
-            return method(self, *args, **kwargs)
+            with runtime_checks.raised_as_their_own():
+                return method(self, *args, **kwargs)
         except ValueError as error:
             if isinstance(error, _errors.GradkitError) or _WHILE_LOOP_REVERSE not in str(error):
                 raise

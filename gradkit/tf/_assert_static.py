@@ -106,7 +106,8 @@ def _any_size(symbol) -> bool:
 
 
 def _known_size(symbol) -> bool:
-    if symbol is None or isinstance(symbol, str):
+    """Whether ``symbol`` names a size itself: anything ``int`` takes, ``"3"`` too, as TensorFlow reads it."""
+    if symbol is None:
         return False
     try:
         int(symbol)

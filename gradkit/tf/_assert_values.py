@@ -39,9 +39,11 @@ from ._assertions import failed, pretty_print, require, shape_and_dtype, summari
 from ._convert import call, convert, convert_like
 
 
-def _operands(x, y, what: str):
-    """``x`` and ``y`` as tensors of one dtype (a Python number takes the other's dtype)."""
-    x, y = convert_like(x, y, what=what)
+def _operands(x, y, what: str, *, like: bool = False):
+    """``x`` and ``y`` as tensors of one dtype. Each is converted on its own, as TensorFlow's
+    comparisons convert them (``assert_less(tf.constant([1.0]), 3)`` compares float32 with int32
+    and fails); with ``like``, a Python value takes the other's dtype (``assert_near``'s ``y``)."""
+    x, y = convert_like(convert(x), y, what=what) if like else (convert(x), convert(y))
     if np.dtype(x.dtype) != np.dtype(y.dtype):
         raise _errors.OpInputError(
             f"{what} compares x of dtype {np.dtype(x.dtype).name} with y of dtype {np.dtype(y.dtype).name}; "
@@ -180,7 +182,7 @@ def _within(x, y, rtol, atol):
 def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=None):
     """``tf.debugging.assert_near``: raise InvalidArgumentError unless ``|x - y| < atol + rtol * |y|``
     element-wise; both tolerances default to 10 machine epsilons of the dtype."""
-    x, y = _operands(x, y, "tf.debugging.assert_near")
+    x, y = _operands(x, y, "tf.debugging.assert_near", like=True)
     dtype = np.dtype(x.dtype)
     if dtype.kind not in "fc":
         raise _errors.GradkitValueError(

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core import frames
+from gradkit._core import frames, runtime_checks
 from gradkit._core.jit import JitFunction
 from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
@@ -208,6 +208,9 @@ class Function:
                 out = wrap(self._compiled(layout, *traced))
             except _random.NeedsSeed:
                 self._start_seeded()
+            except BaseException as error:
+                self._note_failed_run(error, layout, traced, args, kwargs)
+                raise
             else:
                 self._called = True
                 self._traces.note_call(layout, traced, args, kwargs)
@@ -215,12 +218,19 @@ class Function:
         seed = _random.function_seed()
         try:
             out = wrap(self._seeded(layout, seed, *traced))
-        except BaseException:
+        except BaseException as error:
             _random.give_back(seed)
+            self._note_failed_run(error, layout, traced, args, kwargs)
             raise
         self._called = True
         self._traces.note_call(layout, traced, args, kwargs)
         return out
+
+    def _note_failed_run(self, error, layout, traced, args, kwargs) -> None:
+        """A call whose program was traced and then failed a runtime check (a tf.debugging
+        assertion) counts its trace, as TensorFlow's does."""
+        if runtime_checks.failed_when_run(error):
+            self._traces.note_call(layout, traced, args, kwargs)
 
     def _layout(self, args, kwargs):
         """The static part of a call (a ``_Layout``) and its traced leaves, the input_signature applied."""
