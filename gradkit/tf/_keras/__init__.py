@@ -21,6 +21,7 @@ from . import losses_circle as _losses_circle
 from . import losses_ctc as _losses_ctc
 from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
+from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from . import schedules as _schedules
@@ -64,6 +65,10 @@ METRICS = (
     "KLD MAE MSE kld mae mse"
 )
 OPTIMIZERS = "Optimizer SGD Adam AdamW RMSprop Adagrad Adamax Nadam"
+MERGING_LAYERS = (
+    "Add Subtract Multiply Average Maximum Minimum Concatenate Dot "
+    "add subtract multiply average maximum minimum concatenate dot"
+)
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -74,7 +79,11 @@ api = Namespace(
     Input=_Input,
     Model=_Model,
     Sequential=_Sequential,
-    layers=Namespace("gradkit.tf.keras.layers", **_members(_layers, LAYERS)),
+    layers=Namespace(
+        "gradkit.tf.keras.layers",
+        **_members(_layers, LAYERS),
+        **_members(_merging_layers, MERGING_LAYERS),
+    ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
         **_members(_losses, LOSSES),
