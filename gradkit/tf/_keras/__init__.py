@@ -24,7 +24,9 @@ from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import reshaping_layers as _reshaping_layers
 from . import schedules as _schedules
+from . import upsampling_layers as _upsampling_layers
 from .input_layer import Input as _Input
 from .model import Model as _Model
 from .sequential import Sequential as _Sequential
@@ -69,6 +71,8 @@ MERGING_LAYERS = (
     "Add Subtract Multiply Average Maximum Minimum Concatenate Dot "
     "add subtract multiply average maximum minimum concatenate dot"
 )
+RESHAPING_LAYERS = "Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D ZeroPadding3D"
+UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -83,6 +87,8 @@ api = Namespace(
         "gradkit.tf.keras.layers",
         **_members(_layers, LAYERS),
         **_members(_merging_layers, MERGING_LAYERS),
+        **_members(_reshaping_layers, RESHAPING_LAYERS),
+        **_members(_upsampling_layers, UPSAMPLING_LAYERS),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",

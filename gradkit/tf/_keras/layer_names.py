@@ -19,3 +19,11 @@ def keras_snake(name: str) -> str:
 def default_name(layer, name):
     """``name`` as given, else the next free Keras name for ``layer``'s class."""
     return name if name is not None else unique_name(keras_snake(type(layer).__name__))
+
+
+class KerasNamedLayer:
+    """A mixin for layers without weights: Keras' default name, and built from the start."""
+
+    def __init__(self, name=None, **kwargs):
+        super().__init__(name=default_name(self, name), **kwargs)
+        self.built = True

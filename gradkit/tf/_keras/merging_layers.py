@@ -28,7 +28,7 @@ from .._convert import call
 from .._grad_kernels import with_tf_gradient_kernel
 from . import layer_config
 from .base_layer import Layer
-from .layer_names import default_name
+from .layer_names import KerasNamedLayer
 
 _rsqrt = with_tf_gradient_kernel(jax.lax.rsqrt)  # TensorFlow's RsqrtGrad: 0 for a zero upstream
 
@@ -77,14 +77,10 @@ def _elementwise_shape(shape1, shape2, what):
     return tuple(out)
 
 
-class _Merge(Layer):
+class _Merge(KerasNamedLayer, Layer):
     """A merge of a list of tensors of broadcastable shapes."""
 
     _kind = ""
-
-    def __init__(self, name=None, **kwargs):
-        super().__init__(name=default_name(self, name), **kwargs)
-        self.built = True
 
     def _check_list(self, inputs, count=None):
         what = f"{type(self).__name__} '{self.name}'"
