@@ -24,6 +24,7 @@ from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import pooling_layers_nd as _pooling_layers_nd
 from . import reshaping_layers as _reshaping_layers
 from . import schedules as _schedules
 from . import upsampling_layers as _upsampling_layers
@@ -72,6 +73,11 @@ MERGING_LAYERS = (
     "add subtract multiply average maximum minimum concatenate dot"
 )
 RESHAPING_LAYERS = "Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D ZeroPadding3D"
+POOLING_LAYERS_ND = (
+    "MaxPooling1D MaxPooling3D AveragePooling1D AveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D "
+    "GlobalMaxPooling3D GlobalAveragePooling1D GlobalAveragePooling3D MaxPool1D MaxPool3D AvgPool1D AvgPool3D "
+    "GlobalMaxPool1D GlobalMaxPool2D GlobalMaxPool3D GlobalAvgPool1D GlobalAvgPool2D GlobalAvgPool3D"
+)
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
@@ -89,6 +95,7 @@ api = Namespace(
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
+        **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
