@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import elu_prelu_layers as _elu_prelu_layers
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -78,6 +79,7 @@ POOLING_LAYERS_ND = (
     "GlobalMaxPooling3D GlobalAveragePooling1D GlobalAveragePooling3D MaxPool1D MaxPool3D AvgPool1D AvgPool3D "
     "GlobalMaxPool1D GlobalMaxPool2D GlobalMaxPool3D GlobalAvgPool1D GlobalAvgPool2D GlobalAvgPool3D"
 )
+ELU_PRELU_LAYERS = "ELU PReLU ThresholdedReLU"
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
@@ -96,6 +98,7 @@ api = Namespace(
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
+        **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
