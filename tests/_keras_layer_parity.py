@@ -45,7 +45,6 @@ def run_layer(tf, make, inputs, weights=None, call_kwargs=None):
         "grads": [None if g is None else np.asarray(tf.convert_to_tensor(g)) for g in grads],
         "shapes": [tuple(v.shape) for v in layer.weights],
         "names": [v.name if tf is gtf else v.path + ":0" for v in layer.weights],
-        "config": layer.get_config(),
         "layer": layer,
     }
 

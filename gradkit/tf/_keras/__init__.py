@@ -15,6 +15,7 @@ from .._namespace import Namespace
 from . import activations as _activations
 from . import elu_prelu_layers as _elu_prelu_layers
 from . import initializers as _initializers
+from . import lambda_layer as _lambda_layer
 from . import layers as _layers
 from . import loss_registry as _loss_registry
 from . import losses as _losses
@@ -99,6 +100,7 @@ api = Namespace(
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
+        **_members(_lambda_layer, "Lambda"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
