@@ -25,6 +25,7 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
+from . import noise_layers as _noise_layers
 from . import optimizers as _optimizers
 from . import pooling_layers_nd as _pooling_layers_nd
 from . import reshaping_layers as _reshaping_layers
@@ -81,6 +82,10 @@ POOLING_LAYERS_ND = (
     "GlobalMaxPool1D GlobalMaxPool2D GlobalMaxPool3D GlobalAvgPool1D GlobalAvgPool2D GlobalAvgPool3D"
 )
 ELU_PRELU_LAYERS = "ELU PReLU ThresholdedReLU"
+NOISE_LAYERS = (
+    "GaussianNoise GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D SpatialDropout3D "
+    "ActivityRegularization"
+)
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
@@ -101,6 +106,7 @@ api = Namespace(
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
         **_members(_lambda_layer, "Lambda"),
+        **_members(_noise_layers, NOISE_LAYERS),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
