@@ -14,6 +14,7 @@ from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
 from . import elu_prelu_layers as _elu_prelu_layers
+from . import group_normalization as _group_normalization
 from . import initializers as _initializers
 from . import lambda_layer as _lambda_layer
 from . import layers as _layers
@@ -30,6 +31,7 @@ from . import optimizers as _optimizers
 from . import pooling_layers_nd as _pooling_layers_nd
 from . import reshaping_layers as _reshaping_layers
 from . import schedules as _schedules
+from . import unit_rms_normalization as _unit_rms_normalization
 from . import upsampling_layers as _upsampling_layers
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -107,6 +109,8 @@ api = Namespace(
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
         **_members(_lambda_layer, "Lambda"),
         **_members(_noise_layers, NOISE_LAYERS),
+        **_members(_group_normalization, "GroupNormalization"),
+        **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
