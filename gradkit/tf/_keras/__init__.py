@@ -99,6 +99,13 @@ api = Namespace(
     Input=_Input,
     Model=_Model,
     Sequential=_Sequential,
+    # tf.keras' top-level aliases of its base classes, and tf.keras.models.
+    Layer=_layers.Layer,
+    Loss=_losses.Loss,
+    Metric=_metrics.Metric,
+    Optimizer=_optimizers.Optimizer,
+    Initializer=_initializers.Initializer,
+    models=Namespace("gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential),
     layers=Namespace(
         "gradkit.tf.keras.layers",
         **_members(_layers, LAYERS),
