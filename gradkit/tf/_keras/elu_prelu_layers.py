@@ -116,6 +116,10 @@ class ThresholdedReLU(KerasNamedLayer, Layer):
         super().__init__(**kwargs)
         if theta is None:
             raise _errors.GradkitValueError("ThresholdedReLU takes theta as a float >= 0, as Keras does, but got None.")
+        if not isinstance(theta, numbers.Real) or isinstance(theta, bool):
+            raise _errors.GradkitTypeError(  # Keras' comparison with 0 raises a TypeError
+                f"ThresholdedReLU takes theta as a float >= 0, as Keras does, but got theta={theta!r}."
+            )
         if theta < 0:
             raise _errors.GradkitValueError(
                 f"ThresholdedReLU takes theta as a float >= 0, as Keras does, but got theta={theta!r}."
