@@ -49,6 +49,7 @@ CASES = {
     "up_sampling3d_first": (lambda L: L.UpSampling3D(2, data_format="channels_first"), VOL),
     "flatten_first": (lambda L: L.Flatten(data_format="channels_first"), IMG),
     "flatten_rank1": (lambda L: L.Flatten(), ROWS[0]),
+    "flatten_upper_case_format": (lambda L: L.Flatten(data_format="Channels_First"), IMG),
     "reshape_unknown": (lambda L: L.Reshape((-1, 5)), IMG),
 }
 
@@ -95,6 +96,10 @@ REFUSED = {
     "zero_padding2d_bad": lambda tf: tf.keras.layers.ZeroPadding2D("a"),
     "zero_padding3d_rank": lambda tf: tf.keras.layers.ZeroPadding3D()(tf.constant(IMG)),
     "data_format": lambda tf: tf.keras.layers.ZeroPadding2D(data_format="nchw"),
+    "flatten_data_format": lambda tf: tf.keras.layers.Flatten(data_format="nchw"),
+    "flatten_scalar": lambda tf: tf.keras.layers.Flatten()(tf.constant(1.0)),
+    "reshape_two_unknown": lambda tf: tf.keras.layers.Reshape((-1, -1)),
+    "reshape_size": lambda tf: tf.keras.layers.Reshape((4, -1))(tf.constant(SEQ)),
     "up_sampling1d_size": lambda tf: tf.keras.layers.UpSampling1D(0),
     "up_sampling1d_type": lambda tf: tf.keras.layers.UpSampling1D((2,)),
     "up_sampling2d_size": lambda tf: tf.keras.layers.UpSampling2D((2, 0)),
