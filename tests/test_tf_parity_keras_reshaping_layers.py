@@ -45,6 +45,12 @@ CASES = {
         lambda L: L.UpSampling2D((3, 2), data_format="channels_first", interpolation="BILINEAR"),
         IMG,
     ),
+    "up_sampling2d_bicubic": (lambda L: L.UpSampling2D((3, 2), interpolation="bicubic"), IMG),
+    "up_sampling2d_bicubic_first": (
+        lambda L: L.UpSampling2D((2, 4), data_format="channels_first", interpolation="bicubic"),
+        IMG,
+    ),
+    "up_sampling2d_bicubic_small": (lambda L: L.UpSampling2D(3, interpolation="bicubic"), IMG[:, :1, :2]),
     "up_sampling3d": (lambda L: L.UpSampling3D((1, 2, 3)), VOL),
     "up_sampling3d_first": (lambda L: L.UpSampling3D(2, data_format="channels_first"), VOL),
     "flatten_first": (lambda L: L.Flatten(data_format="channels_first"), IMG),
@@ -117,9 +123,9 @@ def test_refusals_match_keras(key):
         program(gtf)
 
 
-@pytest.mark.parametrize("interpolation", ["bicubic", "area", "lanczos3", "gaussian"])
+@pytest.mark.parametrize("interpolation", ["area", "lanczos3", "gaussian", "mitchellcubic"])
 def test_unimplemented_interpolations_are_refused(interpolation):
-    with pytest.raises(_errors.GradkitNotImplementedError, match=r"\[gradkit\].*'nearest' and 'bilinear'"):
+    with pytest.raises(_errors.GradkitNotImplementedError, match=r"\[gradkit\].*'nearest', 'bilinear' and 'bicubic'"):
         gtf.keras.layers.UpSampling2D(interpolation=interpolation)
 
 

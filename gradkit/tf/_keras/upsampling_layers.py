@@ -1,10 +1,12 @@
 """``tf.keras.layers.UpSampling1D/2D/3D``: Keras 3's upsampling layers, each one recorded op.
 
 Nearest-neighbour upsampling repeats each entry ``size`` times along its axis (Keras'
-``ops.repeat``). ``UpSampling2D(interpolation='bilinear')`` is TensorFlow's
-``tf.image.resize(..., 'bilinear')`` (half-pixel centers, edges clamped), written as one
-interpolation matrix per spatial axis, so its gradient is the exact transpose. The other
-interpolations Keras takes are not implemented.
+``ops.repeat``). ``UpSampling2D(interpolation='bilinear')`` and ``'bicubic'`` are TensorFlow's
+``tf.image.resize`` (half-pixel centers; bilinear clamps at the edges, bicubic is Keys' cubic
+with ``a = -0.5`` from TensorFlow's 1024-step weight table, the weights of samples outside the
+image dropped and the rest renormalized), written as one interpolation matrix per spatial
+axis, so the gradient is the exact transpose, as TensorFlow's ``ResizeBilinearGrad`` and
+``ResizeBicubicGrad``. The other interpolations Keras takes are not implemented.
 
 >>> import gradkit.tf as tf
 >>> x = tf.reshape(tf.range(4.0), [1, 2, 2, 1])
@@ -27,8 +29,9 @@ from .base_layer import Layer
 from .layer_names import KerasNamedLayer
 from .spatial_args import spatial_axes, standardize_data_format, standardize_tuple
 
-# The interpolations Keras' UpSampling2D passes to tf.image.resize, beyond 'nearest' and 'bilinear'.
-_NOT_IMPLEMENTED = ("bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
+# The interpolations Keras' UpSampling2D passes to tf.image.resize that gradkit.tf does not implement.
+_NOT_IMPLEMENTED = ("area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
+_IMPLEMENTED = ("nearest", "bilinear", "bicubic")
 
 
 def _repeat(x, sizes, axes):
@@ -37,10 +40,16 @@ def _repeat(x, sizes, axes):
     return x
 
 
+def _positions(n: int, factor: int):
+    """TensorFlow's half-pixel source positions (in float32, as its kernels compute them)."""
+    scale = np.float32(n) / np.float32(n * factor)
+    return (np.arange(n * factor, dtype=np.float32) + np.float32(0.5)) * scale - np.float32(0.5)
+
+
 def _bilinear_matrix(n: int, factor: int) -> np.ndarray:
     """TensorFlow's ResizeBilinear weights (half-pixel centers) from ``n`` entries to ``n * factor``."""
     out = np.arange(n * factor)
-    position = (out + 0.5) * (n / (n * factor)) - 0.5
+    position = _positions(n, factor).astype(np.float64)
     below = np.floor(position)
     lerp = position - below
     lower = np.maximum(below, 0).astype(int)
@@ -51,9 +60,40 @@ def _bilinear_matrix(n: int, factor: int) -> np.ndarray:
     return weights
 
 
-def _bilinear(x, sizes, axes):
+def _keys_cubic_table(a: float = -0.5, steps: int = 1024):
+    """TensorFlow's bicubic weight table: Keys' kernel at ``steps + 1`` offsets in [0, 1] (for the
+    two inner samples) and in [1, 2] (the two outer ones), in float32."""
+    x = np.arange(steps + 1, dtype=np.float64) / steps
+    inner = ((a + 2) * x - (a + 3)) * x * x + 1
+    x = x + 1.0
+    outer = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return inner.astype(np.float32), outer.astype(np.float32)
+
+
+def _bicubic_matrix(n: int, factor: int) -> np.ndarray:
+    """TensorFlow's ResizeBicubic weights (half-pixel centers, Keys' cubic) from ``n`` entries to
+    ``n * factor``: four samples per output, those outside the input dropped, renormalized."""
+    inner, outer = _keys_cubic_table()
+    position = _positions(n, factor)
+    start = np.floor(position).astype(int)
+    offset = np.rint((position - start) * 1024).astype(int)
+    weights = np.stack([outer[offset], inner[offset], inner[1024 - offset], outer[1024 - offset]], 1)
+    index = start[:, None] + np.arange(-1, 3)
+    inside = (index >= 0) & (index < n)
+    weights = np.where(inside, weights, 0.0).astype(np.float64)
+    weights /= weights.sum(1, keepdims=True)
+    matrix = np.zeros((n * factor, n))
+    rows = np.broadcast_to(np.arange(n * factor)[:, None], index.shape)
+    np.add.at(matrix, (rows[inside], index[inside]), weights[inside])
+    return matrix
+
+
+_MATRICES = {"bilinear": _bilinear_matrix, "bicubic": _bicubic_matrix}
+
+
+def _interpolate(x, sizes, axes, method):
     for size, axis in zip(sizes, axes):
-        weights = jnp.asarray(_bilinear_matrix(x.shape[axis], size), x.dtype)
+        weights = jnp.asarray(_MATRICES[method](x.shape[axis], size), x.dtype)
         x = jnp.moveaxis(jnp.tensordot(weights, x, axes=(1, axis)), 0, axis)
     return x
 
@@ -72,11 +112,12 @@ class _UpSampling(KerasNamedLayer, Layer):
             f"(batch, {layout}, channels)" if self.data_format == "channels_last" else f"(batch, channels, {layout})"
         )
         layer_args.check_rank(inputs.shape, self._n + 2, layout, f"{type(self).__name__} '{self.name}'")
-        if self.interpolation == "bilinear":
-            layer_args.check_float(inputs, f"{type(self).__name__} '{self.name}'")
-        fn = _bilinear if self.interpolation == "bilinear" else _repeat
         sizes = tuple(int(s) for s in self._sizes())
-        return call(fn, inputs, sizes=sizes, axes=spatial_axes(len(inputs.shape), self.data_format))
+        axes = spatial_axes(len(inputs.shape), self.data_format)
+        if self.interpolation == "nearest":
+            return call(_repeat, inputs, sizes=sizes, axes=axes)
+        layer_args.check_float(inputs, f"{type(self).__name__} '{self.name}'")
+        return call(_interpolate, inputs, sizes=sizes, axes=axes, method=self.interpolation)
 
     def compute_output_shape(self, input_shape):
         out = list(input_shape)
@@ -99,7 +140,8 @@ class UpSampling1D(_UpSampling):
 
 class UpSampling2D(_UpSampling):
     """``UpSampling2D(size=(2, 2), data_format=None, interpolation='nearest')``: rows and columns
-    repeated (``'nearest'``) or interpolated as ``tf.image.resize`` does (``'bilinear'``)."""
+    repeated (``'nearest'``) or interpolated as ``tf.image.resize`` does (``'bilinear'``,
+    ``'bicubic'``)."""
 
     _n = 2
 
@@ -110,13 +152,13 @@ class UpSampling2D(_UpSampling):
         self.interpolation = str(interpolation).lower()
         if self.interpolation in _NOT_IMPLEMENTED:
             raise _errors.GradkitNotImplementedError(
-                f"UpSampling2D: interpolation={interpolation!r} is not implemented in gradkit.tf (only 'nearest' and "
-                "'bilinear' are). Use one of those, or resize with your own op."
+                f"UpSampling2D: interpolation={interpolation!r} is not implemented in gradkit.tf (only 'nearest', "
+                "'bilinear' and 'bicubic' are). Use one of those, or resize with your own op."
             )
-        if self.interpolation not in ("nearest", "bilinear"):
+        if self.interpolation not in _IMPLEMENTED:
             raise _errors.GradkitValueError(
-                f"UpSampling2D: interpolation={interpolation!r} is not one Keras knows; gradkit.tf takes 'nearest' "
-                "and 'bilinear'."
+                f"UpSampling2D: interpolation={interpolation!r} is not one Keras knows; gradkit.tf takes 'nearest', "
+                "'bilinear' and 'bicubic'."
             )
 
 
