@@ -139,3 +139,45 @@ def test_every_merging_name_is_in_the_namespace():
     defined = {n for n in dir(merging_layers) if not n.startswith("_")} & keras_names
     assert defined <= set(dir(gtf.keras.layers))
     assert {"Add", "Dot", "concatenate", "dot"} <= defined
+
+
+def test_a_model_merging_two_branches_trains_as_keras_in_a_tf_function():
+    x1, x2 = _rs.randn(3, 4).astype(np.float32), _rs.randn(3, 4).astype(np.float32)
+
+    def run(tf, weights):
+        L = tf.keras.layers
+
+        class TwoBranches(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.left, self.right = L.Dense(5), L.Dense(5)
+                self.add, self.join, self.dot = L.Add(), L.Concatenate(), L.Dot(axes=1, normalize=True)
+                self.head = L.Dense(1)
+
+            def call(self, inputs):
+                a, b = self.left(inputs[0]), self.right(inputs[1])
+                return self.head(self.join([self.add([a, b]), L.maximum([a, b]), self.dot([a, b])]))
+
+        model = TwoBranches()
+        model([tf.constant(x1), tf.constant(x2)])
+        if weights is None:
+            rs = np.random.RandomState(3)
+            weights = [rs.randn(*w.shape).astype(np.float32) for w in model.get_weights()]
+        model.set_weights(weights)
+
+        @tf.function
+        def step(a, b):
+            with tf.GradientTape() as tape:
+                y = model([a, b])
+                loss = tf.reduce_sum(y * y)
+            return y, tape.gradient(loss, model.trainable_variables)
+
+        y, grads = step(tf.constant(x1), tf.constant(x2))
+        return weights, np.asarray(y), [np.asarray(g) for g in grads]
+
+    weights, y_tf, grads_tf = run(tf_real, None)
+    _, y_gk, grads_gk = run(gtf, weights)
+    np.testing.assert_allclose(y_gk, y_tf, rtol=1e-4, atol=1e-5)
+    assert len(grads_gk) == len(grads_tf) == 6
+    for g, w in zip(grads_gk, grads_tf):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)

@@ -18,6 +18,7 @@ CASES = {
     "group": (lambda L: L.GroupNormalization(groups=4), X),
     "group_instance": (lambda L: L.GroupNormalization(groups=-1, epsilon=0.1), X),
     "group_one": (lambda L: L.GroupNormalization(groups=1), X),
+    "group_rank2": (lambda L: L.GroupNormalization(groups=4), X[:, 0]),
     "group_channels_first": (lambda L: L.GroupNormalization(groups=3, axis=1), IMG),
     "group_axis_minus2": (lambda L: L.GroupNormalization(groups=3, axis=-2), X),
     "group_no_center": (lambda L: L.GroupNormalization(groups=2, center=False), X),
