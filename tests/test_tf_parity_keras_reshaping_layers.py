@@ -51,6 +51,14 @@ CASES = {
         IMG,
     ),
     "up_sampling2d_bicubic_small": (lambda L: L.UpSampling2D(3, interpolation="bicubic"), IMG[:, :1, :2]),
+    **{
+        f"up_sampling2d_{method}": (lambda L, method=method: L.UpSampling2D((2, 3), interpolation=method), IMG)
+        for method in ("lanczos3", "lanczos5")
+    },
+    "up_sampling2d_lanczos5_first_small": (
+        lambda L: L.UpSampling2D(2, data_format="channels_first", interpolation="lanczos5"),
+        IMG[:, :, :2, :3],
+    ),
     "up_sampling3d": (lambda L: L.UpSampling3D((1, 2, 3)), VOL),
     "up_sampling3d_first": (lambda L: L.UpSampling3D(2, data_format="channels_first"), VOL),
     "flatten_first": (lambda L: L.Flatten(data_format="channels_first"), IMG),
@@ -123,9 +131,18 @@ def test_refusals_match_keras(key):
         program(gtf)
 
 
-@pytest.mark.parametrize("interpolation", ["area", "lanczos3", "gaussian", "mitchellcubic"])
-def test_unimplemented_interpolations_are_refused(interpolation):
-    with pytest.raises(_errors.GradkitNotImplementedError, match=r"\[gradkit\].*'nearest', 'bilinear' and 'bicubic'"):
+def test_area_interpolation_is_refused():
+    # TensorFlow's ResizeArea has no gradient.
+    with pytest.raises(_errors.GradkitNotImplementedError, match=r"\[gradkit\].*no gradient"):
+        gtf.keras.layers.UpSampling2D(interpolation="area")
+
+
+@pytest.mark.parametrize("interpolation", ["cubic", "gaussian", "mitchellcubic"])
+def test_interpolations_keras_does_not_know_are_refused(interpolation):
+    # Keras refuses them when the layer is called; gradkit.tf when it is made.
+    with pytest.raises(ValueError):
+        tf_real.keras.layers.UpSampling2D(interpolation=interpolation)(tf_real.constant(IMG))
+    with pytest.raises(ValueError, match=r"\[gradkit\].*'lanczos5'"):
         gtf.keras.layers.UpSampling2D(interpolation=interpolation)
 
 

@@ -6,7 +6,10 @@ Nearest-neighbour upsampling repeats each entry ``size`` times along its axis (K
 with ``a = -0.5`` from TensorFlow's 1024-step weight table, the weights of samples outside the
 image dropped and the rest renormalized), written as one interpolation matrix per spatial
 axis, so the gradient is the exact transpose, as TensorFlow's ``ResizeBilinearGrad`` and
-``ResizeBicubicGrad``. The other interpolations Keras takes are not implemented.
+``ResizeBicubicGrad``. ``'lanczos3'`` and ``'lanczos5'`` are TensorFlow's
+``scale_and_translate`` with those kernels (every input entry within the kernel's radius,
+weights renormalized). ``'area'`` is not implemented: TensorFlow's
+``ResizeArea`` has no gradient.
 
 >>> import gradkit.tf as tf
 >>> x = tf.reshape(tf.range(4.0), [1, 2, 2, 1])
@@ -29,9 +32,9 @@ from .base_layer import Layer
 from .layer_names import KerasNamedLayer
 from .spatial_args import spatial_axes, standardize_data_format, standardize_tuple
 
-# The interpolations Keras' UpSampling2D passes to tf.image.resize that gradkit.tf does not implement.
-_NOT_IMPLEMENTED = ("area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
-_IMPLEMENTED = ("nearest", "bilinear", "bicubic")
+# The interpolation Keras' UpSampling2D passes to tf.image.resize that gradkit.tf does not implement.
+_NOT_IMPLEMENTED = ("area",)
+_IMPLEMENTED = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
 
 def _repeat(x, sizes, axes):
@@ -88,7 +91,39 @@ def _bicubic_matrix(n: int, factor: int) -> np.ndarray:
     return matrix
 
 
-_MATRICES = {"bilinear": _bilinear_matrix, "bicubic": _bicubic_matrix}
+def _lanczos(radius: int):
+    def kernel(x):
+        x = np.abs(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = radius * np.sin(np.pi * x) * np.sin(np.pi * x / radius) / (np.pi**2 * x * x)
+        return np.where(x > radius, 0.0, np.where(x <= 1e-3, 1.0, value))
+
+    return kernel
+
+
+# TensorFlow's Lanczos sampling kernels (sampling_kernels.h) for scale_and_translate; Keras takes
+# no other of its kernels.
+_KERNELS = {"lanczos3": _lanczos(3), "lanczos5": _lanczos(5)}
+
+
+def _scale_and_translate_matrix(method: str):
+    """TensorFlow's ScaleAndTranslate weights for an upsampling by ``factor`` (the kernel not
+    scaled): output ``o`` samples at ``(o + 0.5) / factor``, input ``s`` weighs
+    ``kernel(s + 0.5 - sample)``, renormalized to sum to 1."""
+
+    def matrix(n: int, factor: int) -> np.ndarray:
+        sample = (np.arange(n * factor) + 0.5) / factor
+        weights = _KERNELS[method](np.arange(n)[None, :] + 0.5 - sample[:, None])
+        return weights / weights.sum(1, keepdims=True)
+
+    return matrix
+
+
+_MATRICES = {
+    "bilinear": _bilinear_matrix,
+    "bicubic": _bicubic_matrix,
+    **{method: _scale_and_translate_matrix(method) for method in _KERNELS},
+}
 
 
 def _interpolate(x, sizes, axes, method):
@@ -141,7 +176,7 @@ class UpSampling1D(_UpSampling):
 class UpSampling2D(_UpSampling):
     """``UpSampling2D(size=(2, 2), data_format=None, interpolation='nearest')``: rows and columns
     repeated (``'nearest'``) or interpolated as ``tf.image.resize`` does (``'bilinear'``,
-    ``'bicubic'``)."""
+    ``'bicubic'``, ``'lanczos3'``, ``'lanczos5'``)."""
 
     _n = 2
 
@@ -152,13 +187,14 @@ class UpSampling2D(_UpSampling):
         self.interpolation = str(interpolation).lower()
         if self.interpolation in _NOT_IMPLEMENTED:
             raise _errors.GradkitNotImplementedError(
-                f"UpSampling2D: interpolation={interpolation!r} is not implemented in gradkit.tf (only 'nearest', "
-                "'bilinear' and 'bicubic' are). Use one of those, or resize with your own op."
+                f"UpSampling2D: interpolation={interpolation!r} is not implemented in gradkit.tf: TensorFlow's area "
+                "resize has no gradient. Use 'nearest' (the same values for an upsampling by whole factors) or "
+                f"one of {list(_IMPLEMENTED[1:])}."
             )
         if self.interpolation not in _IMPLEMENTED:
             raise _errors.GradkitValueError(
-                f"UpSampling2D: interpolation={interpolation!r} is not one Keras knows; gradkit.tf takes 'nearest', "
-                "'bilinear' and 'bicubic'."
+                f"UpSampling2D: interpolation={interpolation!r} is not one Keras knows; gradkit.tf takes "
+                f"{list(_IMPLEMENTED)}."
             )
 
 
