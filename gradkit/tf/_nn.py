@@ -60,8 +60,18 @@ tanh = _math.tanh
 softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
-elu = _math._unary(jax.nn.elu, "elu")
 softsign = _unary(jax.nn.soft_sign, "softsign", _INEXACT)
+
+
+def _elu(x):
+    # TensorFlow's EluGrad reads the output: at x = 0 (output 0) it takes the linear piece, so
+    # the second derivative there is 0; jax.nn.elu takes the exponential piece (1). The first
+    # derivatives agree (1). The exponential piece reads 0 where it is not taken.
+    linear = x >= 0
+    return jnp.where(linear, x, jnp.expm1(jnp.where(linear, 0, x)))
+
+
+elu = _math._unary(_elu, "elu")
 
 
 def _silu(x, beta):

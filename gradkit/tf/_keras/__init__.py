@@ -18,7 +18,10 @@ from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
 from . import dot_attention_layers as _dot_attention_layers
 from . import einsum_dense as _einsum_dense
+from . import elu_prelu_layers as _elu_prelu_layers
+from . import group_normalization as _group_normalization
 from . import initializers as _initializers
+from . import lambda_layer as _lambda_layer
 from . import layers as _layers
 from . import loss_registry as _loss_registry
 from . import loss_scale_optimizer as _loss_scale_optimizer
@@ -27,15 +30,21 @@ from . import losses_circle as _losses_circle
 from . import losses_ctc as _losses_ctc
 from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
+from . import merging_layers as _merging_layers
 from . import metrics as _metrics
+from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
+from . import pooling_layers_nd as _pooling_layers_nd
 from . import regularizers as _regularizers
+from . import reshaping_layers as _reshaping_layers
 from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
+from . import unit_rms_normalization as _unit_rms_normalization
+from . import upsampling_layers as _upsampling_layers
 from .input_layer import Input as _Input
 from .model import Model as _Model
 from .sequential import Sequential as _Sequential
@@ -90,6 +99,22 @@ REGULARIZERS = (
 CONSTRAINTS = (
     "Constraint MaxNorm MinMaxNorm NonNeg UnitNorm max_norm min_max_norm non_neg unit_norm get serialize deserialize"
 )
+MERGING_LAYERS = (
+    "Add Subtract Multiply Average Maximum Minimum Concatenate Dot "
+    "add subtract multiply average maximum minimum concatenate dot"
+)
+RESHAPING_LAYERS = "Permute RepeatVector Cropping1D Cropping2D Cropping3D ZeroPadding1D ZeroPadding2D ZeroPadding3D"
+POOLING_LAYERS_ND = (
+    "MaxPooling1D MaxPooling3D AveragePooling1D AveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D "
+    "GlobalMaxPooling3D GlobalAveragePooling1D GlobalAveragePooling3D MaxPool1D MaxPool3D AvgPool1D AvgPool3D "
+    "GlobalMaxPool1D GlobalMaxPool2D GlobalMaxPool3D GlobalAvgPool1D GlobalAvgPool2D GlobalAvgPool3D"
+)
+ELU_PRELU_LAYERS = "ELU PReLU ThresholdedReLU"
+NOISE_LAYERS = (
+    "GaussianNoise GaussianDropout AlphaDropout SpatialDropout1D SpatialDropout2D SpatialDropout3D "
+    "ActivityRegularization"
+)
+UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -100,6 +125,13 @@ api = Namespace(
     Input=_Input,
     Model=_Model,
     Sequential=_Sequential,
+    # tf.keras' top-level aliases of its base classes, and tf.keras.models.
+    Layer=_layers.Layer,
+    Loss=_losses.Loss,
+    Metric=_metrics.Metric,
+    Optimizer=_optimizers.Optimizer,
+    Initializer=_initializers.Initializer,
+    models=Namespace("gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential),
     layers=Namespace(
         "gradkit.tf.keras.layers",
         **_members(_layers, LAYERS),
@@ -110,6 +142,15 @@ api = Namespace(
         **_members(_rnn_cells, "SimpleRNNCell LSTMCell GRUCell StackedRNNCells"),
         **_members(_rnn_layer, "RNN"),
         **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
+        **_members(_merging_layers, MERGING_LAYERS),
+        **_members(_reshaping_layers, RESHAPING_LAYERS),
+        **_members(_upsampling_layers, UPSAMPLING_LAYERS),
+        **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
+        **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
+        **_members(_lambda_layer, "Lambda"),
+        **_members(_noise_layers, NOISE_LAYERS),
+        **_members(_group_normalization, "GroupNormalization"),
+        **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",

@@ -19,6 +19,7 @@ from gradkit import _errors, nn
 
 from .. import _array, _dropout
 from .base_layer import Layer
+from .spatial_args import standardize_data_format
 
 
 class Flatten(Layer):
@@ -28,11 +29,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
-        if data_format not in (None, "channels_last", "channels_first"):
-            raise _errors.GradkitValueError(
-                f"Flatten got data_format={data_format!r}; Keras takes 'channels_last' or 'channels_first'."
-            )
-        self.data_format = data_format or "channels_last"
+        self.data_format = standardize_data_format(data_format, "Flatten")  # any case, as Keras reads it
         self.built = True
 
     def call(self, inputs):
