@@ -15,6 +15,12 @@ that many of the list), and a larger set retraces because the tuple is longer.
 A Variable passed as an argument is handed to the function as itself, read and assigned as
 one it closes over (``jit_arguments``); its value is an input of that call only, and its
 assignment comes back under a negative int.
+
+A value the function closes over that a layer above is recording (a tape's tensor) is
+captured (``captures``): the program takes it as an input after the Variables' values, as
+TensorFlow takes a ``tf.function``'s captured inputs, so a recorder of the call sees the
+path through it. The captures are learned while tracing, as the Variables read are, and
+their list too only grows.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import frames, initial_values, jit_arguments
+from . import captures, frames, initial_values, jit_arguments
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -72,6 +78,11 @@ class JitFunction:
         self._written: list = []  # Variables some trace assigned, by the ints the program returns
         self._written_index: dict[int, int] = {}
         self._discovered: list = []
+        # The values the function closes over that are program inputs (captures.py), by position;
+        # like _reads, only appended to.
+        self._captures: list = []
+        self._capture_ids: dict[int, int] = {}
+        self._captured: list = []  # captures the last trace used and did not know
         self._created_kept: list = []  # Variables the last trace created that outlive it
         self._stable = False  # whether _reads holds every Variable the calls so far read
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
@@ -103,15 +114,17 @@ class JitFunction:
         if id(var) not in self._read_ids:
             self._discovered.append(var)
 
-    def _pure(self, values: tuple, /, *args, **kwargs):
-        # values is positional-only: the function's own keyword arguments may use any name.
-        return self._trace(values, args, kwargs, cut_assignments=False)
+    def _pure(self, inputs: tuple, /, *args, **kwargs):
+        # inputs (the Variables' values, the captured values) is positional-only: the function's
+        # own keyword arguments may use any name.
+        return self._trace(inputs, args, kwargs, cut_assignments=False)
 
-    def _pure_cut(self, values: tuple, /, *args, **kwargs):
-        return self._trace(values, args, kwargs, cut_assignments=True)
+    def _pure_cut(self, inputs: tuple, /, *args, **kwargs):
+        return self._trace(inputs, args, kwargs, cut_assignments=True)
 
-    def _trace(self, values: tuple, args, kwargs, *, cut_assignments: bool):
+    def _trace(self, inputs: tuple, args, kwargs, *, cut_assignments: bool):
         self.trace_count += 1
+        values, captured = inputs
         keys = self._keys  # read once: another thread may trace with another length
         if len(keys.vars) != len(values):
             keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
@@ -127,8 +140,9 @@ class JitFunction:
         for arg in marked:
             frame.hold(arg.var, arg.value)
         arg_slots = jit_arguments.slots(marked)
+        scope = captures.Scope(self._capture_ids, captured)
         try:
-            with frame:
+            with frame, scope:
                 out = values_of(self._fn(*args, **kwargs))
         except BaseException:
             # A Variable the failed call created from a traced value and stored somewhere has no
@@ -154,6 +168,7 @@ class JitFunction:
             raise
         for var in escaped:
             self._note_read(var)
+        self._captured = scope.found
         self._created_kept = escaped
         self._assign_counts = frame.assign_counts
         assigned = frame.assigned_state().items()
@@ -185,11 +200,12 @@ class JitFunction:
             if not self._stable:
                 self._discover(args, kwargs, jitted)
             self._discovered = []
+            self._captured = []
             out, assigned = self._run(args, kwargs, jitted)
-            if self._discovered:
+            if self._discovered or self._captured:
                 # A retrace (new argument shapes, another Python branch) read Variables this
-                # function had not read before, so their values were baked in: learn them and
-                # run again with them as arguments.
+                # function had not read before, or used a value to capture it did not know, so
+                # their values were baked in: learn them and run again with them as inputs.
                 self._learn()
                 self._discover(args, kwargs, jitted)
                 out, assigned = self._run(args, kwargs, jitted)
@@ -223,11 +239,12 @@ class JitFunction:
         return out
 
     def _run(self, args, kwargs, jitted):
+        captured = tuple(map(captures.argument, self._captures)) if self._captures else ()
         if self._initial_assigned:
             # The first call after an initializer that assigned Variables starts from those values.
             start = {id(var): value for var, value in self._initial_assigned}
             values = tuple(start[id(var)] if id(var) in start else frames.read(var) for var in self._reads)
-            return frames.apply(jitted, values, *args, **kwargs)
+            return frames.apply(jitted, (values, captured), *args, **kwargs)
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
@@ -235,8 +252,8 @@ class JitFunction:
             if not _all_arrays(values):  # a value a layer above left pending, or a type not yet met
                 values = tuple(map(frames.live, self._reads))
                 _learn_array_types(values)
-            return jitted(values, *args, **kwargs)
-        return frames.apply(jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
+            return jitted((values, _concrete(captured) if captured else ()), *args, **kwargs)
+        return frames.apply(jitted, (tuple(map(frames.read, self._reads)), captured), *args, **kwargs)
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -271,18 +288,20 @@ class JitFunction:
         created_before = False
         while True:
             self._discovered = []
+            self._captured = []
             self._created_kept = []
             values = _concrete(tuple(map(frames.read, self._reads)))
+            captured = _concrete(tuple(map(captures.argument, self._captures)))
             concrete_args, concrete_kwargs = _concrete(args), _concrete(kwargs)
             self._lifted = []
             self._lifting = True
             try:
-                traced = (jitted or self._jitted).trace(values, *concrete_args, **concrete_kwargs)
+                traced = (jitted or self._jitted).trace((values, captured), *concrete_args, **concrete_kwargs)
             finally:
                 self._lifting = False
             if self._lifted:
-                self._lift(traced, values, concrete_args, concrete_kwargs)
-            if not self._discovered:
+                self._lift(traced, values + captured, concrete_args, concrete_kwargs)
+            if not (self._discovered or self._captured):
                 if self._unlifted is not None:
                     self._take_initial_assignments()
                 self._stable = True
@@ -303,8 +322,8 @@ class JitFunction:
         from the program ``traced`` (whose last outputs they are) without running the call."""
         variables, self._lifted = self._lifted, []
         assigned, self._lifted_assigned = self._lifted_assigned, []
-        # The program's inputs, flattened as jax.jit flattens them: the Variables' values (readable:
-        # their values now), then each argument that is not static. A Variable passed as an argument
+        # The program's inputs, flattened as jax.jit flattens them: the Variables' values and the
+        # captured values (readable: their values now), then each argument that is not static. A Variable passed as an argument
         # is read as one the function closes over, so its value is readable too.
         inputs, readable = list(values), [True] * len(values)
         dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
@@ -399,6 +418,13 @@ class JitFunction:
             if id(var) not in self._read_ids:
                 self._read_ids.add(id(var))
                 self._reads.append(var)
+        if not self._discovered:
+            # With new Variables, what the trace captured may include their reads, which the next
+            # trace takes from its inputs: the captures are learned from a trace that knew them all.
+            for obj in self._captured:
+                if id(obj) not in self._capture_ids:
+                    self._capture_ids[id(obj)] = len(self._captures)
+                    self._captures.append(obj)
         self._stable = False
 
     def lower(self, *args, **kwargs):
@@ -407,7 +433,8 @@ class JitFunction:
         # value baked in, and jax would hand that trace to the next call with the same State.
         args, kwargs, _ = jit_arguments.mark(args, kwargs, self._static_argnums, self._static_argnames, frames.read)
         self._discover(args, kwargs)
-        return self._jitted.lower(_concrete(tuple(map(frames.read, self._reads))), *args, **kwargs)
+        values = _concrete(tuple(map(frames.read, self._reads)))
+        return self._jitted.lower((values, _concrete(tuple(map(captures.argument, self._captures)))), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
         # Decorating a method: the instance is not an array, so it cannot be an argument of
