@@ -226,6 +226,136 @@ def p_gradient_with_respect_to_the_captured_tensor(tf):
     return [out, tape.gradient(out, [y, w, x])]
 
 
+def p_retrace_for_a_new_shape_keeps_the_capture(tf):
+    x = tf.Variable(1.5)
+    with tf.GradientTape() as tape:
+        y = x * x
+        f = tf.function(lambda z: y * z)
+        a = f(tf.constant(2.0))
+        b = f(tf.constant([1.0, 3.0]))
+        total = a + tf.reduce_sum(b)
+    return [total, tape.gradient(total, x), f.experimental_get_tracing_count()]
+
+
+def p_call_under_stop_recording(tf):
+    x = tf.Variable(1.5)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+        f = tf.function(lambda z: y * z)
+        with tape.stop_recording():
+            a = f(tf.constant(2.0))
+        b = f(tf.constant(3.0))
+    return [a, b, tape.gradient(a, x), tape.gradient(b, x)]
+
+
+def p_captures_in_a_list_and_an_integer_capture(tf):
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        ys = [x * 2.0, tf.exp(x)]
+        n = tf.cast(x, tf.int32) * 2
+
+        @tf.function
+        def f(z):
+            return tf.add_n([tf.reduce_sum(y * z) for y in ys]) * tf.cast(tf.reduce_sum(n), tf.float32)
+
+        out = f(tf.constant([1.0, -1.0]))
+    return [out, tape.gradient(out, x)]
+
+
+def p_custom_gradient_of_a_capture_inside(tf):
+    x = tf.Variable(0.4)
+
+    @tf.custom_gradient
+    def doubled(u):
+        return u * 2.0, lambda dy: dy * 10.0
+
+    with tf.GradientTape() as tape:
+        y = tf.sin(x)
+        f = tf.function(lambda z: doubled(y) * z)
+        out = f(tf.constant(3.0))
+    return [out, tape.gradient(out, x)]
+
+
+def p_method_reading_a_tensor_attribute(tf):
+    class Scaled(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(2.0)
+            self.y = None
+
+        @tf.function
+        def __call__(self, z):
+            return self.y * z * self.w
+
+    m = Scaled()
+    x = tf.Variable(0.5)
+    with tf.GradientTape() as tape:
+        m.y = tf.sin(x)
+        out = m(tf.constant(3.0))
+    return [out, tape.gradient(out, [x, m.w])]
+
+
+def p_concrete_function_call(tf):
+    x = tf.Variable(0.5)
+    with tf.GradientTape() as tape:
+        y = x * 4.0
+        f = tf.function(lambda z: y * z)
+        concrete = f.get_concrete_function(tf.TensorSpec([], tf.float32))
+        out = concrete(tf.constant(2.0))
+    return [out, tape.gradient(out, x)]
+
+
+def p_batch_jacobian(tf):
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape() as tape:
+        y = x * 2.0
+        f = tf.function(lambda z: tf.sin(y) * z)
+        out = f(tf.constant([[1.0, -1.0]]))
+    return tape.batch_jacobian(out, x)
+
+
+def p_forward_accumulator(tf):
+    x = tf.constant(0.5)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        y = x * 3.0
+        f = tf.function(lambda z: tf.sin(y) * z)
+        out = f(tf.constant(2.0))
+    return [out, acc.jvp(out)]
+
+
+def p_a_tape_inside_the_function_watches_the_capture(tf):
+    x = tf.Variable(0.5)
+    with tf.GradientTape() as tape:
+        y = x * 3.0
+
+        @tf.function
+        def f(z):
+            with tf.GradientTape() as inner:
+                inner.watch(y)
+                u = y * y * z
+            return inner.gradient(u, y)
+
+        out = f(tf.constant(2.0))
+        after = y * 1.0  # the watch inside the function leaves y as it was
+    return [out, after, tape.gradient([out, after], x)]
+
+
+def p_a_tape_inside_the_function_reads_the_capture(tf):
+    x = tf.Variable(0.5)
+    with tf.GradientTape() as tape:
+        y = x * 3.0
+
+        @tf.function
+        def f(z):
+            with tf.GradientTape() as inner:
+                inner.watch(z)
+                u = tf.sin(y * z)
+            return inner.gradient(u, z)
+
+        out = f(tf.constant(2.0))
+    return [out, tape.gradient(out, x)]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -35,7 +35,7 @@ class Scope:
     trace uses and does not know is collected in ``found``.
     """
 
-    __slots__ = ("known", "tracers", "found", "_found_ids", "_entered")
+    __slots__ = ("known", "tracers", "found", "_found_ids", "_entered", "_at_exit")
 
     def __init__(self, known: dict[int, int], tracers: tuple):
         self.known = known
@@ -43,6 +43,7 @@ class Scope:
         self.found: list = []
         self._found_ids: set[int] = set()
         self._entered = None
+        self._at_exit: list[Callable[[], None]] = []
 
     def tracer(self, obj) -> Any | None:
         i = self.known.get(id(obj))
@@ -63,12 +64,16 @@ class Scope:
 
     def __exit__(self, *exc):
         try:
-            self._entered.__exit__(*exc)
+            while self._at_exit:
+                self._at_exit.pop()()
         finally:
-            stack = _local.stack
-            while stack:
-                if stack.pop() is self:
-                    break
+            try:
+                self._entered.__exit__(*exc)
+            finally:
+                stack = _local.stack
+                while stack:
+                    if stack.pop() is self:
+                        break
         return False
 
 
@@ -88,6 +93,12 @@ def active() -> bool:
 def top() -> Scope | None:
     stack = _local.stack
     return stack[-1] if stack else None
+
+
+def at_exit(undo: Callable[[], None]) -> None:
+    """Call ``undo`` when the innermost trace ends (after the ones registered later): a change the
+    trace made to an object from outside it, which must not outlive the trace."""
+    _local.stack[-1]._at_exit.append(undo)
 
 
 def value(obj, outside: Callable[[Any], Any], local_to: Scope | None = None, capture: bool = True) -> Any:
