@@ -555,6 +555,18 @@ def jit(
     >>> model = Model()
     >>> float(model.scale(3.0)), float(model.scale(2.0))
     (3.0, 6.0)
+
+    A tensor a tape records that the function closes over is an input of the program (as
+    TensorFlow captures it), so the tape's gradient flows through it. As with ``jax.jit``, the
+    function keeps the tensor it saw when traced:
+
+    >>> x = gk.Variable(2.0)
+    >>> with gk.GradientTape() as tape:
+    ...     y = x * 3.0
+    ...     scaled = gk.jit(lambda z: y * z)
+    ...     out = scaled(4.0)
+    >>> float(tape.gradient(out, x))
+    12.0
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
