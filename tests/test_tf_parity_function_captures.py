@@ -356,6 +356,39 @@ def p_a_tape_inside_the_function_reads_the_capture(tf):
     return [out, tape.gradient(out, x)]
 
 
+def p_a_variable_created_from_a_capture_in_a_nested_function(tf):
+    # The initial value is lifted out of the function (TensorFlow's init_scope): computed once
+    # from the captured tensor's value, with no gradient through it.
+    x = tf.Variable(0.5)
+    made = []
+    with tf.GradientTape() as tape:
+        y = x * 4.0
+
+        @tf.function
+        def inner(z):
+            if not made:
+                made.append(tf.Variable(y * 2.0))
+            return made[0] * z + y
+
+        @tf.function
+        def outer(z):
+            return inner(z) * 2.0
+
+        out = outer(tf.constant(3.0))
+    return [out, made[0].read_value(), tape.gradient(out, x)]
+
+
+def p_a_tensor_of_a_finished_tape_is_a_constant(tf):
+    x = tf.Variable(0.5)
+    with tf.GradientTape():
+        a = x * 2.0
+    with tf.GradientTape() as tape:
+        b = x * 3.0
+        f = tf.function(lambda z: a * z + b * b)
+        out = f(tf.constant(2.0))
+    return [out, tape.gradient(out, x)]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
