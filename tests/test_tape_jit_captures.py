@@ -139,3 +139,28 @@ def test_a_capture_outside_any_tape_is_a_value():
         return y * z
 
     np.testing.assert_allclose(f(Z), np.sin(X) * Z, rtol=1e-6)
+
+
+def test_a_call_reuses_its_trace_and_what_that_trace_captured():
+    # As jax.jit bakes in what a function closes over when traced, and as TensorFlow's concrete
+    # function keeps its captured inputs: the trace for Z's shape keeps the tensor it captured.
+    x = gk.Variable(2.0)
+    y = None
+
+    @gk.jit
+    def f(z):
+        return y * z
+
+    with gk.GradientTape(persistent=True) as tape:
+        y = x * 3.0
+        first = f(Z)
+        traces = f.trace_count
+        y = x * 5.0  # rebinding the closure's name: the trace for Z's shape keeps the first y
+        same_shape = f(Z)
+        assert f.trace_count == traces
+        other_shape = f(Z[:2])  # a new trace reads the closure again
+    np.testing.assert_allclose(same_shape, 6.0 * Z, rtol=1e-6)
+    np.testing.assert_allclose(other_shape, 10.0 * Z[:2], rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(first, x), jax.grad(lambda x: jnp.sum(x * 3.0 * Z))(2.0), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(same_shape, x), 3.0 * np.sum(Z), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(other_shape, x), 5.0 * np.sum(Z[:2]), rtol=1e-6)

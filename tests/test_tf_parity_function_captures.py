@@ -389,6 +389,22 @@ def p_a_tensor_of_a_finished_tape_is_a_constant(tf):
     return [out, tape.gradient(out, x)]
 
 
+def p_each_trace_keeps_what_it_captured(tf):
+    # The call of the first shape reuses its trace, made before y was rebound (y was a constant
+    # then): its value and no gradient, as TensorFlow's concrete function for that shape. The
+    # new shape is traced under the tape and captures the recorded y.
+    x = tf.Variable(1.5)
+    y = tf.constant(1.0)
+    f = tf.function(lambda z: y * z)
+    first = f(tf.constant(2.0))
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+        new_shape = f(tf.constant([1.0, 3.0]))
+        first_shape = f(tf.constant(2.0))
+    gradients = [tape.gradient(new_shape, x), tape.gradient(first_shape, x)]
+    return [first, new_shape, first_shape, gradients, f.experimental_get_tracing_count()]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 class Scope:
     """One trace of a compiled function: the tracers of the captures it takes as inputs.
@@ -33,23 +35,53 @@ class Scope:
     ``known`` maps ``id(object)`` to the object's position among the function's captures;
     ``tracers`` holds the inputs of this trace, the first ``len(tracers)`` of them. What the
     trace uses and does not know is collected in ``found``.
+
+    ``order``, for a trace of a program traced before (jax traces a program again when a
+    recorder replays it inside another), holds the positions that earlier trace used, in the
+    order it first used them. The function may close over other objects by now (a name
+    rebound since): the k-th object this trace uses that it does not know stands for the k-th
+    of those, if it has that capture's shape and dtype, as TensorFlow's concrete function
+    keeps the inputs it captured when traced.
     """
 
-    __slots__ = ("known", "tracers", "found", "_found_ids", "_entered", "_at_exit")
+    __slots__ = ("known", "tracers", "found", "_found_ids", "_entered", "_at_exit", "_order", "_slots", "_used")
 
-    def __init__(self, known: dict[int, int], tracers: tuple):
+    def __init__(self, known: dict[int, int], tracers: tuple, order: tuple | None = None):
         self.known = known
         self.tracers = tracers
         self.found: list = []
         self._found_ids: set[int] = set()
         self._entered = None
         self._at_exit: list[Callable[[], None]] = []
+        self._order = order
+        self._slots: dict[int, int] = {}  # id(object) -> its position, for the objects this trace used
+        self._used: list = []  # (object, position) in the order of first use; the objects held for their ids
 
     def tracer(self, obj) -> Any | None:
+        position = self._slots.get(id(obj))
+        if position is None:
+            position = self._position(obj)
+            if position is None:
+                return None
+            self._slots[id(obj)] = position
+            self._used.append((obj, position))
+        return self.tracers[position]
+
+    def _position(self, obj) -> int | None:
         i = self.known.get(id(obj))
         if i is not None and i < len(self.tracers):
-            return self.tracers[i]
-        return None
+            return i
+        k = len(self._used)
+        if self._order is None or k >= len(self._order):
+            return None
+        i = self._order[k]
+        if i >= len(self.tracers) or any(p == i for _, p in self._used) or not _same_aval(obj, self.tracers[i]):
+            return None
+        return i
+
+    def order_used(self) -> tuple:
+        """The positions of the captures this trace used, in the order it first used them."""
+        return tuple(p for _, p in self._used)
 
     def note(self, obj) -> None:
         if id(obj) not in self._found_ids:
@@ -74,6 +106,13 @@ class Scope:
                 while stack:
                     if stack.pop() is self:
                         break
+        return False
+
+
+def _same_aval(obj, tracer) -> bool:
+    try:
+        return tuple(obj.shape) == tuple(tracer.shape) and np.dtype(obj.dtype) == np.dtype(tracer.dtype)
+    except (AttributeError, TypeError):
         return False
 
 

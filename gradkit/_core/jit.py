@@ -20,7 +20,11 @@ A value the function closes over that a layer above is recording (a tape's tenso
 captured (``captures``): the program takes it as an input after the Variables' values, as
 TensorFlow takes a ``tf.function``'s captured inputs, so a recorder of the call sees the
 path through it. The captures are learned while tracing, as the Variables read are, and
-their list too only grows.
+their list too only grows. A capture is the value seen when traced: each trace takes the
+captures there were when it was made (a prefix of the list, counted per argument
+signature), so a later call with the same signature reuses that trace and what it captured,
+as TensorFlow's concrete function keeps its captured inputs, rather than retracing to read
+the closure again.
 """
 
 from __future__ import annotations
@@ -83,6 +87,9 @@ class JitFunction:
         self._captures: list = []
         self._capture_ids: dict[int, int] = {}
         self._captured: list = []  # captures the last trace used and did not know
+        # Of the last complete trace for each argument signature (``_signature``): how many captures
+        # it took, and the positions of those it used, in the order it first used them.
+        self._traced_captures: dict = {}
         self._created_kept: list = []  # Variables the last trace created that outlive it
         self._stable = False  # whether _reads holds every Variable the calls so far read
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
@@ -125,6 +132,8 @@ class JitFunction:
     def _trace(self, inputs: tuple, args, kwargs, *, cut_assignments: bool):
         self.trace_count += 1
         values, captured = inputs
+        signature = self._signature(args, kwargs)
+        before = self._traced_captures.get(signature)
         keys = self._keys  # read once: another thread may trace with another length
         if len(keys.vars) != len(values):
             keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
@@ -140,7 +149,11 @@ class JitFunction:
         for arg in marked:
             frame.hold(arg.var, arg.value)
         arg_slots = jit_arguments.slots(marked)
-        scope = captures.Scope(self._capture_ids, captured)
+        # Traced again for the same signature and captures (jax retraces a program that a tape replays
+        # in another program), the function may close over other tensors by now: it still takes
+        # what this signature's trace captured, by the order it used them (see captures.Scope).
+        order = before[1] if before is not None and before[0] == len(captured) else None
+        scope = captures.Scope(self._capture_ids, captured, order)
         try:
             with frame, scope:
                 out = values_of(self._fn(*args, **kwargs))
@@ -169,6 +182,10 @@ class JitFunction:
         for var in escaped:
             self._note_read(var)
         self._captured = scope.found
+        if not scope.found:
+            # Every complete trace, with captures or not: one made before the function captured
+            # anything keeps taking none.
+            self._traced_captures[signature] = (len(captured), scope.order_used())
         self._created_kept = escaped
         self._assign_counts = frame.assign_counts
         assigned = frame.assigned_state().items()
@@ -201,14 +218,15 @@ class JitFunction:
                 self._discover(args, kwargs, jitted)
             self._discovered = []
             self._captured = []
-            out, assigned = self._run(args, kwargs, jitted)
+            n = self._capture_count(args, kwargs) if self._captures else 0
+            out, assigned = self._run(args, kwargs, jitted, n)
             if self._discovered or self._captured:
                 # A retrace (new argument shapes, another Python branch) read Variables this
                 # function had not read before, or used a value to capture it did not know, so
                 # their values were baked in: learn them and run again with them as inputs.
                 self._learn()
                 self._discover(args, kwargs, jitted)
-                out, assigned = self._run(args, kwargs, jitted)
+                out, assigned = self._run(args, kwargs, jitted, len(self._captures))
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
@@ -238,8 +256,9 @@ class JitFunction:
             frames.assign(var, value)
         return out
 
-    def _run(self, args, kwargs, jitted):
-        captured = tuple(map(captures.argument, self._captures)) if self._captures else ()
+    def _run(self, args, kwargs, jitted, n: int):
+        # The first n captures: those the trace for these arguments' signature took.
+        captured = tuple(map(captures.argument, self._captures[:n])) if n else ()
         if self._initial_assigned:
             # The first call after an initializer that assigned Variables starts from those values.
             start = {id(var): value for var, value in self._initial_assigned}
@@ -254,6 +273,24 @@ class JitFunction:
                 _learn_array_types(values)
             return jitted((values, _concrete(captured) if captured else ()), *args, **kwargs)
         return frames.apply(jitted, (tuple(map(frames.read, self._reads)), captured), *args, **kwargs)
+
+    def _capture_count(self, args, kwargs) -> int:
+        """How many captures a call takes: as many as the trace for its signature took (all for a
+        signature not traced yet)."""
+        before = self._traced_captures.get(self._signature(args, kwargs))
+        return len(self._captures) if before is None else before[0]
+
+    def _signature(self, args, kwargs) -> tuple:
+        """What jax's cache tells this call's trace by: the arguments' structure, the static ones'
+        values, and the other leaves' shapes and dtypes, the same for a call's values and a trace's
+        tracers (weak types aside: two signatures that differ only there share the count, and a
+        trace given too few captures finds the missing ones, as a first trace does)."""
+        statics = [(i, a) for i, a in enumerate(args) if i in self._static_argnums]
+        statics += [(k, a) for k, a in kwargs.items() if k in self._static_argnames]
+        dynamic = [a for i, a in enumerate(args) if i not in self._static_argnums]
+        dynamic_kw = {k: a for k, a in kwargs.items() if k not in self._static_argnames}
+        leaves, treedef = jax.tree_util.tree_flatten((dynamic, dynamic_kw), is_leaf=_is_wrapped)
+        return treedef, tuple(map(_leaf_signature, leaves)), tuple((k, _hashable(a)) for k, a in statics)
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -323,8 +360,9 @@ class JitFunction:
         variables, self._lifted = self._lifted, []
         assigned, self._lifted_assigned = self._lifted_assigned, []
         # The program's inputs, flattened as jax.jit flattens them: the Variables' values and the
-        # captured values (readable: their values now), then each argument that is not static. A Variable passed as an argument
-        # is read as one the function closes over, so its value is readable too.
+        # captured values (readable: their values now), then each argument that is not static. A
+        # Variable passed as an argument is read as one the function closes over, so its value is
+        # readable too.
         inputs, readable = list(values), [True] * len(values)
         dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
         dynamic.append((None, {k: v for k, v in kwargs.items() if k not in self._static_argnames}))
@@ -434,7 +472,9 @@ class JitFunction:
         args, kwargs, _ = jit_arguments.mark(args, kwargs, self._static_argnums, self._static_argnames, frames.read)
         self._discover(args, kwargs)
         values = _concrete(tuple(map(frames.read, self._reads)))
-        return self._jitted.lower((values, _concrete(tuple(map(captures.argument, self._captures)))), *args, **kwargs)
+        n = self._capture_count(args, kwargs)
+        captured = _concrete(tuple(map(captures.argument, self._captures[:n])))
+        return self._jitted.lower((values, captured), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
         # Decorating a method: the instance is not an array, so it cannot be an argument of
@@ -476,6 +516,30 @@ def _learn_array_types(values) -> None:
     for x in values:
         if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
             _ARRAY_TYPES.add(type(x))
+
+
+def _is_wrapped(x) -> bool:
+    return hasattr(type(x), "__gradkit_value__")
+
+
+def _leaf_signature(x) -> tuple:
+    """A traced argument's shape and dtype, as jax traces it (a Python number weakly, NumPy's
+    64-bit types as jax's defaults), without computing a value a layer above holds."""
+    try:
+        dtype = getattr(x, "dtype", None)
+        dtype = np.result_type(type(x)) if dtype is None else dtype
+        shape = np.shape(x) if getattr(x, "shape", None) is None else x.shape
+        return tuple(shape), jax.dtypes.canonicalize_dtype(dtype)
+    except TypeError:  # not an array: jax refuses it, with the error _check_arguments gives
+        return (type(x),)
+
+
+def _hashable(x):
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return x
 
 
 def _plain(x) -> bool:
