@@ -405,6 +405,24 @@ def p_each_trace_keeps_what_it_captured(tf):
     return [first, new_shape, first_shape, gradients, f.experimental_get_tracing_count()]
 
 
+def p_closure_rebound_between_calls_of_one_trace(tf):
+    # Both calls run the one trace, which captured the first y; the values are computed after
+    # the rebinding, when the tape replays the calls.
+    x = tf.Variable(2.0)
+    y = None
+
+    @tf.function
+    def f(z):
+        return y * z
+
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * 3.0
+        first = f(tf.constant([1.0, 2.0]))
+        y = x * 5.0
+        second = f(tf.constant([1.0, 2.0]))
+    return [first, second, tape.gradient(first, x), tape.gradient(second, x), f.experimental_get_tracing_count()]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
