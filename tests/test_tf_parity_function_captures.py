@@ -423,6 +423,25 @@ def p_closure_rebound_between_calls_of_one_trace(tf):
     return [first, second, tape.gradient(first, x), tape.gradient(second, x), f.experimental_get_tracing_count()]
 
 
+def p_the_capture_also_passed_as_an_argument_and_returned(tf):
+    x = tf.Variable(0.5)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * 4.0
+        f = tf.function(lambda z: y * z + y)
+        out = f(y)
+        same = tf.function(lambda: y)()
+    return [out, same, tape.gradient(out, x), tape.gradient(same, [x, y])]
+
+
+def p_capture_of_a_read_of_the_variable_the_function_assigns(tf):
+    x = tf.Variable(0.5)
+    with _tape(tf, persistent=True) as tape:
+        y = tf.identity(x)
+        f = tf.function(lambda z: (x.assign(y * z), x * y)[1])
+        out = f(tf.constant(3.0))
+    return [out, x.read_value(), tape.gradient(out, x), tape.gradient(out, y)]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
