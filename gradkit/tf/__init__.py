@@ -79,6 +79,7 @@ from ._array import (
 )
 from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
+from ._control_dependencies import control_dependencies
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
 from ._dtypes import (
@@ -283,9 +284,38 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
-from . import _config, _debugging  # noqa: E402
+from gradkit import _op_errors  # noqa: E402
 
-debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
+# TensorFlow's error classes and codes, defined below the core so gradkit's own errors derive from them.
+errors = _Namespace(
+    "gradkit.tf.errors",
+    **{n: v for n, v in vars(_op_errors).items() if not n.startswith("_") and isinstance(v, (type, int))},
+)
+del _op_errors
+from . import _assert_static, _assert_values, _config, _debugging  # noqa: E402
+
+_VALUE_ASSERTIONS = (
+    "Assert assert_equal assert_none_equal assert_less assert_less_equal assert_greater assert_greater_equal "
+    "assert_positive assert_negative assert_non_positive assert_non_negative assert_near"
+).split()
+_STATIC_ASSERTIONS = (
+    "assert_rank assert_rank_at_least assert_rank_in assert_integer assert_type assert_scalar assert_shapes "
+    "assert_proper_iterable assert_same_float_dtype is_numeric_tensor"
+).split()
+debugging = _Namespace(
+    "gradkit.tf.debugging",
+    **{n: getattr(_assert_values, n) for n in _VALUE_ASSERTIONS},
+    **{n: getattr(_assert_static, n) for n in _STATIC_ASSERTIONS},
+    check_numerics=_debugging.check_numerics,
+    assert_all_finite=_debugging.assert_all_finite,
+)
+# The assertions TensorFlow 2 also has at the top level.
+Assert = _assert_values.Assert
+assert_equal = _assert_values.assert_equal
+assert_greater = _assert_values.assert_greater
+assert_less = _assert_values.assert_less
+assert_rank = _assert_static.assert_rank
+del _assert_static, _assert_values
 config = _Namespace(
     "gradkit.tf.config",
     run_functions_eagerly=_config.run_functions_eagerly,
