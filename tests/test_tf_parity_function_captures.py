@@ -10,8 +10,10 @@ hand-written rewrite in ``test_tape_jit_captures.py``.
 import pytest
 
 tf_real = pytest.importorskip("tensorflow")
-from test_tf_parity import _tape  # noqa: E402
+from test_tf_parity import _tape, run_both  # noqa: E402
 from test_tf_parity import run_both_ok as _ok  # noqa: E402
+
+import gradkit.tf as gtf  # noqa: E402
 
 
 def p_first_order(tf):
@@ -442,12 +444,37 @@ def p_capture_of_a_read_of_the_variable_the_function_assigns(tf):
     return [out, x.read_value(), tape.gradient(out, x), tape.gradient(out, y)]
 
 
+def _checked_capture(tf, values):
+    x = tf.Variable(values)
+    with tf.GradientTape() as tape:
+        y = x * 2.0
+
+        @tf.function
+        def f(z):
+            tf.debugging.assert_positive(y)
+            return y * z
+
+        out = f(tf.constant([1.0, 3.0]))
+    return [out, tape.gradient(out, x)]
+
+
+def p_a_runtime_check_on_a_capture_passes(tf):
+    return _checked_capture(tf, [0.5, 2.0])
+
+
+def p_a_runtime_check_on_a_capture_fails(tf):
+    return _checked_capture(tf, [0.5, -2.0])
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
-    _ok(program)
+    if program is p_a_runtime_check_on_a_capture_fails:
+        assert isinstance(run_both(program), gtf.errors.InvalidArgumentError)
+    else:
+        _ok(program)
 
 
 def _second_order_through_a_call_whose_first_derivative_is_constant(tf):
