@@ -16,6 +16,16 @@ A Variable passed as an argument is handed to the function as itself, read and a
 one it closes over (``jit_arguments``); its value is an input of that call only, and its
 assignment comes back under a negative int.
 
+A value the function closes over that a layer above is recording (a tape's tensor) is
+captured (``captures``): the program takes it as an input after the Variables' values, as
+TensorFlow takes a ``tf.function``'s captured inputs, so a recorder of the call sees the
+path through it. The captures are learned while tracing, as the Variables read are, and
+their list too only grows. A capture is the value seen when traced: each trace takes the
+captures there were when it was made (a prefix of the list, counted per argument
+signature), so a later call with the same signature reuses that trace and what it captured,
+as TensorFlow's concrete function keeps its captured inputs, rather than retracing to read
+the closure again.
+
 A program that holds runtime checks (``runtime_checks``: ``tf.debugging`` asserts on traced
 values) is waited for, its results a tape would leave pending computed, before the call returns
 or writes back anything, so a failed check raises its own error from the call and changes no
@@ -35,7 +45,7 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import frames, initial_values, jit_arguments, runtime_checks
+from . import captures, frames, initial_values, jit_arguments, runtime_checks
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -77,6 +87,14 @@ class JitFunction:
         self._written: list = []  # Variables some trace assigned, by the ints the program returns
         self._written_index: dict[int, int] = {}
         self._discovered: list = []
+        # The values the function closes over that are program inputs (captures.py), by position;
+        # like _reads, only appended to.
+        self._captures: list = []
+        self._capture_ids: dict[int, int] = {}
+        self._captured: list = []  # captures the last trace used and did not know
+        # Of the last complete trace for each argument signature (``_signature``): how many captures
+        # it took, and the positions of those it used, in the order it first used them.
+        self._traced_captures: dict = {}
         self._created_kept: list = []  # Variables the last trace created that outlive it
         self._stable = False  # whether _reads holds every Variable the calls so far read
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
@@ -109,15 +127,19 @@ class JitFunction:
         if id(var) not in self._read_ids:
             self._discovered.append(var)
 
-    def _pure(self, values: tuple, /, *args, **kwargs):
-        # values is positional-only: the function's own keyword arguments may use any name.
-        return self._trace(values, args, kwargs, cut_assignments=False)
+    def _pure(self, inputs: tuple, /, *args, **kwargs):
+        # inputs (the Variables' values, the captured values) is positional-only: the function's
+        # own keyword arguments may use any name.
+        return self._trace(inputs, args, kwargs, cut_assignments=False)
 
-    def _pure_cut(self, values: tuple, /, *args, **kwargs):
-        return self._trace(values, args, kwargs, cut_assignments=True)
+    def _pure_cut(self, inputs: tuple, /, *args, **kwargs):
+        return self._trace(inputs, args, kwargs, cut_assignments=True)
 
-    def _trace(self, values: tuple, args, kwargs, *, cut_assignments: bool):
+    def _trace(self, inputs: tuple, args, kwargs, *, cut_assignments: bool):
         self.trace_count += 1
+        values, captured = inputs
+        signature = self._signature(args, kwargs)
+        before = self._traced_captures.get(signature)
         keys = self._keys  # read once: another thread may trace with another length
         if len(keys.vars) != len(values):
             keys = self._keys = _Keys(tuple(self._reads[: len(values)]))
@@ -133,9 +155,14 @@ class JitFunction:
         for arg in marked:
             frame.hold(arg.var, arg.value)
         arg_slots = jit_arguments.slots(marked)
+        # Traced again for the same signature and captures (jax retraces a program that a tape replays
+        # in another program), the function may close over other tensors by now: it still takes
+        # what this signature's trace captured, by the order it used them (see captures.Scope).
+        order = before[1] if before is not None and before[0] == len(captured) else None
+        scope = captures.Scope(self._capture_ids, captured, order)
         checks_before = runtime_checks.count()
         try:
-            with frame:
+            with frame, scope:
                 out = values_of(self._fn(*args, **kwargs))
             if runtime_checks.count() != checks_before:
                 self._holds_checks = True
@@ -163,6 +190,11 @@ class JitFunction:
             raise
         for var in escaped:
             self._note_read(var)
+        self._captured = scope.found
+        if not scope.found:
+            # Every complete trace, with captures or not: one made before the function captured
+            # anything keeps taking none.
+            self._traced_captures[signature] = (len(captured), scope.order_used())
         self._created_kept = escaped
         self._assign_counts = frame.assign_counts
         assigned = frame.assigned_state().items()
@@ -194,16 +226,19 @@ class JitFunction:
             if not self._stable:
                 self._discover(args, kwargs, jitted)
             self._discovered = []
-            out, assigned = self._run(args, kwargs, jitted)
-            if self._discovered:
+            self._captured = []
+            n = self._capture_count(args, kwargs) if self._captures else 0
+            out, assigned = self._run(args, kwargs, jitted, n)
+            if self._discovered or self._captured:
                 # A retrace (new argument shapes, another Python branch) read Variables this
-                # function had not read before, so their values were baked in: learn them and
-                # run again with them as arguments.
+                # function had not read before, or used a value to capture it did not know, so
+                # their values were baked in: learn them and run again with them as inputs.
                 self._learn()
                 self._discover(args, kwargs, jitted)
-                out, assigned = self._run(args, kwargs, jitted)
+                n = len(self._captures)
+                out, assigned = self._run(args, kwargs, jitted, n)
             if self._holds_checks:
-                self._finish_checks(out, assigned, args, kwargs, jitted)
+                self._finish_checks(out, assigned, args, kwargs, jitted, n)
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
@@ -238,12 +273,14 @@ class JitFunction:
             frames.assign(var, value)
         return out
 
-    def _run(self, args, kwargs, jitted):
+    def _run(self, args, kwargs, jitted, n: int):
+        # The first n captures: those the trace for these arguments' signature took.
+        captured = tuple(map(captures.argument, self._captures[:n])) if n else ()
         if self._initial_assigned:
             # The first call after an initializer that assigned Variables starts from those values.
             start = {id(var): value for var, value in self._initial_assigned}
             values = tuple(start[id(var)] if id(var) in start else frames.read(var) for var in self._reads)
-            return frames.apply(jitted, values, *args, **kwargs)
+            return frames.apply(jitted, (values, captured), *args, **kwargs)
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
@@ -251,10 +288,28 @@ class JitFunction:
             if not _all_arrays(values):  # a value a layer above left pending, or a type not yet met
                 values = tuple(map(frames.live, self._reads))
                 _learn_array_types(values)
-            return jitted(values, *args, **kwargs)
-        return frames.apply(jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
+            return jitted((values, _concrete(captured) if captured else ()), *args, **kwargs)
+        return frames.apply(jitted, (tuple(map(frames.read, self._reads)), captured), *args, **kwargs)
 
-    def _finish_checks(self, out, assigned, args, kwargs, jitted) -> None:
+    def _capture_count(self, args, kwargs) -> int:
+        """How many captures a call takes: as many as the trace for its signature took (all for a
+        signature not traced yet)."""
+        before = self._traced_captures.get(self._signature(args, kwargs))
+        return len(self._captures) if before is None else before[0]
+
+    def _signature(self, args, kwargs) -> tuple:
+        """What jax's cache tells this call's trace by: the arguments' structure, the static ones'
+        values, and the other leaves' shapes and dtypes, the same for a call's values and a trace's
+        tracers (weak types aside: two signatures that differ only there share the count, and a
+        trace given too few captures finds the missing ones, as a first trace does)."""
+        statics = [(i, a) for i, a in enumerate(args) if i in self._static_argnums]
+        statics += [(k, a) for k, a in kwargs.items() if k in self._static_argnames]
+        dynamic = [a for i, a in enumerate(args) if i not in self._static_argnums]
+        dynamic_kw = {k: a for k, a in kwargs.items() if k not in self._static_argnames}
+        leaves, treedef = jax.tree_util.tree_flatten((dynamic, dynamic_kw), is_leaf=_is_wrapped)
+        return treedef, tuple(map(_leaf_signature, leaves)), tuple((k, _hashable(a)) for k, a in statics)
+
+    def _finish_checks(self, out, assigned, args, kwargs, jitted, n: int) -> None:
         """Run the runtime checks of the call just made now: wait for its program, computing the
         results a tape left pending. Inside another trace the checks belong to that trace's
         program, which is told it holds them."""
@@ -274,7 +329,8 @@ class JitFunction:
             # A layer above recorded the call, which returns and assigns nothing it would ever
             # compute: run the program now, for its checks alone.
             values = _concrete(tuple(map(frames.read, self._reads)))
-            jax.block_until_ready(jitted(values, *_concrete(args), **_concrete(kwargs)))
+            captured = _concrete(tuple(map(captures.argument, self._captures[:n])))
+            jax.block_until_ready(jitted((values, captured), *_concrete(args), **_concrete(kwargs)))
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""
@@ -309,18 +365,20 @@ class JitFunction:
         created_before = False
         while True:
             self._discovered = []
+            self._captured = []
             self._created_kept = []
             values = _concrete(tuple(map(frames.read, self._reads)))
+            captured = _concrete(tuple(map(captures.argument, self._captures)))
             concrete_args, concrete_kwargs = _concrete(args), _concrete(kwargs)
             self._lifted = []
             self._lifting = True
             try:
-                traced = (jitted or self._jitted).trace(values, *concrete_args, **concrete_kwargs)
+                traced = (jitted or self._jitted).trace((values, captured), *concrete_args, **concrete_kwargs)
             finally:
                 self._lifting = False
             if self._lifted:
-                self._lift(traced, values, concrete_args, concrete_kwargs)
-            if not self._discovered:
+                self._lift(traced, values + captured, concrete_args, concrete_kwargs)
+            if not (self._discovered or self._captured):
                 if self._unlifted is not None:
                     self._take_initial_assignments()
                 self._stable = True
@@ -341,9 +399,10 @@ class JitFunction:
         from the program ``traced`` (whose last outputs they are) without running the call."""
         variables, self._lifted = self._lifted, []
         assigned, self._lifted_assigned = self._lifted_assigned, []
-        # The program's inputs, flattened as jax.jit flattens them: the Variables' values (readable:
-        # their values now), then each argument that is not static. A Variable passed as an argument
-        # is read as one the function closes over, so its value is readable too.
+        # The program's inputs, flattened as jax.jit flattens them: the Variables' values and the
+        # captured values (readable: their values now), then each argument that is not static. A
+        # Variable passed as an argument is read as one the function closes over, so its value is
+        # readable too.
         inputs, readable = list(values), [True] * len(values)
         dynamic = [(i, a) for i, a in enumerate(args) if i not in self._static_argnums]
         dynamic.append((None, {k: v for k, v in kwargs.items() if k not in self._static_argnames}))
@@ -437,6 +496,13 @@ class JitFunction:
             if id(var) not in self._read_ids:
                 self._read_ids.add(id(var))
                 self._reads.append(var)
+        if not self._discovered:
+            # With new Variables, what the trace captured may include their reads, which the next
+            # trace takes from its inputs: the captures are learned from a trace that knew them all.
+            for obj in self._captured:
+                if id(obj) not in self._capture_ids:
+                    self._capture_ids[id(obj)] = len(self._captures)
+                    self._captures.append(obj)
         self._stable = False
 
     def lower(self, *args, **kwargs):
@@ -445,7 +511,10 @@ class JitFunction:
         # value baked in, and jax would hand that trace to the next call with the same State.
         args, kwargs, _ = jit_arguments.mark(args, kwargs, self._static_argnums, self._static_argnames, frames.read)
         self._discover(args, kwargs)
-        return self._jitted.lower(_concrete(tuple(map(frames.read, self._reads))), *args, **kwargs)
+        values = _concrete(tuple(map(frames.read, self._reads)))
+        n = self._capture_count(args, kwargs)
+        captured = _concrete(tuple(map(captures.argument, self._captures[:n])))
+        return self._jitted.lower((values, captured), *args, **kwargs)
 
     def __get__(self, instance, owner=None):
         # Decorating a method: the instance is not an array, so it cannot be an argument of
@@ -487,6 +556,30 @@ def _learn_array_types(values) -> None:
     for x in values:
         if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
             _ARRAY_TYPES.add(type(x))
+
+
+def _is_wrapped(x) -> bool:
+    return hasattr(type(x), "__gradkit_value__")
+
+
+def _leaf_signature(x) -> tuple:
+    """A traced argument's shape and dtype, as jax traces it (a Python number weakly, NumPy's
+    64-bit types as jax's defaults), without computing a value a layer above holds."""
+    try:
+        dtype = getattr(x, "dtype", None)
+        dtype = np.result_type(type(x)) if dtype is None else dtype
+        shape = np.shape(x) if getattr(x, "shape", None) is None else x.shape
+        return tuple(shape), jax.dtypes.canonicalize_dtype(dtype)
+    except TypeError:  # not an array: jax refuses it, with the error _check_arguments gives
+        return (type(x),)
+
+
+def _hashable(x):
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return x
 
 
 def _plain(x) -> bool:
@@ -566,6 +659,18 @@ def jit(
     >>> model = Model()
     >>> float(model.scale(3.0)), float(model.scale(2.0))
     (3.0, 6.0)
+
+    A tensor a tape records that the function closes over is an input of the program (as
+    TensorFlow captures it), so the tape's gradient flows through it. As with ``jax.jit``, the
+    function keeps the tensor it saw when traced:
+
+    >>> x = gk.Variable(2.0)
+    >>> with gk.GradientTape() as tape:
+    ...     y = x * 3.0
+    ...     scaled = gk.jit(lambda z: y * z)
+    ...     out = scaled(4.0)
+    >>> float(tape.gradient(out, x))
+    12.0
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._core import frames
+from .._core import captures, frames
 from .._core.variable import owned_array
 from . import bounded
 from .bounded import BoundedDict
@@ -422,6 +422,9 @@ class Session:
         # The jax trace the session records in: a value computed from traced leaves under
         # another one (a tf.cond branch, a while_loop body) belongs to a trace that ends sooner.
         self.trace = frames.trace_state()
+        # The compiled function's trace the session was opened in (None: outside every one): its
+        # tensors are that trace's own values there, and captures of the traces around it.
+        self.scope = captures.top()
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import frames, runtime_checks
+from .._core import captures, frames, runtime_checks
 from .._core.custom import grad_fn_returned_none
 from . import bounded, graph
 from .bounded import BoundedDict
@@ -104,6 +104,23 @@ def keepable(session, leaf_values, results) -> bool:
 
 
 def value_of(t) -> object:
+    node = t._node
+    if node.mask and captures.active() and node.session is not None:
+        # A compiled function being traced closes over a tensor a tape records: it sees the
+        # tracer of the program input standing for it, not its value as a constant.
+        return captures.value(t, own_value, node.session.scope, capture=is_capturable(node))
+    return own_value(t)
+
+
+def is_capturable(node: Node) -> bool:
+    """Whether a recorded node's tensors become inputs of a compiled function that closes over
+    them (see ``_core/captures.py``): some tape of a session still recording records it."""
+    session = node.session
+    return session is not None and session.frame is not None and bool(node.mask & session.alive)
+
+
+def own_value(t) -> object:
+    """The value of ``t`` itself, computed if needed, whatever trace is running."""
     node = t._node
     values = node.values
     if values is None:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import runtime_checks
+from .._core import captures, runtime_checks
 from .._core.variable import Variable
 from . import derivatives, graph, record
 from .derivatives import (
@@ -222,6 +222,12 @@ class GradientTape:
                             tape._tensor_sources.setdefault(id(x), (x, node, index))
                     x._node = record.record_identity(node, index, node.mask | self._bit, s, source=True)
                 else:
+                    if captures.active() and (node.session is None or node.session.scope is not captures.top()):
+                        # A tensor from outside the compiled function being traced (a capture, a
+                        # constant it closes over): as TensorFlow watches the function graph's
+                        # own tensor for it, the watch is the trace's alone, and the tensor gets
+                        # its node back when the trace ends.
+                        captures.at_exit(functools.partial(_give_back_node, x, node, index))
                     x._node = make_leaf(record.value_of(x), self._bit, s)
                     x._node.origin = ("tensor", None)
                 x._index = 0
@@ -583,3 +589,7 @@ class GradientTape:
         from .explain import explain
 
         return explain(self, target, source)
+
+
+def _give_back_node(tensor, node, index) -> None:
+    tensor._node, tensor._index = node, index

@@ -7,6 +7,10 @@ gets the Variable itself, read and assigned as one it closes over (one trace per
 Python ints, bools, strings, None and other objects are static (TensorFlow retraces on them
 too), so ``if training:`` and ``for i in range(n):`` work. A loop of same-shaped calls compiles once. There is
 no autograph: Python control flow on a tensor's value raises a clear error.
+
+A tensor a tape records that the function closes over is captured, as in TensorFlow: an input of
+the compiled program (``gk.jit``'s captures), so the tape's gradient flows through it, and the
+function keeps the tensor it captured when traced (a later call that does not retrace reads it).
 """
 
 from __future__ import annotations
