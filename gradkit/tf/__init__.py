@@ -315,7 +315,8 @@ del (
 )
 
 
-# TensorFlow's top-level array and shape ops beyond the basics.
+# TensorFlow's top-level array and shape ops beyond the basics; tf.image (one module per group of ops).
+from . import _image_geometry, _image_resize  # noqa: E402
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
 from ._grids import meshgrid, unravel_index  # noqa: E402
@@ -335,6 +336,11 @@ from ._space_batch import (  # noqa: E402
     required_space_to_batch_paddings,
     space_to_batch,
     space_to_batch_nd,
+)
+
+image = _Namespace(
+    "gradkit.tf.image",
+    **{n: getattr(module, n) for module in (_image_resize, _image_geometry) for n in module.__all__},
 )
 
 
