@@ -26,6 +26,18 @@ def images_arg(images, fn: str, ranks=(3, 4)):
     return images
 
 
+def at_least_3d(images, fn: str):
+    """``images`` converted, with at least 3 dimensions (the last three one image's)."""
+    images = convert(images)
+    if images.ndim < 3:
+        raise _errors.GradkitValueError(
+            f"tf.image.{fn} got a tensor of shape {list(images.shape)}: it takes images of at least 3 "
+            "dimensions ([..., height, width, channels]), as TensorFlow does. Add the missing axes "
+            "(tf.expand_dims(image, -1) adds a channel axis)."
+        )
+    return images
+
+
 def real_dtype(images, fn: str):
     """Refuse booleans and complex numbers, which TensorFlow's image kernels do not take."""
     if np.dtype(images.dtype).kind not in "iuf" and str(images.dtype) != "bfloat16":
