@@ -11,8 +11,8 @@ has none.
 >>> import gradkit.tf as tf
 >>> tf.image.adjust_brightness(tf.constant([[[250, 10, 0]]], tf.uint8), 0.1).numpy().tolist()
 [[[255, 35, 25]]]
->>> tf.image.adjust_hue(tf.constant([[1.0, 0.0, 0.0]]), 1 / 3).numpy().round(4).tolist()
-[[0.0, 1.0, 0.0]]
+>>> tf.image.adjust_hue(tf.constant([[[1.0, 0.0, 0.0]]]), 1 / 3).numpy().round(4).tolist()
+[[[0.0, 1.0, 0.0]]]
 """
 
 from __future__ import annotations
