@@ -316,7 +316,15 @@ del (
 
 
 # TensorFlow's top-level array and shape ops beyond the basics; tf.image (one module per group of ops).
-from . import _image_adjust, _image_color, _image_dtype, _image_geometry, _image_quality, _image_resize  # noqa: E402
+from . import (  # noqa: E402
+    _image_adjust,
+    _image_color,
+    _image_dtype,
+    _image_geometry,
+    _image_quality,
+    _image_random,
+    _image_resize,
+)
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
 from ._grids import meshgrid, unravel_index  # noqa: E402
@@ -342,7 +350,15 @@ image = _Namespace(
     "gradkit.tf.image",
     **{
         n: getattr(module, n)
-        for module in (_image_resize, _image_geometry, _image_dtype, _image_color, _image_adjust, _image_quality)
+        for module in (
+            _image_resize,
+            _image_geometry,
+            _image_dtype,
+            _image_color,
+            _image_adjust,
+            _image_quality,
+            _image_random,
+        )
         for n in module.__all__
     },
 )
