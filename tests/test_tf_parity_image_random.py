@@ -167,6 +167,10 @@ def p_saturation_negative_lower(tf):
     return tf.image.stateless_random_saturation(IMAGE, -0.5, 0.5, seed=[1, 2])
 
 
+def p_stateless_saturation_without_a_seed(tf):
+    return tf.image.stateless_random_saturation(IMAGE, 0.5, 1.0)
+
+
 def p_crop_larger_than_the_value(tf):
     return tf.image.random_crop(IMAGE, [5, 2, 3])
 

@@ -50,6 +50,11 @@ __all__ = [
 
 
 def _uniform(shape, low, high, seed, stateless, dtype=np.float32):
+    if stateless and seed is None:
+        raise _errors.GradkitValueError(
+            "a tf.image.stateless_random_* op got seed=None: it needs a shape-[2] integer seed, as in TensorFlow. "
+            "Pass seed=[1, 2] (or a tensor from tf.random.Generator.make_seeds()[:, i])."
+        )
     if stateless:
         return _random_stateless.stateless_uniform(shape, seed, minval=low, maxval=high, dtype=dtype)
     return _random.uniform(shape, minval=low, maxval=high, dtype=dtype, seed=seed)
@@ -163,7 +168,7 @@ def random_saturation(image, lower, upper, seed=None):
     return _factor_adjusted(adjust_saturation, image, lower, upper, seed, "random_saturation", False)
 
 
-def stateless_random_saturation(image, lower, upper, seed):
+def stateless_random_saturation(image, lower, upper, seed=None):
     """``tf.image.stateless_random_saturation``: as ``random_saturation``, fixed by ``seed``."""
     return _factor_adjusted(adjust_saturation, image, lower, upper, seed, "stateless_random_saturation", True)
 
