@@ -134,6 +134,10 @@ def p_patches_bad_sizes(tf):
     return tf.image.extract_patches(BATCH, [2, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
 
 
+def p_patches_lowercase_padding(tf):
+    return tf.image.extract_patches(BATCH, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "same")
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

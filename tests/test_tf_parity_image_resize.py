@@ -153,6 +153,33 @@ def p_a_zero_size(tf):
     return tf.image.resize(_image((4, 4, 1)), [0, 2])
 
 
+def p_an_upper_case_method(tf):
+    return tf.image.resize(_image((4, 4, 1)), [2, 2], "BILINEAR")
+
+
+def p_a_training_step_inside_a_function(tf):
+    # Augment, resize, compare: the gradient of an SSIM and PSNR loss reaches the image through
+    # every op, inside one compiled step.
+    target = tf.constant(_image((2, 12, 12, 3), seed=3))
+    x = tf.Variable(_image((2, 6, 7, 3), seed=4))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            y = tf.image.resize(tf.image.flip_left_right(x), [12, 12], "bicubic")
+            y = tf.image.adjust_brightness(
+                tf.image.yuv_to_rgb(tf.image.rgb_to_yuv(y) * tf.constant([[[[1.0, 1.1, 0.9]]]])), 0.05
+            )
+            y = tf.image.resize_with_crop_or_pad(tf.image.central_crop(y, 0.75), 12, 12)
+            loss = (
+                -tf.reduce_mean(tf.image.ssim(y, target, 1.0, filter_size=5))
+                - tf.reduce_mean(tf.image.psnr(y, target, 1.0)) / 100
+            )
+        return loss, tape.gradient(loss, x)
+
+    return list(step())
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

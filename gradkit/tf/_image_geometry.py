@@ -225,7 +225,7 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     """``tf.image.extract_patches``: every ``sizes`` window of ``images`` (4-D), flattened in
     row, column, channel order into the last axis."""
     images = images_arg(images, "extract_patches", ranks=(4,))
-    if str(padding).upper() not in ("SAME", "VALID") or not isinstance(padding, str):
+    if padding not in ("SAME", "VALID"):
         raise _errors.GradkitValueError(
             f"tf.image.extract_patches got padding={padding!r}: TensorFlow takes 'SAME' or 'VALID'."
         )
@@ -235,5 +235,5 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
         sizes=_window_arg(sizes, "sizes"),
         strides=_window_arg(strides, "strides"),
         rates=_window_arg(rates, "rates"),
-        padding=padding.upper(),
+        padding=padding,
     )
