@@ -68,6 +68,19 @@ def test_stateless_ops_repeat_for_a_seed_and_inside_a_function():
         assert len(results) > 1
 
 
+def test_inside_a_function_each_call_draws_afresh():
+    batch = gtf.constant(BATCH)
+    ops = [
+        lambda x: gtf.image.random_flip_left_right(x),
+        lambda x: gtf.image.random_brightness(x, 0.2),
+        lambda x: gtf.image.random_crop(x, [6, 2, 2, 3]),
+        lambda x: gtf.image.random_saturation(x, 0.5, 1.5),
+    ]
+    for op in ops:
+        step = gtf.function(op)
+        assert len({step(batch).numpy().tobytes() for _ in range(8)}) > 2
+
+
 def test_seeded_ops_repeat_after_set_seed():
     def draws():
         gtf.random.set_seed(11)
