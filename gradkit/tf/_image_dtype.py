@@ -78,10 +78,10 @@ def _convert_op(image, *, dtype, saturate):
     return converted(image, dtype, saturate)
 
 
-def check_kind(dtype, what: str) -> np.dtype:
+def _check_kind(dtype, what: str) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype.kind not in "iuf" and dtype != jnp.bfloat16:
-        raise _errors.GradkitTypeError(
+        raise _errors.DtypeKindError(
             f"tf.image.convert_image_dtype got {what} {dtype.name}: it must be either floating point or "
             "integer, as in TensorFlow (which raises AttributeError). Cast booleans first "
             "(tf.cast(image, tf.uint8))."
@@ -89,16 +89,9 @@ def check_kind(dtype, what: str) -> np.dtype:
     return dtype
 
 
-class _KindError(_errors.GradkitTypeError, AttributeError):
-    """TensorFlow raises AttributeError for a dtype that is neither float nor integer."""
-
-
 def convert_image_dtype(image, dtype, saturate=False, name=None):
     """``tf.image.convert_image_dtype``: ``image`` rescaled from its dtype's range to ``dtype``'s."""
     image = convert(image)
-    try:
-        target = check_kind(dtype, "dtype")
-        check_kind(image.dtype, "an image of dtype")
-    except _errors.GradkitTypeError as error:
-        raise _KindError(str(error)) from None
+    target = _check_kind(dtype, "dtype")
+    _check_kind(image.dtype, "an image of dtype")
     return call(_convert_op, image, dtype=target, saturate=bool(saturate))

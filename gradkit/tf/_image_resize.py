@@ -45,15 +45,15 @@ class ResizeMethod:
 
 
 _METHODS = tuple(v for k, v in vars(ResizeMethod).items() if k.isupper())
-# The methods TensorFlow runs through ScaleAndTranslate, by the kernel it names.
-_SCALE_AND_TRANSLATE = {"lanczos3": "lanczos3", "lanczos5": "lanczos5", "gaussian": "gaussian"}
-_SCALE_AND_TRANSLATE["mitchellcubic"] = "mitchellcubic"
+# The methods TensorFlow always runs through ScaleAndTranslate (with its kernel of the same
+# name), and the kernels it runs bilinear and bicubic with when they are antialiased.
+_SCALE_AND_TRANSLATE = ("lanczos3", "lanczos5", "gaussian", "mitchellcubic")
 _ANTIALIASED = {"bilinear": "triangle", "bicubic": "keyscubic"}
 
 
 def _axis_weights(in_size: int, out_size: int, method: str, antialias: bool) -> np.ndarray:
     if method in _SCALE_AND_TRANSLATE:
-        return weights.scale_and_translate(in_size, out_size, _SCALE_AND_TRANSLATE[method], antialias)
+        return weights.scale_and_translate(in_size, out_size, method, antialias)
     if antialias and method in _ANTIALIASED:
         return weights.scale_and_translate(in_size, out_size, _ANTIALIASED[method], True)
     return {"bilinear": weights.bilinear, "bicubic": weights.bicubic, "area": weights.area}[method](in_size, out_size)
