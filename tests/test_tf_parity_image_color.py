@@ -171,6 +171,31 @@ def p_hsv_of_grays_blacks_and_ties(tf):
     ]
 
 
+def p_hsv_gradients_where_channels_tie(tf):
+    pixels = tf.Variable(
+        [[[1.0, 1.0, 0.2], [0.4, 0.4, 0.4], [0.0, 0.0, 0.0], [0.2, 0.5, 0.5], [0.3, 0.1, 0.3], [0.2, 0.2, 0.6]]]
+    )
+    with tf.GradientTape() as tape:
+        hsv = tf.image.rgb_to_hsv(pixels) * tf.constant([[[1.0, 2.0, 3.0]]])
+    return tape.gradient(hsv, pixels)
+
+
+def test_the_hsv_gradient_is_exact_where_the_smallest_channel_is_zero():
+    # TensorFlow's RGBToHSV gradient multiplies each channel's saturation and hue terms by
+    # (channel > 0), so a zero smallest channel gets none: for (1, 0.5, 0) it gives
+    # d saturation / d blue = 0 where saturation = 1 - blue / red makes it -1. gradkit's is
+    # exact; central differences of TensorFlow's own forward agree with it.
+    tf = pytest.importorskip("tensorflow")
+    pixel = np.array([[[1.0, 0.5, 0.0]]], np.float32)
+    x = gtf.Variable(pixel)
+    with gtf.GradientTape() as tape:
+        saturation = gtf.image.rgb_to_hsv(x)[..., 1]
+    step = np.array([[[0.0, 0.0, 1e-3]]], np.float32)
+    forward = (tf.image.rgb_to_hsv(pixel + step)[..., 1] - tf.image.rgb_to_hsv(pixel)[..., 1]).numpy() / 1e-3
+    np.testing.assert_allclose(tape.gradient(saturation, x).numpy()[0, 0], [0.0, 0.0, -1.0], atol=1e-6)
+    np.testing.assert_allclose(forward, -1.0, rtol=1e-3)
+
+
 def p_per_image_standardization_of_a_flat_image(tf):
     return [
         tf.image.per_image_standardization(tf.fill([2, 2, 3], 0.5)),

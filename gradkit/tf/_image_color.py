@@ -3,7 +3,9 @@
 The last axis holds the channels (3 for RGB, HSV, YIQ and YUV, 1 for grayscale); any
 leading axes are images, rows and columns. HSV is TensorFlow's (hue, saturation and value
 in [0, 1]; a gray pixel has hue 0); YIQ and YUV are TensorFlow's 3 x 3 matrices. Gradients
-are exact; ``hsv_to_rgb`` has one too, where TensorFlow gives None.
+are exact (``rgb_to_hsv``'s takes TensorFlow's side where channels tie, but, unlike
+TensorFlow's, does not vanish for a channel that is 0); ``hsv_to_rgb`` has one too, where
+TensorFlow gives None.
 
 >>> import gradkit.tf as tf
 >>> tf.image.rgb_to_hsv(tf.constant([[0.0, 1.0, 0.0], [0.5, 0.5, 0.5]])).numpy().tolist()
@@ -97,8 +99,12 @@ def grayscale_to_rgb(images, name=None):
 
 def _to_hsv(images):
     r, g, b = images[..., 0], images[..., 1], images[..., 2]
-    value = jnp.max(images, axis=-1)
-    spread = value - jnp.min(images, axis=-1)
+    # The largest and smallest channel picked with the tie rules of TensorFlow's RGBToHSV
+    # gradient (red, then green, wins a tie for the largest; blue, then green, for the
+    # smallest), so that at ties the gradient is TensorFlow's too; elsewhere it is the same.
+    value = jnp.where((r >= b) & (r >= g), r, jnp.where((g > r) & (g >= b), g, b))
+    smallest = jnp.where((b <= r) & (b <= g), b, jnp.where((g <= r) & (g < b), g, r))
+    spread = value - smallest
     # Divisions guarded where they do not count (gray or black pixels), so the gradient there is 0.
     safe_value = jnp.where(value > 0, value, jnp.ones_like(value))
     saturation = jnp.where(value > 0, spread / safe_value, jnp.zeros_like(value))
