@@ -203,6 +203,16 @@ def p_per_image_standardization_of_a_flat_image(tf):
     ]
 
 
+def p_gradients_at_flat_images_and_zero_pixels(tf):
+    flat = tf.Variable(tf.fill([2, 2, 3], 0.5))
+    pixels = tf.Variable([[[0.0, 0.5, 0.5], [0.5, 0.0, 1.0]], [[0.5, 0.5, 0.2], [1.0, 0.0, 0.3]]])
+    with tf.GradientTape(persistent=True) as tape:
+        standardized = tf.image.per_image_standardization(flat)
+        squared = tf.image.adjust_gamma(pixels, 2.0)
+        brightened = tf.image.adjust_brightness(pixels, 0.6)  # saturates at 1
+    return [tape.gradient(standardized, flat), tape.gradient(squared, pixels), tape.gradient(brightened, pixels)]
+
+
 def p_tensor_parameters(tf):
     return [
         tf.image.adjust_brightness(SINGLE, tf.constant(-0.1)),

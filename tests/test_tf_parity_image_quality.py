@@ -138,6 +138,14 @@ def p_total_variation_of_unsigned_integers(tf):
     return tf.image.total_variation(tf.cast(SINGLE * 255, tf.uint8))
 
 
+def p_total_variation_gradient_between_equal_neighbours(tf):
+    # tf.abs's gradient at 0 is 0.
+    x = tf.Variable([[[0.0, 0.5], [0.5, 0.0]], [[0.5, 0.5], [1.0, 0.0]]])
+    with tf.GradientTape() as tape:
+        tv = tf.image.total_variation(x)
+    return [tv, tape.gradient(tv, x)]
+
+
 def p_total_variation_of_a_matrix(tf):
     return tf.image.total_variation(tf.zeros([3, 3]))
 

@@ -207,9 +207,14 @@ def _standardized(image):
     axes = (-3, -2, -1)
     count = np.prod(x.shape[-3:])
     mean = jnp.mean(x, axis=axes, keepdims=True)
-    stddev = jnp.std(x, axis=axes, keepdims=True)
+    variance = jnp.var(x, axis=axes, keepdims=True)
+    # A flat image's standard deviation is 0: its square root is guarded so that the gradient
+    # there is 0, as TensorFlow's (whose sqrt gradient is 0 for a zero upstream), not NaN.
+    positive = variance > 0
+    stddev = jnp.where(positive, jnp.sqrt(jnp.where(positive, variance, 1.0)), 0.0)
     floor = jnp.asarray(1 / np.sqrt(np.float32(count)), jnp.float32)
-    return (x - mean) / jnp.maximum(stddev, floor)
+    # tf.maximum's gradient goes to its first argument on a tie.
+    return (x - mean) / jnp.where(stddev >= floor, stddev, floor)
 
 
 def per_image_standardization(image):

@@ -27,6 +27,7 @@ from gradkit import _errors
 from ._convert import call, convert, known_value
 from ._image_checks import at_least_3d, images_arg
 from ._image_dtype import converted
+from ._math import _tf_abs
 
 __all__ = ["image_gradients", "psnr", "sobel_edges", "ssim", "ssim_multiscale", "total_variation"]
 
@@ -35,8 +36,9 @@ _HIGHEST = jax.lax.Precision.HIGHEST
 
 
 def _total_variation(images):
-    down = jnp.abs(images[..., 1:, :, :] - images[..., :-1, :, :])
-    across = jnp.abs(images[..., :, 1:, :] - images[..., :, :-1, :])
+    # tf.abs's, whose gradient at 0 is 0 (jnp.abs's is 1), as between equal neighbours.
+    down = _tf_abs(images[..., 1:, :, :] - images[..., :-1, :, :])
+    across = _tf_abs(images[..., :, 1:, :] - images[..., :, :-1, :])
     axes = (-3, -2, -1)
     return jnp.sum(down, axis=axes, dtype=images.dtype) + jnp.sum(across, axis=axes, dtype=images.dtype)
 
