@@ -82,7 +82,7 @@ def _renormalised(weights):
     return [f32(0)] * len(weights)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def scale_and_translate(in_size: int, out_size: int, kernel_name: str, antialias: bool) -> np.ndarray:
     """TensorFlow's ``ScaleAndTranslate`` weights (no translation), for a scale of ``out / in``."""
     kernel, radius = KERNELS[kernel_name]
@@ -106,7 +106,7 @@ def _half_pixel(x: int, scale) -> np.float32:
     return f32(f32(f32(x) + f32(0.5)) * scale - f32(0.5))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def bilinear(in_size: int, out_size: int) -> np.ndarray:
     """``ResizeBilinear`` with half-pixel centres: two neighbours, indices clamped to the image."""
     scale = f32(in_size) / f32(out_size)
@@ -133,7 +133,7 @@ def _bicubic_table() -> np.ndarray:
     return table
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def bicubic(in_size: int, out_size: int) -> np.ndarray:
     """``ResizeBicubic`` with half-pixel centres: Keys' cubic (a = -0.5) read from TensorFlow's
     table of 1024 offsets, the samples outside the image left out and the rest renormalised."""
@@ -154,7 +154,7 @@ def bicubic(in_size: int, out_size: int) -> np.ndarray:
     return matrix
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def area(in_size: int, out_size: int) -> np.ndarray:
     """``ResizeArea``: each output cell the average of the input it covers, by overlap."""
     scale = f32(in_size) / f32(out_size)
@@ -170,7 +170,7 @@ def area(in_size: int, out_size: int) -> np.ndarray:
     return matrix
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def nearest(in_size: int, out_size: int) -> np.ndarray:
     """``ResizeNearestNeighbor`` with half-pixel centres: the input index each output reads."""
     scale = f32(in_size) / f32(out_size)
