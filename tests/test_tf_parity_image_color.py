@@ -137,6 +137,15 @@ def p_integer_images(tf):
     ]
 
 
+def p_a_uint8_augmentation_pipeline(tf):
+    image = tf.image.convert_image_dtype(tf.constant(UINT8), tf.float32)
+    image = tf.image.adjust_hue(tf.image.adjust_saturation(image, 1.3), -0.1)
+    image = tf.image.adjust_contrast(tf.image.adjust_brightness(image, 0.05), 1.1)
+    image = tf.image.resize(image, [5, 6], antialias=True)
+    # Away from the rounding boundaries of the cast back, so both round each value alike.
+    return [image, tf.image.convert_image_dtype(tf.round(image * 255) / 255, tf.uint8, saturate=True)]
+
+
 def p_dtype_names(tf):
     images = tf.constant(UINT8)
     halves = tf.cast(BATCH, tf.float16)
