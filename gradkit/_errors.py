@@ -3,12 +3,16 @@
 Every message starts with ``[gradkit]`` and says what came in, why it is wrong,
 and what to call instead. The classes also derive from the builtin exception a
 Python or JAX user would expect (``TypeError``, ``ValueError``), so existing
-``except`` clauses keep working.
+``except`` clauses keep working; those for inputs TensorFlow rejects with
+``InvalidArgumentError`` when it runs an op eagerly also derive from that class
+(``_op_errors.py``, which ``gradkit.tf.errors`` exports).
 """
 
 from __future__ import annotations
 
 import jax
+
+from ._op_errors import InvalidArgumentError, OperatorNotAllowedInGraphError
 
 PREFIX = "[gradkit] "
 
@@ -40,19 +44,45 @@ class GradkitNotImplementedError(GradkitError, NotImplementedError):
     than compute it differently."""
 
 
-class OpInputError(GradkitError, ValueError, TypeError):
+class GradkitInvalidArgumentError(GradkitError, InvalidArgumentError):
+    """What TensorFlow raises as ``tf.errors.InvalidArgumentError`` and nothing else: a failed
+    ``tf.debugging`` assertion, a non-finite value under ``check_numerics``."""
+
+    def __init__(self, message: str):
+        if not message.startswith(PREFIX):
+            message = PREFIX + message
+        InvalidArgumentError.__init__(self, None, None, message)
+
+
+class InvalidArgumentTypeError(GradkitTypeError, InvalidArgumentError):
+    """A dtype an op refuses, as TensorFlow's eager op does with InvalidArgumentError (and its
+    graph builder, where it traces, with TypeError)."""
+
+
+class InvalidArgumentValueError(GradkitValueError, InvalidArgumentError):
+    """A shape or value an op refuses, as TensorFlow's eager op does with InvalidArgumentError
+    (and its graph builder, where it traces, with ValueError)."""
+
+
+class TracedValueNeededError(GradkitTypeError, OperatorNotAllowedInGraphError):
+    """A traced tensor's value needed while a ``tf.function`` is traced (Python control flow on
+    it): TensorFlow's OperatorNotAllowedInGraphError, which its graph raises without autograph."""
+
+
+class OpInputError(GradkitError, ValueError, TypeError, InvalidArgumentError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it
-    traces, and a TypeError, as JAX raises for some of them, so either ``except`` catches it."""
+    traces, and a TypeError, as JAX raises for some of them, so either ``except`` catches it;
+    and TensorFlow's InvalidArgumentError, as its eager ops raise."""
 
 
 class OpInputIndexError(OpInputError, IndexError):
     """An axis or index out of range, as JAX found it: also an IndexError, as NumPy's AxisError."""
 
 
-class GradkitIndexError(GradkitError, IndexError, ValueError):
-    """An index out of range: an IndexError, as in NumPy, and a ValueError, as TensorFlow's
-    InvalidArgumentError is caught where it traces."""
+class GradkitIndexError(GradkitError, IndexError, ValueError, InvalidArgumentError):
+    """An index out of range: an IndexError, as in NumPy, a ValueError, as TensorFlow raises
+    where it traces, and TensorFlow's InvalidArgumentError, as its eager ops raise."""
 
 
 class AssignmentError(GradkitError, ValueError):

@@ -549,14 +549,16 @@ def test_check_numerics_passes_finite_values_and_their_gradient():
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_check_numerics_raises_eagerly_on_nan_and_inf(bad):
     run_both(lambda tf: tf.debugging.check_numerics(tf.constant([1.0, bad]), "bad value"))
-    with pytest.raises(ValueError, match=r"\[gradkit\].*bad value.*(NaN|Inf)"):
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\] bad value : Tensor had (NaN|Inf) values"):
         gtf.debugging.check_numerics(gtf.constant([1.0, bad]), "bad value")
 
 
-def test_check_numerics_inside_tf_function_passes_the_value_through():
-    # Documented: compiled code cannot raise on a value, so the tensor passes through unchecked.
+def test_check_numerics_inside_tf_function_raises_from_the_call():
+    # As TensorFlow's CheckNumerics op: the check runs with the compiled program.
     f = gtf.function(lambda x: gtf.debugging.check_numerics(x, "traced"))
-    assert np.isnan(f(gtf.constant([np.nan])).numpy()).all()
+    assert f(gtf.constant([1.0])).numpy().tolist() == [1.0]
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"traced : Tensor had NaN values"):
+        f(gtf.constant([np.nan]))
 
 
 def test_run_functions_eagerly_calls_the_python_function():

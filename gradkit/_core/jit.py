@@ -15,6 +15,11 @@ that many of the list), and a larger set retraces because the tuple is longer.
 A Variable passed as an argument is handed to the function as itself, read and assigned as
 one it closes over (``jit_arguments``); its value is an input of that call only, and its
 assignment comes back under a negative int.
+
+A program that holds runtime checks (``runtime_checks``: ``tf.debugging`` asserts on traced
+values) is waited for, its results a tape would leave pending computed, before the call returns
+or writes back anything, so a failed check raises its own error from the call and changes no
+Variable, as a failed assert does in TensorFlow's ``tf.function``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import frames, initial_values, jit_arguments
+from . import frames, initial_values, jit_arguments, runtime_checks
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -76,6 +81,7 @@ class JitFunction:
         self._stable = False  # whether _reads holds every Variable the calls so far read
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
         self.trace_count = 0
+        self._holds_checks = False  # whether a trace put a runtime check into the program
         static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
@@ -127,9 +133,12 @@ class JitFunction:
         for arg in marked:
             frame.hold(arg.var, arg.value)
         arg_slots = jit_arguments.slots(marked)
+        checks_before = runtime_checks.count()
         try:
             with frame:
                 out = values_of(self._fn(*args, **kwargs))
+            if runtime_checks.count() != checks_before:
+                self._holds_checks = True
         except BaseException:
             # A Variable the failed call created from a traced value and stored somewhere has no
             # value: reading it later raises instead of seeing its placeholder.
@@ -193,10 +202,17 @@ class JitFunction:
                 self._learn()
                 self._discover(args, kwargs, jitted)
                 out, assigned = self._run(args, kwargs, jitted)
+            if self._holds_checks:
+                self._finish_checks(out, assigned, args, kwargs, jitted)
         except TypeError:
             # Looked for only after jax has refused a call, so a good call pays nothing.
             self._check_arguments(args, kwargs)
             raise
+        except Exception as error:  # noqa: BLE001 - only a failed runtime check is replaced
+            failed = runtime_checks.failed_check(error)
+            if failed is None:
+                raise
+            raise failed from None  # the failed check's own error, not the runtime's report of it
         # Every value was checked by Variable.assign while tracing: write them back as they are,
         # once none is a tracer a live Variable would refuse (under jax.vmap or jax.grad), so a
         # refusal changes none.
@@ -237,6 +253,28 @@ class JitFunction:
                 _learn_array_types(values)
             return jitted(values, *args, **kwargs)
         return frames.apply(jitted, tuple(map(frames.read, self._reads)), *args, **kwargs)
+
+    def _finish_checks(self, out, assigned, args, kwargs, jitted) -> None:
+        """Run the runtime checks of the call just made now: wait for its program, computing the
+        results a tape left pending. Inside another trace the checks belong to that trace's
+        program, which is told it holds them."""
+        if runtime_checks.in_trace():
+            runtime_checks.note()
+            return
+        if runtime_checks.run_now((out, list(assigned.values()))):
+            return
+        jax.effects_barrier()
+        ran_directly = (
+            not self._initial_assigned
+            and frames.idle()
+            and all(map(_plain, args))
+            and all(map(_plain, kwargs.values()))
+        )
+        if not ran_directly:
+            # A layer above recorded the call, which returns and assigns nothing it would ever
+            # compute: run the program now, for its checks alone.
+            values = _concrete(tuple(map(frames.read, self._reads)))
+            jax.block_until_ready(jitted(values, *_concrete(args), **_concrete(kwargs)))
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _errors
-from . import frames
+from . import frames, runtime_checks
 from .functionalize import StateFrame, values_of
 from .programs import holds_custom_vjp, program_call
 from .state import State, flatten_variables, unique
@@ -57,7 +57,8 @@ def _recordable(run: Callable, what: str) -> Callable:
             return program_call(run, args, kwargs, what)
         return run(*args, **kwargs)
 
-    return wrapper
+    # A tf.debugging assertion in the function that fails when it runs raises from the call.
+    return runtime_checks.checked(wrapper)
 
 
 class _Plan:
@@ -630,7 +631,8 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
         # call (a global it reads, a Variable it reaches through a dict).
         return program_call(vectorised, args, kwargs, "gk.vmap")
 
-    return call
+    # A tf.debugging assertion in the function that fails when it runs raises from the call.
+    return runtime_checks.checked(call)
 
 
 def is_variable(x) -> bool:

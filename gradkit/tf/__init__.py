@@ -81,21 +81,27 @@ from ._branching import case, switch_case
 from ._control import cond, executing_eagerly, foldl, foldr, is_tensor, map_fn, print, scan, while_loop  # noqa: A004
 from ._convert import TensorShape
 from ._custom import custom_gradient, grad_pass_through, stop_gradient, vectorized_map
-from ._dtypes import (
+from ._dtypes import (  # noqa: A004
+    DType,
     as_dtype,
     bfloat16,
     bool,
     complex64,
     complex128,
+    double,
     float16,
     float32,
     float64,
+    half,
     int8,
     int16,
     int32,
     int64,
     uint8,
-)  # noqa: A004
+    uint16,
+    uint32,
+    uint64,
+)
 from ._function import TensorSpec, function
 from ._indexing import boolean_mask, broadcast_to, gather_nd, newaxis, searchsorted, slice  # noqa: A004
 from ._math import (  # noqa: A004  # noqa: A004  # noqa: A004
@@ -283,9 +289,38 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
-from . import _config, _debugging  # noqa: E402
+from gradkit import _op_errors  # noqa: E402
 
-debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
+# TensorFlow's error classes and codes, defined below the core so gradkit's own errors derive from them.
+errors = _Namespace(
+    "gradkit.tf.errors",
+    **{n: v for n, v in vars(_op_errors).items() if not n.startswith("_") and isinstance(v, (type, int))},
+)
+del _op_errors
+from . import _assert_static, _assert_values, _config, _debugging  # noqa: E402
+
+_VALUE_ASSERTIONS = (
+    "Assert assert_equal assert_none_equal assert_less assert_less_equal assert_greater assert_greater_equal "
+    "assert_positive assert_negative assert_non_positive assert_non_negative assert_near"
+).split()
+_STATIC_ASSERTIONS = (
+    "assert_rank assert_rank_at_least assert_rank_in assert_integer assert_type assert_scalar assert_shapes "
+    "assert_proper_iterable assert_same_float_dtype is_numeric_tensor"
+).split()
+debugging = _Namespace(
+    "gradkit.tf.debugging",
+    **{n: getattr(_assert_values, n) for n in _VALUE_ASSERTIONS},
+    **{n: getattr(_assert_static, n) for n in _STATIC_ASSERTIONS},
+    check_numerics=_debugging.check_numerics,
+    assert_all_finite=_debugging.assert_all_finite,
+)
+# The assertions TensorFlow 2 also has at the top level.
+Assert = _assert_values.Assert
+assert_equal = _assert_values.assert_equal
+assert_greater = _assert_values.assert_greater
+assert_less = _assert_values.assert_less
+assert_rank = _assert_static.assert_rank
+del _assert_static, _assert_values
 config = _Namespace(
     "gradkit.tf.config",
     run_functions_eagerly=_config.run_functions_eagerly,
@@ -327,8 +362,27 @@ from . import (  # noqa: E402
 )
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
+from ._graph_helpers import (  # noqa: E402
+    control_dependencies,
+    device,
+    get_current_name_scope,
+    group,
+    init_scope,
+    inside_function,
+    is_symbolic_tensor,
+    no_op,
+    tuple,  # noqa: A004
+)
 from ._grids import meshgrid, unravel_index  # noqa: E402
+from ._initializers_v2 import Constant as constant_initializer  # noqa: E402
+from ._initializers_v2 import Ones as ones_initializer  # noqa: E402
+from ._initializers_v2 import RandomNormal as random_normal_initializer  # noqa: E402
+from ._initializers_v2 import RandomUniform as random_uniform_initializer  # noqa: E402
+from ._initializers_v2 import Zeros as zeros_initializer  # noqa: E402
+from ._logger import get_logger  # noqa: E402
+from ._parallel_stack import parallel_stack  # noqa: E402
 from ._partition import dynamic_partition, dynamic_stitch  # noqa: E402
+from ._saturate_cast import saturate_cast  # noqa: E402
 from ._sequence import reverse_sequence, sequence_mask  # noqa: E402
 from ._shape_utils import (  # noqa: E402
     broadcast_dynamic_shape,
@@ -345,6 +399,14 @@ from ._space_batch import (  # noqa: E402
     space_to_batch,
     space_to_batch_nd,
 )
+from ._variable_options import AggregationMethod, VariableSynchronization  # noqa: E402
+from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
+
+dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
+dtypes.__all__ += ["cast", "complex", "saturate_cast"]
+initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
+# TensorFlow's top-level aliases of tf.linalg ops.
+eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm
 
 image = _Namespace(
     "gradkit.tf.image",
@@ -368,8 +430,8 @@ def __getattr__(name):
     raise AttributeError(_missing("gradkit.tf", name))
 
 
-# Not print: ``from gradkit.tf import *`` must not hide Python's own.
-__all__ = [n for n in dir() if not n.startswith("_") and n != "print"]
+# Not print or tuple: ``from gradkit.tf import *`` must not hide Python's own.
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("print", "tuple")]
 
 # Transposed convolutions (tf.nn's names).
 from . import _conv_transpose  # noqa: E402

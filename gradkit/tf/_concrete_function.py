@@ -287,7 +287,7 @@ class ConcreteFunction:
             return None
         for i, (spec, x) in enumerate(zip(specs, tensors)):
             if np.dtype(x.dtype) != spec.dtype:  # TensorFlow's InvalidArgumentError
-                raise _errors.GradkitValueError(
+                raise _errors.InvalidArgumentValueError(
                     f"cannot compute {self._name} as input #{i}(zero-based) was expected to be a "
                     f"{spec.dtype.name} tensor but is a {np.dtype(x.dtype).name} tensor. Cast it first: "
                     f"tf.cast(x, tf.{spec.dtype.name})."

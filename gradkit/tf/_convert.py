@@ -137,8 +137,15 @@ def public_name(frame) -> str:
     while frame is not None and frame.f_globals.get("__name__", "").startswith("gradkit.tf"):
         code = frame.f_code
         if not code.co_name.startswith("_"):
-            namespaces = (("tf.", tf), ("tf.nn.", tf.nn), ("tf.math.", tf.math), ("tf.linalg.", tf.linalg))
-            for prefix, namespace in (*namespaces, ("tf.image.", tf.image)):
+            namespaces = (
+                ("tf.", tf),
+                ("tf.nn.", tf.nn),
+                ("tf.math.", tf.math),
+                ("tf.linalg.", tf.linalg),
+                ("tf.debugging.", tf.debugging),
+                ("tf.image.", tf.image),
+            )
+            for prefix, namespace in namespaces:
                 for name, member in vars(namespace).items():
                     if not name.startswith("_") and _runs(member, frame):
                         return prefix + name

@@ -1,9 +1,13 @@
-"""``tf.debugging.check_numerics``: raise on NaN or Inf, else the tensor as it is.
+"""``tf.debugging.check_numerics`` and ``assert_all_finite``: raise on NaN or Inf, else the tensor.
 
-Eagerly the values are known and checked, as TensorFlow checks them. Inside a ``tf.function``
-(gradkit compiles it with ``jax.jit``, where Python cannot raise on a value) the tensor
-passes through unchecked; call the function eagerly (``tf.config.run_functions_eagerly(True)``)
-to have it checked. The gradient passes through unchanged, as TensorFlow's does.
+Eagerly the values are known and checked at once; inside a ``tf.function`` the check runs with
+the compiled program and the call raises (``_assertions``), as TensorFlow's CheckNumerics op
+does. Either way the error is ``tf.errors.InvalidArgumentError`` with TensorFlow's message
+(``"<message> : Tensor had NaN values"``). The tensor comes back as it is, so the gradient passes
+through unchanged. TensorFlow's gradient of CheckNumerics also checks the gradient flowing back
+(it raises for a NaN or Inf there); gradkit's does not: a custom gradient would stop forward mode
+(``ForwardAccumulator``, ``jacfwd``) through the op. Check a gradient itself where that matters:
+``tf.debugging.check_numerics(tape.gradient(loss, x), "gradient")``.
 
 >>> import gradkit.tf as tf
 >>> tf.debugging.check_numerics(tf.constant([1.0, 2.0]), "ok").numpy().tolist()
@@ -12,27 +16,33 @@ to have it checked. The gradient passes through unchanged, as TensorFlow's does.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
 
-from ._convert import convert, known_value
+from ._assertions import failed, require
+from ._convert import call, convert
 
 
 def check_numerics(tensor, message, name=None):
     """``tf.debugging.check_numerics(tensor, message)``; see the module docstring."""
     tensor = convert(tensor)
-    if not np.issubdtype(np.dtype(tensor.dtype), np.floating):
-        raise _errors.GradkitTypeError(
-            f"tf.debugging.check_numerics takes a floating-point tensor, as TensorFlow does, but got dtype "
-            f"{np.dtype(tensor.dtype).name}. Integers cannot be NaN or Inf: leave the check out."
+    dtype = np.dtype(tensor.dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise _errors.OpInputError(
+            f"tf.debugging.check_numerics takes a floating-point tensor, as TensorFlow does (bfloat16, float16, "
+            f"float32, float64), but got dtype {dtype.name}. Integers cannot be NaN or Inf: leave the check out."
         )
-    value = known_value(tensor)
-    if value is not None and not np.isfinite(value).all():
-        kind = "NaN" if np.isnan(value).any() else "Inf"
-        raise _errors.GradkitValueError(
-            f"tf.debugging.check_numerics: {message} : Tensor had {kind} values (TensorFlow raises "
-            "InvalidArgumentError here). Find where the value first becomes non-finite, e.g. a log or a "
-            "division of 0."
-        )
+
+    def make_error(ok, values):
+        kind = "NaN" if np.isnan(values).any() else "Inf"
+        return failed(f"{message} : Tensor had {kind} values")
+
+    require(call(jnp.isfinite, tensor), make_error, tensor)
     return tensor
+
+
+def assert_all_finite(x, message, name=None):
+    """``tf.debugging.assert_all_finite(x, message)``: ``check_numerics`` under TensorFlow 2's name."""
+    return check_numerics(x, message, name=name)

@@ -197,7 +197,7 @@ class Function:
                 return self.python_function(*args, **kwargs)
         except _TRACER_ERRORS as e:
             name = getattr(self.python_function, "__qualname__", repr(self.python_function))
-            raise _errors.GradkitTypeError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
+            raise _errors.TracedValueNeededError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
 
     def __call__(self, *args, **kwargs):
         if _config.functions_run_eagerly():  # tf.config.run_functions_eagerly(True), as TensorFlow

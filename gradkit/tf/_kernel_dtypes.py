@@ -22,7 +22,7 @@ def check_dtype(x, allowed, fn):
     """Raise unless ``x``'s dtype is one of ``allowed`` (names such as ``"float32"``)."""
     name = np.dtype(x.dtype).name
     if name not in allowed:
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"{fn} takes a tensor of dtype {_either(allowed)}, as in TensorFlow, but got dtype {name}. "
             f"Cast it first: {fn}(tf.cast(x, tf.float32))."
         )

@@ -3,7 +3,8 @@
 TensorFlow's matrix kernels take float and complex matrices only (``tf.linalg.inv`` of an
 int32 matrix raises there, where ``jnp.linalg.inv`` would promote it), need square matrices
 where the math does, and never broadcast ``solve``'s batch dimensions. These helpers raise a
-``[gradkit]`` error for the same inputs, before JAX sees them.
+``[gradkit]`` error for the same inputs, before JAX sees them: a TypeError or ValueError, as
+TensorFlow raises where it traces, that is also the InvalidArgumentError its eager kernels raise.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def dtype_name(x) -> str:
     return np.dtype(x.dtype).name
 
 
-def check_dtype(op: str, x, allowed=LAPACK, what: str = "input", error=_errors.GradkitTypeError) -> None:
+def check_dtype(op: str, x, allowed=LAPACK, what: str = "input", error=_errors.InvalidArgumentTypeError) -> None:
     """Raise ``error`` unless ``x``'s dtype is one of ``allowed`` (names), as TensorFlow's kernel does."""
     if dtype_name(x) not in allowed:
         raise error(
@@ -44,18 +45,20 @@ def check_matrix(op: str, x, allowed=LAPACK, what: str = "input", square: bool =
     check_dtype(op, x, allowed, what)
     shape = tuple(x.shape)
     if len(shape) < 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.linalg.{op}: {what} has shape {shape}, but TensorFlow needs a matrix or a batch of "
             f"matrices (rank >= 2), shape [..., M, N]; a vector v as a column: tf.expand_dims(v, -1)."
         )
     if square and shape[-1] != shape[-2]:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.linalg.{op}: {what} has shape {shape}, but TensorFlow needs square matrices [..., M, M] "
             f"here; for a non-square matrix see tf.linalg.pinv or tf.linalg.lstsq."
         )
 
 
-def check_same_dtype(op: str, a, b, what_a: str = "matrix", what_b: str = "rhs", error=_errors.GradkitTypeError):
+def check_same_dtype(
+    op: str, a, b, what_a: str = "matrix", what_b: str = "rhs", error=_errors.InvalidArgumentTypeError
+):
     if dtype_name(a) != dtype_name(b):
         raise error(
             f"tf.linalg.{op}: {what_a} has dtype {dtype_name(a)} but {what_b} has dtype {dtype_name(b)}; "
@@ -71,7 +74,7 @@ def check_rhs(op: str, matrix, rhs, same_batch: bool = True) -> None:
     m, r = tuple(matrix.shape), tuple(rhs.shape)
     if len(r) < 2 or r[-2] != m[-2] or (same_batch and r[:-2] != m[:-2]) or not _broadcast(m[:-2], r[:-2]):
         batch = f"{m[:-2]} + " if same_batch else ""
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.linalg.{op}: matrix of shape {m} and rhs of shape {r}; TensorFlow needs rhs of shape "
             f"{batch}({m[-2]}, K){' (same batch dimensions, no broadcasting)' if same_batch else ''}. "
             "For a vector rhs, solve with rhs[..., None] and take [..., 0] of the result."

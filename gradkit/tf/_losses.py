@@ -82,7 +82,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     if known is not None and known.size and (known.min() < 0 or known.max() >= n):
         # TensorFlow raises here (InvalidArgumentError); the gather would give NaN silently.
         bad = int(known.min()) if known.min() < 0 else int(known.max())
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{fn} got a label value of {bad}, outside the valid range of classes [0, {n}) of logits "
             f"with {n} classes; TensorFlow refuses it too. Pass class indices in [0, {n})."
         )

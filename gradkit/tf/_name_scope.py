@@ -16,6 +16,7 @@ at the same place gets ``_1``, ``_2``, ...
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 
@@ -30,6 +31,7 @@ class _Scopes(threading.local):
     def __init__(self):
         self.prefix = ""  # the current scope: '' or 'outer/inner/'
         self.used = None  # while a tf.function is traced: its graph's names in use (lower case -> count)
+        self.outer = []  # the (prefix, used) each tf.function trace in progress started from
 
 
 _scopes = _Scopes()
@@ -136,7 +138,21 @@ class graph:
 
     def __enter__(self):
         self._outer = (_scopes.prefix, _scopes.used)
+        _scopes.outer.append(self._outer)
         _scopes.prefix, _scopes.used = "", {}
 
     def __exit__(self, *exc) -> None:
+        _scopes.outer.pop()
         _scopes.prefix, _scopes.used = self._outer
+
+
+@contextlib.contextmanager
+def outside_graph():
+    """While a ``tf.function`` is traced: the eager context around the outermost trace, keeping the
+    current scope, as TensorFlow's ``init_scope`` enters the same scope there."""
+    inner = _scopes.used
+    _scopes.used = _scopes.outer[0][1]
+    try:
+        yield
+    finally:
+        _scopes.used = inner

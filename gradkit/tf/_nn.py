@@ -171,7 +171,7 @@ def bias_add(value, bias, data_format=None, name=None):
     v, b = convert(value), convert(bias)
     if v.ndim < 2 or b.ndim != 1 or b.shape[0] != v.shape[channel_axis]:
         # TensorFlow's InvalidArgumentError too, where broadcasting would hide the mistake.
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.nn.bias_add takes a value of rank 2 or more and a bias of rank 1 with one entry per channel "
             f"(axis {channel_axis} of the value), but got a value of shape {tuple(v.shape)} and a bias of shape "
             f"{tuple(b.shape)}."

@@ -9,7 +9,9 @@ shape) is exported for scalars. Arguments are tensors inside the function, as in
 ``tf.function``. Variables the function reads are saved as constants, so a function that
 assigns one is refused. A function that draws random numbers (``tf.random``, ``tf.nn.dropout``)
 is exported with a runtime seed as its first argument, which the loaded function passes at
-each call, so it draws afresh at each call, as TensorFlow's does.
+each call, so it draws afresh at each call, as TensorFlow's does. A function holding a runtime
+check (a ``tf.debugging`` assertion on traced values) is refused: the check is a host callback,
+which ``jax.export`` cannot serialize, and saving the function without it would drop it silently.
 """
 
 from __future__ import annotations
@@ -23,10 +25,18 @@ import jax
 import jax.export  # a submodule jax < 0.8 does not import with jax itself
 import numpy as np
 
+from gradkit._core import runtime_checks
 from gradkit._core.compat import InconclusiveDimensionOperation
 from gradkit._core.functionalize import StateFrame, values_of
 from gradkit._core.state import State
-from gradkit._errors import PREFIX, GradkitError, GradkitTypeError, GradkitValueError, OpInputError
+from gradkit._errors import (
+    PREFIX,
+    GradkitError,
+    GradkitNotImplementedError,
+    GradkitTypeError,
+    GradkitValueError,
+    OpInputError,
+)
 from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
@@ -35,6 +45,13 @@ from ._convert import convert, wrap
 from ._function import Function
 
 _MANIFEST = "gradkit_saved_model.json"
+
+_MSG_RUNTIME_CHECKS = (
+    "saved_model.save cannot save {fn}: it checks values when it runs (a tf.debugging assertion or "
+    "check_numerics on a tensor computed from its arguments), and gradkit runs such a check as a host callback, "
+    "which jax.export cannot serialize. Nothing was saved for it. Check the values outside the saved function "
+    "(before calling it, or on its results), or save a variant of the function without the assertions."
+)
 
 _MSG_ASSIGNS = (
     "saved_model.save cannot save {fn}: it assigns Variable {name}, and a saved function holds the Variables "
@@ -159,12 +176,20 @@ def save(obj, export_dir, signatures=None, options=None):
                 raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
             return out
 
+        checks_before = runtime_checks.count()
         try:
-            exported = _export(name, pure, signature)
-        except _random.NeedsSeed:
-            # It draws random numbers: a runtime seed argument, so that each call draws afresh.
-            exported = _export(name, functools.partial(pure, _seeded=True), signature, seeded=True)
-            seeded.append(name)
+            try:
+                exported = _export(name, pure, signature)
+            except _random.NeedsSeed:
+                # It draws random numbers: a runtime seed argument, so that each call draws afresh.
+                exported = _export(name, functools.partial(pure, _seeded=True), signature, seeded=True)
+                seeded.append(name)
+        except NotImplementedError:  # what jax.export raises for a host callback
+            if runtime_checks.count() == checks_before:
+                raise
+            raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=name)) from None
+        if runtime_checks.count() != checks_before:
+            raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=name))
         with _serialization():
             blob = exported.serialize(vjp_order=1)
         with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:

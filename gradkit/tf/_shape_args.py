@@ -3,7 +3,9 @@
 ``jnp.tile`` pads short multiples with ones, ``jnp.pad`` broadcasts one row of paddings to
 every axis and reflects past an edge as often as needed, ``jnp.split`` takes sizes that do not
 cover the axis, and ``jax.lax.slice`` clamps a negative begin. TensorFlow refuses each of them,
-so gradkit.tf does too, instead of returning a tensor TensorFlow would never produce.
+so gradkit.tf does too, instead of returning a tensor TensorFlow would never produce, with an
+error that is both the ValueError TensorFlow raises where it traces and the InvalidArgumentError
+its eager ops raise.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from gradkit import _errors
 def check_multiples(multiples: tuple, shape: tuple) -> None:
     """``tf.tile``'s multiples: one per axis, none negative."""
     if len(multiples) != len(shape) or any(m < 0 for m in multiples):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.tile got multiples={list(multiples)} for a tensor of shape {list(shape)}: TensorFlow needs one "
             f"non-negative multiple per axis ({len(shape)}). Pass a list of {len(shape)} ints, with 1 for an "
             "axis to keep."
@@ -25,7 +27,7 @@ def check_paddings(widths: tuple, shape: tuple, mode: str) -> None:
     """``tf.pad``'s paddings: one ``[before, after]`` row per axis, none negative; a mirror mode
     cannot reach past the edge it mirrors."""
     if len(widths) != len(shape) or any(len(row) != 2 for row in widths) or any(p < 0 for r in widths for p in r):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.pad got paddings={[list(r) for r in widths]} for a tensor of shape {list(shape)}: TensorFlow "
             f"needs a [{len(shape)}, 2] list of non-negative [before, after] counts, one row per axis "
             "(jax would broadcast a single row). Write a row for each axis, [0, 0] where nothing is added."
@@ -35,7 +37,7 @@ def check_paddings(widths: tuple, shape: tuple, mode: str) -> None:
         limit = {"reflect": 1, "symmetric": 0}[mode]
         for axis, (row, size) in enumerate(zip(widths, shape)):
             if max(row) > size - limit:
-                raise _errors.GradkitValueError(
+                raise _errors.InvalidArgumentValueError(
                     f"tf.pad(mode={mode.upper()!r}) got paddings {list(row)} on axis {axis} of size {size}: "
                     f"TensorFlow mirrors at most {size - limit} entries on each side there. Pad in several "
                     "calls, or use mode='CONSTANT'."
@@ -47,7 +49,7 @@ def check_split_sizes(sizes: list, size: int, axis: int) -> None:
     unknown = sizes.count(-1)
     known = sum(s for s in sizes if s != -1)
     if unknown > 1 or any(s < -1 for s in sizes) or (known != size if not unknown else known > size):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.split got sizes {sizes} for axis {axis} of size {size}: TensorFlow needs sizes that add up to "
             f"{size} (at most one -1, which takes the rest). Fix the sizes, or pass a number of equal parts."
         )
@@ -56,7 +58,7 @@ def check_split_sizes(sizes: list, size: int, axis: int) -> None:
 def check_unstack_num(num, size: int, axis: int) -> None:
     """``tf.unstack``'s ``num``, when given, is the axis' size."""
     if num is not None and int(num) != size:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.unstack got num={int(num)} for axis {axis} of size {size}: TensorFlow requires them equal. "
             "Leave num=None, or unstack a slice of the axis."
         )
@@ -65,13 +67,13 @@ def check_unstack_num(num, size: int, axis: int) -> None:
 def check_slice(begin: tuple, size: tuple, shape: tuple) -> None:
     """``tf.slice``: ``begin`` in ``[0, dim]`` and ``begin + size`` within the axis (size -1: to the end)."""
     if len(begin) != len(shape) or len(size) != len(shape):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.slice got begin={list(begin)} and size={list(size)} for a tensor of shape {list(shape)}: "
             f"TensorFlow needs one of each per axis ({len(shape)})."
         )
     for axis, (b, s, dim) in enumerate(zip(begin, size, shape)):
         if not 0 <= b <= dim or s < -1 or (s != -1 and b + s > dim):
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"tf.slice got begin {b} and size {s} on axis {axis} of size {dim}: TensorFlow needs "
                 f"0 <= begin <= {dim} and begin + size <= {dim} (size -1 reads to the end; jax would clamp). "
                 "For an index from the end, use x[-n:] or begin = dim - n."
@@ -85,7 +87,7 @@ def check_broadcasts(shape, to_shape, what: str, name: str, to_name: str) -> Non
     try:
         jnp.broadcast_shapes(tuple(shape), tuple(to_shape))
     except ValueError:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: {name} of shape {tuple(shape)} does not broadcast to {to_name}'s shape {tuple(to_shape)}; "
             "TensorFlow refuses it too."
         ) from None

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 import gradkit.numpy as gnp
-from gradkit._errors import GradkitTypeError, GradkitValueError
+from gradkit._errors import GradkitValueError, InvalidArgumentTypeError
 from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor
@@ -35,7 +35,7 @@ def _check_cotangent_dtypes(targets, cotangents) -> None:
             continue  # Python numbers and lists take the target's dtype
         t_dtype, c_dtype = np.dtype(t_dtype), np.dtype(c_dtype)
         if np.issubdtype(t_dtype, np.inexact) and c_dtype != t_dtype:
-            raise GradkitTypeError(
+            raise InvalidArgumentTypeError(
                 f"output_gradients[{k}] has dtype {c_dtype.name} but its target has dtype {t_dtype.name}; "
                 "TensorFlow refuses a cotangent of another dtype (InvalidArgumentError). Cast it first: "
                 f"tf.cast(output_gradient, tf.{t_dtype.name})."

@@ -156,7 +156,7 @@ class TensorArray:
 
     def _value_of(self, value):
         if isinstance(value, (Tensor, Variable, jax.Array)) and np.dtype(value.dtype) != self._element_dtype:
-            raise _errors.GradkitTypeError(
+            raise _errors.InvalidArgumentTypeError(
                 f"tf.TensorArray of dtype {self._dtype.name} got a value of dtype {np.dtype(value.dtype).name}, "
                 "which TensorFlow refuses (InvalidArgumentError). Cast it first: tf.cast(value, ta.dtype)."
             )

@@ -14,6 +14,12 @@ from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
 from . import _math, _name_scope, _nondiff, _random, _scatter
 from ._convert import TensorShape, check_python_value, convert, wrap
+from ._variable_options import (
+    VariableAggregationV2,
+    VariableSynchronization,
+    aggregation_option,
+    synchronization_option,
+)
 
 
 def _wrapped(op):
@@ -48,6 +54,9 @@ class Variable(_GkVariable):
     ('v:0', [2], [2.0, 4.0])
     """
 
+    _aggregation = VariableAggregationV2.NONE
+    _synchronization = VariableSynchronization.AUTO
+
     def __init__(
         self,
         initial_value=None,
@@ -64,6 +73,11 @@ class Variable(_GkVariable):
         shape=None,
         experimental_enable_variable_lifting=True,
     ):
+        # Checked first, so that a refused option leaves no Variable made (and no initializer run).
+        self._aggregation = aggregation_option(aggregation, name)
+        self._synchronization = synchronization_option(synchronization, name)
+        if trainable is None:  # TensorFlow: an ON_READ Variable (a metric's) is not trained by default
+            trainable = self._synchronization != VariableSynchronization.ON_READ
         if callable(initial_value):
             initial_value = initial_value()
         check_python_value(initial_value, dtype, "tf.Variable")
@@ -81,6 +95,16 @@ class Variable(_GkVariable):
     @property
     def name(self) -> str:
         return f"{self._name}:0"
+
+    @property
+    def aggregation(self) -> VariableAggregationV2:
+        """``aggregation=`` as given (``tf.VariableAggregation.NONE`` by default)."""
+        return self._aggregation
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        """``synchronization=`` as given (``tf.VariableSynchronization.AUTO`` by default)."""
+        return self._synchronization
 
     @property
     def shape(self) -> TensorShape:

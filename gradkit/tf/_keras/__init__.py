@@ -13,6 +13,10 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import conv3d_layers as _conv3d_layers
+from . import depthwise_layers as _depthwise_layers
+from . import dot_attention_layers as _dot_attention_layers
+from . import einsum_dense as _einsum_dense
 from . import initializers as _initializers
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -23,6 +27,9 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import metrics as _metrics
 from . import optimizers as _optimizers
+from . import rnn_cells as _rnn_cells
+from . import rnn_layer as _rnn_layer
+from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from .input_layer import Input as _Input
 from .model import Model as _Model
@@ -45,6 +52,13 @@ LAYERS = (
     "Activation AveragePooling2D AvgPool2D BatchNormalization Conv1D Conv1DTranspose Conv2D Conv2DTranspose Dense "
     "Dropout Embedding Flatten GRU GlobalAveragePooling2D Input InputLayer LSTM Layer LayerNormalization LeakyReLU "
     "MaxPool2D MaxPooling2D MultiHeadAttention ReLU Reshape SimpleRNN Softmax"
+)
+CONV3D_LAYERS = (
+    "Conv3D Conv3DTranspose Convolution1D Convolution2D Convolution3D Convolution1DTranspose "
+    "Convolution2DTranspose Convolution3DTranspose"
+)
+DEPTHWISE_LAYERS = (
+    "DepthwiseConv1D DepthwiseConv2D SeparableConv1D SeparableConv2D SeparableConvolution1D SeparableConvolution2D"
 )
 LOSSES = (
     "Loss Reduction BinaryCrossentropy BinaryFocalCrossentropy CategoricalCrossentropy CategoricalFocalCrossentropy "
@@ -74,7 +88,17 @@ api = Namespace(
     Input=_Input,
     Model=_Model,
     Sequential=_Sequential,
-    layers=Namespace("gradkit.tf.keras.layers", **_members(_layers, LAYERS)),
+    layers=Namespace(
+        "gradkit.tf.keras.layers",
+        **_members(_layers, LAYERS),
+        **_members(_conv3d_layers, CONV3D_LAYERS),
+        **_members(_depthwise_layers, DEPTHWISE_LAYERS),
+        **_members(_einsum_dense, "EinsumDense"),
+        **_members(_dot_attention_layers, "Attention AdditiveAttention"),
+        **_members(_rnn_cells, "SimpleRNNCell LSTMCell GRUCell StackedRNNCells"),
+        **_members(_rnn_layer, "RNN"),
+        **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
+    ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
         **_members(_losses, LOSSES),

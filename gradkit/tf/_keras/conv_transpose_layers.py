@@ -9,7 +9,7 @@ from gradkit.nn import activations
 from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv_transpose
-from . import layer_args
+from . import conv_layers, layer_args
 from .layers import _KerasLayer
 
 
@@ -112,7 +112,7 @@ class _ConvTranspose(_KerasLayer, Layer):
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
 
     def _layout(self) -> str:
-        return "(batch, width, channels)" if self.rank == 1 else "(batch, height, width, channels)"
+        return conv_layers._LAYOUTS[self.rank]
 
     def build(self, input_shape) -> None:
         layer_args.check_rank(input_shape, self.rank + 2, self._layout(), self._what())

@@ -77,7 +77,7 @@ def accumulated_gradient(g, variable):
     dtype = np.dtype(variable.dtype)
     if isinstance(g, (Tensor, Variable, jax.Array, jax.core.Tracer)):
         if np.dtype(g.dtype) != dtype:
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"apply_gradients with gradient_accumulation_steps got a {np.dtype(g.dtype).name} gradient for "
                 f"the {dtype.name} Variable {variable.name!r}: the gradient is added to an accumulator of the "
                 "Variable's dtype, and TensorFlow cannot add tensors of two dtypes (Keras raises "

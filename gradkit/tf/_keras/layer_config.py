@@ -351,10 +351,10 @@ def serialize_layer(layer) -> dict:
 def deserialize_layer(config: dict, custom_objects=None):
     """``keras.layers.deserialize``: a layer made from ``serialize_layer``'s dict (a class of
     ``custom_objects`` by its name first, then gradkit.tf's layers)."""
-    from . import layers
+    from . import api, layers  # the tf.keras.layers namespace, then the module it starts from
 
     name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or getattr(layers, str(name), None)
+    cls = (custom_objects or {}).get(name) or getattr(api.layers, str(name), None) or getattr(layers, str(name), None)
     if cls is None:
         raise _errors.GradkitValueError(
             f"the config names the layer class {name!r}, which gradkit.tf.keras.layers does not have. Pass it in "

@@ -437,7 +437,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     n = y_pred.shape[-1]
     if known is not None and known.size and (known.min() < 0 or known.max() >= n):
         bad = known.min() if known.min() < 0 else known.max()
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{fn} got the label {bad}, outside the classes [0, {n}) of y_pred; TensorFlow refuses it too "
             f"(InvalidArgumentError). Pass class indices in [0, {n})."
         )

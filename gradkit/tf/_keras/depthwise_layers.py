@@ -1,0 +1,289 @@
+"""``tf.keras.layers.DepthwiseConv1D``, ``DepthwiseConv2D``, ``SeparableConv1D`` and
+``SeparableConv2D``: Keras 3's depthwise and separable convolutions, channels last.
+
+A depthwise convolution convolves each input channel with its own ``depth_multiplier``
+filters (kernel ``(*kernel_size, in_channels, depth_multiplier)``); a separable one follows it
+with a 1x1 convolution (``pointwise_kernel`` ``(*ones, in_channels * depth_multiplier,
+filters)``). Each call is one recorded op: the grouped convolution (``lax.conv_general_dilated``
+with one group per channel), the pointwise one and the bias. Strides and dilation may both be
+above 1, as in Keras 3, whose TensorFlow backend then runs the dilated convolution at stride 1
+over TensorFlow's 'same' padding and keeps every ``stride``-th output: the same values as one
+strided, dilated convolution, which is what runs here.
+
+>>> import gradkit.tf as tf
+>>> layer = tf.keras.layers.SeparableConv2D(4, 3, depth_multiplier=2, padding="same", name="sep")
+>>> layer(tf.ones([1, 5, 5, 3])).shape, [w.name for w in layer.weights]
+((1, 5, 5, 4), ['sep/depthwise_kernel:0', 'sep/pointwise_kernel:0', 'sep/bias:0'])
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from gradkit import _errors
+from gradkit.nn import activations
+from gradkit.nn.layer import Layer, unique_name
+
+from .. import _conv
+from .._convert import call
+from . import layer_args, layer_config
+from .layers import _KerasLayer
+
+
+def _depthwise_separable(x, depthwise, pointwise, bias, *, strides, padding, dilations):
+    """The depthwise convolution of ``x`` (channels last), then the pointwise one and the bias."""
+    channels = x.shape[-1]
+    kernel = depthwise.reshape((*depthwise.shape[:-2], 1, channels * depthwise.shape[-1]))
+    y = _conv._conv(x, kernel, strides, padding, dilations, True, channels)
+    if pointwise is not None:
+        y = _conv._conv(y, pointwise, (1,) * len(strides), "VALID", (1,) * len(strides), True, 1)
+    if bias is not None:
+        y = y + jnp.reshape(bias, (1,) * (y.ndim - 1) + bias.shape)
+    return y
+
+
+class _DepthwiseConv(_KerasLayer, Layer):
+    """The shared part of the depthwise and separable layers (``separable`` adds the pointwise kernel)."""
+
+    rank = 0
+    separable = False
+    default_name = ""
+
+    def __init__(
+        self,
+        kernel_size,
+        strides=1,
+        padding="valid",
+        depth_multiplier=1,
+        data_format=None,
+        dilation_rate=1,
+        activation=None,
+        use_bias=True,
+        depthwise_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        depthwise_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        depthwise_constraint=None,
+        bias_constraint=None,
+        name=None,
+        trainable=True,
+        filters=None,
+        pointwise_initializer="glorot_uniform",
+        pointwise_regularizer=None,
+        pointwise_constraint=None,
+        **kwargs,
+    ):
+        what = f"tf.keras.layers.{type(self).__name__}"
+        layer_args.refuse_unimplemented(
+            what,
+            "kernel_size, strides, padding, depth_multiplier, dilation_rate, activation, use_bias, the "
+            "initializers, name and trainable (and the separable layers' filters)",
+            depthwise_regularizer=depthwise_regularizer,
+            pointwise_regularizer=pointwise_regularizer,
+            bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer,
+            depthwise_constraint=depthwise_constraint,
+            pointwise_constraint=pointwise_constraint,
+            bias_constraint=bias_constraint,
+        )
+        if not self.separable:  # the separable layers' own arguments: unknown to a depthwise layer, as in Keras
+            given = {"filters": filters, "pointwise_regularizer": pointwise_regularizer}
+            given.update(pointwise_initializer=pointwise_initializer, pointwise_constraint=pointwise_constraint)
+            defaults = {"pointwise_initializer": "glorot_uniform"}
+            kwargs.update({k: v for k, v in given.items() if v is not None and v != defaults.get(k)})
+        shape_args = layer_args.base_options(what, kwargs)
+        layer_args.check_channels_last(data_format, what)
+        initializers = {"depthwise_initializer": depthwise_initializer, "bias_initializer": bias_initializer}
+        if self.separable:
+            initializers["pointwise_initializer"] = pointwise_initializer
+        layer_args.check_initializers(what, **initializers)
+        counts = (("depth_multiplier", depth_multiplier),) + ((("filters", filters),) if self.separable else ())
+        for arg, value in counts:
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise _errors.GradkitValueError(f"{what}: {arg}={value!r}; Keras takes a positive int here.")
+        n = self.rank
+        self.depth_multiplier = depth_multiplier
+        self.kernel_size = layer_args.int_tuple(kernel_size, n, "kernel_size", what)
+        self.strides = layer_args.int_tuple(strides, n, "strides", what)
+        self.dilation_rate = layer_args.int_tuple(dilation_rate, n, "dilation_rate", what)
+        self.padding = layer_args.padding_name(padding, what)
+        super().__init__(
+            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+        )
+        self.data_format = "channels_last"
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.depthwise_initializer = depthwise_initializer
+        self.bias_initializer = bias_initializer
+        if self.separable:
+            self.filters = filters
+            self.pointwise_initializer = pointwise_initializer
+        # The variables in Keras' order: the (depthwise) kernel, the pointwise kernel, the bias.
+        self.kernel = self.depthwise_kernel = self.pointwise_kernel = self.bias = None
+
+    def _what(self) -> str:
+        return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
+
+    def _layout(self) -> str:
+        return "(batch, width, channels)" if self.rank == 1 else "(batch, height, width, channels)"
+
+    def _out_channels(self, channels) -> int:
+        return self.filters if self.separable else channels * self.depth_multiplier
+
+    def build(self, input_shape) -> None:
+        layer_args.check_rank(input_shape, self.rank + 2, self._layout(), self._what())
+        channels = input_shape[-1]
+        shape = (*self.kernel_size, channels, self.depth_multiplier)
+        if self.separable:
+            self.depthwise_kernel = self.add_weight("depthwise_kernel", shape, self.depthwise_initializer)
+            pointwise = (*(1,) * self.rank, channels * self.depth_multiplier, self.filters)
+            self.pointwise_kernel = self.add_weight("pointwise_kernel", pointwise, self.pointwise_initializer)
+        else:
+            self.kernel = self.add_weight("kernel", shape, self.depthwise_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self._out_channels(channels),), self.bias_initializer)
+
+    def call(self, x):
+        layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())
+        depthwise = self.depthwise_kernel if self.separable else self.kernel
+        channels = depthwise.shape[-2]
+        if x.shape[-1] != channels:
+            raise _errors.GradkitValueError(
+                f"{self._what()} was built for inputs with {channels} channels (last axis), but got shape "
+                f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
+            )
+        layer_args.check_float(x, self._what())
+        spatial = x.shape[1:-1]
+        span = [(k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate)]
+        if self.padding == "valid" and any(size < k for size, k in zip(spatial, span)):
+            raise _errors.GradkitValueError(
+                f"{self._what()}: the (dilated) kernel spans {tuple(span)}, more than the input's "
+                f"{tuple(spatial)}, so padding='valid' leaves no output. Use padding='same' or a larger input."
+            )
+        y = call(
+            _depthwise_separable,
+            x,
+            depthwise.value,
+            self.pointwise_kernel.value if self.separable else None,
+            None if self.bias is None else self.bias.value,
+            strides=self.strides,
+            padding=self.padding.upper(),
+            dilations=self.dilation_rate,
+        )
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        spatial = jax.eval_shape(
+            lambda z: jax.lax.conv_general_dilated(
+                z,
+                jnp.zeros((1, 1, *self.kernel_size), jnp.float32),
+                self.strides,
+                self.padding.upper(),
+                rhs_dilation=self.dilation_rate,
+            ),
+            jax.ShapeDtypeStruct((1, 1, *(1 if d is None else d for d in shape[1:-1])), jnp.float32),
+        ).shape[2:]
+        spatial = tuple(None if d is None else s for d, s in zip(shape[1:-1], spatial))
+        return (shape[0], *spatial, self._out_channels(shape[-1]))
+
+
+class DepthwiseConv1D(_DepthwiseConv):
+    """``tf.keras.layers.DepthwiseConv1D(kernel_size, strides=1, padding='valid',
+    depth_multiplier=1, dilation_rate=1, activation=None, use_bias=True,
+    depthwise_initializer='glorot_uniform', bias_initializer='zeros')`` over
+    ``(batch, width, channels)`` inputs; kernel ``(kernel_size, channels, depth_multiplier)``,
+    ``channels * depth_multiplier`` outputs.
+
+    >>> import gradkit.tf as tf
+    >>> tf.keras.layers.DepthwiseConv1D(3, depth_multiplier=2)(tf.ones([2, 6, 3])).shape
+    (2, 4, 6)
+    """
+
+    rank = 1
+    default_name = "depthwise_conv1d"
+
+
+class DepthwiseConv2D(_DepthwiseConv):
+    """``tf.keras.layers.DepthwiseConv2D(kernel_size, strides=(1, 1), padding='valid',
+    depth_multiplier=1, dilation_rate=(1, 1), activation=None, use_bias=True,
+    depthwise_initializer='glorot_uniform', bias_initializer='zeros')`` over
+    ``(batch, height, width, channels)`` inputs; kernel ``(kh, kw, channels, depth_multiplier)``."""
+
+    rank = 2
+    default_name = "depthwise_conv2d"
+
+
+class SeparableConv1D(_DepthwiseConv):
+    """``tf.keras.layers.SeparableConv1D(filters, kernel_size, strides=1, padding='valid',
+    dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
+    depthwise_initializer='glorot_uniform', pointwise_initializer='glorot_uniform',
+    bias_initializer='zeros')`` over ``(batch, width, channels)`` inputs."""
+
+    rank = 1
+    separable = True
+    default_name = "separable_conv1d"
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1, **kwargs):
+        super().__init__(
+            kernel_size,
+            strides,
+            padding,
+            data_format=data_format,
+            dilation_rate=dilation_rate,
+            filters=filters,
+            **kwargs,
+        )
+
+
+class SeparableConv2D(SeparableConv1D):
+    """``tf.keras.layers.SeparableConv2D(filters, kernel_size, strides=(1, 1), padding='valid',
+    dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+    depthwise_initializer='glorot_uniform', pointwise_initializer='glorot_uniform',
+    bias_initializer='zeros')`` over ``(batch, height, width, channels)`` inputs."""
+
+    rank = 2
+    default_name = "separable_conv2d"
+
+
+# Keras' other names for the separable layers (the same classes, as in Keras).
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
+
+_DEPTHWISE_TAIL = (
+    "activation",
+    "use_bias",
+    "depthwise_initializer",
+    "bias_initializer",
+    ("depthwise_regularizer", None),
+    ("bias_regularizer", None),
+    ("activity_regularizer", None),
+    ("depthwise_constraint", None),
+    ("bias_constraint", None),
+)
+_DEPTHWISE = ("depth_multiplier", "kernel_size", "strides", "padding", "data_format", "dilation_rate", *_DEPTHWISE_TAIL)
+_SEPARABLE = (
+    "depth_multiplier",
+    "filters",
+    "kernel_size",
+    "strides",
+    "padding",
+    "data_format",
+    "dilation_rate",
+    "activation",
+    "use_bias",
+    "depthwise_initializer",
+    "pointwise_initializer",
+    "bias_initializer",
+    ("depthwise_regularizer", None),
+    ("pointwise_regularizer", None),
+    ("bias_regularizer", None),
+    ("activity_regularizer", None),
+    ("depthwise_constraint", None),
+    ("pointwise_constraint", None),
+    ("bias_constraint", None),
+)
+layer_config.BUILTIN.update(
+    DepthwiseConv1D=_DEPTHWISE, DepthwiseConv2D=_DEPTHWISE, SeparableConv1D=_SEPARABLE, SeparableConv2D=_SEPARABLE
+)
