@@ -97,6 +97,11 @@ class RecordingError(GradkitError, TypeError):
     """A recorded tensor reached code that would silently drop its gradient."""
 
 
+class DtypeKindError(GradkitTypeError, AttributeError):
+    """A dtype of the wrong kind (neither float nor integer) for ``tf.image.convert_image_dtype``:
+    also an AttributeError, the class TensorFlow raises there."""
+
+
 MSG_NOT_A_VARIABLE = (
     "wrt= takes Variables (or a list/tuple/dict of them), but got {what}. "
     "To differentiate with respect to an array argument, pass it positionally and use argnums=; "

@@ -350,7 +350,16 @@ del (
 )
 
 
-# TensorFlow's top-level array and shape ops beyond the basics.
+# TensorFlow's top-level array and shape ops beyond the basics; tf.image (one module per group of ops).
+from . import (  # noqa: E402
+    _image_adjust,
+    _image_color,
+    _image_dtype,
+    _image_geometry,
+    _image_quality,
+    _image_random,
+    _image_resize,
+)
 from ._bitcast import bitcast  # noqa: E402
 from ._counting import histogram_fixed_width, histogram_fixed_width_bins, unique, unique_with_counts  # noqa: E402
 from ._graph_helpers import (  # noqa: E402
@@ -398,6 +407,23 @@ dtypes.__all__ += ["cast", "complex", "saturate_cast"]
 initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
 # TensorFlow's top-level aliases of tf.linalg ops.
 eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm
+
+image = _Namespace(
+    "gradkit.tf.image",
+    **{
+        n: getattr(module, n)
+        for module in (
+            _image_resize,
+            _image_geometry,
+            _image_dtype,
+            _image_color,
+            _image_adjust,
+            _image_quality,
+            _image_random,
+        )
+        for n in module.__all__
+    },
+)
 
 
 def __getattr__(name):

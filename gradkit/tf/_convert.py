@@ -143,6 +143,7 @@ def public_name(frame) -> str:
                 ("tf.math.", tf.math),
                 ("tf.linalg.", tf.linalg),
                 ("tf.debugging.", tf.debugging),
+                ("tf.image.", tf.image),
             )
             for prefix, namespace in namespaces:
                 for name, member in vars(namespace).items():

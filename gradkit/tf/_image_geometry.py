@@ -1,0 +1,239 @@
+"""``tf.image``'s geometry: flips, transposition, rotation, crops, pads and patches.
+
+Every op keeps the image's dtype and moves values without changing them, so its gradient
+moves the upstream gradient back (zeros where padding was added). Offsets, sizes, ``k`` and
+the crop fraction fix the result's shape, so they must be known while a program is traced.
+
+>>> import gradkit.tf as tf
+>>> image = tf.reshape(tf.range(6), [2, 3, 1])
+>>> tf.image.flip_left_right(image)[:, :, 0].numpy().tolist()
+[[2, 1, 0], [5, 4, 3]]
+>>> tf.image.pad_to_bounding_box(image, 1, 0, 3, 4)[:, :, 0].numpy().tolist()
+[[0, 0, 0, 0], [0, 1, 2, 0], [3, 4, 5, 0]]
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from gradkit import _errors
+
+from ._convert import call, known_value, static_ints
+from ._image_checks import concrete_int, images_arg
+
+__all__ = [
+    "central_crop",
+    "crop_to_bounding_box",
+    "extract_patches",
+    "flip_left_right",
+    "flip_up_down",
+    "pad_to_bounding_box",
+    "resize_with_crop_or_pad",
+    "rot90",
+    "transpose",
+]
+
+
+def _flip(image, *, axis):
+    return jnp.flip(image, axis)
+
+
+def _rot90(image, *, k):
+    return jnp.rot90(image, k, axes=(image.ndim - 3, image.ndim - 2))
+
+
+def _swap_height_width(image):
+    return jnp.swapaxes(image, -3, -2)
+
+
+def _window(image, *, top, left, height, width):
+    return image[..., top : top + height, left : left + width, :]
+
+
+def _padded(image, *, top, left, bottom, right):
+    widths = [(0, 0)] * (image.ndim - 3) + [(top, bottom), (left, right), (0, 0)]
+    return jnp.pad(image, widths)
+
+
+def flip_left_right(image):
+    """``tf.image.flip_left_right``: the width axis reversed."""
+    image = images_arg(image, "flip_left_right")
+    return call(_flip, image, axis=image.ndim - 2)
+
+
+def flip_up_down(image):
+    """``tf.image.flip_up_down``: the height axis reversed."""
+    image = images_arg(image, "flip_up_down")
+    return call(_flip, image, axis=image.ndim - 3)
+
+
+def transpose(image, name=None):
+    """``tf.image.transpose``: height and width swapped."""
+    return call(_swap_height_width, images_arg(image, "transpose"))
+
+
+def rot90(image, k=1, name=None):
+    """``tf.image.rot90``: rotated counter-clockwise by ``k`` quarter turns."""
+    image = images_arg(image, "rot90")
+    return call(_rot90, image, k=concrete_int(k, "rot90", "k") % 4)
+
+
+def _non_negative(fn, **values):
+    for what, value in values.items():
+        if value < 0:
+            raise _errors.GradkitValueError(
+                f"tf.image.{fn} got {what}={value}: it must be >= 0, as TensorFlow requires."
+            )
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.crop_to_bounding_box``: the ``target_height x target_width`` window whose top
+    left corner is at ``(offset_height, offset_width)``."""
+    fn = "crop_to_bounding_box"
+    image = images_arg(image, fn)
+    top, left, height, width = (
+        concrete_int(v, fn, what)
+        for v, what in zip(
+            (offset_height, offset_width, target_height, target_width),
+            ("offset_height", "offset_width", "target_height", "target_width"),
+        )
+    )
+    _non_negative(fn, offset_height=top, offset_width=left)
+    if height <= 0 or width <= 0:
+        raise _errors.GradkitValueError(
+            f"tf.image.{fn} got a target of {height} x {width}: both sides must be > 0, as TensorFlow requires."
+        )
+    image_height, image_width = image.shape[-3:-1]
+    if top + height > image_height or left + width > image_width:
+        raise _errors.GradkitValueError(
+            f"tf.image.{fn}: the box {height} x {width} at ({top}, {left}) reaches past the "
+            f"{image_height} x {image_width} image; TensorFlow requires the image to hold it. "
+            "Pad first (tf.image.pad_to_bounding_box) or pass a smaller box."
+        )
+    return call(_window, image, top=top, left=left, height=height, width=width)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.pad_to_bounding_box``: the image placed at ``(offset_height, offset_width)``
+    in a ``target_height x target_width`` image of zeros."""
+    fn = "pad_to_bounding_box"
+    image = images_arg(image, fn)
+    top, left, height, width = (
+        concrete_int(v, fn, what)
+        for v, what in zip(
+            (offset_height, offset_width, target_height, target_width),
+            ("offset_height", "offset_width", "target_height", "target_width"),
+        )
+    )
+    _non_negative(fn, offset_height=top, offset_width=left)
+    image_height, image_width = image.shape[-3:-1]
+    bottom, right = height - top - image_height, width - left - image_width
+    if bottom < 0 or right < 0:
+        raise _errors.GradkitValueError(
+            f"tf.image.{fn}: the {image_height} x {image_width} image at ({top}, {left}) does not fit in "
+            f"{height} x {width}; TensorFlow requires the target to hold it. Pass a larger target, or crop "
+            "first (tf.image.crop_to_bounding_box)."
+        )
+    return call(_padded, image, top=top, left=left, bottom=bottom, right=right)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """``tf.image.resize_with_crop_or_pad``: cropped or padded with zeros, about the centre, to
+    ``target_height x target_width``."""
+    fn = "resize_with_crop_or_pad"
+    image = images_arg(image, fn)
+    height, width = (
+        concrete_int(v, fn, w) for v, w in ((target_height, "target_height"), (target_width, "target_width"))
+    )
+    if height <= 0 or width <= 0:
+        raise _errors.GradkitValueError(
+            f"tf.image.{fn} got a target of {height} x {width}: both sides must be > 0, as TensorFlow requires."
+        )
+    image_height, image_width = image.shape[-3:-1]
+    cropped = crop_to_bounding_box(
+        image,
+        max(-(height - image_height) // 2, 0),
+        max(-(width - image_width) // 2, 0),
+        min(height, image_height),
+        min(width, image_width),
+    )
+    return pad_to_bounding_box(
+        cropped, max((height - image_height) // 2, 0), max((width - image_width) // 2, 0), height, width
+    )
+
+
+def central_crop(image, central_fraction):
+    """``tf.image.central_crop``: the central ``central_fraction`` of the height and of the width."""
+    image = images_arg(image, "central_crop")
+    fraction = known_value(central_fraction)
+    if fraction is None or fraction.ndim != 0:
+        raise _errors.GradkitValueError(
+            "tf.image.central_crop takes central_fraction as a Python number, known while tracing "
+            f"(it fixes the result's shape); got {central_fraction!r}."
+        )
+    fraction = float(fraction)
+    if not 0.0 < fraction <= 1.0:
+        raise _errors.GradkitValueError(
+            f"tf.image.central_crop got central_fraction={fraction}: it must be within (0, 1], as in TensorFlow."
+        )
+    if fraction == 1.0:
+        return call(_window, image, top=0, left=0, height=image.shape[-3], width=image.shape[-2])
+    height, width = image.shape[-3:-1]
+    top, left = int((height - height * fraction) / 2), int((width - width * fraction) / 2)
+    return call(_window, image, top=top, left=left, height=height - 2 * top, width=width - 2 * left)
+
+
+def _patches(images, *, sizes, strides, rates, padding):
+    _, height, width, depth = images.shape
+    spans = [(k - 1) * r + 1 for k, r in zip(sizes, rates)]
+    if padding == "SAME":
+        outs = [-(-n // s) for n, s in zip((height, width), strides)]
+        totals = [max((o - 1) * s + e - n, 0) for o, s, e, n in zip(outs, strides, spans, (height, width))]
+        images = jnp.pad(
+            images,
+            [(0, 0), (totals[0] // 2, totals[0] - totals[0] // 2)]
+            + [(totals[1] // 2, totals[1] - totals[1] // 2), (0, 0)],
+        )
+    else:
+        outs = [max((n - e) // s + 1, 0) for n, e, s in zip((height, width), spans, strides)]
+    taps = []
+    for i in range(sizes[0]):
+        for j in range(sizes[1]):
+            start = (0, i * rates[0], j * rates[1], 0)
+            limit = (
+                images.shape[0],
+                start[1] + (outs[0] - 1) * strides[0] + 1,
+                start[2] + (outs[1] - 1) * strides[1] + 1,
+                depth,
+            )
+            taps.append(jax.lax.slice(images, start, limit, (1, strides[0], strides[1], 1)))
+    return jnp.concatenate(taps, axis=-1)
+
+
+def _window_arg(value, what):
+    values = static_ints(value)
+    if len(values) != 4 or values[0] != 1 or values[3] != 1 or min(values) < 1:
+        raise _errors.GradkitValueError(
+            f"tf.image.extract_patches got {what}={list(values)}: it takes [1, rows, cols, 1] with positive "
+            "rows and cols, as TensorFlow does."
+        )
+    return values[1:3]
+
+
+def extract_patches(images, sizes, strides, rates, padding, name=None):
+    """``tf.image.extract_patches``: every ``sizes`` window of ``images`` (4-D), flattened in
+    row, column, channel order into the last axis."""
+    images = images_arg(images, "extract_patches", ranks=(4,))
+    if padding not in ("SAME", "VALID"):
+        raise _errors.GradkitValueError(
+            f"tf.image.extract_patches got padding={padding!r}: TensorFlow takes 'SAME' or 'VALID'."
+        )
+    return call(
+        _patches,
+        images,
+        sizes=_window_arg(sizes, "sizes"),
+        strides=_window_arg(strides, "strides"),
+        rates=_window_arg(rates, "rates"),
+        padding=padding,
+    )
