@@ -283,6 +283,10 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
+# tf.signal: one module per group of ops.
+from . import _signal_fft  # noqa: E402
+
+signal = _Namespace("gradkit.tf.signal", **_public(_signal_fft))
 from . import _config, _debugging  # noqa: E402
 
 debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)

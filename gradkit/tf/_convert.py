@@ -137,7 +137,13 @@ def public_name(frame) -> str:
     while frame is not None and frame.f_globals.get("__name__", "").startswith("gradkit.tf"):
         code = frame.f_code
         if not code.co_name.startswith("_"):
-            for prefix, namespace in (("tf.", tf), ("tf.nn.", tf.nn), ("tf.math.", tf.math), ("tf.linalg.", tf.linalg)):
+            for prefix, namespace in (
+                ("tf.", tf),
+                ("tf.nn.", tf.nn),
+                ("tf.math.", tf.math),
+                ("tf.linalg.", tf.linalg),
+                ("tf.signal.", tf.signal),
+            ):
                 for name, member in vars(namespace).items():
                     if not name.startswith("_") and _runs(member, frame):
                         return prefix + name
