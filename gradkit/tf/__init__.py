@@ -284,9 +284,15 @@ saved_model = _Namespace(
 )
 experimental = _Namespace("gradkit.tf.experimental")
 # tf.signal: one module per group of ops.
-from . import _signal_fft, _signal_windows  # noqa: E402
+from . import _signal_fft, _signal_frames, _signal_stft, _signal_windows  # noqa: E402
 
-signal = _Namespace("gradkit.tf.signal", **_public(_signal_fft), **_public(_signal_windows))
+signal = _Namespace(
+    "gradkit.tf.signal",
+    **_public(_signal_fft),
+    **_public(_signal_windows),
+    **_public(_signal_frames),
+    **{n: getattr(_signal_stft, n) for n in ("stft", "inverse_stft", "inverse_stft_window_fn")},
+)
 from . import _config, _debugging  # noqa: E402
 
 debugging = _Namespace("gradkit.tf.debugging", check_numerics=_debugging.check_numerics)
