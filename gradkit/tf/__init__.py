@@ -284,7 +284,15 @@ saved_model = _Namespace(
 )
 experimental = _Namespace("gradkit.tf.experimental")
 # tf.signal: one module per group of ops.
-from . import _signal_fft, _signal_frames, _signal_stft, _signal_windows  # noqa: E402
+from . import (  # noqa: E402
+    _signal_dct,
+    _signal_fft,
+    _signal_frames,
+    _signal_mdct,
+    _signal_mel,
+    _signal_stft,
+    _signal_windows,
+)
 
 signal = _Namespace(
     "gradkit.tf.signal",
@@ -292,6 +300,9 @@ signal = _Namespace(
     **_public(_signal_windows),
     **_public(_signal_frames),
     **{n: getattr(_signal_stft, n) for n in ("stft", "inverse_stft", "inverse_stft_window_fn")},
+    **_public(_signal_dct),
+    **{n: getattr(_signal_mdct, n) for n in ("mdct", "inverse_mdct")},
+    linear_to_mel_weight_matrix=_signal_mel.linear_to_mel_weight_matrix,
 )
 from . import _config, _debugging  # noqa: E402
 
