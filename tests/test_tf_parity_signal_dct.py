@@ -36,7 +36,7 @@ def _with_gradient(tf, transform, value, dtype):
 
 def p_dct_types_and_norms(tf, dtype="float32"):
     out = []
-    for value in (X5, X2x6, X2x3x4):
+    for value in (X5, X2x3x4):
         for kind in (1, 2, 3, 4):
             for norm in (None, "ortho") if kind != 1 else (None,):
                 out += _with_gradient(tf, lambda x, k=kind, m=norm: tf.signal.dct(x, type=k, norm=m), value, dtype)
@@ -45,7 +45,7 @@ def p_dct_types_and_norms(tf, dtype="float32"):
 
 def p_idct_types_and_norms(tf, dtype="float32"):
     out = []
-    for value in (X5, X2x6):
+    for value in (X2x6,):
         for kind in (1, 2, 3, 4):
             for norm in (None, "ortho") if kind != 1 else (None,):
                 out += _with_gradient(tf, lambda x, k=kind, m=norm: tf.signal.idct(x, type=k, norm=m), value, dtype)
@@ -55,7 +55,7 @@ def p_idct_types_and_norms(tf, dtype="float32"):
 def p_dct_n_crops_and_pads(tf, dtype="float32"):
     out = []
     for kind in (1, 2, 3, 4):
-        for n in (2, 3, 6, 9):
+        for n in (3, 9):
             out += _with_gradient(tf, lambda x, k=kind, n=n: tf.signal.dct(x, type=k, n=n), X2x6, dtype)
         out += _with_gradient(tf, lambda x, k=kind: tf.signal.idct(x, type=k, n=4), X2x6, dtype)
     return out
@@ -180,6 +180,8 @@ def p_mfccs_refuse_no_bins(tf, dtype="float32"):
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
+# Run again in float64 by test_tf_parity_signal_float64.py.
+FLOAT64 = [p_dct_types_and_norms, p_mdct_and_inverse, p_mel_weight_matrix, p_mfccs]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -160,6 +160,8 @@ def p_rfft_refuses_an_fft_length_of_another_rank(tf, dtype="float32"):
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
+# Run again in float64 by test_tf_parity_signal_float64.py.
+FLOAT64 = [p_fft_and_ifft_1d_2d_3d, p_rfft_and_irfft_default_lengths, p_rfft_fft_length_pads, p_fft_length_crops_values]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -179,6 +179,8 @@ def p_inverse_stft_refuses_a_list_fft_length(tf, dtype="float32"):
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
+# Run again in float64 by test_tf_parity_signal_float64.py.
+FLOAT64 = [p_frame_batches_and_axes, p_overlap_and_add, p_stft, p_inverse_stft]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])

@@ -91,6 +91,8 @@ def p_an_empty_kaiser_window_is_refused(tf, dtype="float32"):
 
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
+# Run again in float64 by test_tf_parity_signal_float64.py.
+FLOAT64 = [p_hann_and_hamming, p_kaiser_gradient_in_beta, p_vorbis]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
