@@ -143,6 +143,10 @@ def p_rfft_refuses_an_integer_tensor(tf, dtype="float32"):
     return tf.signal.rfft(tf.constant([1, 2, 3]))
 
 
+def p_rfft_refuses_a_float16_tensor(tf, dtype="float32"):
+    return tf.signal.rfft(tf.constant([1.0, 2.0], tf.float16))
+
+
 def p_irfft_refuses_a_real_tensor(tf, dtype="float32"):
     return tf.signal.irfft(tf.constant(X5.astype(dtype)))
 

@@ -115,6 +115,21 @@ def p_stft_with_a_window_of_a_variable(tf, dtype="float32"):
     return [y, tape.gradient(loss, beta)]
 
 
+def p_stft_training_step_inside_a_function(tf, dtype="float32"):
+    x = tf.Variable(tf.constant(S2x9.astype(dtype)))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            y = tf.signal.stft(x, 4, 2, pad_end=True)
+            loss = tf.reduce_sum(tf.abs(y) ** 2)
+        gradient = tape.gradient(loss, x)
+        x.assign_sub(0.01 * gradient)
+        return loss, gradient
+
+    return [*step(), *step(), x]
+
+
 def p_inverse_stft(tf, dtype="float32"):
     out = []
     for length, step, fft_length in ((4, 2, None), (5, 2, None), (6, 3, 4), (5, 1, 8), (3, 2, 5)):
