@@ -112,7 +112,15 @@ def p_python_lists_take_tensorflows_preferred_dtypes(tf, dtype="float32"):
         tf.signal.irfft([1.0, 2.0, 3.0]),
         tf.signal.rfft([1.0, 2.0, 3.0]).dtype.name,
         tf.signal.fft([1.0, 2.0, 3.0]).dtype.name,
+        tf.signal.fft([1, 2]),
+        tf.signal.rfft([True, False]),
+        tf.signal.irfft([1, 2]),
+        tf.signal.fft([1 + 1j, 2]),
     ]
+
+
+def p_fft_refuses_a_boolean_list(tf, dtype="float32"):
+    return tf.signal.fft([True, False])
 
 
 def p_fftshift_and_ifftshift(tf, dtype="float32"):

@@ -52,7 +52,11 @@ def _input(value, rank, what, allowed, python_dtype, dtype_error):
     number or list is converted to ``python_dtype`` first, as TensorFlow prefers. Another dtype
     raises ``dtype_error``: TensorFlow's real transforms raise ValueError, its complex kernels
     refuse the dtype (a TypeError where ``tf.function`` traces them)."""
-    if _is_python_value(value) and np.asarray(value).dtype.kind in "biuf" + ("c" if python_dtype in _COMPLEX else ""):
+    # As TensorFlow converts Python values: numbers to the preferred dtype (booleans too for the
+    # real transforms, not for the complex kernels), complex numbers to complex128 (complex64
+    # without jax_enable_x64).
+    convertible = "biuf" if python_dtype in _REAL else "iuf"
+    if _is_python_value(value) and np.asarray(value).dtype.kind in convertible:
         x = convert(value, python_dtype)
     else:
         x = convert(value)
