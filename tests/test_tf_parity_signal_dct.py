@@ -61,8 +61,12 @@ def p_dct_n_crops_and_pads(tf, dtype="float32"):
     return out
 
 
-def p_dct_of_a_python_list(tf, dtype="float32"):
-    return [tf.signal.dct([1.0, 2.0, 3.0]), tf.signal.idct([[1.0, 2.0], [3.0, 4.0]], norm="ortho")]
+def p_dct_of_a_python_list_and_a_tensor_n(tf, dtype="float32"):
+    return [
+        tf.signal.dct([1.0, 2.0, 3.0]),
+        tf.signal.idct([[1.0, 2.0], [3.0, 4.0]], norm="ortho"),
+        tf.signal.dct(tf.constant(X2x6.astype(dtype)), n=tf.constant(4)),
+    ]
 
 
 def p_dct_refuses_an_axis_other_than_the_last(tf, dtype="float32"):
