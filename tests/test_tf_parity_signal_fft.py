@@ -104,6 +104,10 @@ def p_fft_length_crops_values(tf, dtype="float32"):
     ]
 
 
+def p_empty_complex_transforms(tf, dtype="float32"):
+    return [tf.signal.fft(tf.ones([0], tf.complex64)), tf.signal.ifft2d(tf.ones([2, 0, 3], tf.complex64))]
+
+
 def p_python_lists_take_tensorflows_preferred_dtypes(tf, dtype="float32"):
     return [
         tf.signal.fft([1.0, 2.0, 3.0]),

@@ -68,9 +68,10 @@ def _input(value, rank, what, allowed, python_dtype, dtype_error):
             f"Cast it first: {what}(tf.cast(x, tf.{target}))."
         )
     if x.ndim < rank:
+        inner = "innermost axis" if rank == 1 else f"inner {rank} axes"
         raise _errors.GradkitValueError(
-            f"{what} transforms the inner {rank} axes, but got a tensor of shape {tuple(x.shape)} "
-            f"(rank {x.ndim}). Give it at least {rank} axes, e.g. with tf.reshape or tf.expand_dims."
+            f"{what} transforms the {inner}, but got a tensor of shape {tuple(x.shape)} (rank {x.ndim}). "
+            f"Give it at least {rank} {'axis' if rank == 1 else 'axes'}, e.g. with tf.reshape or tf.expand_dims."
         )
     return x
 
