@@ -91,6 +91,18 @@ def p_rfft_fft_length_pads(tf, dtype="float32"):
     ]
 
 
+def p_second_order_through_rfft_and_fft(tf, dtype="float32"):
+    x = tf.Variable(tf.constant(X5.astype(dtype)))
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = tf.signal.rfft(x * x, [8])
+            z = tf.signal.ifft(tf.signal.fft(tf.cast(x, y.dtype) * y[..., :5]))
+            loss = tf.reduce_sum(tf.abs(y) ** 2) + tf.reduce_sum(tf.math.real(z) ** 2)
+        gradient = inner.gradient(loss, x)
+        second = tf.reduce_sum(gradient * tf.constant(X5[::-1].astype(dtype)))
+    return [gradient, outer.gradient(second, x)]
+
+
 def p_fft_length_crops_values(tf, dtype="float32"):
     x, z = tf.constant(X234.astype(dtype)), tf.constant(Z34.astype(_complex(dtype)))
     return [
@@ -177,7 +189,13 @@ def p_rfft_refuses_an_fft_length_of_another_rank(tf, dtype="float32"):
 
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 # Run again in float64 by test_tf_parity_signal_float64.py.
-FLOAT64 = [p_fft_and_ifft_1d_2d_3d, p_rfft_and_irfft_default_lengths, p_rfft_fft_length_pads, p_fft_length_crops_values]
+FLOAT64 = [
+    p_fft_and_ifft_1d_2d_3d,
+    p_rfft_and_irfft_default_lengths,
+    p_rfft_fft_length_pads,
+    p_fft_length_crops_values,
+    p_second_order_through_rfft_and_fft,
+]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
