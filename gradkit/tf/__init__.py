@@ -294,15 +294,27 @@ from . import (  # noqa: E402
     _signal_windows,
 )
 
+
+def _defined_in(module) -> dict:
+    """A module's public callables defined in it (not those it imports from its neighbours)."""
+    return {n: f for n, f in _public(module).items() if getattr(f, "__module__", None) == module.__name__}
+
+
 signal = _Namespace(
     "gradkit.tf.signal",
-    **_public(_signal_fft),
-    **_public(_signal_windows),
-    **_public(_signal_frames),
-    **{n: getattr(_signal_stft, n) for n in ("stft", "inverse_stft", "inverse_stft_window_fn")},
-    **_public(_signal_dct),
-    **{n: getattr(_signal_mdct, n) for n in ("mdct", "inverse_mdct")},
-    linear_to_mel_weight_matrix=_signal_mel.linear_to_mel_weight_matrix,
+    **{
+        name: op
+        for module in (
+            _signal_fft,
+            _signal_windows,
+            _signal_frames,
+            _signal_stft,
+            _signal_dct,
+            _signal_mdct,
+            _signal_mel,
+        )
+        for name, op in _defined_in(module).items()
+    },
 )
 from . import _config, _debugging  # noqa: E402
 

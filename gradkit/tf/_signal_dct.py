@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from ._convert import call, convert
-from ._signal_frames import _static_int
+from ._signal_args import static_int
 
 _INVERSE_TYPE = {1: 1, 2: 3, 3: 2, 4: 4}
 
@@ -82,7 +82,7 @@ def _checked(input, type, n, axis, norm, what):  # noqa: A002  (TensorFlow's arg
             f"{what} transforms the last axis only (axis=-1), as TensorFlow, but got axis={axis!r}. Move the "
             "axis last first: tf.transpose, or tf.experimental.numpy.moveaxis."
         )
-    if n is not None and _static_int(n, what, "n") < 1:
+    if n is not None and static_int(n, what, "n") < 1:
         raise _errors.GradkitValueError(f"{what} got n={n!r}; n must be a positive integer or None.")
     if type not in (1, 2, 3, 4):
         raise _errors.GradkitValueError(f"{what} got type={type!r}; TensorFlow has DCT types 1, 2, 3 and 4.")
@@ -111,14 +111,14 @@ def _checked(input, type, n, axis, norm, what):  # noqa: A002  (TensorFlow's arg
 def dct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002  (TensorFlow's argument names)
     """TensorFlow's ``tf.signal.dct``: the type ``type`` DCT of the last axis (cropped or padded to ``n``)."""
     x = _checked(input, type, n, axis, norm, "tf.signal.dct")
-    return call(_dct, x, kind=type, n=None if n is None else _static_int(n, "tf.signal.dct", "n"), norm=norm)
+    return call(_dct, x, kind=type, n=None if n is None else static_int(n, "tf.signal.dct", "n"), norm=norm)
 
 
 def idct(input, type=2, n=None, axis=-1, norm=None, name=None):  # noqa: A002  (TensorFlow's argument names)
     """TensorFlow's ``tf.signal.idct``: the DCT of the inverse type (II and III swap; I and IV are
     their own inverses up to scale)."""
     x = _checked(input, type, n, axis, norm, "tf.signal.idct")
-    n = None if n is None else _static_int(n, "tf.signal.idct", "n")
+    n = None if n is None else static_int(n, "tf.signal.idct", "n")
     return call(_dct, x, kind=_INVERSE_TYPE[type], n=n, norm=norm)
 
 

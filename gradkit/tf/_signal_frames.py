@@ -22,32 +22,8 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import call, check_python_value, convert, known_value
-
-
-def _static_int(value, what, argument, least=None) -> int:
-    """A scalar integer argument that sets a shape, as a Python int (of at least ``least``)."""
-    if isinstance(value, (float, np.floating)) or (
-        hasattr(value, "dtype") and not jnp.issubdtype(value.dtype, jnp.integer)
-    ):
-        raise _errors.GradkitTypeError(
-            f"{what} takes an integer {argument}, as TensorFlow, but got {value!r:.60}. Pass an int, e.g. int(n)."
-        )
-    known = known_value(value)
-    if known is None:
-        raise _errors.GradkitTypeError(
-            f"{what} inside tf.function needs {argument} known when tracing: it sets the result's shape. "
-            "Pass a Python int or a constant."
-        )
-    if known.ndim != 0:
-        raise _errors.GradkitValueError(
-            f"{what} takes a scalar {argument}, but got one of shape {known.shape}. Pass a single int."
-        )
-    if least is not None and int(known) < least:
-        raise _errors.GradkitValueError(
-            f"{what} got {argument}={int(known)}, but it must be at least {least}. Pass a larger {argument}."
-        )
-    return int(known)
+from ._convert import call, check_python_value, convert
+from ._signal_args import static_int
 
 
 def _starts(count, step, length):
@@ -73,9 +49,9 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         raise _errors.GradkitValueError(
             f"{what} takes a signal of rank 1 or more, but got a scalar. Frame a vector: tf.reshape(signal, [-1])."
         )
-    length = _static_int(frame_length, what, "frame_length", 0)
-    step = _static_int(frame_step, what, "frame_step", 1)
-    axis = _static_int(axis, what, "axis")
+    length = static_int(frame_length, what, "frame_length", 0)
+    step = static_int(frame_step, what, "frame_step", 1)
+    axis = static_int(axis, what, "axis")
     if not -x.ndim <= axis < x.ndim:
         raise _errors.GradkitIndexError(
             f"{what} got axis={axis} for a signal of rank {x.ndim}; it must be in [{-x.ndim}, {x.ndim})."
@@ -120,5 +96,5 @@ def overlap_and_add(signal, frame_step, name=None):
         raise _errors.GradkitValueError(
             f"{what} takes an integer frame_step, as TensorFlow, but got {frame_step!r:.60}. Pass an int."
         )
-    step = _static_int(frame_step, what, "frame_step", 1)
+    step = static_int(frame_step, what, "frame_step", 1)
     return call(_overlap_and_add, x, step=step)

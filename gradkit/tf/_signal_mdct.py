@@ -25,7 +25,7 @@ from gradkit import _errors
 
 from . import _signal_dct, _signal_frames
 from ._convert import call, convert
-from ._signal_frames import _static_int
+from ._signal_args import static_int
 from ._signal_stft import _times_window
 from ._signal_windows import vorbis_window
 
@@ -64,7 +64,7 @@ def _check_norm(norm, what):
 def mdct(signals, frame_length, window_fn=vorbis_window, pad_end=False, norm=None, name=None):
     """TensorFlow's ``tf.signal.mdct``: ``[..., samples]`` to ``[..., frames, frame_length // 2]``."""
     what = "tf.signal.mdct"
-    length = _static_int(frame_length, what, "frame_length", 4)
+    length = static_int(frame_length, what, "frame_length", 4)
     if length % 4:
         raise _errors.GradkitValueError(
             f"{what} got frame_length={length}, but the frame length must be a multiple of 4, as TensorFlow "

@@ -23,7 +23,7 @@ from gradkit import _errors
 
 from . import _dtypes
 from ._convert import call, convert, known_value
-from ._signal_frames import _static_int
+from ._signal_args import static_int
 
 _MEL_BREAK_FREQUENCY_HERTZ = 700.0
 _MEL_HIGH_FREQUENCY_Q = 1127.0
@@ -93,8 +93,8 @@ def linear_to_mel_weight_matrix(
     magnitude spectrogram by it (``tf.tensordot(spectrogram, matrix, 1)``) to get ``[..., num_mel_bins]``."""
     what = "tf.signal.linear_to_mel_weight_matrix"
     dtype = np.dtype(dtype)
-    num_mel_bins = _static_int(num_mel_bins, what, "num_mel_bins")
-    num_spectrogram_bins = _static_int(num_spectrogram_bins, what, "num_spectrogram_bins", 1)
+    num_mel_bins = static_int(num_mel_bins, what, "num_mel_bins")
+    num_spectrogram_bins = static_int(num_spectrogram_bins, what, "num_spectrogram_bins", 1)
     _validate(
         num_mel_bins,
         _known_scalar(sample_rate),

@@ -22,7 +22,7 @@ from gradkit import _errors
 
 from . import _array, _signal_fft, _signal_frames
 from ._convert import call, convert
-from ._signal_frames import _static_int
+from ._signal_args import static_int
 from ._signal_windows import hann_window
 
 
@@ -35,7 +35,7 @@ def _enclosing_power_of_two(frame_length: int) -> int:
 def _fft_length(fft_length, frame_length, what) -> int:
     if fft_length is None:
         return _enclosing_power_of_two(frame_length)
-    return _static_int(fft_length, what, "fft_length", 1)
+    return static_int(fft_length, what, "fft_length", 1)
 
 
 def _times_window(frames, window):
@@ -54,8 +54,8 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_wind
     """TensorFlow's ``tf.signal.stft``: ``[..., samples]`` to ``[..., frames, fft_length // 2 + 1]``,
     the real FFT of each windowed frame."""
     what = "tf.signal.stft"
-    frame_length = _static_int(frame_length, what, "frame_length", 1)
-    frame_step = _static_int(frame_step, what, "frame_step", 1)
+    frame_length = static_int(frame_length, what, "frame_length", 1)
+    frame_step = static_int(frame_step, what, "frame_step", 1)
     fft_length = _fft_length(fft_length, frame_length, what)
     framed = _signal_frames.frame(signals, frame_length, frame_step, pad_end=pad_end)
     return _signal_fft.rfft(_windowed(framed, window_fn, frame_length), [fft_length])
@@ -72,8 +72,8 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=han
             f"{what} takes STFTs of rank 2 or more ([..., frames, bins]), but got shape {tuple(x.shape)}. "
             "Add a frames axis: tf.expand_dims(stfts, -2)."
         )
-    frame_length = _static_int(frame_length, what, "frame_length", 1)
-    frame_step = _static_int(frame_step, what, "frame_step", 1)
+    frame_length = static_int(frame_length, what, "frame_length", 1)
+    frame_step = static_int(frame_step, what, "frame_step", 1)
     fft_length = _fft_length(fft_length, frame_length, what)
     frames = _signal_fft.irfft(x, [fft_length])
     if fft_length > frame_length:
@@ -98,7 +98,7 @@ def inverse_stft_window_fn(frame_step, forward_window_fn=hann_window, name=None)
     """TensorFlow's ``tf.signal.inverse_stft_window_fn``: a ``window_fn(frame_length, dtype)`` for
     ``inverse_stft`` that undoes ``stft`` with ``forward_window_fn`` and ``frame_step``."""
     what = "tf.signal.inverse_stft_window_fn"
-    step = _static_int(frame_step, what, "frame_step", 1)
+    step = static_int(frame_step, what, "frame_step", 1)
 
     def inverse_stft_window_fn_inner(frame_length, dtype):
         forward = convert(forward_window_fn(frame_length, dtype=dtype))

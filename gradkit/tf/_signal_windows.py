@@ -25,7 +25,8 @@ import numpy as np
 from gradkit import _errors
 
 from . import _dtypes
-from ._convert import call, convert, known_value
+from ._convert import call, convert
+from ._signal_args import static_int
 
 
 def _check_dtype(dtype, what):
@@ -36,33 +37,6 @@ def _check_dtype(dtype, what):
             "(or float16, float64) and cast the window afterwards if you need another type."
         )
     return dtype
-
-
-def _window_length(window_length, what, least=0) -> int:
-    """``window_length`` as a Python int (a scalar known when tracing), at least ``least``."""
-    if isinstance(window_length, (float, np.floating)) or (
-        hasattr(window_length, "dtype") and not jnp.issubdtype(window_length.dtype, jnp.integer)
-    ):
-        raise _errors.GradkitTypeError(
-            f"{what} takes an integer window_length, as TensorFlow (int32), but got {window_length!r:.60}. "
-            "Pass an int, e.g. int(n)."
-        )
-    value = known_value(window_length)
-    if value is None:
-        raise _errors.GradkitTypeError(
-            f"{what} inside tf.function needs window_length known when tracing: it sets the window's shape. "
-            "Pass a Python int or a constant."
-        )
-    if value.ndim != 0:
-        raise _errors.GradkitValueError(
-            f"{what} takes a scalar window_length, but got one of shape {value.shape}. Pass a single int."
-        )
-    if int(value) < least:
-        raise _errors.GradkitValueError(
-            f"{what} got window_length={int(value)}, but it must be at least {least} (TensorFlow's range fails "
-            "below). Pass a non-negative length."
-        )
-    return int(value)
 
 
 def _raised_cosine(periodic, length, dtype, a, b):
@@ -76,7 +50,7 @@ def _raised_cosine(periodic, length, dtype, a, b):
 
 def _raised_cosine_window(window_length, periodic, dtype, a, b, what):
     dtype = _check_dtype(dtype, what)
-    length = _window_length(window_length, what)
+    length = static_int(window_length, what, "window_length", 0)
     periodic = convert(periodic, _dtypes.bool)
     if periodic.ndim != 0:
         raise _errors.GradkitValueError(
@@ -112,7 +86,7 @@ def _kaiser(beta, length, dtype):
 
 def _kaiser_window(window_length, beta, dtype, what):
     dtype = _check_dtype(dtype, what)
-    length = _window_length(window_length, what, least=1)
+    length = static_int(window_length, what, "window_length", 1)
     beta = convert(beta, None if hasattr(beta, "dtype") else dtype)
     if not jnp.issubdtype(beta.dtype, jnp.floating) or beta.ndim != 0:
         raise _errors.GradkitTypeError(
@@ -140,7 +114,7 @@ def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=_dtypes.float32
     of a Kaiser window of ``window_length // 2 + 1`` points, mirrored (``2 * (window_length // 2)``
     entries, as TensorFlow)."""
     what = "tf.signal.kaiser_bessel_derived_window"
-    length = _window_length(window_length, what)
+    length = static_int(window_length, what, "window_length", 0)
     return call(_kaiser_bessel_derived, _kaiser_window(length // 2 + 1, beta, dtype, what))
 
 
@@ -155,4 +129,4 @@ def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
     complementary window (its square plus its half-shifted square is 1)."""
     what = "tf.signal.vorbis_window"
     dtype = _check_dtype(dtype, what)
-    return call(_vorbis, length=_window_length(window_length, what), dtype=dtype)
+    return call(_vorbis, length=static_int(window_length, what, "window_length", 0), dtype=dtype)
