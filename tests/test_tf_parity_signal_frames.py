@@ -169,6 +169,10 @@ def p_frame_refuses_a_vector_pad_value(tf, dtype="float32"):
     return tf.signal.frame(tf.range(7.0), 3, 2, pad_end=True, pad_value=[1.0])
 
 
+def p_frame_refuses_a_pad_value_tensor_of_another_dtype(tf, dtype="float32"):
+    return tf.signal.frame(tf.range(7.0), 3, 2, pad_end=True, pad_value=tf.constant(1, tf.int32))
+
+
 def p_frame_refuses_a_fractional_pad_value_for_integers(tf, dtype="float32"):
     return tf.signal.frame(tf.range(7), 3, 2, pad_end=True, pad_value=0.5)
 

@@ -62,7 +62,15 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         count = max(0, 1 + (samples - length) // step)
         return call(_frame, x, length=length, step=step, axis=axis, count=count, pad_samples=0)
     check_python_value(pad_value, x.dtype, what)
-    pad = convert(pad_value, x.dtype)
+    # Python and NumPy values take the signal's dtype; a tensor must have it already.
+    tensor = hasattr(pad_value, "dtype") and not isinstance(pad_value, (np.ndarray, np.generic))
+    pad = convert(pad_value, None if tensor else x.dtype)
+    if np.dtype(pad.dtype) != np.dtype(x.dtype):
+        raise _errors.GradkitValueError(
+            f"{what} got a pad_value of dtype {np.dtype(pad.dtype).name} for a signal of dtype "
+            f"{np.dtype(x.dtype).name}; TensorFlow converts no tensor to another dtype. Cast it: "
+            f"tf.cast(pad_value, tf.{np.dtype(x.dtype).name})."
+        )
     if pad.ndim != 0:
         raise _errors.GradkitValueError(
             f"{what} takes a scalar pad_value, but got one of shape {tuple(pad.shape)}. Pass a single number."
