@@ -36,6 +36,7 @@ def p_kaiser_and_kaiser_bessel_derived(tf, dtype="float32"):
     for length in (0, 1, 2, 5, 8):
         out.append(tf.signal.kaiser_bessel_derived_window(length, dtype=getattr(tf, dtype)))
         out.append(tf.signal.kaiser_bessel_derived_window(length, beta=4.0, dtype=getattr(tf, dtype)))
+    out.append(tf.signal.kaiser_window(6, beta=tf.constant(3), dtype=getattr(tf, dtype)))
     return out + [out[-1].dtype.name]
 
 

@@ -88,9 +88,10 @@ def _kaiser_window(window_length, beta, dtype, what):
     dtype = _check_dtype(dtype, what)
     length = static_int(window_length, what, "window_length", 1)
     beta = convert(beta, None if hasattr(beta, "dtype") else dtype)
-    if not jnp.issubdtype(beta.dtype, jnp.floating) or beta.ndim != 0:
+    # TensorFlow casts beta to the window's dtype, so an integer tensor is taken too.
+    if not (jnp.issubdtype(beta.dtype, jnp.floating) or jnp.issubdtype(beta.dtype, jnp.integer)) or beta.ndim != 0:
         raise _errors.GradkitTypeError(
-            f"{what} takes a floating scalar beta, but got {_errors.describe_value(beta)}. Pass a float, e.g. beta=12.0."
+            f"{what} takes a real scalar beta, but got {_errors.describe_value(beta)}. Pass a float, e.g. beta=12.0."
         )
     if length == 1:  # [1.0], whatever beta is: no gradient reaches beta, as in TensorFlow
         return call(_ones, length=1, dtype=dtype)
