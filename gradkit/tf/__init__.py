@@ -289,6 +289,39 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
+# tf.signal: one module per group of ops.
+from . import (  # noqa: E402
+    _signal_dct,
+    _signal_fft,
+    _signal_frames,
+    _signal_mdct,
+    _signal_mel,
+    _signal_stft,
+    _signal_windows,
+)
+
+
+def _defined_in(module) -> dict:
+    """A module's public callables defined in it (not those it imports from its neighbours)."""
+    return {n: f for n, f in _public(module).items() if getattr(f, "__module__", None) == module.__name__}
+
+
+signal = _Namespace(
+    "gradkit.tf.signal",
+    **{
+        name: op
+        for module in (
+            _signal_fft,
+            _signal_windows,
+            _signal_frames,
+            _signal_stft,
+            _signal_dct,
+            _signal_mdct,
+            _signal_mel,
+        )
+        for name, op in _defined_in(module).items()
+    },
+)
 from gradkit import _op_errors  # noqa: E402
 
 # TensorFlow's error classes and codes, defined below the core so gradkit's own errors derive from them.

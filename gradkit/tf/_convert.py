@@ -144,6 +144,7 @@ def public_name(frame) -> str:
                 ("tf.linalg.", tf.linalg),
                 ("tf.debugging.", tf.debugging),
                 ("tf.image.", tf.image),
+                ("tf.signal.", tf.signal),
             )
             for prefix, namespace in namespaces:
                 for name, member in vars(namespace).items():
