@@ -58,8 +58,13 @@ def _explains_reverse_mode_limits(method):
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
         try:
-            with runtime_checks.raised_as_their_own():
+            try:  # a try costs nothing until it catches; a context manager would cost every call
                 return method(self, *args, **kwargs)
+            except runtime_checks.REPORTS as error:
+                failed = runtime_checks.failed_check(error)
+                if failed is None:
+                    raise
+                raise failed from None
         except ValueError as error:
             if isinstance(error, _errors.GradkitError) or _WHILE_LOOP_REVERSE not in str(error):
                 raise
