@@ -24,6 +24,21 @@ def p_a_none_size_lets_assign_change_it(tf):
     return out + [tape.gradient(y, v)]
 
 
+def p_a_keras_optimizer_steps_a_resized_variable(tf):
+    v = tf.Variable([1.0, 2.0], shape=tf.TensorShape([None]))
+    v.assign([1.0, 2.0, 3.0])
+    with _tape(tf) as tape:
+        y = tf.reduce_sum(v * v)
+    tf.keras.optimizers.SGD(0.1).apply_gradients([(tape.gradient(y, v), v)])
+    return [v.numpy(), v.shape.as_list()]
+
+
+def p_read_in_a_function(tf):
+    v = tf.Variable([1.0, 2.0], shape=tf.TensorShape([None]))
+    double = tf.function(lambda: v * 2)
+    return [double(), tf.function(lambda: tf.shape(v))()]
+
+
 def p_validate_shape_true_with_a_none_size_still_lets_it_change(tf):
     # Eagerly, TensorFlow 2's declared shape decides; validate_shape= changes nothing.
     v = tf.Variable([[1.0, 2.0]], shape=[None, 2], validate_shape=True)
