@@ -84,6 +84,12 @@ LAYERS = {
             tf.keras.layers.GRUCell(2, kernel_regularizer="l1", recurrent_regularizer="l2"), return_sequences=True
         ),
     ),
+    "stacked_cells": (
+        3,
+        lambda tf: tf.keras.layers.RNN(
+            [tf.keras.layers.LSTMCell(2, kernel_regularizer="l2"), tf.keras.layers.GRUCell(2, bias_regularizer="l1")]
+        ),
+    ),
 }
 
 
