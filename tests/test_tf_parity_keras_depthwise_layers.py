@@ -86,8 +86,3 @@ def test_a_depthwise_layer_refuses_the_separable_arguments_as_keras():
         tf_real.keras.layers.DepthwiseConv2D(3, filters=4)
     with pytest.raises(ValueError, match=r"\[gradkit\].*filters"):
         gtf.keras.layers.DepthwiseConv2D(3, filters=4)
-
-
-def test_regularizers_are_refused_with_a_clear_error():
-    with pytest.raises(TypeError, match=r"\[gradkit\].*pointwise_regularizer"):
-        gtf.keras.layers.SeparableConv2D(2, 3, pointwise_regularizer="l2")

@@ -80,8 +80,3 @@ def test_refusals_match_keras(key):
     builtin = ValueError if isinstance(theirs.value, ValueError) else TypeError
     with pytest.raises(builtin, match=r"\[gradkit\]"):
         REFUSED[key](gtf)
-
-
-def test_group_normalization_regularizers_are_refused():
-    with pytest.raises(TypeError, match=r"\[gradkit\].*gamma_regularizer"):
-        gtf.keras.layers.GroupNormalization(groups=2, gamma_regularizer="l2")

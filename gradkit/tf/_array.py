@@ -356,6 +356,14 @@ def _shape_dtype(out_type, what: str):
     return jax.dtypes.canonicalize_dtype(dtype)
 
 
+def _value_shape(input) -> tuple:
+    """The shape of the value ``input`` holds now (a Variable declared with a None size reports
+    that None as its ``shape``; ``tf.shape`` gives the size it has)."""
+    if isinstance(input, Variable):
+        return tuple(jnp.shape(input.value))
+    return getattr(input, "shape", np.shape(input))
+
+
 def shape(input, out_type=None, name=None):  # noqa: A002
     """``tf.shape``: the shape as an int32 (default) or int64 vector.
 
@@ -364,17 +372,17 @@ def shape(input, out_type=None, name=None):  # noqa: A002
     """
     dtype = _shape_dtype(out_type, "tf.shape")
     with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(getattr(input, "shape", np.shape(input)), dtype=dtype))
+        return Tensor.concrete(jnp.asarray(_value_shape(input), dtype=dtype))
 
 
 def size(input, out_type=None, name=None):  # noqa: A002
     dtype = _shape_dtype(out_type, "tf.size")
     with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(int(np.prod(getattr(input, "shape", np.shape(input)))), dtype=dtype))
+        return Tensor.concrete(jnp.asarray(int(np.prod(_value_shape(input))), dtype=dtype))
 
 
 def rank(input, name=None):  # noqa: A002
-    return Tensor.concrete(jnp.asarray(len(getattr(input, "shape", np.shape(input))), dtype=_dtypes.int32))
+    return Tensor.concrete(jnp.asarray(len(_value_shape(input)), dtype=_dtypes.int32))
 
 
 def _identity(x):

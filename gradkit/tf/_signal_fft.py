@@ -47,11 +47,12 @@ def _inverse_real_fft(x, lengths):
     return jnp.fft.irfftn(x, s=lengths, axes=_inner_axes(len(lengths)))
 
 
-def _input(value, rank, what, allowed, python_dtype, dtype_error):
+def _input(value, rank, what, allowed, python_dtype, dtype_error, rank_error):
     """``value`` as a tensor of one of the ``allowed`` dtypes with at least ``rank`` axes; a Python
     number or list is converted to ``python_dtype`` first, as TensorFlow prefers. Another dtype
-    raises ``dtype_error``: TensorFlow's real transforms raise ValueError, its complex kernels
-    refuse the dtype (a TypeError where ``tf.function`` traces them)."""
+    raises ``dtype_error`` and too few axes ``rank_error``: TensorFlow's real transforms check both
+    in Python (ValueError), its complex kernels refuse them eagerly (InvalidArgumentError; the
+    dtype is a TypeError where ``tf.function`` traces them)."""
     # As TensorFlow converts Python values: numbers to the preferred dtype (booleans too for the
     # real transforms, not for the complex kernels), complex numbers to complex128 (complex64
     # without jax_enable_x64).
@@ -69,7 +70,7 @@ def _input(value, rank, what, allowed, python_dtype, dtype_error):
         )
     if x.ndim < rank:
         inner = "innermost axis" if rank == 1 else f"inner {rank} axes"
-        raise _errors.GradkitValueError(
+        raise rank_error(
             f"{what} transforms the {inner}, but got a tensor of shape {tuple(x.shape)} (rank {x.ndim}). "
             f"Give it at least {rank} {'axis' if rank == 1 else 'axes'}, e.g. with tf.reshape or tf.expand_dims."
         )
@@ -89,14 +90,19 @@ def _lengths(fft_length, x, rank, what, inverse):
                 f"{what} inside tf.function needs fft_length known when tracing: it sets the result's shape. "
                 "Pass a Python list or a constant."
             )
-        if value.ndim != 1 or value.shape[0] != rank or value.dtype.kind not in "iu":
-            raise _errors.GradkitValueError(
+        # TensorFlow converts fft_length in Python (a TypeError for a scalar, a nested list or
+        # floats); its kernel refuses a list of the wrong length (InvalidArgumentError).
+        error = _errors.GradkitTypeError if value.ndim != 1 or value.dtype.kind not in "iu" else None
+        if error is None and value.shape[0] != rank:
+            error = _errors.InvalidArgumentValueError
+        if error is not None:
+            raise error(
                 f"{what} takes fft_length as a list of {rank} ints (one per transformed axis), but got "
                 f"{value.tolist()!r}. Write it as a list, e.g. fft_length=[{', '.join(['8'] * rank)}]."
             )
         lengths = value.tolist()
-    if any(n < 1 for n in lengths):
-        raise _errors.GradkitValueError(
+    if any(n < 1 for n in lengths):  # TensorFlow's kernel: InvalidArgumentError for a negative one
+        raise _errors.InvalidArgumentValueError(
             f"{what} has fft_length {lengths} for an input of shape {tuple(x.shape)}: every length must be at "
             "least 1 (TensorFlow's kernel aborts the process on an empty transform). Pass a positive fft_length."
         )
@@ -107,7 +113,15 @@ def _complex_transform(rank, inverse, tf_name):
     what = f"tf.signal.{tf_name}"
 
     def transform(input, name=None):  # noqa: A002  (TensorFlow's argument name)
-        x = _input(input, rank, what, _COMPLEX, np.complex64, _errors.GradkitTypeError)
+        x = _input(
+            input,
+            rank,
+            what,
+            _COMPLEX,
+            np.complex64,
+            _errors.InvalidArgumentTypeError,
+            _errors.InvalidArgumentValueError,
+        )
         return call(_complex_fft, x, rank=rank, inverse=inverse)
 
     transform.__name__ = transform.__qualname__ = tf_name
@@ -123,9 +137,13 @@ def _real_transform(rank, inverse, tf_name):
 
     def transform(input_tensor, fft_length=None, name=None):
         if inverse:
-            x = _input(input_tensor, rank, what, _COMPLEX, np.complex64, _errors.GradkitValueError)
+            x = _input(
+                input_tensor, rank, what, _COMPLEX, np.complex64, _errors.GradkitValueError, _errors.GradkitValueError
+            )
         else:
-            x = _input(input_tensor, rank, what, _REAL, np.float32, _errors.GradkitValueError)
+            x = _input(
+                input_tensor, rank, what, _REAL, np.float32, _errors.GradkitValueError, _errors.GradkitValueError
+            )
         lengths = _lengths(fft_length, x, rank, what, inverse)
         return call(_inverse_real_fft if inverse else _real_fft, x, lengths=lengths)
 

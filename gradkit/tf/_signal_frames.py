@@ -49,8 +49,13 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         raise _errors.GradkitValueError(
             f"{what} takes a signal of rank 1 or more, but got a scalar. Frame a vector: tf.reshape(signal, [-1])."
         )
-    length = static_int(frame_length, what, "frame_length", 0)
-    step = static_int(frame_step, what, "frame_step", 1)
+    # TensorFlow's kernels refuse these (a float, a negative length, a zero step) with InvalidArgumentError.
+    length = static_int(
+        frame_length, what, "frame_length", 0, _errors.InvalidArgumentTypeError, _errors.InvalidArgumentValueError
+    )
+    step = static_int(
+        frame_step, what, "frame_step", 1, _errors.InvalidArgumentTypeError, _errors.InvalidArgumentValueError
+    )
     axis = static_int(axis, what, "axis")
     if not -x.ndim <= axis < x.ndim:
         raise _errors.GradkitIndexError(
@@ -104,5 +109,5 @@ def overlap_and_add(signal, frame_step, name=None):
         raise _errors.GradkitValueError(
             f"{what} takes an integer frame_step, as TensorFlow, but got {frame_step!r:.60}. Pass an int."
         )
-    step = static_int(frame_step, what, "frame_step", 1)
+    step = static_int(frame_step, what, "frame_step", 1, least_error=_errors.InvalidArgumentValueError)
     return call(_overlap_and_add, x, step=step)

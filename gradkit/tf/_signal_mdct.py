@@ -64,7 +64,7 @@ def _check_norm(norm, what):
 def mdct(signals, frame_length, window_fn=vorbis_window, pad_end=False, norm=None, name=None):
     """TensorFlow's ``tf.signal.mdct``: ``[..., samples]`` to ``[..., frames, frame_length // 2]``."""
     what = "tf.signal.mdct"
-    length = static_int(frame_length, what, "frame_length", 4)
+    length = static_int(frame_length, what, "frame_length", 4, type_error=_errors.GradkitValueError)
     if length % 4:
         raise _errors.GradkitValueError(
             f"{what} got frame_length={length}, but the frame length must be a multiple of 4, as TensorFlow "

@@ -54,8 +54,11 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_wind
     """TensorFlow's ``tf.signal.stft``: ``[..., samples]`` to ``[..., frames, fft_length // 2 + 1]``,
     the real FFT of each windowed frame."""
     what = "tf.signal.stft"
-    frame_length = static_int(frame_length, what, "frame_length", 1)
-    frame_step = static_int(frame_step, what, "frame_step", 1)
+    # As TensorFlow's eager kernels: a float length or step, or a zero step, is an InvalidArgumentError.
+    frame_length = static_int(frame_length, what, "frame_length", 1, type_error=_errors.InvalidArgumentTypeError)
+    frame_step = static_int(
+        frame_step, what, "frame_step", 1, _errors.InvalidArgumentTypeError, _errors.InvalidArgumentValueError
+    )
     fft_length = _fft_length(fft_length, frame_length, what)
     framed = _signal_frames.frame(signals, frame_length, frame_step, pad_end=pad_end)
     return _signal_fft.rfft(_windowed(framed, window_fn, frame_length), [fft_length])
@@ -72,8 +75,11 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=han
             f"{what} takes STFTs of rank 2 or more ([..., frames, bins]), but got shape {tuple(x.shape)}. "
             "Add a frames axis: tf.expand_dims(stfts, -2)."
         )
+    # TensorFlow checks a float frame_step in Python (ValueError); its kernel refuses a zero one.
     frame_length = static_int(frame_length, what, "frame_length", 1)
-    frame_step = static_int(frame_step, what, "frame_step", 1)
+    frame_step = static_int(
+        frame_step, what, "frame_step", 1, _errors.GradkitValueError, _errors.InvalidArgumentValueError
+    )
     fft_length = _fft_length(fft_length, frame_length, what)
     frames = _signal_fft.irfft(x, [fft_length])
     if fft_length > frame_length:

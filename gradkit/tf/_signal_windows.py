@@ -50,7 +50,7 @@ def _raised_cosine(periodic, length, dtype, a, b):
 
 def _raised_cosine_window(window_length, periodic, dtype, a, b, what):
     dtype = _check_dtype(dtype, what)
-    length = static_int(window_length, what, "window_length", 0)
+    length = static_int(window_length, what, "window_length", 0, least_error=_errors.InvalidArgumentValueError)
     periodic = convert(periodic, _dtypes.bool)
     if periodic.ndim != 0:
         raise _errors.GradkitValueError(
@@ -86,7 +86,7 @@ def _kaiser(beta, length, dtype):
 
 def _kaiser_window(window_length, beta, dtype, what):
     dtype = _check_dtype(dtype, what)
-    length = static_int(window_length, what, "window_length", 1)
+    length = static_int(window_length, what, "window_length", 1, least_error=_errors.InvalidArgumentValueError)
     beta = convert(beta, None if hasattr(beta, "dtype") else dtype)
     # TensorFlow casts beta to the window's dtype, so an integer tensor is taken too.
     if not (jnp.issubdtype(beta.dtype, jnp.floating) or jnp.issubdtype(beta.dtype, jnp.integer)) or beta.ndim != 0:
@@ -115,7 +115,7 @@ def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=_dtypes.float32
     of a Kaiser window of ``window_length // 2 + 1`` points, mirrored (``2 * (window_length // 2)``
     entries, as TensorFlow)."""
     what = "tf.signal.kaiser_bessel_derived_window"
-    length = static_int(window_length, what, "window_length", 0)
+    length = static_int(window_length, what, "window_length", 0, least_error=_errors.InvalidArgumentValueError)
     return call(_kaiser_bessel_derived, _kaiser_window(length // 2 + 1, beta, dtype, what))
 
 
@@ -130,4 +130,5 @@ def vorbis_window(window_length, dtype=_dtypes.float32, name=None):
     complementary window (its square plus its half-shifted square is 1)."""
     what = "tf.signal.vorbis_window"
     dtype = _check_dtype(dtype, what)
-    return call(_vorbis, length=static_int(window_length, what, "window_length", 0), dtype=dtype)
+    length = static_int(window_length, what, "window_length", 0, least_error=_errors.InvalidArgumentValueError)
+    return call(_vorbis, length=length, dtype=dtype)

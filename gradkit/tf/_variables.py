@@ -13,7 +13,7 @@ from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
-from . import _math, _name_scope, _nondiff, _random, _scatter
+from . import _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
 from ._convert import TensorShape, check_python_value, convert, wrap
 from ._variable_options import (
     VariableAggregationV2,
@@ -45,7 +45,8 @@ def _computed_in_trace(initial_value, value) -> bool:
 
 
 class Variable(_GkVariable):
-    """TensorFlow's ``tf.Variable(initial_value, trainable=True, name=None, dtype=None)``.
+    """TensorFlow's ``tf.Variable(initial_value, trainable=True, name=None, dtype=None)``;
+    ``shape=`` may declare a size that later assigns change (see ``_variable_shape``).
 
     ``.name`` reads like TensorFlow's (``'x:0'``), ``.shape`` is a tuple with
     ``as_list()``, and arithmetic on it gives ``gk.Tensor`` (``.numpy()`` works).
@@ -75,6 +76,8 @@ class Variable(_GkVariable):
         experimental_enable_variable_lifting=True,
     ):
         # Checked first, so that a refused option leaves no Variable made (and no initializer run).
+        _variable_shape.refuse_variable_def(variable_def, initial_value)
+        _variable_shape.check_caching_device(caching_device)
         self._aggregation = aggregation_option(aggregation, name)
         self._synchronization = synchronization_option(synchronization, name)
         if trainable is None:  # TensorFlow: an ON_READ Variable (a metric's) is not trained by default
@@ -89,6 +92,7 @@ class Variable(_GkVariable):
             # out of the call (gk.jit), which may draw random numbers: trace again with a seed now,
             # before the Variable is stored where the next trace would find it.
             raise _random.NeedsSeed
+        declared = _variable_shape.declared_shape(shape, tuple(value.shape), "tf.Variable")
         if constraint is not None and not callable(constraint):
             raise _errors.GradkitValueError(
                 f"tf.Variable(constraint={constraint!r}): Argument `constraint` must be None or a callable, as in "
@@ -98,6 +102,7 @@ class Variable(_GkVariable):
         name = _name_scope.variable_name("Variable" if name is None else str(name))
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
         self._constraint = constraint
+        self._declared_shape = declared
 
     @property
     def constraint(self):
@@ -120,7 +125,9 @@ class Variable(_GkVariable):
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self._shape)
+        """The shape ``shape=`` declared (a None size an assign may change), else the value's."""
+        declared = self.__dict__.get("_declared_shape")
+        return TensorShape(self._shape) if declared is None else declared
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -136,8 +143,23 @@ class Variable(_GkVariable):
 
     # TensorFlow's assignment signatures; with read_value=False TensorFlow returns None.
     def assign(self, value, use_locking=False, name=None, read_value=True):
-        out = super().assign(value)
+        declared = self.__dict__.get("_declared_shape")
+        if declared is None:
+            out = super().assign(value)
+        else:
+            out = self._assign_resizing(declared, value)
         return out if read_value else None
+
+    def _assign_resizing(self, declared, value):
+        """An assign to a Variable declared with a None size: the value may change that size."""
+        got = _variable_shape.check_assignable(declared, value, self._label())
+        _variable_shape.check_resizable_here(self._label(), self._shape, got)
+        previous, self._shape = self._shape, got
+        try:
+            return super().assign(value)
+        except BaseException:
+            self._shape = previous  # a failed assign leaves the Variable as it was
+            raise
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         out = super().assign_add(delta)
@@ -194,7 +216,7 @@ class Variable(_GkVariable):
             shown = str(value) if np.ndim(value) == 0 else repr(value)  # numpy=6.0, as TensorFlow shows it
         except Exception:  # no value to show (a traced one left over, or none): say what it holds
             shown = getattr(self._value, "shown", None) or type(self._value).__name__
-        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={shown}>"
+        return f"<tf.Variable '{self.name}' shape={tuple(self.shape)} dtype={self.dtype.name}, numpy={shown}>"
 
 
 class _VariableSlice(_GkVariableSlice):

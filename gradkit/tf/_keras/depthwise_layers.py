@@ -27,7 +27,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv
 from .._convert import call
-from . import layer_args, layer_config
+from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
 
 
@@ -76,18 +76,6 @@ class _DepthwiseConv(_KerasLayer, Layer):
         **kwargs,
     ):
         what = f"tf.keras.layers.{type(self).__name__}"
-        layer_args.refuse_unimplemented(
-            what,
-            "kernel_size, strides, padding, depth_multiplier, dilation_rate, activation, use_bias, the "
-            "initializers, name and trainable (and the separable layers' filters)",
-            depthwise_regularizer=depthwise_regularizer,
-            pointwise_regularizer=pointwise_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=activity_regularizer,
-            depthwise_constraint=depthwise_constraint,
-            pointwise_constraint=pointwise_constraint,
-            bias_constraint=bias_constraint,
-        )
         if not self.separable:  # the separable layers' own arguments: unknown to a depthwise layer, as in Keras
             given = {"filters": filters, "pointwise_regularizer": pointwise_regularizer}
             given.update(pointwise_initializer=pointwise_initializer, pointwise_constraint=pointwise_constraint)
@@ -110,8 +98,22 @@ class _DepthwiseConv(_KerasLayer, Layer):
         self.dilation_rate = layer_args.int_tuple(dilation_rate, n, "dilation_rate", what)
         self.padding = layer_args.padding_name(padding, what)
         super().__init__(
-            name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
+            name=name if name is not None else unique_name(self.default_name),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+            **shape_args,
         )
+        layer_regularization.keep_options(
+            self,
+            depthwise_regularizer=depthwise_regularizer,
+            bias_regularizer=bias_regularizer,
+            depthwise_constraint=depthwise_constraint,
+            bias_constraint=bias_constraint,
+        )
+        if self.separable:
+            layer_regularization.keep_options(
+                self, pointwise_regularizer=pointwise_regularizer, pointwise_constraint=pointwise_constraint
+            )
         self.data_format = "channels_last"
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -144,6 +146,13 @@ class _DepthwiseConv(_KerasLayer, Layer):
             self.kernel = self.add_weight("kernel", shape, self.depthwise_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self._out_channels(channels),), self.bias_initializer)
+        # The depthwise kernel (``kernel`` of a depthwise layer) carries the depthwise_* options, as in Keras.
+        depthwise = self.depthwise_kernel if self.separable else self.kernel
+        layer_regularization.attach(depthwise, self.depthwise_regularizer, self.depthwise_constraint)
+        if self.separable:
+            layer_regularization.attach(self.pointwise_kernel, self.pointwise_regularizer, self.pointwise_constraint)
+        if self.bias is not None:
+            layer_regularization.attach(self.bias, self.bias_regularizer, self.bias_constraint)
 
     def call(self, x):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())
@@ -256,11 +265,11 @@ _DEPTHWISE_TAIL = (
     "use_bias",
     "depthwise_initializer",
     "bias_initializer",
-    ("depthwise_regularizer", None),
-    ("bias_regularizer", None),
-    ("activity_regularizer", None),
-    ("depthwise_constraint", None),
-    ("bias_constraint", None),
+    "depthwise_regularizer",
+    "bias_regularizer",
+    "activity_regularizer",
+    "depthwise_constraint",
+    "bias_constraint",
 )
 _DEPTHWISE = ("depth_multiplier", "kernel_size", "strides", "padding", "data_format", "dilation_rate", *_DEPTHWISE_TAIL)
 _SEPARABLE = (
@@ -276,13 +285,13 @@ _SEPARABLE = (
     "depthwise_initializer",
     "pointwise_initializer",
     "bias_initializer",
-    ("depthwise_regularizer", None),
-    ("pointwise_regularizer", None),
-    ("bias_regularizer", None),
-    ("activity_regularizer", None),
-    ("depthwise_constraint", None),
-    ("pointwise_constraint", None),
-    ("bias_constraint", None),
+    "depthwise_regularizer",
+    "pointwise_regularizer",
+    "bias_regularizer",
+    "activity_regularizer",
+    "depthwise_constraint",
+    "pointwise_constraint",
+    "bias_constraint",
 )
 layer_config.BUILTIN.update(
     DepthwiseConv1D=_DEPTHWISE, DepthwiseConv2D=_DEPTHWISE, SeparableConv1D=_SEPARABLE, SeparableConv2D=_SEPARABLE

@@ -29,7 +29,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .._convert import call
 from . import initializers as _initializers
-from . import layer_args, layer_config
+from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
 
 _FORMS = (  # (pattern over the equation with '...' written '0', whether the elided axes lead)
@@ -150,23 +150,30 @@ class EinsumDense(_KerasLayer, Layer):
         what = "tf.keras.layers.EinsumDense"
         layer_args.refuse_unimplemented(
             what,
-            "equation, output_shape, activation, bias_axes, the two initializers, name and trainable",
-            kernel_regularizer=kernel_regularizer,
-            bias_regularizer=bias_regularizer,
-            activity_regularizer=kwargs.pop("activity_regularizer", None),
-            kernel_constraint=kernel_constraint,
-            bias_constraint=bias_constraint,
+            "equation, output_shape, activation, bias_axes, the initializers, regularizers and constraints, name "
+            "and trainable",
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
             gptq_unpacked_column_size=gptq_unpacked_column_size,
             quantization_config=quantization_config,
         )
+        activity_regularizer = kwargs.pop("activity_regularizer", None)
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         if not isinstance(equation, str):
             raise _errors.GradkitTypeError(f"{what}: equation={equation!r}; Keras takes a string such as 'ab,bc->ac'.")
         super().__init__(
-            name=name if name is not None else unique_name("einsum_dense"), trainable=trainable, **shape_args
+            name=name if name is not None else unique_name("einsum_dense"),
+            trainable=trainable,
+            activity_regularizer=activity_regularizer,
+            **shape_args,
+        )
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint,
         )
         self.equation = equation
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) else tuple(output_shape)
@@ -209,6 +216,7 @@ class EinsumDense(_KerasLayer, Layer):
         self.kernel = self.add_weight("kernel", tuple(kernel_shape), kernel_init)
         if bias_shape is not None:
             self.bias = self.add_weight("bias", tuple(bias_shape), self.bias_initializer)
+        layer_regularization.attach_to_weights(self, "kernel", "bias")
 
     def compute_output_shape(self, input_shape):
         return tuple(self._analyze(tuple(input_shape))[2])
@@ -232,10 +240,10 @@ layer_config.BUILTIN["EinsumDense"] = (
     "bias_axes",
     "kernel_initializer",
     "bias_initializer",
-    ("kernel_regularizer", None),
-    ("bias_regularizer", None),
-    ("activity_regularizer", None),
-    ("kernel_constraint", None),
-    ("bias_constraint", None),
+    "kernel_regularizer",
+    "bias_regularizer",
+    "activity_regularizer",
+    "kernel_constraint",
+    "bias_constraint",
     ("quantization_config", None),
 )

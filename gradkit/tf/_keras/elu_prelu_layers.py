@@ -24,9 +24,9 @@ from gradkit import _errors
 
 from .. import _nn
 from .._convert import call
-from . import layer_config
+from . import layer_config, layer_regularization
 from .base_layer import Layer
-from .layer_args import check_initializers, refuse_unimplemented
+from .layer_args import check_initializers
 from .layer_names import KerasNamedLayer, default_name
 
 
@@ -68,16 +68,11 @@ class PReLU(Layer):
     def __init__(
         self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None, **kwargs
     ):
-        refuse_unimplemented(
-            "tf.keras.layers.PReLU",
-            "alpha_initializer, shared_axes, name and trainable",
-            alpha_regularizer=alpha_regularizer,
-            alpha_constraint=alpha_constraint,
-        )
         check_initializers("tf.keras.layers.PReLU", alpha_initializer=alpha_initializer)
         kwargs["name"] = default_name(self, kwargs.get("name"))
         super().__init__(**kwargs)
         self.alpha_initializer = alpha_initializer
+        layer_regularization.keep_options(self, alpha_regularizer=alpha_regularizer, alpha_constraint=alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):
@@ -101,6 +96,7 @@ class PReLU(Layer):
                 f"{tuple(input_shape)}; share the unknown axes with shared_axes=."
             )
         self.alpha = self.add_weight(shape=shape, name="alpha", initializer=self.alpha_initializer)
+        layer_regularization.attach_to_weights(self, "alpha")
 
     def call(self, inputs):
         return call(_prelu, inputs, self.alpha)
@@ -136,7 +132,7 @@ class ThresholdedReLU(KerasNamedLayer, Layer):
 layer_config.BUILTIN.update(
     {
         "ELU": ("alpha",),
-        "PReLU": ("alpha_initializer", ("alpha_regularizer", None), ("alpha_constraint", None), "shared_axes"),
+        "PReLU": ("alpha_initializer", "alpha_regularizer", "alpha_constraint", "shared_axes"),
         "ThresholdedReLU": ("theta",),
     }
 )

@@ -22,9 +22,9 @@ from gradkit import _errors
 
 from .._convert import call
 from .._grad_kernels import with_tf_gradient_kernel
-from . import layer_config
+from . import layer_config, layer_regularization
 from .base_layer import Layer
-from .layer_args import check_initializers, refuse_unimplemented
+from .layer_args import check_initializers
 from .layer_names import default_name
 
 _rsqrt = with_tf_gradient_kernel(jax.lax.rsqrt)
@@ -69,8 +69,8 @@ def _normalize_only(x, groups, axis, epsilon):
 
 class GroupNormalization(Layer):
     """``GroupNormalization(groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
-    beta_initializer='zeros', gamma_initializer='ones')``; the regularizers and constraints are
-    not implemented (refused)."""
+    beta_initializer='zeros', gamma_initializer='ones', beta_regularizer=None,
+    gamma_regularizer=None, beta_constraint=None, gamma_constraint=None)``."""
 
     def __init__(
         self,
@@ -93,14 +93,6 @@ class GroupNormalization(Layer):
                 f"{what} takes groups as a positive int (or -1 for instance normalization), as Keras does, but got "
                 f"groups={groups!r}."
             )
-        refuse_unimplemented(
-            what,
-            "groups, axis, epsilon, center, scale, the two initializers, name and trainable",
-            beta_regularizer=beta_regularizer,
-            gamma_regularizer=gamma_regularizer,
-            beta_constraint=beta_constraint,
-            gamma_constraint=gamma_constraint,
-        )
         check_initializers(what, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer)
         kwargs["name"] = default_name(self, kwargs.get("name"))
         super().__init__(**kwargs)
@@ -111,6 +103,13 @@ class GroupNormalization(Layer):
         self.scale = scale
         self.beta_initializer = beta_initializer
         self.gamma_initializer = gamma_initializer
+        layer_regularization.keep_options(
+            self,
+            beta_regularizer=beta_regularizer,
+            gamma_regularizer=gamma_regularizer,
+            beta_constraint=beta_constraint,
+            gamma_constraint=gamma_constraint,
+        )
         self.gamma = self.beta = None
 
     def build(self, input_shape):
@@ -134,6 +133,7 @@ class GroupNormalization(Layer):
             self.gamma = self.add_weight(shape=(dim,), name="gamma", initializer=self.gamma_initializer)
         if self.center:
             self.beta = self.add_weight(shape=(dim,), name="beta", initializer=self.beta_initializer)
+        layer_regularization.attach_to_weights(self, "gamma", "beta")
 
     def call(self, inputs):
         static = {"groups": int(self.groups), "axis": int(self.axis), "epsilon": float(self.epsilon)}
@@ -170,10 +170,10 @@ layer_config.BUILTIN.update(
             "scale",
             "beta_initializer",
             "gamma_initializer",
-            ("beta_regularizer", None),
-            ("gamma_regularizer", None),
-            ("beta_constraint", None),
-            ("gamma_constraint", None),
+            "beta_regularizer",
+            "gamma_regularizer",
+            "beta_constraint",
+            "gamma_constraint",
         )
     }
 )

@@ -28,7 +28,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _array, _name_scope
 from .._convert import convert, wrap
-from . import base_layer, layer_args, layer_config, recurrent_layers
+from . import base_layer, layer_args, layer_config, layer_regularization, recurrent_layers
 from .layers import _KerasLayer
 
 
@@ -85,17 +85,6 @@ class _Cell(_KerasLayer, Layer):
         **kwargs,
     ):
         what = f"tf.keras.layers.{type(self).__name__}"
-        layer_args.refuse_unimplemented(
-            what,
-            "units, activation, recurrent_activation, use_bias, the three initializers, name and trainable (and "
-            "GRUCell's reset_after, LSTMCell's unit_forget_bias)",
-            kernel_regularizer=kernel_regularizer,
-            recurrent_regularizer=recurrent_regularizer,
-            bias_regularizer=bias_regularizer,
-            kernel_constraint=kernel_constraint,
-            recurrent_constraint=recurrent_constraint,
-            bias_constraint=bias_constraint,
-        )
         for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
             if value != 0:
                 raise _errors.GradkitValueError(
@@ -103,6 +92,13 @@ class _Cell(_KerasLayer, Layer):
                     "training). Leave it out, or apply tf.keras.layers.Dropout to the inputs or outputs."
                 )
         kwargs.pop("implementation", None)  # LSTMCell's two equal ways of computing the gates
+        if kwargs.pop("activity_regularizer", None) is not None:
+            raise _errors.GradkitNotImplementedError(
+                f"{what} got activity_regularizer=, which gradkit.tf does not implement for a cell: Keras adds a "
+                "penalty for each output at each time step, repeated for the state outputs. Leave it out and put "
+                "activity_regularizer= on the recurrent layer (tf.keras.layers.LSTM, ...) or add the penalty with "
+                "add_loss."
+            )
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_initializers(
             what,
@@ -122,6 +118,15 @@ class _Cell(_KerasLayer, Layer):
         self.kernel_initializer = kernel_initializer
         self.recurrent_initializer = recurrent_initializer
         self.bias_initializer = bias_initializer
+        layer_regularization.keep_options(
+            self,
+            kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint,
+            bias_constraint=bias_constraint,
+        )
         self.seed = seed  # only used by dropout, which gradkit.tf refuses; kept for the config
         self.kernel = self.recurrent_kernel = self.bias = None
 
@@ -150,6 +155,7 @@ class _Cell(_KerasLayer, Layer):
         self.recurrent_kernel = self.add_weight("recurrent_kernel", (self.units, width), self.recurrent_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initializer())
+        layer_regularization.attach_to_weights(self, "kernel", "recurrent_kernel", "bias")
 
     def get_initial_state(self, batch_size=None) -> list:
         """Keras 3's zero states: a list of ``(batch_size, units)`` zeros (LSTMCell: ``[h, c]``)."""
@@ -350,12 +356,12 @@ class StackedRNNCells(_KerasLayer, Layer):
 
 
 _CELL_TAIL = (
-    ("kernel_regularizer", None),
-    ("recurrent_regularizer", None),
-    ("bias_regularizer", None),
-    ("kernel_constraint", None),
-    ("recurrent_constraint", None),
-    ("bias_constraint", None),
+    "kernel_regularizer",
+    "recurrent_regularizer",
+    "bias_regularizer",
+    "kernel_constraint",
+    "recurrent_constraint",
+    "bias_constraint",
     ("dropout", 0.0),
     ("recurrent_dropout", 0.0),
 )
