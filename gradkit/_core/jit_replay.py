@@ -1,0 +1,85 @@
+"""The program a recorded ``gk.jit`` call traced, kept to run it later.
+
+A layer above that records a call (a tape) computes it later: when a result is first read,
+when a gradient is taken, or inside another program that replays the tape. Handed the
+compiled function itself, it would trace the Python body again then, in whatever context it
+runs, reading Python values (a closed-over float, a list) as they are by then and repeating
+the body's side effects. ``jax.jit`` and ``tf.function`` trace a body once per argument
+signature and keep what it read while tracing; a recorded call must too.
+
+So a recorded call is handed its trace instead: the program ``jax.jit(...).trace`` gives for
+the call's arguments (jax's cache answers, so this traces only where a call would), evaluated
+from its text. One function per traced program, so the calls a loop records share one op and
+the tape compiles once; the cut and uncut programs are different traces, so they stay apart.
+A program holding values of a trace around the call (a closure over an outer ``jax.jit``'s
+tracer) could not run outside that trace: such a call is recorded as before.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+import jax
+from jax.extend.core import jaxpr_as_fun
+
+from .programs import aval_of, is_value
+
+_BOUND = 256  # traces kept per compiled function; a forgotten one is made again (compiled again), never wrong
+
+
+class Replays:
+    """The replay function of each program a ``jax.jit``-compiled ``pure(inputs, *args, **kwargs)`` traced.
+
+    ``static_argnums`` and ``static_argnames`` are those of the original function (the compiled
+    one takes ``inputs`` first).
+    """
+
+    def __init__(self, static_argnums: tuple, static_argnames: tuple, name: str):
+        self._static_argnums = frozenset(static_argnums)
+        self._static_argnames = frozenset(static_argnames)
+        self._name = name
+        self._made: OrderedDict = OrderedDict()  # id(closed program) -> (program, replay function)
+
+    def of(self, jitted, inputs, args: tuple, kwargs: dict) -> Callable:
+        """What a recorder should call for ``jitted(inputs, *args, **kwargs)``: its traced program,
+        or ``jitted`` itself when nothing in the call is a value a layer above stands in for (then
+        nothing records it, and it runs now)."""
+        leaves = jax.tree_util.tree_leaves((inputs, args, kwargs), is_leaf=is_value)
+        if not any(map(is_value, leaves)):
+            return jitted
+        # Shapes alone: a recorded value is never computed to trace its call.
+        abstract = jax.tree_util.tree_map(
+            lambda x: aval_of(x) if is_value(x) else x, (inputs, args, kwargs), is_leaf=is_value
+        )
+        traced = jitted.trace(abstract[0], *abstract[1], **abstract[2])
+        closed = traced.jaxpr
+        hit = self._made.get(id(closed))
+        if hit is not None and hit[0] is closed:
+            self._made.move_to_end(id(closed))
+            return hit[1]
+        if any(isinstance(c, jax.core.Tracer) for c in closed.consts):
+            return jitted
+        replay = self._replay(closed, jax.tree_util.tree_structure(traced.out_info), jitted)
+        self._made[id(closed)] = (closed, replay)  # the program kept alive: its id names no other
+        if len(self._made) > _BOUND:
+            self._made.popitem(last=False)
+        return replay
+
+    def _replay(self, closed, out_tree, jitted) -> Callable:
+        run = jax.jit(jaxpr_as_fun(closed))
+        statics, static_names = self._static_argnums, self._static_argnames
+
+        def replay(inputs, /, *args, **kwargs):
+            # The program's inputs as jax.jit flattened them: the dynamic arguments in order,
+            # then the dynamic keyword arguments (by sorted name, as a dict flattens).
+            dynamic = tuple(a for i, a in enumerate(args) if i not in statics)
+            dynamic_kw = {k: v for k, v in kwargs.items() if k not in static_names}
+            flat = jax.tree_util.tree_leaves(((inputs, *dynamic), dynamic_kw))
+            return jax.tree_util.tree_unflatten(out_tree, run(*flat))
+
+        replay.__name__ = replay.__qualname__ = self._name
+        # What a recorder reads from the compiled function (see jit.py), the same for its trace.
+        replay.per_output_dependence = jitted.per_output_dependence
+        replay.returns_read_together = jitted.returns_read_together
+        return replay
