@@ -255,3 +255,49 @@ def test_tf_function_parity(program):
     from test_tf_parity import run_both_ok
 
     run_both_ok(program)
+
+
+def test_static_and_keyword_arguments_and_a_variable_argument_replay_their_own_trace():
+    scale = [2.0]
+    x = gk.Variable(X0)
+    w = gk.Variable(Z)
+
+    def body(v, power, *, shift):
+        return gk.numpy.sum(v * x**power * scale[0] + shift)
+
+    f = gk.jit(body, static_argnums=1)
+    with gk.GradientTape(persistent=True) as tape:
+        a = f(w, 2, shift=Z)
+        b = f(w, 3, shift=Z)
+        scale[0] = 3.0
+        c = f(w, 2, shift=Z)  # the trace for power=2, with scale 2.0
+        total = a + b + c
+    got = [a, b, c, *tape.gradient(total, [x, w])]
+
+    scale[0] = 2.0
+    oracle = jax.jit(lambda v, x, power, *, shift: jnp.sum(v * x**power * scale[0] + shift), static_argnums=2)
+    args = (jnp.asarray(Z), jnp.float32(X0))
+    want = [oracle(*args, 2, shift=Z), oracle(*args, 3, shift=Z)]
+    scale[0] = 3.0
+    want.append(oracle(*args, 2, shift=Z))
+
+    def total(v, x):
+        return oracle(v, x, 2, shift=Z) + oracle(v, x, 3, shift=Z) + oracle(v, x, 2, shift=Z)
+
+    want += list(reversed(jax.grad(total, argnums=(0, 1))(*args)))
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), v, rtol=1e-6)
+
+
+def test_calls_recorded_in_a_loop_share_one_op_and_a_new_trace_is_another():
+    x = gk.Variable(X0)
+    f = gk.jit(lambda z: x * z)
+    with gk.GradientTape() as tape:
+        outs = [f(Z * k) for k in range(4)]
+        other = f(Z[:2])  # another signature: another trace
+        total = sum(gk.numpy.sum(o) for o in outs) + gk.numpy.sum(other)
+    # One op for the calls of one trace, so the tape compiles one program for them.
+    assert len({id(o._node.op) for o in outs}) == 1
+    assert other._node.op is not outs[0]._node.op
+    want = jax.grad(lambda x: sum(jnp.sum(x * Z * k) for k in range(4)) + jnp.sum(x * Z[:2]))(jnp.float32(X0))
+    np.testing.assert_allclose(np.asarray(tape.gradient(total, x)), want, rtol=1e-6)
