@@ -39,32 +39,44 @@ class Replays:
         self._static_argnums = frozenset(static_argnums)
         self._static_argnames = frozenset(static_argnames)
         self._name = name
-        self._made: OrderedDict = OrderedDict()  # id(closed program) -> (program, replay function)
+        self._made: OrderedDict = OrderedDict()  # a call's signature -> what a recorder calls for it
 
     def of(self, jitted, inputs, args: tuple, kwargs: dict) -> Callable:
         """What a recorder should call for ``jitted(inputs, *args, **kwargs)``: its traced program,
         or ``jitted`` itself when nothing in the call is a value a layer above stands in for (then
         nothing records it, and it runs now)."""
-        leaves = jax.tree_util.tree_leaves((inputs, args, kwargs), is_leaf=is_value)
+        statics = tuple((i, _hashable(a)) for i, a in enumerate(args) if i in self._static_argnums)
+        statics += tuple((k, _hashable(kwargs[k])) for k in sorted(kwargs) if k in self._static_argnames)
+        dynamic = (
+            inputs,
+            tuple(a for i, a in enumerate(args) if i not in self._static_argnums),
+            {k: v for k, v in kwargs.items() if k not in self._static_argnames},
+        )
+        leaves, treedef = jax.tree_util.tree_flatten(dynamic, is_leaf=is_value)
         if not any(map(is_value, leaves)):
             return jitted
+        # What jax.jit tells its traces by (the dynamic leaves' shapes, dtypes and weak types, the
+        # static values), known without a call into jax: a recorded call costs a lookup.
+        key = (id(jitted), treedef, statics, tuple(map(_leaf_key, leaves)))
+        hit = self._made.get(key)
+        if hit is not None:
+            self._made.move_to_end(key)
+            return hit
+        hit = self._made[key] = self._traced(jitted, inputs, args, kwargs)
+        if len(self._made) > _BOUND:
+            self._made.popitem(last=False)
+        return hit
+
+    def _traced(self, jitted, inputs, args, kwargs) -> Callable:
         # Shapes alone: a recorded value is never computed to trace its call.
         abstract = jax.tree_util.tree_map(
             lambda x: aval_of(x) if is_value(x) else x, (inputs, args, kwargs), is_leaf=is_value
         )
         traced = jitted.trace(abstract[0], *abstract[1], **abstract[2])
         closed = traced.jaxpr
-        hit = self._made.get(id(closed))
-        if hit is not None and hit[0] is closed:
-            self._made.move_to_end(id(closed))
-            return hit[1]
         if any(isinstance(c, jax.core.Tracer) for c in closed.consts):
             return jitted
-        replay = self._replay(closed, jax.tree_util.tree_structure(traced.out_info), jitted)
-        self._made[id(closed)] = (closed, replay)  # the program kept alive: its id names no other
-        if len(self._made) > _BOUND:
-            self._made.popitem(last=False)
-        return replay
+        return self._replay(closed, jax.tree_util.tree_structure(traced.out_info), jitted)
 
     def _replay(self, closed, out_tree, jitted) -> Callable:
         run = jax.jit(jaxpr_as_fun(closed))
@@ -83,3 +95,20 @@ class Replays:
         replay.per_output_dependence = jitted.per_output_dependence
         replay.returns_read_together = jitted.returns_read_together
         return replay
+
+
+def _leaf_key(x) -> tuple:
+    """A dynamic argument's part of a trace's signature: its shape, dtype and weak type (a dtype
+    jax would canonicalize tells apart more signatures than jax does, never fewer)."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return (type(x),)  # a Python number: weakly typed, its dtype fixed by its type
+    return tuple(shape), x.dtype, getattr(x, "weak_type", False)
+
+
+def _hashable(x):
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return x
