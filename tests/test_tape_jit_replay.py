@@ -301,3 +301,35 @@ def test_calls_recorded_in_a_loop_share_one_op_and_a_new_trace_is_another():
     assert other._node.op is not outs[0]._node.op
     want = jax.grad(lambda x: sum(jnp.sum(x * Z * k) for k in range(4)) + jnp.sum(x * Z[:2]))(jnp.float32(X0))
     np.testing.assert_allclose(np.asarray(tape.gradient(total, x)), want, rtol=1e-6)
+
+
+def test_a_tape_inside_a_compiled_step_records_the_inner_calls_trace():
+    scale = [2.0]
+    x = gk.Variable(X0)
+    inner = gk.jit(lambda z: x * x * z * scale[0])
+
+    @gk.jit
+    def step(z):
+        with gk.GradientTape() as tape:
+            y = gk.numpy.sum(inner(z))
+            scale[0] += 1.0
+            total = y + gk.numpy.sum(inner(z * 2.0))  # the same signature: the same trace
+        return tape.gradient(total, x)
+
+    got = [step(Z), step(Z)]
+
+    scale[0] = 2.0
+    inner_jax = jax.jit(lambda x, z: x * x * z * scale[0])
+
+    def step_jax(x, z):
+        def total(x):
+            y = jnp.sum(inner_jax(x, z))
+            scale[0] += 1.0
+            return y + jnp.sum(inner_jax(x, z * 2.0))
+
+        return jax.grad(total)(x)
+
+    step_jax = jax.jit(step_jax)
+    want = [step_jax(jnp.float32(X0), Z), step_jax(jnp.float32(X0), Z)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
