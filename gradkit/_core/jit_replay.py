@@ -17,6 +17,7 @@ tracer) could not run outside that trace: such a call is recorded as before.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -40,6 +41,7 @@ class Replays:
         self._static_argnames = frozenset(static_argnames)
         self._name = name
         self._made: OrderedDict = OrderedDict()  # a call's signature -> what a recorder calls for it
+        self._lock = threading.Lock()
 
     def of(self, jitted, inputs, args: tuple, kwargs: dict) -> Callable:
         """What a recorder should call for ``jitted(inputs, *args, **kwargs)``: its traced program,
@@ -60,11 +62,12 @@ class Replays:
         key = (id(jitted), treedef, statics, tuple(map(_leaf_key, leaves)))
         hit = self._made.get(key)
         if hit is not None:
-            self._made.move_to_end(key)
             return hit
-        hit = self._made[key] = self._traced(jitted, inputs, args, kwargs)
-        if len(self._made) > _BOUND:
-            self._made.popitem(last=False)
+        hit = self._traced(jitted, inputs, args, kwargs)
+        with self._lock:  # another thread may record a call of the same function meanwhile
+            hit = self._made.setdefault(key, hit)
+            if len(self._made) > _BOUND:
+                self._made.popitem(last=False)  # the oldest trace: made again if called again
         return hit
 
     def _traced(self, jitted, inputs, args, kwargs) -> Callable:
