@@ -9,8 +9,9 @@ signature and keep what it read while tracing; a recorded call must too.
 
 So a recorded call is handed its trace instead: the program ``jax.jit(...).trace`` gives for
 the call's arguments (jax's cache answers, so this traces only where a call would), evaluated
-from its text. One function per traced program, so the calls a loop records share one op and
-the tape compiles once; the cut and uncut programs are different traces, so they stay apart.
+from its text. One function per argument signature, found again by a dict lookup as jax.jit's
+cache finds its trace, so the calls a loop records share one op and the tape compiles once;
+the cut and uncut programs are different traces, so they stay apart.
 A program holding values of a trace around the call (a closure over an outer ``jax.jit``'s
 tracer) could not run outside that trace: such a call is recorded as before.
 """
