@@ -26,6 +26,10 @@ signature), so a later call with the same signature reuses that trace and what i
 as TensorFlow's concrete function keeps its captured inputs, rather than retracing to read
 the closure again.
 
+A call a layer above records (a tape) is handed the program traced for it (``jit_replay``), so
+computing it later runs that trace, as ``jax.jit`` reuses a trace, rather than the Python body
+with the Python values it reads as they are by then.
+
 A program that holds runtime checks (``runtime_checks``: ``tf.debugging`` asserts on traced
 values) is waited for, its results a tape would leave pending computed, before the call returns
 or writes back anything, so a failed check raises its own error from the call and changes no
@@ -45,7 +49,7 @@ import jax
 import numpy as np
 
 from .. import _errors
-from . import captures, frames, initial_values, jit_arguments, runtime_checks
+from . import captures, frames, initial_values, jit_arguments, jit_replay, runtime_checks
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -105,6 +109,7 @@ class JitFunction:
         static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
         self._static_argnums, self._static_argnames = static_argnums, static_argnames
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._replays = jit_replay.Replays(static_argnums, static_argnames, getattr(fn, "__name__", "jit_function"))
         # The program, and the one a call recorded only by TensorFlow-parity tapes runs, whose
         # assignments cut the derivative's path inside it as such a tape does outside.
         self._jitted, self._jitted_cut = (
@@ -280,7 +285,7 @@ class JitFunction:
             # The first call after an initializer that assigned Variables starts from those values.
             start = {id(var): value for var, value in self._initial_assigned}
             values = tuple(start[id(var)] if id(var) in start else frames.read(var) for var in self._reads)
-            return frames.apply(jitted, (values, captured), *args, **kwargs)
+            return self._apply(jitted, (values, captured), args, kwargs)
         if frames.idle() and all(map(_plain, args)) and all(map(_plain, kwargs.values())):
             # Nothing above the core can want to see this call (no tape or transform is
             # active, and the arguments are plain arrays): call the compiled program directly.
@@ -289,7 +294,12 @@ class JitFunction:
                 values = tuple(map(frames.live, self._reads))
                 _learn_array_types(values)
             return jitted((values, _concrete(captured) if captured else ()), *args, **kwargs)
-        return frames.apply(jitted, (tuple(map(frames.read, self._reads)), captured), *args, **kwargs)
+        return self._apply(jitted, (tuple(map(frames.read, self._reads)), captured), args, kwargs)
+
+    def _apply(self, jitted, inputs: tuple, args, kwargs):
+        # Through frames.apply, so a layer above may record the call: as the program traced now
+        # (jit_replay), which it may compute later, when the Python the function reads has changed.
+        return frames.apply(self._replays.of(jitted, inputs, args, kwargs), inputs, *args, **kwargs)
 
     def _capture_count(self, args, kwargs) -> int:
         """How many captures a call takes: as many as the trace for its signature took (all for a
