@@ -84,5 +84,5 @@ def test_bad_equations_raise_value_error_as_keras(equation, output_shape, bias_a
 
 
 def test_refused_options_say_so():
-    with pytest.raises(TypeError, match=r"\[gradkit\].*lora_rank"):
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*lora_rank"):
         gtf.keras.layers.EinsumDense("ab,bc->ac", 2, lora_rank=2)

@@ -336,7 +336,7 @@ def test_a_cell_without_state_size_raises_value_error_as_keras():
 
 
 def test_refused_options_say_so():
-    with pytest.raises(TypeError, match=r"\[gradkit\].*stateful"):
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*stateful"):
         gtf.keras.layers.RNN(gtf.keras.layers.GRUCell(2), stateful=True)
     with pytest.raises(ValueError, match=r"\[gradkit\].*dropout"):
         gtf.keras.layers.LSTMCell(2, dropout=0.2)

@@ -16,7 +16,7 @@ def refuse_unimplemented(what: str, implemented: str, **options) -> None:
     Ignoring one (a LoRA rank, a quantization config) would change the results without a word."""
     given = sorted(k for k, v in options.items() if v is not None and v is not False)
     if given:
-        raise _errors.GradkitTypeError(
+        raise _errors.GradkitNotImplementedError(
             f"{what} got {', '.join(f'{k}={options[k]!r}' for k in given)}, which gradkit.tf does not "
             f"implement (ignoring it would change the results). Leave it out; gradkit.tf implements {implemented}."
         )
