@@ -364,8 +364,9 @@ def deserialize_layer(config: dict, custom_objects=None):
 
     name = config.get("class_name")
     cls = (custom_objects or {}).get(name) or getattr(api.layers, str(name), None) or getattr(layers, str(name), None)
+    # Keras raises TypeError ("Could not locate class") for a class it does not know.
     if cls is None:
-        raise _errors.GradkitValueError(
+        raise _errors.GradkitTypeError(
             f"the config names the layer class {name!r}, which gradkit.tf.keras.layers does not have. Pass it in "
             f"custom_objects={{{name!r}: cls}}."
         )

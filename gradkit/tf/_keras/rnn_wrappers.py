@@ -45,7 +45,7 @@ def _copy(layer, **changes):
     serialized["config"].update(changes)
     try:
         return layer_config.deserialize_layer(serialized, custom_objects={type(layer).__name__: type(layer)})
-    except _errors.GradkitValueError as error:  # TypeError, as Keras raises for a class it cannot locate
+    except (_errors.GradkitTypeError, _errors.GradkitValueError) as error:  # a class it cannot locate, a bad config
         raise _errors.GradkitTypeError(
             f"tf.keras.layers.Bidirectional makes its forward and backward layers from the config of "
             f"{type(layer).__name__} '{layer.name}', as Keras does, and could not remake it: {error} Keras fails "
