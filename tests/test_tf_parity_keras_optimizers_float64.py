@@ -11,16 +11,9 @@ differed from Keras' by up to 1e-5 relative. float64 needs ``jax_enable_x64``, s
 in a subprocess.
 """
 
-import json
-import pathlib
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from _x64_subprocess import run_script
 
 CASES = {
     "sgd_nesterov": ("SGD", {"learning_rate": 0.3, "momentum": 0.9, "nesterov": True}),
@@ -76,15 +69,7 @@ print(json.dumps(result))
 
 @pytest.fixture(scope="module")
 def float64_steps():
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_SCRIPT), json.dumps(CASES)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_script(_SCRIPT, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

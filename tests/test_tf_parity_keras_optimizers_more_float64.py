@@ -3,18 +3,12 @@ Adafactor factors) against Keras 3 on TensorFlow, to float64 rounding: the hyper
 Keras casts through float32 (``ops.cast``) and those it uses as exact Python floats must be
 the same ones. float64 needs ``jax_enable_x64``, so the steps run in a subprocess."""
 
-import json
-import pathlib
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
+from _x64_subprocess import run_script
 
 pytest.importorskip("tensorflow")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 CASES = {
     "adadelta": ("Adadelta", {"learning_rate": 1.0, "rho": 0.9}),
@@ -65,15 +59,7 @@ print(json.dumps(result))
 
 @pytest.fixture(scope="module")
 def float64_steps():
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_SCRIPT), json.dumps(CASES)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_script(_SCRIPT, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -3,18 +3,12 @@ TensorFlow, to float64 rounding: Keras casts a regularizer's factor to the weigh
 float32 (``ops.cast`` of a Python float), while a constraint's bounds and epsilon enter as exact
 Python floats. float64 needs ``jax_enable_x64``, so the values run in a subprocess."""
 
-import json
-import pathlib
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
+from _x64_subprocess import run_script
 
 pytest.importorskip("tensorflow")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 CASES = {
     "l1": "regularizers.L1(0.1)",
@@ -56,15 +50,7 @@ print(json.dumps({name: {"gradkit": run(gtf, e), "keras": run(tf_real, e)} for n
 
 @pytest.fixture(scope="module")
 def float64_results():
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_SCRIPT), json.dumps(CASES)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_script(_SCRIPT, CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
