@@ -136,9 +136,21 @@ def _forward(fn):
     return method
 
 
+# Value types (the tape's Tensor registers itself) whose reflected operators a Variable calls
+# directly: ``x @ v`` with ``x`` a JAX array then costs one call, not ``x.__matmul__`` refusing
+# the value first.
+DIRECT_REFLECTED: set = set()
+_REFLECTED_NAMES = {fn: f"__r{name}__" for name, (fn, has_reflected) in BINARY_OPERATORS.items() if has_reflected}
+
+
 def _reflected(fn):
+    name = _REFLECTED_NAMES[fn]
+
     def method(self, other):
-        return fn(other, self._read_value())
+        value = self._read_value()
+        if type(value) in DIRECT_REFLECTED:
+            return getattr(value, name)(other)
+        return fn(other, value)
 
     return method
 

@@ -84,22 +84,32 @@ def _hashable(x):
     return (type(x), x)
 
 
-def _types(static: tuple) -> tuple:
-    """The types of the static values, and of what tuples and slices among them hold: 1, 1.0
-    and True are equal (and hash alike) in Python, but mean different things to JAX (an index
-    ``(True, 1)`` adds an axis where ``(1, 1)`` picks an element)."""
-    types = tuple(map(type, static))
-    if tuple in types or slice in types:
-        return tuple(_hashable(s) if type(s) in (tuple, slice) else type(s) for s in static)
-    return types
+_COMPOSITE = (tuple, slice)
+
+
+def _composite_key(x):
+    """A key for a static tuple or slice that holds the types of what it holds."""
+    if type(x) is tuple:
+        kinds = tuple(map(type, x))
+        if tuple in kinds or slice in kinds:
+            return _hashable(x)
+        return (tuple, x, kinds)
+    return (slice, x.start, x.stop, x.step, type(x.start), type(x.stop), type(x.step))
 
 
 def intern_op(fn, treedef, static: tuple, dynamic_at: tuple, kind=None) -> Op:
-    # The fast key holds the static values themselves, with their types (see _types).
+    # The fast key holds the static values themselves, with their types: 1, 1.0 and True are
+    # equal (and hash alike) in Python, but mean different things to JAX (an index (True, 1)
+    # adds an axis where (1, 1) picks an element). A tuple or a slice (unhashable before
+    # Python 3.12) is keyed with its items' types too (_composite_key).
+    types = tuple(map(type, static))
+    static_key = static
+    if tuple in types or slice in types:
+        static_key = tuple(_composite_key(s) if type(s) in _COMPOSITE else s for s in static)
     try:
-        fast = (fn, treedef, static, _types(static), dynamic_at, kind)
+        fast = (fn, treedef, static_key, types, dynamic_at, kind)
         op = _fast_ops.get(fast)
-    except TypeError:  # an unhashable static value (a slice, a list): the general key
+    except TypeError:  # an unhashable static value (a list, an array): the general key
         fast = op = None
     if op is not None:
         return op
@@ -306,7 +316,10 @@ def merge_leaves(inputs) -> tuple[tuple, tuple]:
             break
     else:
         return first, None
-    base = max(inputs, key=lambda n: len(n.leaves)).leaves
+    base = first
+    for n in inputs:
+        if len(n.leaves) > len(base):
+            base = n.leaves
     merged = list(base)
     position: dict[int, int] | None = None
     maps = []

@@ -272,7 +272,7 @@ def _is_static_tuple(x) -> bool:
     return type(x) is tuple and all(type(e) in _SIMPLE for e in x)
 
 
-def _args_treedef(n: int, keys: tuple):
+def args_treedef(n: int, keys: tuple):
     """The treedef of ``(args, kwargs)`` whose leaves are the args, then the kwargs by key."""
     treedef = _arg_treedefs.get((n, keys))
     if treedef is None:
@@ -284,7 +284,7 @@ def _flat_call(args, kwargs):
     """``(leaves, treedef)`` of a call whose arguments need no pytree flattening, or None."""
     leaves = _flat_args(args)
     if leaves is None or not kwargs:
-        return leaves and (leaves, _args_treedef(len(args), ()))
+        return leaves and (leaves, args_treedef(len(args), ()))
     keys = tuple(sorted(kwargs))
     for k in keys:
         v = kwargs[k]
@@ -292,7 +292,7 @@ def _flat_call(args, kwargs):
             leaves.append(v)
         else:
             return None
-    return leaves, _args_treedef(len(args), keys)
+    return leaves, args_treedef(len(args), keys)
 
 
 def apply(fn, *args, **kwargs):
@@ -300,7 +300,7 @@ def apply(fn, *args, **kwargs):
     if len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # gnp.tanh(t): the common case
         session = graph.local.session
         if session is not None and args[0]._node.session is session:
-            return _record(fn, args, _UNARY_TREEDEF, session)
+            return _record_unary(fn, args[0], session)
     flat = _flat_call(args, kwargs)
     if flat is not None:
         leaves, treedef = flat
@@ -509,7 +509,40 @@ def apply_unary(fn, a):
     session = graph.local.session
     if session is None or a._node.session is not session:
         return Tensor.concrete(fn(value_of(a)))
-    return _record(fn, [a], _UNARY_TREEDEF, session)
+    return _record_unary(fn, a, session)
+
+
+_unary_ops: dict = BoundedDict(bounded.INTERNED)
+
+
+def _record_unary(fn, t, session):
+    """``_record`` of ``fn(t)`` for one tensor of this session, written out (``gnp.tanh(t)``,
+    ``-t``, ``t.sum()``: the hot path of functions); the same op and node ``_record`` makes."""
+    if fn in _CUTS:
+        return _record(fn, [t], _UNARY_TREEDEF, session)
+    op = _unary_ops.get(fn)
+    if op is None:
+        op = _unary_ops[fn] = intern_op(fn, _UNARY_TREEDEF, (None,), (0,))
+    return record_single(op, t, None, session)
+
+
+def record_single(op, t, shapes, session):
+    """The node of ``op`` (whose one dynamic input is ``t``, a tensor of this session), with
+    ``shapes`` its ``output_avals`` on ``t`` when the caller has them."""
+    n1, k1 = t._node, t._index
+    if shapes is None:
+        aval = n1.avals[k1]
+        shapes = graph._aval_cache.get((op.key, id(aval)))
+        if shapes is None:
+            shapes = graph.output_avals(op, (aval,))
+    avals, treedef, all_float, any_float = shapes
+    mask, cut = _recorded_by(n1.mask, any_float, session)
+    inputs = ((n1, k1),)
+    node = Node(op, inputs, avals, mask, session, graph.node_sid(op, mask, inputs, None), n1.leaves)
+    node.cut = cut
+    if treedef is None:
+        return Tensor._make(node, 0)
+    return _wrap_outputs(node, treedef, all_float)
 
 
 _BINARY_TREEDEF = jax.tree_util.tree_structure(((0, 0), {}))
@@ -572,7 +605,7 @@ def record_parity_read(current: tuple[Node, int], sources: list[tuple[Node, int]
     that tape alone, without adding a path for any other tape that shares the source.
     """
     term_op = intern_op(_parity_term, _UNARY_TREEDEF, (None,), (0,), PARITY_TERM)
-    plus_op = intern_op(_plus, _args_treedef(2, ()), (None, None), (0, 1), "parity_read")
+    plus_op = intern_op(_plus, args_treedef(2, ()), (None, None), (0, 1), "parity_read")
     for source, bits in sources:
         term = make_node(term_op, ((source, 0),), source.mask & bits & session.active, session)[0]
         node = make_node(plus_op, (current, (term, 0)), (current[0].mask | term.mask) & session.active, session)[0]
@@ -589,7 +622,7 @@ def record_call(fn, input_nodes: list[tuple[Node, int]], session, kind, mask=Non
     n = len(input_nodes)
     op = _call_ops.get((fn, n, kind))
     if op is None:
-        op = _call_ops[(fn, n, kind)] = intern_op(fn, _args_treedef(n, ()), (None,) * n, tuple(range(n)), kind)
+        op = _call_ops[(fn, n, kind)] = intern_op(fn, args_treedef(n, ()), (None,) * n, tuple(range(n)), kind)
     if mask is None:
         mask = 0
         for node, _ in input_nodes:

@@ -16,15 +16,48 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core.operators import install_binary_operators
+from .._core.operators import DIRECT_REFLECTED, install_binary_operators
 from .._core.variable import check_not_list_index
-from . import array_methods, graph, record
+from . import array_methods, bounded, graph, record
+from .bounded import BoundedDict
 from .graph import Node, make_leaf
 from .shape import Shape
 
 
 def _getitem(x, index):
     return x[index]
+
+
+_STATIC_ITEMS = frozenset((int, bool, type(None), type(Ellipsis)))
+_SLICE_BOUNDS = frozenset((int, type(None)))
+_index_ops: dict = BoundedDict(bounded.INTERNED)  # (index key, input aval id) -> (op, output_avals)
+
+
+def _static_index_key(index):
+    """A cache key for an index made of Python ints, bools, None, Ellipsis and slices of ints
+    (``t[:, 0]``, ``t[1:-1]``), whose meaning is fixed by its value; None for any other."""
+    items = index if type(index) is tuple else (index,)
+    for item in items:
+        kind = type(item)
+        if kind is slice:
+            if not (
+                type(item.start) in _SLICE_BOUNDS and type(item.stop) in _SLICE_BOUNDS and type(item.step) in _SLICE_BOUNDS
+            ):
+                return None
+        elif kind not in _STATIC_ITEMS:
+            return None
+    return graph._hashable(index)
+
+
+def _remember_index_op(key, index, aval) -> None:
+    """After ``t[index]`` was recorded (its checks passed) for a float tensor of ``aval``: the
+    op and output avals its next use takes without checking again."""
+    if not jnp.issubdtype(aval.dtype, jnp.inexact):
+        return  # an integer tensor's static index may give a known value instead (see __getitem__)
+    op = graph.intern_op(_getitem, record.args_treedef(2, ()), (None, index), (0,))
+    shapes = graph._aval_cache.get((op.key, id(aval)))
+    if shapes is not None:
+        _index_ops[(key, id(aval))] = (op, shapes)
 
 
 def _is_static_index(index) -> bool:
@@ -260,6 +293,23 @@ class Tensor:
         return record.apply_unary(operator.invert, self)
 
     def __getitem__(self, index):
+        # The hot path: a recorded float tensor indexed by Python ints and slices, as it was
+        # before (the checks below passed then, for this shape): the node, from a cached op.
+        node = self._node
+        session = graph.local.session
+        key = None
+        if session is not None and node.session is session:
+            key = _static_index_key(index)
+            if key is not None:
+                hit = _index_ops.get((key, id(node.avals[self._index])))
+                if hit is not None:
+                    return record.record_single(hit[0], self, hit[1], session)
+        out = self._getitem_checked(index)
+        if key is not None:
+            _remember_index_op(key, index, node.avals[self._index])
+        return out
+
+    def _getitem_checked(self, index):
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)
@@ -346,6 +396,7 @@ def _reflected(fn):
 
 
 install_binary_operators(Tensor, _forward, _reflected)
+DIRECT_REFLECTED.add(Tensor)
 array_methods.install(Tensor)
 record.install_tensor(Tensor)
 
