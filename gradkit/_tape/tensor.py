@@ -41,7 +41,9 @@ def _static_index_key(index):
         kind = type(item)
         if kind is slice:
             if not (
-                type(item.start) in _SLICE_BOUNDS and type(item.stop) in _SLICE_BOUNDS and type(item.step) in _SLICE_BOUNDS
+                type(item.start) in _SLICE_BOUNDS
+                and type(item.stop) in _SLICE_BOUNDS
+                and type(item.step) in _SLICE_BOUNDS
             ):
                 return None
         elif kind not in _STATIC_ITEMS:
