@@ -22,7 +22,15 @@ from .operators import ValueOperators
 _counter = itertools.count()
 
 
+# Types whose shape and dtype a function gives without building ``.shape`` (the tape's Tensor
+# registers itself: its ``.shape`` is a TensorShape-like object, slower to make and read).
+SHAPE_DTYPE_OF: dict = {}
+
+
 def _shape_dtype(value) -> tuple[tuple[int, ...], Any]:
+    known = SHAPE_DTYPE_OF.get(type(value))
+    if known is not None:
+        return known(value)
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is None or dtype is None:

@@ -576,7 +576,9 @@ def record_identity(node: Node, index: int, mask: int, session, cut=None, source
     Gives a Variable a node of its own where a tape first sees it (``source``), and hides
     the path through an assignment from TensorFlow-parity tapes.
     """
-    op = intern_op(_identity, _UNARY_TREEDEF, (None,), (0,), "identity")
+    op = _unary_ops.get((_identity, "identity"))
+    if op is None:
+        op = _unary_ops[(_identity, "identity")] = intern_op(_identity, _UNARY_TREEDEF, (None,), (0,), "identity")
     out = make_node(op, ((node, index),), mask, session)[0]
     out.cut = cut
     if source:

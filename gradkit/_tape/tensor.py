@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _errors
 from .._core.operators import DIRECT_REFLECTED, install_binary_operators
-from .._core.variable import check_not_list_index
+from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index
 from . import array_methods, bounded, graph, record
 from .bounded import BoundedDict
 from .graph import Node, make_leaf
@@ -399,6 +399,14 @@ def _reflected(fn):
 
 install_binary_operators(Tensor, _forward, _reflected)
 DIRECT_REFLECTED.add(Tensor)
+
+
+def _shape_dtype(t: Tensor) -> tuple:
+    aval = t._node.avals[t._index]
+    return aval.shape, aval.dtype
+
+
+SHAPE_DTYPE_OF[Tensor] = _shape_dtype
 array_methods.install(Tensor)
 record.install_tensor(Tensor)
 

@@ -1,0 +1,141 @@
+"""The tape's fast paths give what its general path gives.
+
+Indexing with ints and slices reuses the op recorded for the same index on a tensor of the
+same shape and dtype; one-tensor functions, a Variable's reflected operators (``x @ v``) and
+assignments of tensors take shortcuts of their own. Each test runs a program whose fast path
+is taken repeatedly, with shapes and indexes changing in between, against ``jax.grad`` of the
+same program written with jax.numpy, or NumPy.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gradkit as gk
+import gradkit.numpy as gnp
+from gradkit import _errors
+
+A = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 6)
+B = np.linspace(0.5, 2.0, 30, dtype=np.float32).reshape(5, 6)
+
+INDEXES = [
+    slice(None, 2),
+    (slice(1, None), 0),
+    (Ellipsis, slice(None, None, 2)),
+    (None, 1, slice(2, 4)),
+    -1,
+    (slice(None), -2),
+    (True, 0),
+]
+
+
+def _sliced_sum(xp, x, indexes):
+    return sum(xp.sum(xp.sin(x)[index] ** 2) for index in indexes)
+
+
+@pytest.mark.parametrize("value", [A, B], ids=["4x6", "5x6"])
+def test_repeated_indexes_match_jax(value):
+    v = gk.Variable(value)
+    for _ in range(3):  # the second and third rounds take the cached ops
+        with gk.GradientTape() as tape:
+            y = _sliced_sum(gnp, v, INDEXES)
+        want_y, want_g = jax.value_and_grad(lambda x: _sliced_sum(jnp, x, INDEXES))(jnp.asarray(value))
+        np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), want_g, rtol=1e-5, atol=1e-6)
+
+
+def test_cached_index_op_is_per_shape():
+    small, large = gk.Variable(A), gk.Variable(B)
+    with gk.GradientTape():
+        for _ in range(2):
+            t_large, t_small = gnp.sin(large), gnp.sin(small)
+            assert t_large[4].shape == (6,)
+            assert t_large[1:].shape == (4, 6)
+            assert t_small[1:].shape == (3, 6)
+            # Row 4 exists in the 5x6 tensor, not in the 4x6 one: still refused there.
+            with pytest.raises(_errors.GradkitIndexError, match="out of bounds"):
+                t_small[4]
+    np.testing.assert_allclose(np.asarray(t_small[-1]), np.sin(A)[-1], rtol=1e-6)
+
+
+def test_integer_tensors_are_indexed_by_the_general_path():
+    v = gk.Variable(A)
+    with gk.GradientTape() as tape:
+        for _ in range(2):
+            idx = gnp.argmax(gnp.sin(v), axis=1)  # an integer result: no gradient, exact values
+            np.testing.assert_array_equal(np.asarray(idx[1:3]), np.argmax(np.sin(A), axis=1)[1:3])
+            assert int(idx[0]) == int(np.argmax(np.sin(A)[0]))
+            y = gnp.sum(v[0:1] * v[1:3])
+    want = jax.grad(lambda x: jnp.sum(x[0:1] * x[1:3]))(jnp.asarray(A))
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda c, w: c @ w,
+        lambda c, w: c - w,
+        lambda c, w: c / (w + 2.0),
+        lambda c, w: c**w,
+    ],
+    ids=["matmul", "sub", "truediv", "pow"],
+)
+@pytest.mark.parametrize("constant", ["jax", "numpy"])
+def test_reflected_operators_of_a_variable_match_jax(op, constant):
+    w0 = np.full((6, 6), 0.5, dtype=np.float32) + np.eye(6, dtype=np.float32)
+    c = np.linspace(0.5, 1.5, 36, dtype=np.float32).reshape(6, 6)
+    c = jnp.asarray(c) if constant == "jax" else c
+    w = gk.Variable(w0)
+    for _ in range(2):
+        with gk.GradientTape() as tape:
+            y = gnp.sum(op(c, w) ** 2)
+        want = jax.grad(lambda x: jnp.sum(op(jnp.asarray(c), x) ** 2))(jnp.asarray(w0))
+        np.testing.assert_allclose(np.asarray(tape.gradient(y, w)), want, rtol=1e-5)
+
+
+def test_reflected_operator_outside_a_tape_is_a_plain_array():
+    w = gk.Variable(np.eye(3, dtype=np.float32))
+    out = jnp.ones((2, 3)) @ w
+    np.testing.assert_allclose(np.asarray(out), np.ones((2, 3)))
+
+
+def test_one_tensor_functions_and_assignments_match_jax():
+    """An inner SGD loop of unary functions and ``assign_sub`` of tensors, differentiated
+    with respect to the learning rate (the meta-gradient), against jax.grad of its rewrite."""
+    x = jnp.asarray(A)
+
+    def loss(xp, w):
+        return xp.mean(xp.tanh(x @ w) ** 2) + xp.sum(xp.exp(-(w**2)))
+
+    def meta(lr, w):
+        for _ in range(3):
+            w = w - lr * jax.grad(lambda ww: loss(jnp, ww))(w)
+        return loss(jnp, w)
+
+    w0 = np.linspace(-0.5, 0.5, 36, dtype=np.float32).reshape(6, 6)
+    w, lr = gk.Variable(w0), gk.Variable(np.float32(0.1))
+    for _ in range(2):
+        w.assign(w0)
+        with gk.GradientTape() as outer:
+            for _ in range(3):
+                with gk.GradientTape() as inner:
+                    ell = loss(gnp, w)
+                w.assign_sub(lr * inner.gradient(ell, w))
+            final = loss(gnp, w)
+        want_value, want_grad = jax.value_and_grad(meta)(jnp.float32(0.1), jnp.asarray(w0))
+        np.testing.assert_allclose(np.asarray(final), want_value, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(outer.gradient(final, lr)), want_grad, rtol=1e-4)
+
+
+def test_assigning_a_tensor_of_the_wrong_shape_is_refused_and_changes_nothing():
+    w = gk.Variable(A)
+    with gk.GradientTape():
+        t = gnp.sin(w)
+        with pytest.raises(_errors.AssignmentError):
+            w.assign(t[1:])
+        with pytest.raises(_errors.AssignmentError):
+            w.assign_sub(t[:, :2])
+    np.testing.assert_array_equal(np.asarray(w.numpy()), A)
