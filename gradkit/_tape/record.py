@@ -297,10 +297,14 @@ def _flat_call(args, kwargs):
 
 def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
-    if len(args) == 1 and not kwargs and type(args[0]) is Tensor:  # gnp.tanh(t): the common case
+    if args and type(args[0]) is Tensor:
         session = graph.local.session
         if session is not None and args[0]._node.session is session:
-            return _record_unary(fn, args[0], session)
+            if len(args) == 1 and not kwargs:  # gnp.tanh(t): the common case
+                return _record_unary(fn, args[0], session)
+            op = _static_call_op(fn, args, kwargs)  # gnp.sum(t, axis=-1, keepdims=True)
+            if op is not None:
+                return record_single(op, args[0], None, session)
     flat = _flat_call(args, kwargs)
     if flat is not None:
         leaves, treedef = flat
@@ -323,6 +327,60 @@ def apply(fn, *args, **kwargs):
             out = _known_counter(fn, values, out, a, k)
         return _wrap_concrete(out)
     return _record(fn, leaves, treedef, session)
+
+
+_STATIC_ARG_TYPES = frozenset((int, bool, str, type(None)))
+_static_call_ops: dict = BoundedDict(bounded.INTERNED)
+
+
+def _static_call_op(fn, args, kwargs):
+    """The op ``_record`` makes of ``fn(t, *rest, **kwargs)`` when everything but ``t`` is a
+    Python int, bool, str or None, or a tuple of ints (a shape, axes): cached by the values and
+    their types, so the hot path skips flattening the call. None for any other call (a float
+    may be a runtime value; arrays and tensors are inputs)."""
+    rest = args[1:]
+    kinds = _static_kinds(rest)
+    if kinds is None:
+        return None
+    if kwargs:
+        keys = tuple(sorted(kwargs))
+        values = tuple([kwargs[k] for k in keys])
+        kw_kinds = _static_kinds(values)
+        if kw_kinds is None:
+            return None
+    else:
+        keys = values = kw_kinds = ()
+    if fn in _CUTS:
+        return None
+    key = (fn, rest, kinds, keys, values, kw_kinds)
+    try:
+        op = _static_call_ops.get(key)
+    except TypeError:  # an unhashable function
+        return None
+    if op is None:
+        static = (None, *rest, *values)
+        op = _static_call_ops[key] = intern_op(fn, args_treedef(len(args), keys), static, (0,))
+    return op
+
+
+def _static_kinds(values: tuple):
+    """The types of ``values`` (for a tuple of ints, its items' types), or None unless each is
+    a Python int, bool, str or None, or a tuple of ints."""
+    kinds = tuple(map(type, values))
+    if tuple not in kinds:
+        return kinds if _STATIC_ARG_TYPES.issuperset(kinds) else None
+    out = []
+    for x, kind in zip(values, kinds):
+        if kind is tuple:
+            items = tuple(map(type, x))
+            if not all(k is int for k in items):
+                return None
+            out.append(items)
+        elif kind in _STATIC_ARG_TYPES:
+            out.append(kind)
+        else:
+            return None
+    return tuple(out)
 
 
 def _known_counter(fn, values, out, args, kwargs=None):
