@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import jax
 
-from ._op_errors import InvalidArgumentError, OperatorNotAllowedInGraphError
+from ._op_errors import InvalidArgumentError, OperatorNotAllowedInGraphError, OutOfRangeError
 
 PREFIX = "[gradkit] "
 
@@ -56,6 +56,16 @@ class GradkitInvalidArgumentError(GradkitError, InvalidArgumentError):
         if not message.startswith(PREFIX):
             message = PREFIX + message
         InvalidArgumentError.__init__(self, None, None, message)
+
+
+class GradkitOutOfRangeError(GradkitError, OutOfRangeError):
+    """What TensorFlow raises as ``tf.errors.OutOfRangeError``: an index past the end of what it
+    indexes (``crop_and_resize``'s box indices)."""
+
+    def __init__(self, message: str):
+        if not message.startswith(PREFIX):
+            message = PREFIX + message
+        OutOfRangeError.__init__(self, None, None, message)
 
 
 class InvalidArgumentTypeError(GradkitTypeError, InvalidArgumentError):

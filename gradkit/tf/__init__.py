@@ -387,6 +387,7 @@ del (
 from . import (  # noqa: E402
     _image_adjust,
     _image_color,
+    _image_crop_and_resize,
     _image_dtype,
     _image_geometry,
     _image_quality,
@@ -448,6 +449,7 @@ image = _Namespace(
         for module in (
             _image_resize,
             _image_geometry,
+            _image_crop_and_resize,
             _image_dtype,
             _image_color,
             _image_adjust,

@@ -1,0 +1,145 @@
+"""``tf.image.crop_and_resize`` against real TensorFlow 2.21: values, dtypes, gradients with
+respect to the image and the boxes (bilinear and nearest: TensorFlow's nearest-neighbour box
+gradient is the bilinear one), inside ``tf.function``, and the errors."""
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+RNG = np.random.default_rng(7)
+IMAGE = RNG.standard_normal((2, 5, 7, 3)).astype(np.float32)
+BOXES = np.array(
+    [
+        [0.113, 0.217, 0.811, 0.907],
+        [0.917, 0.803, 0.121, 0.317],  # flipped both ways
+        [-0.313, 0.109, 1.213, 0.713],  # rows outside the image: extrapolated
+        [0.253, 0.517, 0.253, 0.517],  # a point
+        [0.0, 0.0, 1.0, 1.0],  # the whole image: samples on pixel centres, computed exactly
+        [0.307, -0.213, 0.613, 0.419],
+    ],
+    np.float32,
+)
+# No other sample lands within 0.01 pixel of a pixel centre or an edge of the image, where the
+# bilinear derivative jumps and the crop's value steps to extrapolation_value: there, a last-bit
+# difference in how XLA and TensorFlow's kernel round the coordinates would change the answer.
+INDICES = np.array([0, 1, 1, 0, 1, 0], np.int32)
+SIZES = [[4, 3], [1, 1], [1, 5], [6, 1]]
+
+
+def _crops_and_gradients(tf, method, size, extrapolation_value=0.0, function=False):
+    image, boxes = tf.Variable(IMAGE), tf.Variable(BOXES)
+    weights = np.random.default_rng(1).standard_normal((len(BOXES), *size, 3)).astype(np.float32)
+
+    def step():
+        with tf.GradientTape() as tape:
+            crops = tf.image.crop_and_resize(
+                image, boxes, INDICES, size, method=method, extrapolation_value=extrapolation_value
+            )
+            loss = tf.reduce_sum(crops * weights)
+        return [crops, *tape.gradient(loss, [image, boxes])]
+
+    out = tf.function(step)() if function else step()
+    return [np.asarray(x) for x in out]
+
+
+def _compare(want, got):
+    crops, image_grad, boxes_grad = got
+    assert crops.dtype == want[0].dtype == np.float32
+    assert crops.shape == want[0].shape
+    np.testing.assert_allclose(crops, want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(image_grad, want[1], rtol=1e-5, atol=1e-5)
+    # Sums over every sample of a box, times the image's size: float32 rounding of a larger sum.
+    np.testing.assert_allclose(boxes_grad, want[2], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{h}x{w}" for h, w in SIZES])
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+def test_crops_and_gradients_match_tensorflow(method, size):
+    tf = pytest.importorskip("tensorflow")
+    _compare(_crops_and_gradients(tf, method, size, -0.5), _crops_and_gradients(gtf, method, size, -0.5))
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest"])
+def test_inside_tf_function(method):
+    tf = pytest.importorskip("tensorflow")
+    want = _crops_and_gradients(tf, method, [3, 4], 1.5, function=True)
+    _compare(want, _crops_and_gradients(gtf, method, [3, 4], 1.5, function=True))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float64, np.float16])
+def test_image_dtypes_give_float32_crops(dtype):
+    tf = pytest.importorskip("tensorflow")
+    image = (np.abs(IMAGE) * 40).astype(dtype)
+    want = tf.image.crop_and_resize(image, BOXES, INDICES, [3, 2]).numpy()
+    got = gtf.image.crop_and_resize(image, BOXES, INDICES, [3, 2]).numpy()
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_integer_image_has_no_gradient_and_float16_image_gets_float16_gradient():
+    tf = pytest.importorskip("tensorflow")
+    for lib in (tf, gtf):
+        ints = lib.constant(np.arange(2 * 5 * 7 * 3, dtype=np.int32).reshape(2, 5, 7, 3))
+        halves = lib.constant(IMAGE.astype(np.float16))
+        with lib.GradientTape(persistent=True) as tape:
+            tape.watch(ints)
+            tape.watch(halves)
+            a = lib.reduce_sum(lib.image.crop_and_resize(ints, BOXES, INDICES, [2, 2]))
+            b = lib.reduce_sum(lib.image.crop_and_resize(halves, BOXES, INDICES, [2, 2]))
+        assert tape.gradient(a, ints) is None
+        grad = tape.gradient(b, halves)
+        assert grad.dtype == lib.float16
+        if lib is tf:
+            want = grad.numpy()
+    np.testing.assert_allclose(grad.numpy().astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_no_boxes_and_other_index_dtypes():
+    tf = pytest.importorskip("tensorflow")
+    empty = np.zeros((0, 4), np.float32), np.zeros((0,), np.int32)
+    assert (
+        gtf.image.crop_and_resize(IMAGE, *empty, [2, 3]).shape == tf.image.crop_and_resize(IMAGE, *empty, [2, 3]).shape
+    )
+    for indices in (INDICES.astype(np.int64), INDICES.astype(np.float32)):
+        want = tf.image.crop_and_resize(IMAGE, BOXES, indices, [2, 3]).numpy()
+        np.testing.assert_allclose(gtf.image.crop_and_resize(IMAGE, BOXES, indices, [2, 3]).numpy(), want, rtol=1e-6)
+
+
+BAD = {
+    "method": (dict(method="bicubic"), "InvalidArgumentError", "'bilinear' and 'nearest'"),
+    "box index past the batch": (dict(box_indices=[0, 1, 2, 0, 1, 0]), "OutOfRangeError", r"outside \[0, batch_size\)"),
+    "negative box index": (dict(box_indices=[0, 1, -1, 0, 1, 0]), "OutOfRangeError", r"outside \[0, batch_size\)"),
+    "zero crop size": (dict(crop_size=[0, 2]), "InvalidArgumentError", "must be positive"),
+    "three crop sizes": (dict(crop_size=[2, 2, 2]), "InvalidArgumentError", "two integers"),
+    "boxes of 3": (dict(boxes=BOXES[:, :3]), "InvalidArgumentError", r"\[num_boxes, 4\]"),
+    "too few indices": (dict(box_indices=[0, 1]), "InvalidArgumentError", "incompatible shape"),
+    "3-D image": (dict(image=IMAGE[0]), "InvalidArgumentError", "4-D"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_errors_are_tensorflows(case):
+    tf = pytest.importorskip("tensorflow")
+    change, error, message = BAD[case]
+    args = dict(image=IMAGE, boxes=BOXES, box_indices=INDICES, crop_size=[2, 2]) | change
+    with pytest.raises(getattr(tf.errors, error)):
+        tf.image.crop_and_resize(**args)
+    with pytest.raises(getattr(gtf.errors, error), match=r"^\[gradkit\] .*" + message):
+        gtf.image.crop_and_resize(**args)
+
+
+def test_a_bad_box_index_inside_tf_function_raises_when_it_runs_and_changes_nothing():
+    pytest.importorskip("tensorflow")
+    v = gtf.Variable(1.0)
+
+    @gtf.function
+    def step(indices):
+        v.assign_add(1.0)
+        return gtf.image.crop_and_resize(IMAGE, BOXES[:2], indices, [2, 2])
+
+    assert step(gtf.constant([0, 1])).shape == (2, 2, 2, 3)
+    assert float(v.numpy()) == 2.0
+    with pytest.raises(gtf.errors.OutOfRangeError, match="outside"):
+        step(gtf.constant([0, 5]))
+    assert float(v.numpy()) == 2.0
