@@ -52,7 +52,7 @@ NOT_PROVIDED = set(
         "CriticalSection DeviceSpec Graph IndexedSlicesSpec NoneTensorSpec Operation OptionalSpec RaggedTensor "
         "RaggedTensorSpec RegisterGradient SparseTensor SparseTensorSpec TensorArraySpec TypeSpec approx_top_k "
         "as_string check_pinned conv conv2d_backprop_filter_v2 conv2d_backprop_input_v2 edit_distance "
-        "extract_volume_patches fftnd fingerprint gradients hessians ifftnd import_graph_def irfftnd "
+        "fftnd fingerprint gradients hessians ifftnd import_graph_def irfftnd "
         "load_library load_op_library make_ndarray make_tensor_proto no_gradient nondifferentiable_batch_function "
         "qint16 qint32 qint8 quint16 quint8 ragged_fill_empty_rows ragged_fill_empty_rows_grad random_index_shuffle "
         "register_tensor_conversion_function resource rfftnd string timestamp type_spec_from_value "

@@ -435,6 +435,7 @@ from ._space_batch import (  # noqa: E402
 )
 from ._variable_options import AggregationMethod, VariableSynchronization  # noqa: E402
 from ._variable_options import VariableAggregationV2 as VariableAggregation  # noqa: E402
+from ._volume_patches import extract_volume_patches  # noqa: E402
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
 dtypes.__all__ += ["cast", "complex", "saturate_cast"]

@@ -14,6 +14,9 @@ the crop fraction fix the result's shape, so they must be known while a program 
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -185,29 +188,24 @@ def central_crop(image, central_fraction):
 
 
 def _patches(images, *, sizes, strides, rates, padding):
-    _, height, width, depth = images.shape
+    """Every window of ``images`` ``[batch, *spatial, depth]`` (any number of spatial axes), each
+    flattened into the last axis in spatial-offset order, then depth: TensorFlow's
+    ``extract_patches`` (two axes) and ``extract_volume_patches`` (three, rates 1)."""
+    batch, spatial, depth = images.shape[0], images.shape[1:-1], images.shape[-1]
     spans = [(k - 1) * r + 1 for k, r in zip(sizes, rates)]
     if padding == "SAME":
-        outs = [-(-n // s) for n, s in zip((height, width), strides)]
-        totals = [max((o - 1) * s + e - n, 0) for o, s, e, n in zip(outs, strides, spans, (height, width))]
-        images = jnp.pad(
-            images,
-            [(0, 0), (totals[0] // 2, totals[0] - totals[0] // 2)]
-            + [(totals[1] // 2, totals[1] - totals[1] // 2), (0, 0)],
-        )
+        outs = [-(-n // s) for n, s in zip(spatial, strides)]
+        totals = [max((o - 1) * s + e - n, 0) for o, s, e, n in zip(outs, strides, spans, spatial)]
+        images = jnp.pad(images, [(0, 0), *[(t // 2, t - t // 2) for t in totals], (0, 0)])
     else:
-        outs = [max((n - e) // s + 1, 0) for n, e, s in zip((height, width), spans, strides)]
+        outs = [max((n - e) // s + 1, 0) for n, e, s in zip(spatial, spans, strides)]
+    if 0 in outs:
+        return jnp.zeros((batch, *outs, math.prod(sizes) * depth), images.dtype)
     taps = []
-    for i in range(sizes[0]):
-        for j in range(sizes[1]):
-            start = (0, i * rates[0], j * rates[1], 0)
-            limit = (
-                images.shape[0],
-                start[1] + (outs[0] - 1) * strides[0] + 1,
-                start[2] + (outs[1] - 1) * strides[1] + 1,
-                depth,
-            )
-            taps.append(jax.lax.slice(images, start, limit, (1, strides[0], strides[1], 1)))
+    for offsets in itertools.product(*(range(k) for k in sizes)):
+        start = (0, *(o * r for o, r in zip(offsets, rates)), 0)
+        limit = (batch, *(b + (o - 1) * s + 1 for b, o, s in zip(start[1:], outs, strides)), depth)
+        taps.append(jax.lax.slice(images, start, limit, (1, *strides, 1)))
     return jnp.concatenate(taps, axis=-1)
 
 
