@@ -50,7 +50,7 @@ def test_every_public_name_is_one_tensorflow_has():
 NOT_PROVIDED = set(
     (
         "CriticalSection DeviceSpec Graph IndexedSlicesSpec NoneTensorSpec Operation OptionalSpec RaggedTensor "
-        "RaggedTensorSpec RegisterGradient SparseTensor SparseTensorSpec TensorArraySpec TypeSpec approx_top_k "
+        "RaggedTensorSpec RegisterGradient SparseTensor SparseTensorSpec TensorArraySpec TypeSpec "
         "as_string check_pinned conv conv2d_backprop_filter_v2 conv2d_backprop_input_v2 edit_distance "
         "fftnd fingerprint gradients hessians ifftnd import_graph_def irfftnd "
         "load_library load_op_library make_ndarray make_tensor_proto no_gradient nondifferentiable_batch_function "

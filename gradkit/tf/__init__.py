@@ -21,6 +21,7 @@ AttributeError that points at ``gk.numpy`` / ``gk.lift``.
 from gradkit._tape.tensor import Tensor as Tensor
 
 from . import (
+    _approx_top_k,
     _arithmetic,
     _array,
     _autodiff,
@@ -219,6 +220,8 @@ math = _Namespace(
     **{n: getattr(_special, n) for n in _SPECIAL_MATH_NAMES},
     **{n: getattr(_integer_data, n) for n in _COUNTING_NAMES},
     cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
+    approx_max_k=_approx_top_k.approx_max_k,
+    approx_min_k=_approx_top_k.approx_min_k,
     special=_Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
 )
 
@@ -234,7 +237,13 @@ def _public(module) -> dict:
     }
 
 
-nn = _Namespace("gradkit.tf.nn", **_public(_nn))
+nn = _Namespace(
+    "gradkit.tf.nn",
+    **_public(_nn),
+    approx_max_k=_approx_top_k.approx_max_k,
+    approx_min_k=_approx_top_k.approx_min_k,
+)
+approx_top_k = _approx_top_k.approx_top_k
 # tf.linalg: one module per group of ops.
 from . import (  # noqa: E402
     _linalg_diagonals,
