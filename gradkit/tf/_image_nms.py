@@ -134,15 +134,22 @@ def _boxes_arg(boxes, fn: str) -> np.ndarray:
     return boxes
 
 
-def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf"), name=None):
-    """``tf.image.non_max_suppression``: the indices (int32) of the boxes selected, best first."""
-    fn = "non_max_suppression"
+def _select(fn, boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma):
+    """The checked arguments of ``tf.image.{fn}``, and the indices and scores it selects."""
     boxes = _boxes_arg(boxes, fn)
     scores = _known(scores, "scores", fn)
     size = _check_common(scores, boxes.shape[0], _known(max_output_size, "max_output_size", fn), fn)
     threshold = _check_threshold(_known(iou_threshold, "iou_threshold", fn), "iou_threshold", fn)
     score_threshold = float(_known(score_threshold, "score_threshold", fn))
-    indices, _ = _suppress(_iou_fn(boxes), scores, size, threshold, score_threshold, 0.0)
+    sigma = float(_known(soft_nms_sigma, "soft_nms_sigma", fn))
+    if sigma < 0:
+        raise _invalid(f"tf.image.{fn} got soft_nms_sigma={sigma}: soft_nms_sigma_val must be >= 0.")
+    return _suppress(_iou_fn(boxes), scores, size, threshold, score_threshold, sigma)
+
+
+def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=float("-inf"), name=None):
+    """``tf.image.non_max_suppression``: the indices (int32) of the boxes selected, best first."""
+    indices, _ = _select("non_max_suppression", boxes, scores, max_output_size, iou_threshold, score_threshold, 0.0)
     return constant(indices)
 
 
@@ -157,16 +164,15 @@ def non_max_suppression_with_scores(
 ):
     """``tf.image.non_max_suppression_with_scores``: ``(indices, scores)`` of the boxes selected;
     with ``soft_nms_sigma > 0``, soft NMS (the scores are the decayed ones)."""
-    fn = "non_max_suppression_with_scores"
-    boxes = _boxes_arg(boxes, fn)
-    scores = _known(scores, "scores", fn)
-    size = _check_common(scores, boxes.shape[0], _known(max_output_size, "max_output_size", fn), fn)
-    threshold = _check_threshold(_known(iou_threshold, "iou_threshold", fn), "iou_threshold", fn)
-    score_threshold = float(_known(score_threshold, "score_threshold", fn))
-    sigma = float(_known(soft_nms_sigma, "soft_nms_sigma", fn))
-    if sigma < 0:
-        raise _invalid(f"tf.image.{fn} got soft_nms_sigma={sigma}: soft_nms_sigma_val must be >= 0.")
-    indices, kept = _suppress(_iou_fn(boxes), scores, size, threshold, score_threshold, sigma)
+    indices, kept = _select(
+        "non_max_suppression_with_scores",
+        boxes,
+        scores,
+        max_output_size,
+        iou_threshold,
+        score_threshold,
+        soft_nms_sigma,
+    )
     return constant(indices), constant(kept)
 
 
