@@ -350,12 +350,12 @@ def _static_call_op(fn, args, kwargs):
             return None
     else:
         keys = values = kw_kinds = ()
-    if fn in _CUTS:
-        return None
     key = (fn, rest, kinds, keys, values, kw_kinds)
     try:
+        if fn in _CUTS:
+            return None
         op = _static_call_ops.get(key)
-    except TypeError:  # an unhashable function
+    except TypeError:  # an unhashable function: the general path
         return None
     if op is None:
         static = (None, *rest, *values)
