@@ -181,6 +181,7 @@ api = Namespace(
         "gradkit.tf.keras.activations",
         get=_activations.get,
         serialize=_activations.serialize,
+        deserialize=_activations.deserialize,
         **_activations.BY_NAME,
     ),
     regularizers=Namespace("gradkit.tf.keras.regularizers", **_members(_regularizers, REGULARIZERS)),

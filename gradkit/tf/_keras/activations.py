@@ -14,7 +14,7 @@ from __future__ import annotations
 from gradkit import _errors
 from gradkit.nn import activations as _nn_activations
 
-from .. import _array, _math, _nn
+from .. import _array, _math, _nn, _ordering
 from .._convert import convert
 
 
@@ -119,6 +119,95 @@ def softplus(x):
     return _math.softplus(x)
 
 
+def celu(x, alpha=1.0):
+    """``max(x, 0) + alpha * expm1(min(x, 0) / alpha)``."""
+    x = convert(x)
+    return _math.maximum(x, 0.0) + alpha * _math.expm1(_math.minimum(x, 0.0) / alpha)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: the first half of ``axis`` times the sigmoid of the second half."""
+    x = convert(x)
+    if x.shape[axis] % 2 != 0:
+        raise _errors.GradkitValueError(
+            f"tf.keras.activations.glu got x of shape {list(x.shape)} with axis={axis}: the axis size must be "
+            "divisible by 2 (its halves are the values and the gates), as in Keras."
+        )
+    values, gates = _array.split(x, 2, axis=axis)
+    return values * _math.sigmoid(gates)
+
+
+def hard_tanh(x):
+    return _math.clip_by_value(x, -1.0, 1.0)
+
+
+def hard_shrink(x, threshold=0.5):
+    """``x`` where ``|x| > threshold``, else 0."""
+    x = convert(x)
+    return _array.where(_math.greater(_math.abs(x), threshold), x, _array.zeros_like(x))
+
+
+def soft_shrink(x, threshold=0.5):
+    """``x`` moved ``threshold`` towards 0, and 0 within ``threshold`` of it."""
+    x = convert(x)
+    shrunk = _array.where(_math.less(x, -threshold), x + threshold, _array.zeros_like(x))
+    return _array.where(_math.greater(x, threshold), x - threshold, shrunk)
+
+
+def tanh_shrink(x):
+    x = convert(x)
+    return x - _math.tanh(x)
+
+
+def threshold(x, threshold, default_value):  # noqa: A002 - Keras' argument name
+    """``x`` where ``x > threshold``, else ``default_value``."""
+    x = convert(x)
+    return _array.where(_math.greater(x, threshold), x, _array.cast(default_value, x.dtype))
+
+
+def sparse_plus(x):
+    """0 up to -1, ``(x + 1)**2 / 4`` up to 1, then ``x``."""
+    x = convert(x)
+    inner = _array.where(_math.less(x, 1.0), (1 / 4) * _math.pow(x + 1.0, 2), x)
+    return _array.where(_math.less_equal(x, -1.0), _array.zeros_like(x), inner)
+
+
+def sparse_sigmoid(x):
+    """0 up to -1, ``(x + 1) / 2`` up to 1, then 1."""
+    x = convert(x)
+    inner = _array.where(_math.greater_equal(x, 1.0), _array.cast(1.0, x.dtype), 0.5 * (x + 1.0))
+    return _array.where(_math.less_equal(x, -1.0), _array.cast(0.0, x.dtype), inner)
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x**2 + b)) / 2``."""
+    x = convert(x)
+    return (x + _math.sqrt(_math.square(x) + _array.cast(b, x.dtype))) / 2
+
+
+def sparsemax(x, axis=-1):
+    """The Euclidean projection of ``x`` onto the probability simplex along ``axis`` (sparse
+    probabilities, Martins and Astudillo 2016): ``max(x - tau, 0)``, with ``tau`` such that they
+    sum to 1.
+
+    Keras 3's sparsemax (every backend) takes ``tau`` from the sum of the cumulative sums over the
+    support instead of the sum of its entries, so where more than one entry is in the support its
+    values are not sparsemax's (it gives zeros for ``[0.5, 0.5, 0.5]``, not a third each); gradkit
+    computes the definition. Where one entry takes all the mass the two agree.
+    """
+    logits = convert(x)
+    ranked = _ordering.sort(logits, direction="DESCENDING", axis=axis)
+    cumulative = _ordering.cumsum(ranked, axis=axis)
+    shape = [1] * len(logits.shape)
+    shape[axis] = -1
+    ranks = _array.reshape(_array.range(1, logits.shape[axis] + 1, dtype=logits.dtype), shape)
+    support = _math.greater(ranked - (cumulative - 1) / ranks, 0)  # a prefix of the ranked entries
+    size = _math.reduce_sum(_array.cast(support, logits.dtype), axis=axis, keepdims=True)
+    kept = _array.where(support, ranked, _array.zeros_like(ranked))
+    tau = (_math.reduce_sum(kept, axis=axis, keepdims=True) - 1) / size
+    return _math.maximum(logits - tau, 0.0)
+
+
 BY_NAME = {
     f.__name__: f
     for f in (
@@ -141,6 +230,17 @@ BY_NAME = {
         sigmoid,
         tanh,
         softplus,
+        celu,
+        glu,
+        hard_tanh,
+        hard_shrink,
+        soft_shrink,
+        tanh_shrink,
+        threshold,
+        sparse_plus,
+        sparse_sigmoid,
+        squareplus,
+        sparsemax,
     )
 }
 BY_NAME["swish"] = silu
@@ -169,6 +269,20 @@ def serialize(activation):
     raise _errors.GradkitValueError(
         f"tf.keras.activations.serialize got {activation!r}; gradkit.tf serializes its built-in activations "
         "(tf.keras.activations.relu, ...) only, to their names."
+    )
+
+
+def deserialize(config, custom_objects=None):
+    """``keras.activations.deserialize``: a name (or ``{"class_name": name}``) to the activation,
+    looked up in ``custom_objects`` first."""
+    name = config.get("class_name") if isinstance(config, dict) else config
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    if isinstance(name, str) and name in BY_NAME:
+        return BY_NAME[name]
+    raise _errors.GradkitValueError(
+        f"tf.keras.activations.deserialize got {config!r}, which names no Keras activation gradkit.tf has; use one "
+        f"of {sorted(BY_NAME)}, or pass the function in custom_objects."
     )
 
 
