@@ -17,6 +17,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _random
 from ._convert import call, convert, known_value
+from ._random_stateless import key_from_seed
 
 
 def _value(x):
@@ -54,34 +55,49 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """``tf.random.categorical``: ``num_samples`` class indices per row of the 2-D ``logits``
     (unnormalized log-probabilities), shape ``[batch, num_samples]``; no gradient, as in TensorFlow.
     A row whose logits are all ``-inf`` gives ``num_classes``, as TensorFlow's kernel does."""
+    dtype, count, values = _categorical_args(logits, num_samples, dtype, "categorical")
+    with jax.ensure_compile_time_eval():
+        return _draw_categorical(_random._key(seed, "categorical", dtype), values, count, dtype)
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=np.int64, name=None):
+    """``tf.random.stateless_categorical``: ``tf.random.categorical`` drawn from a shape-[2] seed."""
+    dtype, count, values = _categorical_args(logits, num_samples, dtype, "stateless_categorical")
+    with jax.ensure_compile_time_eval():
+        return _draw_categorical(key_from_seed(seed, "stateless_categorical"), values, count, dtype)
+
+
+def _categorical_args(logits, num_samples, dtype, fn: str):
     dtype = np.dtype(np.int64 if dtype is None else dtype)
     if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise _errors.GradkitValueError(
-            f"tf.random.categorical got dtype={dtype.name}: it gives class indices, int32 or int64 as in "
+            f"tf.random.{fn} got dtype={dtype.name}: it gives class indices, int32 or int64 as in "
             "TensorFlow. Pass dtype=tf.int32 or tf.int64 (the default)."
         )
     count = _check_num_samples(num_samples)
     values = _value(logits)
     if not jnp.issubdtype(values.dtype, jnp.floating):
         raise _errors.GradkitTypeError(
-            f"tf.random.categorical got {values.dtype} logits: they must be floats, as TensorFlow's kernel "
+            f"tf.random.{fn} got {values.dtype} logits: they must be floats, as TensorFlow's kernel "
             "requires. Pass tf.cast(logits, tf.float32)."
         )
     if values.ndim != 2:
         raise _errors.GradkitValueError(
-            f"tf.random.categorical got logits of shape {list(values.shape)}: they must be a matrix "
+            f"tf.random.{fn} got logits of shape {list(values.shape)}: they must be a matrix "
             "[batch_size, num_classes], as in TensorFlow. Reshape them (tf.reshape(logits, [-1, n]))."
         )
     if values.shape[1] == 0:
         raise _errors.GradkitValueError(
-            "tf.random.categorical got logits with 0 classes: num_classes must be positive, as in TensorFlow."
+            f"tf.random.{fn} got logits with 0 classes: num_classes must be positive, as in TensorFlow."
         )
+    return dtype, count, values
+
+
+def _draw_categorical(key, values, count, dtype):
+    drawn = jax.random.categorical(key, values, axis=-1, shape=(count, values.shape[0])).T
+    impossible = jnp.all(values == -jnp.inf, axis=1, keepdims=True)
     out_dtype = jax.dtypes.canonicalize_dtype(dtype)
-    with jax.ensure_compile_time_eval():
-        key = _random._key(seed, "categorical", dtype)
-        drawn = jax.random.categorical(key, values, axis=-1, shape=(count, values.shape[0])).T
-        impossible = jnp.all(values == -jnp.inf, axis=1, keepdims=True)
-        return Tensor.concrete(jnp.where(impossible, values.shape[1], drawn).astype(out_dtype))
+    return Tensor.concrete(jnp.where(impossible, values.shape[1], drawn).astype(out_dtype))
 
 
 def shuffle(value, seed=None, name=None):
