@@ -25,6 +25,7 @@ from . import (
     _arithmetic,
     _array,
     _autodiff,
+    _bitwise,
     _control,
     _convert,
     _cumulative_logsumexp,
@@ -308,6 +309,7 @@ saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
 experimental = _Namespace("gradkit.tf.experimental")
+bitwise = _Namespace("gradkit.tf.bitwise", **{n: getattr(_bitwise, n) for n in _bitwise.__all__})
 # tf.signal: one module per group of ops.
 from . import (  # noqa: E402
     _signal_dct,
