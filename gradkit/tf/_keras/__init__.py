@@ -37,6 +37,7 @@ from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
 from . import pooling_layers_nd as _pooling_layers_nd
+from . import preprocessing_layers as _preprocessing_layers
 from . import regularizers as _regularizers
 from . import reshaping_layers as _reshaping_layers
 from . import rnn_cells as _rnn_cells
@@ -144,6 +145,7 @@ api = Namespace(
         **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
+        **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
