@@ -20,6 +20,7 @@ from . import dot_attention_layers as _dot_attention_layers
 from . import einsum_dense as _einsum_dense
 from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
+from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
 from . import lambda_layer as _lambda_layer
 from . import layers as _layers
@@ -146,6 +147,7 @@ api = Namespace(
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
+        **_members(_image_preprocessing_layers, "Resizing"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
