@@ -80,3 +80,34 @@ def test_errors_are_keras(args, message):
         tf.keras.layers.Resizing(3, 3, **args)(BATCH)
     with pytest.raises(ValueError, match=r"^\[gradkit\] Resizing .*" + message):
         gtf.keras.layers.Resizing(3, 3, **args)(BATCH)
+
+
+CROPS = [(3, 4), (5, 8), (1, 1), (6, 4), (4, 10), (7, 9)]
+
+
+@pytest.mark.parametrize("size", CROPS, ids=[f"{h}x{w}" for h, w in CROPS])
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_center_crop_matches_keras(size, data_format):
+    tf = pytest.importorskip("tensorflow")
+    images = BATCH if data_format == "channels_last" else np.transpose(BATCH, (0, 3, 1, 2))
+    outs = []
+    for lib in (tf, gtf):
+        x = lib.Variable(images)
+        with lib.GradientTape() as tape:
+            y = lib.keras.layers.CenterCrop(*size, data_format=data_format)(x)
+            loss = lib.reduce_sum(y * np.linspace(-1, 1, int(np.prod(y.shape)), dtype=np.float32).reshape(y.shape))
+        outs.append((np.asarray(y), np.asarray(tape.gradient(loss, x))))
+    (want, want_grad), (got, got_grad) = outs
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-4)
+
+
+def test_center_crop_of_integers_and_its_config():
+    tf = pytest.importorskip("tensorflow")
+    images = (BATCH[0] * 20).astype(np.uint8)
+    want, got = tf.keras.layers.CenterCrop(3, 3)(images).numpy(), gtf.keras.layers.CenterCrop(3, 3)(images).numpy()
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    want, got = tf.keras.layers.CenterCrop(3, 4).get_config(), gtf.keras.layers.CenterCrop(3, 4).get_config()
+    assert {k: v for k, v in got.items() if k != "name"} == {k: v for k, v in want.items() if k != "name"}

@@ -147,7 +147,7 @@ api = Namespace(
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
-        **_members(_image_preprocessing_layers, "Resizing"),
+        **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),

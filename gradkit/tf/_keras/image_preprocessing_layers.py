@@ -1,4 +1,4 @@
-"""``tf.keras.layers.Resizing``, as Keras 3 writes it on TensorFlow: ``tf.image.resize`` to
+"""``tf.keras.layers.Resizing`` and ``CenterCrop``, as Keras 3 writes them on TensorFlow. Resizing: ``tf.image.resize`` to
 ``(height, width)`` after an optional centred crop (``crop_to_aspect_ratio``) or padding with
 ``fill_value`` (``pad_to_aspect_ratio``) to the target's aspect ratio, the crop and pad sizes
 computed in float32 as Keras computes them. Float inputs come out in the layer's dtype; integer
@@ -138,8 +138,54 @@ class Resizing(KerasNamedLayer, Layer):
         return tuple(shape)
 
 
+class CenterCrop(KerasNamedLayer, Layer):
+    """``CenterCrop(height, width, data_format=None)``: the central ``height x width`` window, in the
+    layer's dtype; an image smaller than that on either side is cropped to the target's aspect
+    ratio and resized (bilinear), as Keras' ``smart_resize``."""
+
+    def __init__(self, height, width, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.height, self.width = height, width
+        self.data_format = standardize_data_format(data_format, "CenterCrop")
+
+    def call(self, inputs):
+        images = _array.cast(convert(inputs), self.compute_dtype)
+        rank = len(images.shape)
+        if rank not in (3, 4):
+            raise _errors.GradkitValueError(
+                f"CenterCrop '{self.name}' got images of shape {list(images.shape)}: it takes rank 3 (one image) or "
+                "rank 4 (a batch), as Keras does."
+            )
+        first = self.data_format == "channels_first"
+        if first:
+            images = _array.transpose(images, (0, 2, 3, 1) if rank == 4 else (1, 2, 0))
+        height, width = images.shape[-3], images.shape[-2]
+        if height >= self.height and width >= self.width:
+            top, left = (height - self.height) // 2, (width - self.width) // 2
+            out = images[..., top : top + self.height, left : left + self.width, :]
+        else:
+            # Keras' smart_resize, its sizes from Python floats (the shapes are known).
+            crop_height = max(min(height, int(float(width * self.height) / self.width)), 1)
+            crop_width = max(min(width, int(float(height * self.width) / self.height)), 1)
+            top, left = int(float(height - crop_height) / 2), int(float(width - crop_width) / 2)
+            cropped = images[..., top : top + crop_height, left : left + crop_width, :]
+            out = _image_resize.resize(cropped, (self.height, self.width), method="bilinear")
+        if first:
+            out = _array.transpose(out, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
+        return out
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        if self.data_format == "channels_first":
+            shape[-2:] = [self.height, self.width]
+        else:
+            shape[-3:-1] = [self.height, self.width]
+        return tuple(shape)
+
+
 layer_config.BUILTIN.update(
     {
+        "CenterCrop": ("data_format", "height", "width"),
         "Resizing": (
             "data_format",
             "height",
@@ -150,6 +196,6 @@ layer_config.BUILTIN.update(
             "fill_mode",
             "fill_value",
             "antialias",
-        )
+        ),
     }
 )
