@@ -33,6 +33,7 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
+from . import metrics_more as _metrics_more
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
@@ -165,7 +166,9 @@ api = Namespace(
         **_members(_losses_ctc, "CTC ctc"),
         **_members(_loss_registry, "get serialize deserialize"),
     ),
-    metrics=Namespace("gradkit.tf.keras.metrics", **_members(_metrics, METRICS)),
+    metrics=Namespace(
+        "gradkit.tf.keras.metrics", **_members(_metrics, METRICS), **_members(_metrics_more, _metrics_more.NAMES)
+    ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
         **_members(_optimizers, OPTIMIZERS),
