@@ -36,6 +36,7 @@ from . import (
     _math,
     _nest,
     _nn,
+    _nn_ctc,
     _ordering,
     _random,
     _random_gamma,
@@ -245,6 +246,7 @@ nn = _Namespace(
     **_public(_nn),
     approx_max_k=_approx_top_k.approx_max_k,
     approx_min_k=_approx_top_k.approx_min_k,
+    ctc_loss=_nn_ctc.ctc_loss,
 )
 approx_top_k = _approx_top_k.approx_top_k
 # tf.linalg: one module per group of ops.

@@ -46,12 +46,15 @@ def _log_transitions(labels):
     return jnp.log(trans)
 
 
-def _ctc(y_true, y_pred):
-    out_dtype = jnp.result_type(y_pred.dtype, jnp.float32)
-    logits = y_pred.astype(jnp.float32)
-    labels = y_true.astype(jnp.int32)
-    label_length = jnp.sum(y_true != 0, axis=-1).astype(jnp.int32)
-    batch, _, classes = logits.shape
+def ctc_negative_log_likelihood(labels, label_length, logits, logit_length):
+    """TensorFlow's dense CTC loss, per sequence: ``labels`` (batch, max_length) of classes >= 1
+    (0 the blank), ``label_length`` of them used, against ``logits`` (batch, frames, classes) of
+    which the first ``logit_length`` frames count (None: all)."""
+    out_dtype = jnp.result_type(logits.dtype, jnp.float32)
+    logits = logits.astype(jnp.float32)
+    labels = labels.astype(jnp.int32)
+    label_length = label_length.astype(jnp.int32)
+    batch, frames, classes = logits.shape
     n = labels.shape[1] + 1
 
     log_p = jax.nn.log_softmax(logits, axis=-1)
@@ -67,16 +70,30 @@ def _ctc(y_true, y_pred):
     ends = (states == label_length[:, None]) | (states == n + label_length[:, None])
     final = jnp.where(ends, jnp.float32(0.0), jnp.float32(_LOG_0))
     backward_trans = jnp.swapaxes(_log_transitions(labels), 1, 2)
+    # Frames past a sequence's own length leave its recursion as it is.
+    used = (
+        jnp.ones((frames, batch), bool)
+        if logit_length is None
+        else (jnp.arange(frames)[:, None] < logit_length.astype(jnp.int32)[None, :])
+    )
 
-    def step(carry, obs):
+    def step(carry, inputs):
         state, total = carry
-        state = jax.nn.logsumexp((state + obs)[:, None, :] + backward_trans, axis=-1)
-        norm = jax.nn.logsumexp(state, axis=-1, keepdims=True)
-        return (state - norm, total + norm[:, 0]), None
+        obs, live = inputs
+        new = jax.nn.logsumexp((state + obs)[:, None, :] + backward_trans, axis=-1)
+        norm = jax.nn.logsumexp(new, axis=-1, keepdims=True)
+        state = jnp.where(live[:, None], new - norm, state)
+        total = jnp.where(live, total + norm[:, 0], total)
+        return (state, total), None
 
     zero = jnp.zeros((batch,), jnp.float32)
-    (state, total), _ = jax.lax.scan(step, (final, zero), jnp.swapaxes(observed, 0, 1), reverse=True)
+    (state, total), _ = jax.lax.scan(step, (final, zero), (jnp.swapaxes(observed, 0, 1), used), reverse=True)
     return (-(state[:, 0] + total)).astype(out_dtype)
+
+
+def _ctc(y_true, y_pred):
+    label_length = jnp.sum(y_true != 0, axis=-1)
+    return ctc_negative_log_likelihood(y_true, label_length, y_pred, None)
 
 
 def ctc(y_true, y_pred):

@@ -1,0 +1,73 @@
+"""``tf.nn.ctc_loss`` on dense labels: TensorFlow's forward-backward recursion in the log domain
+(``_keras/losses_ctc.py``), each sequence over its own ``logit_length`` frames and
+``label_length`` labels, the blank at ``blank_index`` (default 0; negative counts from the end).
+
+The gradient with respect to the logits is JAX's derivative of that recursion, which is
+TensorFlow's registered gradient, ``softmax(logits) - posterior``. Sparse labels (a
+``SparseTensor``) are not available: gradkit.tf has no sparse tensors; pass them dense.
+
+>>> import gradkit.tf as tf
+>>> logits = tf.zeros([4, 1, 3])  # time-major: 4 frames, 1 sequence, 3 classes
+>>> loss = tf.nn.ctc_loss([[1, 2]], logits, label_length=[2], logit_length=[4])
+>>> round(float(loss[0].numpy()), 4)
+1.6864
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
+
+from ._convert import call, convert
+from ._keras.losses_ctc import ctc_negative_log_likelihood
+
+
+def _ctc_loss(labels, logits, label_length, logit_length, *, time_major, blank):
+    if time_major:
+        logits = jnp.swapaxes(logits, 0, 1)
+    if blank != 0:
+        # TensorFlow's rotation: the blank's column first, and the labels below it moved up one.
+        logits = jnp.concatenate([logits[..., blank : blank + 1], logits[..., :blank], logits[..., blank + 1 :]], -1)
+        labels = jnp.where(labels < blank, labels + 1, labels)
+    return ctc_negative_log_likelihood(labels, label_length, logits, logit_length)
+
+
+def ctc_loss(
+    labels, logits, label_length, logit_length, logits_time_major=True, unique=None, blank_index=None, name=None
+):
+    """``tf.nn.ctc_loss`` with dense ``labels`` (batch, max_label_length): the negative log-likelihood
+    of each label sequence, shape (batch,). ``unique`` (a speed-up hint in TensorFlow) changes nothing."""
+    labels, logits = convert(labels), convert(logits)
+    if label_length is None:
+        raise _errors.GradkitValueError(
+            "tf.nn.ctc_loss got label_length=None, which TensorFlow takes for a SparseTensor of labels; gradkit.tf "
+            "has no sparse tensors. Pass dense labels (batch, max_label_length) and their label_length."
+        )
+    if labels.ndim != 2 or logits.ndim != 3:
+        raise _errors.GradkitValueError(
+            f"tf.nn.ctc_loss got labels of shape {list(labels.shape)} and logits of shape {list(logits.shape)}: it "
+            "takes dense labels [batch, max_label_length] and logits [frames, batch, classes] (or [batch, frames, "
+            "classes] with logits_time_major=False), as TensorFlow does."
+        )
+    if np.dtype(labels.dtype).kind not in "iu":
+        raise _errors.GradkitTypeError(
+            f"tf.nn.ctc_loss got {labels.dtype} labels: they must be integers (class ids), as in TensorFlow."
+        )
+    classes = logits.shape[-1]
+    blank = 0 if blank_index is None else int(blank_index)
+    blank = blank + classes if blank < 0 else blank
+    if not 0 <= blank < classes:
+        raise _errors.GradkitValueError(
+            f"tf.nn.ctc_loss got blank_index={blank_index} for {classes} classes: it must be in [-{classes}, {classes})."
+        )
+    return call(
+        _ctc_loss,
+        labels,
+        logits,
+        convert(label_length),
+        convert(logit_length),
+        time_major=bool(logits_time_major),
+        blank=blank,
+    )

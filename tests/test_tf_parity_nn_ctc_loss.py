@@ -1,0 +1,59 @@
+"""``tf.nn.ctc_loss`` (dense labels) against real TensorFlow: losses and gradients with respect to the
+logits for sequences of different lengths, both layouts, every blank index, repeated labels, and
+the errors."""
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+RNG = np.random.default_rng(0)
+FRAMES, BATCH, CLASSES = 7, 3, 5
+LOGITS = RNG.standard_normal((FRAMES, BATCH, CLASSES)).astype(np.float32)
+LABELS = np.array([[1, 2, 2, 0], [3, 1, 0, 0], [4, 4, 1, 2]], np.int32)
+LABEL_LENGTH = np.array([3, 2, 4], np.int32)
+LOGIT_LENGTH = np.array([7, 5, 6], np.int32)
+
+
+def _loss_and_gradient(lib, logits, labels, time_major=True, blank_index=None, logit_length=LOGIT_LENGTH):
+    x = lib.Variable(logits)
+    with lib.GradientTape() as tape:
+        loss = lib.nn.ctc_loss(
+            labels, x, LABEL_LENGTH, logit_length, logits_time_major=time_major, blank_index=blank_index
+        )
+        total = lib.reduce_sum(loss * [1.0, 2.0, 0.5])
+    return np.asarray(loss), np.asarray(tape.gradient(total, x))
+
+
+@pytest.mark.parametrize("blank_index", [None, 0, 2, -1])
+@pytest.mark.parametrize("time_major", [True, False])
+def test_losses_and_gradients_match_tensorflow(time_major, blank_index):
+    tf = pytest.importorskip("tensorflow")
+    logits = LOGITS if time_major else np.swapaxes(LOGITS, 0, 1)
+    labels = LABELS.copy()
+    if blank_index not in (None, 0):
+        blank = blank_index % CLASSES
+        labels = np.where(labels == blank, 0 if blank else 1, labels)  # no label is the blank
+        labels = np.where(np.arange(4)[None, :] < LABEL_LENGTH[:, None], labels, 0)
+    want = _loss_and_gradient(tf, logits, labels, time_major, blank_index)
+    got = _loss_and_gradient(gtf, logits, labels, time_major, blank_index)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-5)
+
+
+def test_full_lengths_match_keras_ctc():
+    tf = pytest.importorskip("tensorflow")
+    full = np.full(BATCH, FRAMES, np.int32)
+    want = _loss_and_gradient(tf, LOGITS, LABELS, logit_length=full)
+    got = _loss_and_gradient(gtf, LOGITS, LABELS, logit_length=full)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4, atol=1e-5)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=r"^\[gradkit\] tf\.nn\.ctc_loss got label_length=None"):
+        gtf.nn.ctc_loss(LABELS, LOGITS, None, LOGIT_LENGTH)
+    with pytest.raises(ValueError, match=r"^\[gradkit\] tf\.nn\.ctc_loss got blank_index=5"):
+        gtf.nn.ctc_loss(LABELS, LOGITS, LABEL_LENGTH, LOGIT_LENGTH, blank_index=5)
+    with pytest.raises(TypeError, match=r"^\[gradkit\] tf\.nn\.ctc_loss got float32 labels"):
+        gtf.nn.ctc_loss(LABELS.astype(np.float32), LOGITS, LABEL_LENGTH, LOGIT_LENGTH)
