@@ -353,7 +353,7 @@ errors = _Namespace(
     **{n: v for n, v in vars(_op_errors).items() if not n.startswith("_") and isinstance(v, (type, int))},
 )
 del _op_errors
-from . import _assert_static, _assert_values, _config, _debugging  # noqa: E402
+from . import _assert_static, _assert_values, _config, _config_devices, _debugging  # noqa: E402
 
 _VALUE_ASSERTIONS = (
     "Assert assert_equal assert_none_equal assert_less assert_less_equal assert_greater assert_greater_equal "
@@ -377,10 +377,22 @@ assert_greater = _assert_values.assert_greater
 assert_less = _assert_values.assert_less
 assert_rank = _assert_static.assert_rank
 del _assert_static, _assert_values
+_DEVICE_NAMES = "list_physical_devices list_logical_devices get_visible_devices set_visible_devices".split()
 config = _Namespace(
     "gradkit.tf.config",
     run_functions_eagerly=_config.run_functions_eagerly,
     functions_run_eagerly=_config.functions_run_eagerly,
+    PhysicalDevice=_config_devices.PhysicalDevice,
+    LogicalDevice=_config_devices.LogicalDevice,
+    get_soft_device_placement=_config_devices.get_soft_device_placement,
+    set_soft_device_placement=_config_devices.set_soft_device_placement,
+    **{n: getattr(_config_devices, n) for n in _DEVICE_NAMES},
+    experimental=_Namespace(
+        "gradkit.tf.config.experimental",
+        set_memory_growth=_config_devices.set_memory_growth,
+        get_memory_growth=_config_devices.get_memory_growth,
+        **{n: getattr(_config_devices, n) for n in _DEVICE_NAMES},
+    ),
 )
 math.l2_normalize = _nn.l2_normalize
 
