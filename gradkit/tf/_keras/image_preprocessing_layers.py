@@ -32,7 +32,19 @@ def _f32_div_int(a: int, b: int) -> int:
     return int(np.float32(a) / np.float32(b))
 
 
-class Resizing(KerasNamedLayer, Layer):
+class _ToSize:
+    """A layer whose images come out ``height x width`` (in their data format)."""
+
+    def compute_output_shape(self, input_shape):
+        shape = list(input_shape)
+        if self.data_format == "channels_first":
+            shape[-2:] = [self.height, self.width]
+        else:
+            shape[-3:-1] = [self.height, self.width]
+        return tuple(shape)
+
+
+class Resizing(_ToSize, KerasNamedLayer, Layer):
     """``Resizing(height, width, interpolation='bilinear', crop_to_aspect_ratio=False,
     pad_to_aspect_ratio=False, fill_mode='constant', fill_value=0.0, antialias=False, data_format=None)``."""
 
@@ -129,16 +141,8 @@ class Resizing(KerasNamedLayer, Layer):
             images = _array.concat([band, images, band], axis=len(images.shape) - 2)
         return images
 
-    def compute_output_shape(self, input_shape):
-        shape = list(input_shape)
-        if self.data_format == "channels_first":
-            shape[-2:] = [self.height, self.width]
-        else:
-            shape[-3:-1] = [self.height, self.width]
-        return tuple(shape)
 
-
-class CenterCrop(KerasNamedLayer, Layer):
+class CenterCrop(_ToSize, KerasNamedLayer, Layer):
     """``CenterCrop(height, width, data_format=None)``: the central ``height x width`` window, in the
     layer's dtype; an image smaller than that on either side is cropped to the target's aspect
     ratio and resized (bilinear), as Keras' ``smart_resize``."""
@@ -173,14 +177,6 @@ class CenterCrop(KerasNamedLayer, Layer):
         if first:
             out = _array.transpose(out, (0, 3, 1, 2) if rank == 4 else (2, 0, 1))
         return out
-
-    def compute_output_shape(self, input_shape):
-        shape = list(input_shape)
-        if self.data_format == "channels_first":
-            shape[-2:] = [self.height, self.width]
-        else:
-            shape[-3:-1] = [self.height, self.width]
-        return tuple(shape)
 
 
 layer_config.BUILTIN.update(
