@@ -317,7 +317,7 @@ class JitFunction:
         dynamic = [a for i, a in enumerate(args) if i not in self._static_argnums]
         dynamic_kw = {k: a for k, a in kwargs.items() if k not in self._static_argnames}
         leaves, treedef = jax.tree_util.tree_flatten((dynamic, dynamic_kw), is_leaf=_is_wrapped)
-        return treedef, tuple(map(_leaf_signature, leaves)), tuple((k, _hashable(a)) for k, a in statics)
+        return treedef, tuple(map(_leaf_signature, leaves)), tuple((k, jit_replay.static_key(a)) for k, a in statics)
 
     def _finish_checks(self, out, assigned, args, kwargs, jitted, n: int) -> None:
         """Run the runtime checks of the call just made now: wait for its program, computing the
@@ -582,14 +582,6 @@ def _leaf_signature(x) -> tuple:
         return tuple(shape), jax.dtypes.canonicalize_dtype(dtype)
     except TypeError:  # not an array: jax refuses it, with the error _check_arguments gives
         return (type(x),)
-
-
-def _hashable(x):
-    try:
-        hash(x)
-    except TypeError:
-        return ("id", id(x))
-    return x
 
 
 def _plain(x) -> bool:

@@ -48,8 +48,8 @@ class Replays:
         """What a recorder should call for ``jitted(inputs, *args, **kwargs)``: its traced program,
         or ``jitted`` itself when nothing in the call is a value a layer above stands in for (then
         nothing records it, and it runs now)."""
-        statics = tuple((i, _hashable(a)) for i, a in enumerate(args) if i in self._static_argnums)
-        statics += tuple((k, _hashable(kwargs[k])) for k in sorted(kwargs) if k in self._static_argnames)
+        statics = tuple((i, static_key(a)) for i, a in enumerate(args) if i in self._static_argnums)
+        statics += tuple((k, static_key(kwargs[k])) for k in sorted(kwargs) if k in self._static_argnames)
         dynamic = (
             inputs,
             tuple(a for i, a in enumerate(args) if i not in self._static_argnums),
@@ -110,7 +110,8 @@ def _leaf_key(x) -> tuple:
     return tuple(shape), x.dtype, getattr(x, "weak_type", False)
 
 
-def _hashable(x):
+def static_key(x):
+    """A static argument as a cache-key part: itself, or its identity when it cannot be hashed."""
     try:
         hash(x)
     except TypeError:
