@@ -1,8 +1,9 @@
 """The tape's fast paths give what its general path gives.
 
 Indexing with ints and slices reuses the op recorded for the same index on a tensor of the
-same shape and dtype; one-tensor functions, a Variable's reflected operators (``x @ v``) and
-assignments of tensors take shortcuts of their own. Each test runs a program whose fast path
+same shape and dtype; one-tensor functions, two-argument elementwise functions
+(``gnp.maximum(t, 0.0)``), a Variable's reflected operators (``x @ v``) and assignments of
+tensors take shortcuts of their own, and a Python float that recurs is held on the device. Each test runs a program whose fast path
 is taken repeatedly, with shapes and indexes changing in between, against ``jax.grad`` of the
 same program written with jax.numpy, or NumPy.
 """
@@ -32,19 +33,25 @@ INDEXES = [
 ]
 
 
+def _assert_rounds_match_jax(program, value, rtol=1e-5, atol=1e-6):
+    """``program(xp, x)`` on a Variable, three rounds (the second and third take the cached
+    ops), against jax.value_and_grad of the same program on jax.numpy."""
+    v = gk.Variable(value)
+    want_y, want_g = jax.value_and_grad(lambda x: program(jnp, x))(jnp.asarray(value))
+    for _ in range(3):
+        with gk.GradientTape() as tape:
+            y = program(gnp, v)
+        np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), want_g, rtol=rtol, atol=atol)
+
+
 def _sliced_sum(xp, x, indexes):
     return sum(xp.sum(xp.sin(x)[index] ** 2) for index in indexes)
 
 
 @pytest.mark.parametrize("value", [A, B], ids=["4x6", "5x6"])
 def test_repeated_indexes_match_jax(value):
-    v = gk.Variable(value)
-    for _ in range(3):  # the second and third rounds take the cached ops
-        with gk.GradientTape() as tape:
-            y = _sliced_sum(gnp, v, INDEXES)
-        want_y, want_g = jax.value_and_grad(lambda x: _sliced_sum(jnp, x, INDEXES))(jnp.asarray(value))
-        np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-5)
-        np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), want_g, rtol=1e-5, atol=1e-6)
+    _assert_rounds_match_jax(lambda xp, x: _sliced_sum(xp, x, INDEXES), value)
 
 
 def test_cached_index_op_is_per_shape():
@@ -152,13 +159,7 @@ def _reductions(xp, x):
 
 @pytest.mark.parametrize("value", [A, B], ids=["4x6", "5x6"])
 def test_functions_with_static_arguments_match_jax(value):
-    v = gk.Variable(value)
-    for _ in range(3):  # the cached ops on the second and third rounds
-        with gk.GradientTape() as tape:
-            y = _reductions(gnp, v)
-        want_y, want_g = jax.value_and_grad(lambda x: _reductions(jnp, x))(jnp.asarray(value))
-        np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-5)
-        np.testing.assert_allclose(np.asarray(tape.gradient(y, v)), want_g, rtol=1e-4, atol=1e-5)
+    _assert_rounds_match_jax(_reductions, value, rtol=1e-4, atol=1e-5)
 
 
 def test_a_bad_static_argument_is_refused_each_time():
@@ -170,3 +171,71 @@ def test_a_bad_static_argument_is_refused_each_time():
             with pytest.raises(ValueError, match="gk.numpy.sum"):
                 gnp.sum(t, axis=2)
         assert gnp.sum(t, axis=0).shape == (6,)
+
+
+def _elementwise_pairs(xp, x, c):
+    """Two-argument elementwise functions with every kind of second operand."""
+    y = xp.sin(x)
+    return (
+        xp.sum(xp.maximum(y, 0.0) ** 2)
+        + xp.sum(xp.minimum(y, 2) * y)  # an int: static
+        + xp.sum(xp.arctan2(y, xp.cos(x)))  # two tensors
+        + xp.sum(xp.maximum(y, c))  # a NumPy array: a constant
+        + xp.sum(xp.hypot(y, jnp.asarray(c)))  # a JAX array
+        + xp.sum(xp.clip(y, -0.25))
+    )
+
+
+@pytest.mark.parametrize("value", [A, B], ids=["4x6", "5x6"])
+def test_two_argument_elementwise_functions_match_jax(value):
+    c = np.full((1, value.shape[-1]), 0.1, np.float32)
+    _assert_rounds_match_jax(lambda xp, x: _elementwise_pairs(xp, x, c), value)
+
+
+def test_two_argument_elementwise_function_with_bad_shapes_is_refused():
+    v = gk.Variable(A)
+    with gk.GradientTape():
+        t = gnp.sin(v)
+        for _ in range(2):
+            with pytest.raises(ValueError, match=r"\[gradkit\].*gk.numpy.maximum"):
+                gnp.maximum(t, np.ones(5, np.float32))
+
+
+def test_python_float_constants_keep_their_values_across_calls():
+    # The same float recurs each call (a constant of the step), so from its second use it is
+    # held on the device; -0.0 and 0.0 compare equal in Python but are different values.
+    x0 = np.array([-1.0, -2.0, 3.0], np.float32)
+    x = gk.Variable(x0)
+
+    def f(xp, z, c):
+        return xp.arctan2(c, z) + xp.maximum(z, c) * c
+
+    for c in [0.0, 0.0, 0.0, -0.0, -0.0, 0.0, float("nan"), float("nan"), 2.5, 2.5]:
+        with gk.GradientTape() as tape:
+            y = f(gnp, x, c)
+            total = gnp.sum(y)
+        g = tape.gradient(total, x)
+        want_y = f(jnp, jnp.asarray(x0), c)
+        want_g = jax.grad(lambda z, c=c: jnp.sum(f(jnp, z, c)))(jnp.asarray(x0))
+        np.testing.assert_allclose(np.asarray(y), want_y, rtol=1e-6)
+        if c == c:
+            np.testing.assert_array_equal(np.signbit(np.asarray(y)), np.signbit(want_y))
+        np.testing.assert_allclose(np.asarray(g), want_g, rtol=1e-6)
+
+
+def test_a_float_constant_that_changes_every_call_compiles_once():
+    from tests._oracles import count_compiles
+
+    x = gk.Variable(A)
+
+    def step(scale):
+        with gk.GradientTape() as tape:
+            y = gnp.sum(gnp.maximum(gnp.sin(x), 0.0) * scale)
+        return tape.gradient(y, x)
+
+    step(0.5)  # compiles the program
+    step(0.25)  # and now holds 0.0 on the device
+    for scale in [0.125, 0.75, 0.75, 3.0]:
+        assert count_compiles(lambda scale=scale: np.asarray(step(scale))) == 0
+        want = jax.grad(lambda z, s=scale: jnp.sum(jnp.maximum(jnp.sin(z), 0.0) * s))(jnp.asarray(A))
+        np.testing.assert_allclose(np.asarray(step(scale)), want, rtol=1e-6)

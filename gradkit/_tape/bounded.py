@@ -48,4 +48,5 @@ class BoundedDict(dict):
 # Bounds: generous for any fixed program (a training step has tens of structures), small
 # enough that a process cannot grow without limit.
 PROGRAMS = 1024  # compiled programs (each holds an XLA executable)
+RESIDENT_SCALARS = 4096  # Python floats kept on the device as program arguments
 INTERNED = 1 << 18  # interned ops, structure ids and shape lookups (small entries)

@@ -302,6 +302,11 @@ def apply(fn, *args, **kwargs):
         if session is not None and args[0]._node.session is session:
             if len(args) == 1 and not kwargs:  # gnp.tanh(t): the common case
                 return _record_unary(fn, args[0], session)
+            if len(args) == 2 and not kwargs and id(fn) in _elementwise_ids:  # gnp.maximum(t, 0.0)
+                b = args[1]
+                if type(b) is Tensor or type(b) in _PY_SCALARS or isinstance(b, _ARRAY_TYPES):
+                    # The op and node _record makes: an int or bool is static, a float a leaf.
+                    return _record_pair(_binary_op(fn, args[0], b, False), args[0], b, b, session)
             op = _static_call_op(fn, args, kwargs)  # gnp.sum(t, axis=-1, keepdims=True)
             if op is not None:
                 return record_single(op, args[0], None, session)
@@ -448,6 +453,8 @@ def cut_by_design(fn, name: str) -> None:
     """Record ``fn`` as an op that cuts every tape's path, as ``stop_gradient`` does (a
     gradient through it is None); ``explain`` names the cut ``name``."""
     _CUTS[fn] = name
+    _unary_ops.pop(id(fn), None)  # recorded uncut before: from now on, cut
+    _elementwise_ids.discard(id(fn))  # its two-argument calls take _record's path, which cuts
 
 
 # Elementwise functions whose every operand may be an array: a Python float or complex
@@ -462,12 +469,15 @@ _ELEMENTWISE = {
     ).split()
 }
 _RUNTIME_FLOATS = frozenset((float, complex))
+# By id, for the hot path (a jax.numpy ufunc's hash is computed in Python); the set above keeps them alive.
+_elementwise_ids = {id(fn) for fn in _ELEMENTWISE}
 
 
 def floats_are_runtime(fn) -> None:
     """Record ``fn``'s Python float and complex arguments as runtime values, as the elementwise
     ``gk.numpy`` functions' are (``t.clip(0, hi)``, ``t.at[i].set(v)``): a new value compiles nothing."""
     _ELEMENTWISE.add(fn)
+    _elementwise_ids.add(id(fn))
 
 
 _binary_ops: dict = BoundedDict(bounded.INTERNED)
@@ -482,7 +492,8 @@ _STATIC_SCALARS = frozenset((int, bool))
 def _binary_op(fn, a, b, swapped):
     """The interned op of ``fn`` with an int or bool operand (cached: the hot path)."""
     scalar = b if type(b) in _STATIC_SCALARS else None
-    key = (fn, swapped, type(scalar), scalar)
+    # By id: the op the entry holds keeps fn alive, so the id names no other function while it is here.
+    key = (id(fn), swapped, type(scalar), scalar)
     op = _binary_ops.get(key)
     if op is None:
         leaves = [b, a] if swapped else [a, b]
@@ -576,11 +587,11 @@ _unary_ops: dict = BoundedDict(bounded.INTERNED)
 def _record_unary(fn, t, session):
     """``_record`` of ``fn(t)`` for one tensor of this session, written out (``gnp.tanh(t)``,
     ``-t``, ``t.sum()``: the hot path of functions); the same op and node ``_record`` makes."""
-    if fn in _CUTS:
-        return _record(fn, [t], _UNARY_TREEDEF, session)
-    op = _unary_ops.get(fn)
+    op = _unary_ops.get(id(fn))  # by id, as _binary_op's keys
     if op is None:
-        op = _unary_ops[fn] = intern_op(fn, _UNARY_TREEDEF, (None,), (0,))
+        if fn in _CUTS:
+            return _record(fn, [t], _UNARY_TREEDEF, session)
+        op = _unary_ops[id(fn)] = intern_op(fn, _UNARY_TREEDEF, (None,), (0,))
     return record_single(op, t, None, session)
 
 
