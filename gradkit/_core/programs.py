@@ -20,7 +20,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr, Var, jaxpr_as_fun
 
 from .. import _errors
-from . import frames
+from . import captures, frames
 from .compat import DebugInfo, DropVar, array_const, jaxprs_in_params
 from .functionalize import StateFrame, values_of
 from .state import State
@@ -281,10 +281,18 @@ def program_call(fn: Callable, args: tuple, kwargs: dict, what: str, traced: dic
                 f"({type(e).__name__}). Use jnp.where or jax.lax.cond inside it, pass a flag as a Python bool "
                 f"or int (those are part of the program), or call {what} outside the tape."
             ) from e
-        if traced is not None:
+        # A program that captured values (see _trace_program) is not reused: the next call's
+        # function may close over other ones (a tensor recorded anew each step).
+        if traced is not None and not hit[1]:
             traced[key] = hit
-    variables, op, consts, states = hit
-    out = frames.apply(op, consts, *(frames.read(v) for v in variables), *map(runtime, dynamic))
+    variables, captured, op, consts, states = hit
+    out = frames.apply(
+        op,
+        consts,
+        *(frames.read(v) for v in variables),
+        *map(captures.argument, captured),
+        *map(runtime, dynamic),
+    )
     return _with_states(out, states) if states else out
 
 
@@ -292,8 +300,14 @@ _STATIC_TYPES = (int, bool)
 
 
 def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
-    """(the Variables ``fn`` reads, its interned op, the op's constants, the Variables of each
-    State it returns) for these arguments."""
+    """(the Variables ``fn`` reads, the values it captures, its interned op, the op's constants,
+    the Variables of each State it returns) for these arguments.
+
+    A value ``fn`` closes over that the layer above wants captured (a tensor a tape records)
+    becomes an input of the program, after the Variables' values, as ``gk.jit`` captures it
+    (``captures.py``): the call then passes the tensor itself, so the tape records the
+    program over it and a gradient flows through it.
+    """
     states: list = []
 
     def flat_fn(*flat):
@@ -304,17 +318,41 @@ def _trace_program(fn, treedef, static, avals, what: str) -> tuple:
         states.clear()  # each trace finds them anew
         return _without_states(_checked_results(values_of(fn(*a, **k)), what), states)
 
-    variables, closed, out_tree = discover(flat_fn, avals)
-    if variables:
+    with captures.Scope({}, ()) as scope:
+        variables, closed, out_tree = discover(flat_fn, avals)
+    captured: tuple = ()
+    if variables or scope.found:
         n = len(variables)
+        var_avals = [aval_of(frames.read(v)) for v in variables]
 
-        def pure(*flat):  # the Variables' values are the program's first inputs
-            with StateFrame(State._make(variables, flat[:n]), strict=False, created_are_local=True):
-                return values_of(flat_fn(*flat[n:]))
+        def traced_with(captured: tuple):
+            m = len(captured)
+            known = {id(obj): i for i, obj in enumerate(captured)}
+            unknown: list = []
 
-        closed, out_tree = trace(pure, [*(aval_of(frames.read(v)) for v in variables), *avals])
+            def pure(*flat):  # the Variables' values are the program's first inputs, then the captures
+                with captures.Scope(known, flat[n : n + m]) as inner:
+                    with StateFrame(State._make(variables, flat[:n]), strict=False, created_are_local=True):
+                        out = values_of(flat_fn(*flat[n + m :]))
+                unknown[:] = inner.found
+                return out
+
+            closed, out_tree = trace(pure, [*var_avals, *map(aval_of, captured), *avals])
+            return closed, out_tree, unknown
+
+        # Found apart from the Variables' reads (discovery reads those from the tape, so its
+        # captures may include what a Variable is bound to there).
+        closed, out_tree, unknown = traced_with(())
+        if unknown:
+            captured = tuple(unknown)
+            closed, out_tree, unknown = traced_with(captured)
+            if unknown:
+                raise _errors.GradkitRuntimeError(
+                    f"{what} closes over values that change from one trace of it to the next, so it cannot "
+                    "run as one recorded program. Pass them as arguments instead."
+                )
     op = intern(("program", *program_key(closed), out_tree), lambda: _program_op(closed.jaxpr, out_tree, what))
-    return variables, op, tuple(map(array_const, closed.consts)), tuple(states)
+    return variables, captured, op, tuple(map(array_const, closed.consts)), tuple(states)
 
 
 class _StateValues:
