@@ -33,6 +33,7 @@ from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
+from . import metrics_confusion as _metrics_confusion
 from . import metrics_more as _metrics_more
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
@@ -167,7 +168,10 @@ api = Namespace(
         **_members(_loss_registry, "get serialize deserialize"),
     ),
     metrics=Namespace(
-        "gradkit.tf.keras.metrics", **_members(_metrics, METRICS), **_members(_metrics_more, _metrics_more.NAMES)
+        "gradkit.tf.keras.metrics",
+        **_members(_metrics, METRICS),
+        **_members(_metrics_more, _metrics_more.NAMES),
+        **_members(_metrics_confusion, _metrics_confusion.NAMES),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
