@@ -1,5 +1,5 @@
 """``tf.keras.metrics`` built on confusion counts (TruePositives ... FalseNegatives, Precision,
-Recall, AUC, SensitivityAtSpecificity and the like) against real Keras on TensorFlow: each over two updates (the second weighted),
+Recall, AUC, SensitivityAtSpecificity and the like, the F-scores) against real Keras on TensorFlow: each over two updates (the second weighted),
 after ``reset_state``, with their configs; thresholds, top_k, class_id, multi-label AUC, every
 curve and summation method, and inside a ``tf.function`` step."""
 
@@ -49,6 +49,10 @@ METRICS = {
     "PrecisionAtRecall": (lambda m: m.PrecisionAtRecall(0.7, num_thresholds=40), "2d"),
     "RecallAtPrecision": (lambda m: m.RecallAtPrecision(0.5), "flat"),
     "RecallAtPrecision-one-threshold": (lambda m: m.RecallAtPrecision(0.5, num_thresholds=1), "flat"),
+    "F1Score": (lambda m: m.F1Score(), "2d"),
+    "F1Score-threshold-micro": (lambda m: m.F1Score(average="micro", threshold=0.5), "2d"),
+    "FBetaScore-macro": (lambda m: m.FBetaScore(average="macro", beta=2.0, threshold=0.3), "2d"),
+    "FBetaScore-weighted": (lambda m: m.FBetaScore(average="weighted", beta=0.5), "2d"),
 }
 
 
@@ -150,6 +154,12 @@ def test_bad_arguments_are_refused():
         m.AUC(num_labels=3)
     with pytest.raises(ValueError, match=r"\[gradkit\].*specificity"):
         m.SensitivityAtSpecificity(1.5)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*beta=2.0"):
+        m.FBetaScore(beta=2)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*average"):
+        m.F1Score(average="mean")
+    with pytest.raises(ValueError, match=r"\[gradkit\].*2D"):
+        m.F1Score().update_state(FLAT_LABELS, FLAT_PROBS)
     auc = m.AUC(multi_label=True)
     with pytest.raises(ValueError, match=r"\[gradkit\].*rank 2"):
         auc.update_state(FLAT_LABELS, FLAT_PROBS)

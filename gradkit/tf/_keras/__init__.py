@@ -34,6 +34,7 @@ from . import losses_overlap as _losses_overlap
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import metrics_confusion as _metrics_confusion
+from . import metrics_fscore as _metrics_fscore
 from . import metrics_more as _metrics_more
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
@@ -172,6 +173,7 @@ api = Namespace(
         **_members(_metrics, METRICS),
         **_members(_metrics_more, _metrics_more.NAMES),
         **_members(_metrics_confusion, _metrics_confusion.NAMES),
+        **_members(_metrics_fscore, _metrics_fscore.NAMES),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
