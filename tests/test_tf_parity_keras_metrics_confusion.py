@@ -3,12 +3,11 @@ Recall, AUC, SensitivityAtSpecificity and the like, the F-scores) against real K
 after ``reset_state``, with their configs; thresholds, top_k, class_id, multi-label AUC, every
 curve and summation method, and inside a ``tf.function`` step."""
 
-import re
-
 import numpy as np
 import pytest
 
 import gradkit.tf as gtf
+from tests._metric_parity import assert_same_config, two_updates
 
 RNG = np.random.default_rng(3)
 PROBS = RNG.random((8, 4)).astype(np.float32)
@@ -65,15 +64,7 @@ def _data(kind):
 
 
 def _run(lib, make, kind):
-    y_true, y_pred, weights = _data(kind)
-    metric = make(lib.keras.metrics)
-    half = len(y_true) // 2
-    metric.update_state(y_true[:half], y_pred[:half])
-    first = np.asarray(metric.result())
-    metric.update_state(y_true[half:], y_pred[half:], sample_weight=weights[half:])
-    second = np.asarray(metric.result())
-    metric.reset_state()
-    return first, second, np.asarray(metric.result()), metric.get_config()
+    return two_updates(lib, make, *_data(kind))
 
 
 @pytest.mark.parametrize("name", list(METRICS))
@@ -85,12 +76,7 @@ def test_metrics_match_keras(name):
     for g, w in zip(got, want):
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-    # Keras numbers its default names (auc_3); label_weights: a list here, an array there.
-    assert re.sub(r"_\d+$", "", want_config["name"]) == got_config["name"]
-    drop = ("dtype", "label_weights", "name")
-    assert {k: v for k, v in got_config.items() if k not in drop} == {
-        k: v for k, v in want_config.items() if k not in drop
-    }
+    assert_same_config(got_config, want_config, drop=("label_weights",))  # a list here, an array there
     np.testing.assert_allclose(_label_weights(got_config), _label_weights(want_config))
 
 

@@ -35,6 +35,7 @@ from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import metrics_confusion as _metrics_confusion
 from . import metrics_fscore as _metrics_fscore
+from . import metrics_iou as _metrics_iou
 from . import metrics_more as _metrics_more
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
@@ -174,6 +175,7 @@ api = Namespace(
         **_members(_metrics_more, _metrics_more.NAMES),
         **_members(_metrics_confusion, _metrics_confusion.NAMES),
         **_members(_metrics_fscore, _metrics_fscore.NAMES),
+        **_members(_metrics_iou, _metrics_iou.NAMES),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",

@@ -116,13 +116,17 @@ class _ConfusionMetric(Metric):
         for kind in self._KINDS:
             setattr(self, kind, self.add_variable(shape, name=kind))
 
+    def _counts(self, y_true, y_pred, sample_weight, **options) -> dict:
+        """This batch's counts by kind (call under ``_unrecorded``)."""
+        weights = None if sample_weight is None else convert(sample_weight, self._dtype)
+        counts = call(_confusion_counts, convert(y_true), convert(y_pred), weights, dtype=self._dtype, **options)
+        return dict(zip(("true_positives", "false_positives", "true_negatives", "false_negatives"), counts))
+
     def _accumulate(self, y_true, y_pred, sample_weight, **options):
         with _unrecorded():
-            weights = None if sample_weight is None else convert(sample_weight, self._dtype)
-            counts = call(_confusion_counts, convert(y_true), convert(y_pred), weights, dtype=self._dtype, **options)
-            by_kind = dict(zip(("true_positives", "false_positives", "true_negatives", "false_negatives"), counts))
+            counts = self._counts(y_true, y_pred, sample_weight, **options)
             for kind in self._KINDS:
-                getattr(self, kind).assign_add(by_kind[kind])
+                getattr(self, kind).assign_add(counts[kind])
 
 
 def _first_if_one(values, n):
@@ -138,15 +142,8 @@ class _CountMetric(_ConfusionMetric):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         with _unrecorded():
-            weights = None if sample_weight is None else convert(sample_weight, self._dtype)
-            counts = call(
-                _confusion_counts,
-                convert(y_true),
-                convert(y_pred),
-                weights,
-                dtype=self._dtype,
-                thresholds=self.thresholds,
-                clip=_evenly(self.thresholds),
+            counts = self._counts(
+                y_true, y_pred, sample_weight, thresholds=self.thresholds, clip=_evenly(self.thresholds)
             )
             self.accumulator.assign_add(counts[self._KIND])
 
@@ -160,25 +157,25 @@ class _CountMetric(_ConfusionMetric):
 class TruePositives(_CountMetric):
     """The (weighted) number of positive labels predicted positive, at each threshold."""
 
-    _KIND = 0
+    _KIND = "true_positives"
 
 
 class FalsePositives(_CountMetric):
     """The (weighted) number of negative labels predicted positive, at each threshold."""
 
-    _KIND = 1
+    _KIND = "false_positives"
 
 
 class TrueNegatives(_CountMetric):
     """The (weighted) number of negative labels predicted negative, at each threshold."""
 
-    _KIND = 2
+    _KIND = "true_negatives"
 
 
 class FalseNegatives(_CountMetric):
     """The (weighted) number of positive labels predicted negative, at each threshold."""
 
-    _KIND = 3
+    _KIND = "false_negatives"
 
 
 class _RatioMetric(_ConfusionMetric):
