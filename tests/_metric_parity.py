@@ -6,13 +6,13 @@ import numpy as np
 
 
 def two_updates(lib, make, y_true, y_pred, weights):
-    """The metric's result after the first half, after the weighted second half, after
-    ``reset_state``, and its config."""
+    """The metric's result after the first half, after the second half (weighted, unless
+    ``weights`` is None), after ``reset_state``, and its config."""
     metric = make(lib.keras.metrics)
     half = len(y_true) // 2
     metric.update_state(y_true[:half], y_pred[:half])
     first = np.asarray(metric.result())
-    metric.update_state(y_true[half:], y_pred[half:], sample_weight=weights[half:])
+    metric.update_state(y_true[half:], y_pred[half:], sample_weight=None if weights is None else weights[half:])
     second = np.asarray(metric.result())
     metric.reset_state()
     return first, second, np.asarray(metric.result()), metric.get_config()

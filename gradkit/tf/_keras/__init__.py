@@ -37,6 +37,7 @@ from . import metrics_confusion as _metrics_confusion
 from . import metrics_fscore as _metrics_fscore
 from . import metrics_iou as _metrics_iou
 from . import metrics_more as _metrics_more
+from . import metrics_regression as _metrics_regression
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
 from . import optimizers as _optimizers
@@ -176,6 +177,7 @@ api = Namespace(
         **_members(_metrics_confusion, _metrics_confusion.NAMES),
         **_members(_metrics_fscore, _metrics_fscore.NAMES),
         **_members(_metrics_iou, _metrics_iou.NAMES),
+        **_members(_metrics_regression, _metrics_regression.NAMES),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
