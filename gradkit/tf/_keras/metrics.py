@@ -135,6 +135,15 @@ class Metric:
         return f"<{type(self).__name__} name={self.name}>"
 
 
+def require_2d(metric: str, true_shape, pred_shape) -> None:
+    """Keras' check of a metric that takes ``(batch_size, output_dim)`` inputs only."""
+    if len(pred_shape) != 2 or len(true_shape) != 2:
+        raise _errors.GradkitValueError(
+            f"{metric} expects 2D inputs with shape (batch_size, output_dim), as in Keras. Received input shapes: "
+            f"y_pred.shape={tuple(pred_shape)} and y_true.shape={tuple(true_shape)}. Reshape them to (batch, outputs)."
+        )
+
+
 def _weights(sample_weight, dtype):
     return None if sample_weight is None else convert(sample_weight, dtype)
 

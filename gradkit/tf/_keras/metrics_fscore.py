@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from .._convert import call, convert
-from .metrics import Metric, _unrecorded
+from .metrics import Metric, _unrecorded, require_2d
 
 _EPSILON = 1e-7  # keras.backend.epsilon()
 _AVERAGES = (None, "micro", "macro", "weighted")
@@ -87,11 +87,7 @@ class FBetaScore(Metric):
         self._built = False
 
     def _build(self, true_shape, pred_shape):
-        if len(pred_shape) != 2 or len(true_shape) != 2:
-            raise _errors.GradkitValueError(
-                "FBetaScore expects 2D inputs with shape (batch_size, output_dim), as in Keras. Received input "
-                f"shapes: y_pred.shape={tuple(pred_shape)} and y_true.shape={tuple(true_shape)}."
-            )
+        require_2d("FBetaScore", true_shape, pred_shape)
         shape = () if self.average == "micro" else (pred_shape[-1],)
         for kind in ("true_positives", "false_positives", "false_negatives", "intermediate_weights"):
             setattr(self, kind, self.add_variable(shape, name=kind))

@@ -11,7 +11,7 @@ from gradkit import _errors
 
 from .._convert import call, convert
 from .losses import same_rank
-from .metrics import Metric, _unrecorded, _wrapper_class
+from .metrics import Metric, _unrecorded, _wrapper_class, require_2d
 
 _EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -124,11 +124,7 @@ class R2Score(Metric):
         self._built = False
 
     def _build(self, true_shape, pred_shape):
-        if len(pred_shape) != 2 or len(true_shape) != 2:
-            raise _errors.GradkitValueError(
-                "R2Score expects 2D inputs with shape (batch_size, output_dim), as in Keras. Received input shapes: "
-                f"y_pred.shape={tuple(pred_shape)} and y_true.shape={tuple(true_shape)}."
-            )
+        require_2d("R2Score", true_shape, pred_shape)
         outputs = pred_shape[-1]
         self.sum = self.add_variable((outputs,), name="sum")
         self.squared_sum = self.add_variable((outputs,), name="squared_sum")
