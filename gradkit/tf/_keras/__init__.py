@@ -37,6 +37,7 @@ from . import metrics_confusion as _metrics_confusion
 from . import metrics_fscore as _metrics_fscore
 from . import metrics_iou as _metrics_iou
 from . import metrics_more as _metrics_more
+from . import metrics_registry as _metrics_registry
 from . import metrics_regression as _metrics_regression
 from . import noise_layers as _noise_layers
 from . import optimizer_registry as _optimizer_registry
@@ -178,6 +179,7 @@ api = Namespace(
         **_members(_metrics_fscore, _metrics_fscore.NAMES),
         **_members(_metrics_iou, _metrics_iou.NAMES),
         **_members(_metrics_regression, _metrics_regression.NAMES),
+        **_members(_metrics_registry, _metrics_registry.NAMES),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
