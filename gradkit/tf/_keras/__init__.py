@@ -192,7 +192,11 @@ api = Namespace(
     initializers=Namespace(
         "gradkit.tf.keras.initializers",
         Initializer=_initializers.Initializer,
+        IdentityInitializer=_initializers.IdentityInitializer,
+        OrthogonalInitializer=_initializers.OrthogonalInitializer,
         get=_initializers.get,
+        serialize=_initializers.serialize,
+        deserialize=_initializers.deserialize,
         **_initializers.CLASSES,
         **_initializers.NAMES,
     ),

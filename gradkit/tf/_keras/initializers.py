@@ -26,6 +26,7 @@ from gradkit._tape.tensor import Tensor
 from gradkit.nn import initializers as _nn_init
 
 from .._convert import convert
+from . import object_registry
 
 
 def _dtype(dtype):
@@ -357,6 +358,35 @@ def get(identifier):
         "names, e.g. 'GlorotUniform'). Pass one of those, an instance such as "
         "tf.keras.initializers.RandomNormal(stddev=0.1), or a callable init(shape, dtype=None)."
     )
+
+
+# Keras 3's other names for two classes.
+IdentityInitializer = Identity
+OrthogonalInitializer = Orthogonal
+
+
+def _table() -> dict:
+    """Keras' ``ALL_OBJECTS_DICT``: each class by its names, snake_case and short names included
+    (but STFT's: gradkit has no STFT initializer)."""
+    return {
+        **CLASSES,
+        "Initializer": Initializer,
+        "initializer": Initializer,
+        "IdentityInitializer": Identity,
+        "OrthogonalInitializer": Orthogonal,
+        **NAMES,
+        **{alias: NAMES[name] for alias, name in ALIASES.items()},
+    }
+
+
+def serialize(initializer):
+    """``tf.keras.initializers.serialize``, as Keras writes it."""
+    return object_registry.serialize(initializer, Initializer, "keras.initializers", "initializers")
+
+
+def deserialize(config, custom_objects=None):
+    """``tf.keras.initializers.deserialize``: the initializer a name or ``serialize``'s dict describes."""
+    return object_registry.deserialize(config, _table(), custom_objects, "initializers")
 
 
 def as_nn_initializer(init, what: str):
