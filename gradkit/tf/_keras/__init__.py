@@ -53,6 +53,7 @@ from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from . import unit_rms_normalization as _unit_rms_normalization
 from . import upsampling_layers as _upsampling_layers
+from . import utils_data as _utils_data
 from .input_layer import Input as _Input
 from .model import Model as _Model
 from .sequential import Sequential as _Sequential
@@ -209,6 +210,8 @@ api = Namespace(
     ),
     regularizers=Namespace("gradkit.tf.keras.regularizers", **_members(_regularizers, REGULARIZERS)),
     constraints=Namespace("gradkit.tf.keras.constraints", **_members(_constraints, CONSTRAINTS)),
-    utils=Namespace("gradkit.tf.keras.utils", set_random_seed=_set_random_seed),
+    utils=Namespace(
+        "gradkit.tf.keras.utils", set_random_seed=_set_random_seed, **_members(_utils_data, _utils_data.NAMES)
+    ),
     backend=Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32"),
 )
