@@ -2,7 +2,7 @@
 
 Keras looks optimizers up by class name, case-insensitively, among the classes of its
 ``ALL_OBJECTS_DICT``; Lamb is not among them, so Keras (and gradkit.tf) cannot get it by name:
-``deserialize`` returns the name it does not know unchanged and ``get`` refuses it. Keras' Muon,
+``deserialize`` returns the name it does not know unchanged and ``get`` refuses it. Keras'
 MultiOptimizer, OptimizerMap and ScheduleFreeAdamW are not implemented in gradkit.tf.
 
 >>> import gradkit.tf as tf
@@ -22,7 +22,7 @@ import inspect
 
 from gradkit import _errors
 
-from . import loss_scale_optimizer, optimizers, optimizers_more
+from . import loss_scale_optimizer, optimizer_muon, optimizers, optimizers_more
 from .optimizers import Optimizer
 
 _CLASSES = (
@@ -39,10 +39,11 @@ _CLASSES = (
     optimizers_more.Ftrl,
     optimizers_more.Lion,
     loss_scale_optimizer.LossScaleOptimizer,
+    optimizer_muon.Muon,
 )
 # Keras' ALL_OBJECTS_DICT, less the optimizers gradkit.tf does not implement.
 OBJECTS = {cls.__name__.lower(): cls for cls in _CLASSES}
-_NOT_IMPLEMENTED = ("muon", "multioptimizer", "optimizermap", "schedulefreeadamw")
+_NOT_IMPLEMENTED = ("multioptimizer", "optimizermap", "schedulefreeadamw")
 _BUILT_IN = {id(cls) for cls in (*_CLASSES, optimizers_more.Lamb)}
 
 

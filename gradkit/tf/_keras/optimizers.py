@@ -238,15 +238,21 @@ class Optimizer:
         self._no_decay = {id(v): weakref.ref(v) for v in var_list or ()}
         self._no_decay_pattern = re.compile("|".join(set(var_names))) if var_names else None
 
-    def _decay_of(self, variable):
-        if self.weight_decay is None:
-            return None
+    def _excluded_from_decay(self, variable) -> bool:
+        """Whether ``exclude_from_weight_decay`` named ``variable`` (itself or by its name)."""
         ref = self._no_decay.get(id(variable))
         if ref is not None and ref() is variable:
-            return None
-        if self._no_decay_pattern is not None and self._no_decay_pattern.search(variable.name):
+            return True
+        return self._no_decay_pattern is not None and bool(self._no_decay_pattern.search(variable.name))
+
+    def _decay_of(self, variable):
+        if self.weight_decay is None or self._excluded_from_decay(variable):
             return None
         return float(self.weight_decay)
+
+    def _initial_state(self, variable):
+        """The rule's state for ``variable`` before its first step."""
+        return self._make(0.0, 0, *self._hyper).init([jnp.asarray(variable.value)])
 
     def _slot_variables(self, variable):
         """The state Variables of ``variable``'s slots (made at its first step) and their treedef."""
@@ -256,7 +262,7 @@ class Optimizer:
             # Initial state from the Variable's live value: concrete even when the first step
             # is being traced, so the slots can be Variables.
             with frames.Suspend(), jax.ensure_compile_time_eval():
-                state = self._make(0.0, 0, *self._hyper).init([jnp.asarray(variable.value)])
+                state = self._initial_state(variable)
             leaves, treedef = jax.tree_util.tree_flatten(state)
             slots = [
                 Variable(leaf, name=f"{variable.name.split(':')[0]}/slot_{i}", trainable=False)
