@@ -42,6 +42,7 @@ from . import metrics_regression as _metrics_regression
 from . import noise_layers as _noise_layers
 from . import optimizer_muon as _optimizer_muon
 from . import optimizer_registry as _optimizer_registry
+from . import optimizer_schedule_free as _optimizer_schedule_free
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
 from . import pooling_layers_nd as _pooling_layers_nd
@@ -189,6 +190,7 @@ api = Namespace(
         **_members(_optimizers_more, OPTIMIZERS_MORE),
         **_members(_loss_scale_optimizer, "LossScaleOptimizer"),
         **_members(_optimizer_muon, "Muon"),
+        **_members(_optimizer_schedule_free, "ScheduleFreeAdamW"),
         **_members(_optimizer_registry, "get serialize deserialize"),
         schedules=Namespace("gradkit.tf.keras.optimizers.schedules", **_members(_schedules, SCHEDULES)),
     ),

@@ -3,7 +3,7 @@
 Keras looks optimizers up by class name, case-insensitively, among the classes of its
 ``ALL_OBJECTS_DICT``; Lamb is not among them, so Keras (and gradkit.tf) cannot get it by name:
 ``deserialize`` returns the name it does not know unchanged and ``get`` refuses it. Keras'
-MultiOptimizer, OptimizerMap and ScheduleFreeAdamW are not implemented in gradkit.tf.
+MultiOptimizer and OptimizerMap are not implemented in gradkit.tf.
 
 >>> import gradkit.tf as tf
 >>> opt = tf.keras.optimizers.get("adam")
@@ -22,7 +22,7 @@ import inspect
 
 from gradkit import _errors
 
-from . import loss_scale_optimizer, optimizer_muon, optimizers, optimizers_more
+from . import loss_scale_optimizer, optimizer_muon, optimizer_schedule_free, optimizers, optimizers_more
 from .optimizers import Optimizer
 
 _CLASSES = (
@@ -40,10 +40,11 @@ _CLASSES = (
     optimizers_more.Lion,
     loss_scale_optimizer.LossScaleOptimizer,
     optimizer_muon.Muon,
+    optimizer_schedule_free.ScheduleFreeAdamW,
 )
 # Keras' ALL_OBJECTS_DICT, less the optimizers gradkit.tf does not implement.
 OBJECTS = {cls.__name__.lower(): cls for cls in _CLASSES}
-_NOT_IMPLEMENTED = ("multioptimizer", "optimizermap", "schedulefreeadamw")
+_NOT_IMPLEMENTED = ("multioptimizer", "optimizermap")
 _BUILT_IN = {id(cls) for cls in (*_CLASSES, optimizers_more.Lamb)}
 
 
