@@ -16,7 +16,7 @@ import re
 import jax.numpy as jnp
 
 from .optimizer_rules import _per_array, _sqrt, keras_cast
-from .optimizers import Optimizer, _check_options
+from .optimizers import Optimizer, _check_options, named_base_options
 
 
 def _transpose_last(x):
@@ -112,18 +112,7 @@ class Muon(Optimizer):
         rms_rate=0.2,
         **kwargs,
     ):
-        base = dict(
-            weight_decay=weight_decay,
-            clipnorm=clipnorm,
-            clipvalue=clipvalue,
-            global_clipnorm=global_clipnorm,
-            use_ema=use_ema,
-            ema_momentum=ema_momentum,
-            ema_overwrite_frequency=ema_overwrite_frequency,
-            loss_scale_factor=loss_scale_factor,
-            gradient_accumulation_steps=gradient_accumulation_steps,
-        )
-        options = _check_options("Muon", {**base, **kwargs})
+        options = _check_options("Muon", {**named_base_options(locals()), **kwargs})
         self.adam_beta_1, self.adam_beta_2, self.epsilon = adam_beta_1, adam_beta_2, epsilon
         self.muon_a, self.muon_b, self.muon_c = muon_a, muon_b, muon_c
         self.adam_lr_ratio, self.momentum, self.ns_steps = adam_lr_ratio, momentum, ns_steps

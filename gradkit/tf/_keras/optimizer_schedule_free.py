@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .optimizer_rules import _sqrt, keras_cast
 from .optimizer_rules_more import _per_array_with_param
-from .optimizers import Optimizer, _check_options
+from .optimizers import Optimizer, _check_options, named_base_options
 
 
 def schedule_free_adamw(lr, step, beta_1, beta_2, epsilon, warmup_steps):
@@ -68,18 +68,7 @@ class ScheduleFreeAdamW(Optimizer):
         name=None,
         **kwargs,
     ):
-        base = dict(
-            weight_decay=weight_decay,
-            clipnorm=clipnorm,
-            clipvalue=clipvalue,
-            global_clipnorm=global_clipnorm,
-            use_ema=use_ema,
-            ema_momentum=ema_momentum,
-            ema_overwrite_frequency=ema_overwrite_frequency,
-            loss_scale_factor=loss_scale_factor,
-            gradient_accumulation_steps=gradient_accumulation_steps,
-        )
-        options = _check_options("ScheduleFreeAdamW", {**base, **kwargs})
+        options = _check_options("ScheduleFreeAdamW", {**named_base_options(locals()), **kwargs})
         self.beta_1, self.beta_2, self.epsilon, self.warmup_steps = beta_1, beta_2, epsilon, warmup_steps
         hyper = (float(beta_1), float(beta_2), float(epsilon), int(warmup_steps))
         super().__init__(learning_rate, schedule_free_adamw, hyper, options, name)

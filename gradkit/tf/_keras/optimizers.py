@@ -53,6 +53,12 @@ _BASE_OPTIONS = {
 }
 
 
+def named_base_options(arguments: dict) -> dict:
+    """The base options among a constructor's named arguments (``locals()``), for an optimizer
+    whose Keras signature names them (Muon, ScheduleFreeAdamW) rather than taking ``**kwargs``."""
+    return {key: arguments[key] for key in _BASE_OPTIONS if key in arguments}
+
+
 def _check_options(cls_name: str, kwargs: dict) -> dict:
     """The base options among ``kwargs`` (checked as Keras checks them); refuses the rest."""
     options = dict(_BASE_OPTIONS)
