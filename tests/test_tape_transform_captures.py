@@ -3,7 +3,9 @@ tape recorded: the tensor is an input of the recorded program, so the outer grad
 through it, as it would if it were passed as an argument.
 
 Oracles: jax.value_and_grad of the same program written with jax.numpy, where a value the
-inner transform's function closes over is, as in JAX, a constant of that transform.
+inner transform's function closes over is, as in JAX, a constant of that transform; and
+hypothesis-drawn programs (which functions, which transform, whether the closure also holds
+a Variable's recorded read) against the same rewrite.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradkit as gk
 import gradkit.numpy as gnp
@@ -117,3 +121,71 @@ def test_a_transform_differentiating_a_variable_the_closed_over_tensor_depends_o
     want_out, want = jax.value_and_grad(oracle)(jnp.asarray(W0))
     np.testing.assert_allclose(np.asarray(out), want_out, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
+_FUNCTIONS = {
+    "sin": (gnp.sin, jnp.sin),
+    "tanh": (gnp.tanh, jnp.tanh),
+    "square": (gnp.square, jnp.square),
+    "scaled_exp": (lambda x: gnp.exp(0.3 * gnp.tanh(x)), lambda x: jnp.exp(0.3 * jnp.tanh(x))),
+}
+_TRANSFORMS = ("grad", "value_and_grad", "jacrev_sum", "vmap_sum")
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(
+    st.sampled_from(list(_FUNCTIONS)),
+    st.sampled_from(list(_FUNCTIONS)),
+    st.sampled_from(list(_FUNCTIONS)),
+    st.sampled_from(_TRANSFORMS),
+    st.booleans(),
+)
+def test_random_closures_over_recorded_tensors_match_jax(f1, f2, f3, transform, uses_w_inside):
+    # y = f1(w) recorded; a transform whose function closes over y (and perhaps reads w itself);
+    # its result combined with w again; the outer gradient against jax.grad of the same program.
+    w0, v0 = np.array([0.3, -0.8, 1.1], np.float32), np.array([0.5, 1.5, -0.7], np.float32)
+    g1, j1 = _FUNCTIONS[f1]
+    g3, j3 = _FUNCTIONS[f3]
+
+    def jax_side(w):
+        y = j1(w)
+
+        def inner(u):
+            extra = jnp.sum(w) if uses_w_inside else 0.0
+            return jnp.sum(_FUNCTIONS[f2][1](y) * u**2) + extra * jnp.sum(u)
+
+        u0 = jnp.asarray(v0)
+        if transform == "grad":
+            r = jax.grad(inner)(u0)
+        elif transform == "value_and_grad":
+            val, g = jax.value_and_grad(inner)(u0)
+            r = g * val
+        elif transform == "jacrev_sum":
+            r = jnp.sum(jax.jacrev(lambda u: _FUNCTIONS[f2][1](y) * u**2)(u0), axis=0)
+        else:
+            r = jnp.sum(jax.vmap(lambda row: row * y)(jnp.stack([u0, 2 * u0])), axis=0)
+        return jnp.sum(j3(r) * w)
+
+    w, v = gk.Variable(w0), gk.Variable(v0)
+    with gk.GradientTape() as tape:
+        y = g1(w)
+        w_now = w.read_value()
+
+        def inner():
+            extra = jnp.sum(w_now) if uses_w_inside else 0.0
+            u = v.read_value()
+            return jnp.sum(_FUNCTIONS[f2][1](y) * u**2) + extra * jnp.sum(u)
+
+        if transform == "grad":
+            r = gk.grad(inner, wrt=v)()
+        elif transform == "value_and_grad":
+            val, g = gk.value_and_grad(inner, wrt=v)()
+            r = g * val
+        elif transform == "jacrev_sum":
+            r = gnp.sum(gk.jacrev(lambda: _FUNCTIONS[f2][1](y) * v.read_value() ** 2, wrt=v)(), axis=0)
+        else:
+            r = gnp.sum(gk.vmap(lambda row: row * y)(jnp.stack([jnp.asarray(v0), 2 * jnp.asarray(v0)])), axis=0)
+        out = gnp.sum(g3(r) * w)
+    want_out, want = jax.value_and_grad(jax_side)(jnp.asarray(w0))
+    np.testing.assert_allclose(np.asarray(out), want_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(tape.gradient(out, w)), want, rtol=1e-4, atol=1e-5)
