@@ -22,6 +22,7 @@ from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
 from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
+from . import keras_variable as _keras_variable
 from . import lambda_layer as _lambda_layer
 from . import layers as _layers
 from . import loss_registry as _loss_registry
@@ -142,6 +143,7 @@ api = Namespace(
     Metric=_metrics.Metric,
     Optimizer=_optimizers.Optimizer,
     Initializer=_initializers.Initializer,
+    Variable=_keras_variable.KerasVariable,
     models=Namespace("gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential),
     layers=Namespace(
         "gradkit.tf.keras.layers",
