@@ -37,9 +37,8 @@ OPTIMIZERS = {
 
 def _train(tf, opt, compiled=False, steps=4):
     # Keras' Muon reads each weight's path, which a Keras Variable has and a tf.Variable has not
-    # (Keras raises AttributeError); gradkit's reads a tf.Variable's name.
-    make = tf.keras.Variable if tf is tf_real else tf.Variable
-    ws = [make(value, name=name) for name, value in VALUES.items()]
+    # (Keras raises AttributeError); gradkit's reads a tf.Variable's name instead.
+    ws = [tf.keras.Variable(value, name=name) for name, value in VALUES.items()]
 
     def step(i):
         with tf.GradientTape() as tape:
@@ -81,3 +80,13 @@ def test_config_as_keras_and_back():
 
 def test_get_by_name():
     assert type(gtf.keras.optimizers.get("muon")).__name__ == "Muon"
+
+
+def test_tf_variables_step_as_keras_variables_of_the_same_names():
+    opt_keras, opt_tf = gtf.keras.optimizers.Muon(0.05), gtf.keras.optimizers.Muon(0.05)
+    a = [gtf.keras.Variable(v, name=n) for n, v in VALUES.items()]
+    b = [gtf.Variable(v, name=n) for n, v in VALUES.items()]
+    for opt, ws in ((opt_keras, a), (opt_tf, b)):
+        opt.apply_gradients(zip([gtf.ones_like(w) * 0.3 for w in ws], ws))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
