@@ -38,6 +38,11 @@ class GradkitRuntimeError(GradkitError, RuntimeError):
     """A call at the wrong time: a second gradient of a non-persistent tape, ..."""
 
 
+class GradkitAttributeError(GradkitError, AttributeError):
+    """An attribute an object refuses to give or take, where Keras raises AttributeError (a
+    MultiOptimizer's learning rate)."""
+
+
 class GradkitKeyError(GradkitError, KeyError):
     """A dict without a key it must have, where TensorFlow or Keras raises KeyError."""
 

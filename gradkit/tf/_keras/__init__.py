@@ -41,6 +41,7 @@ from . import metrics_more as _metrics_more
 from . import metrics_registry as _metrics_registry
 from . import metrics_regression as _metrics_regression
 from . import noise_layers as _noise_layers
+from . import optimizer_multi as _optimizer_multi
 from . import optimizer_muon as _optimizer_muon
 from . import optimizer_registry as _optimizer_registry
 from . import optimizer_schedule_free as _optimizer_schedule_free
@@ -193,6 +194,7 @@ api = Namespace(
         **_members(_loss_scale_optimizer, "LossScaleOptimizer"),
         **_members(_optimizer_muon, "Muon"),
         **_members(_optimizer_schedule_free, "ScheduleFreeAdamW"),
+        **_members(_optimizer_multi, "MultiOptimizer OptimizerMap"),
         **_members(_optimizer_registry, "get serialize deserialize"),
         schedules=Namespace("gradkit.tf.keras.optimizers.schedules", **_members(_schedules, SCHEDULES)),
     ),

@@ -2,8 +2,7 @@
 
 Keras looks optimizers up by class name, case-insensitively, among the classes of its
 ``ALL_OBJECTS_DICT``; Lamb is not among them, so Keras (and gradkit.tf) cannot get it by name:
-``deserialize`` returns the name it does not know unchanged and ``get`` refuses it. Keras'
-MultiOptimizer and OptimizerMap are not implemented in gradkit.tf.
+``deserialize`` returns the name it does not know unchanged and ``get`` refuses it.
 
 >>> import gradkit.tf as tf
 >>> opt = tf.keras.optimizers.get("adam")
@@ -22,7 +21,14 @@ import inspect
 
 from gradkit import _errors
 
-from . import loss_scale_optimizer, optimizer_muon, optimizer_schedule_free, optimizers, optimizers_more
+from . import (
+    loss_scale_optimizer,
+    optimizer_multi,
+    optimizer_muon,
+    optimizer_schedule_free,
+    optimizers,
+    optimizers_more,
+)
 from .optimizers import Optimizer
 
 _CLASSES = (
@@ -41,10 +47,10 @@ _CLASSES = (
     loss_scale_optimizer.LossScaleOptimizer,
     optimizer_muon.Muon,
     optimizer_schedule_free.ScheduleFreeAdamW,
+    optimizer_multi.MultiOptimizer,
 )
 # Keras' ALL_OBJECTS_DICT, less the optimizers gradkit.tf does not implement.
 OBJECTS = {cls.__name__.lower(): cls for cls in _CLASSES}
-_NOT_IMPLEMENTED = ("multioptimizer", "optimizermap")
 _BUILT_IN = {id(cls) for cls in (*_CLASSES, optimizers_more.Lamb)}
 
 
@@ -83,11 +89,6 @@ def deserialize(config, custom_objects=None):
     class_name, inner = config["class_name"], dict(config.get("config") or {})
     cls = custom_objects.get(class_name, custom_objects.get(config.get("registered_name")))
     if cls is None and isinstance(class_name, str):
-        if class_name.lower() in _NOT_IMPLEMENTED:
-            raise _errors.GradkitNotImplementedError(
-                f"tf.keras.optimizers.deserialize: Keras' {class_name} is not implemented in gradkit.tf. Use one of "
-                f"{', '.join(c.__name__ for c in _CLASSES[1:])}."
-            )
         cls = OBJECTS.get(class_name.lower())
     if cls is None:
         return class_name  # Keras returns a name it does not know unchanged.
