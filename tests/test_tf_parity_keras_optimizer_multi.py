@@ -3,8 +3,6 @@ by path (an exact key, a pattern, the default), each optimizer's own state and r
 changed on one sub-optimizer between steps, eagerly and in ``tf.function``; the step counters,
 the Variables, the config round trip and Keras' refusals."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -13,6 +11,7 @@ tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import _compare, _np  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
+from tests._optimizer_steps import train_keras_variables  # noqa: E402
 
 RNG = np.random.default_rng(9)
 VALUES = {
@@ -30,26 +29,16 @@ def _make(tf):
     return opts.MultiOptimizer(routing), (adam, sgd, default)
 
 
-def _train(tf, compiled=False, steps=4):
+def _train(tf, compiled=False):
     multi, (adam, sgd, default) = _make(tf)
-    ws = [tf.keras.Variable(v, name=n) for n, v in VALUES.items()]
 
-    def step(i):
-        with tf.GradientTape() as tape:
-            loss = sum(tf.reduce_sum((1.0 + 0.2 * i) * w**2 + tf.sin(w)) for w in ws)
-        multi.apply_gradients(zip(tape.gradient(loss, ws), ws))
-        return loss
+    def term(tf, name, w, i):
+        return tf.reduce_sum((1.0 + 0.2 * i) * w**2 + tf.sin(w))
 
-    if compiled:
-        step = tf.function(step)
-    trace = []
-    for k in range(steps):
-        if k == 2:
-            sgd.learning_rate = 0.02
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            loss = step(tf.constant(float(k)))
-        trace.append([loss] + [w.numpy() for w in ws])
+    def slower_sgd():
+        sgd.learning_rate = 0.02
+
+    trace = train_keras_variables(tf, multi, VALUES, term, compiled, at_step_2=slower_sgd)
     counters = [int(np.asarray(o.iterations)) for o in (multi, adam, sgd, default)]
     return trace, counters, len(multi.variables)
 

@@ -4,8 +4,6 @@ and a vector (Adam's step), with each kind's weight decay, Nesterov or not, ``rm
 clipping, a learning rate changed between steps, eagerly and in ``tf.function``; the config
 both ways."""
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -14,6 +12,7 @@ tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both_ok  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
+from tests._optimizer_steps import train_keras_variables  # noqa: E402
 
 RNG = np.random.default_rng(2)
 VALUES = {
@@ -35,28 +34,16 @@ OPTIMIZERS = {
 }
 
 
-def _train(tf, opt, compiled=False, steps=4):
+def _train(tf, opt, compiled=False):
     # Keras' Muon reads each weight's path, which a Keras Variable has and a tf.Variable has not
     # (Keras raises AttributeError); gradkit's reads a tf.Variable's name instead.
-    ws = [tf.keras.Variable(value, name=name) for name, value in VALUES.items()]
+    def term(tf, name, w, i):
+        return tf.reduce_sum(SCALES[name] * (1.0 + 0.2 * i) * w**2 + tf.sin(3.0 * w))
 
-    def step(i):
-        with tf.GradientTape() as tape:
-            loss = sum(tf.reduce_sum(SCALES[n] * (1.0 + 0.2 * i) * w**2 + tf.sin(3.0 * w)) for n, w in zip(VALUES, ws))
-        opt.apply_gradients(zip(tape.gradient(loss, ws), ws))
-        return loss
+    def halve_rate():
+        opt.learning_rate = 0.5 * float(np.asarray(opt.learning_rate))
 
-    if compiled:
-        step = tf.function(step)
-    trace = []
-    for k in range(steps):
-        if k == 2:
-            opt.learning_rate = 0.5 * float(np.asarray(opt.learning_rate))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            loss = step(tf.constant(float(k)))
-        trace.append([loss] + [w.numpy() for w in ws])
-    return trace
+    return train_keras_variables(tf, opt, VALUES, term, compiled, at_step_2=halve_rate)
 
 
 @pytest.mark.parametrize(
