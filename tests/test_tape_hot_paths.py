@@ -239,3 +239,21 @@ def test_a_float_constant_that_changes_every_call_compiles_once():
         assert count_compiles(lambda scale=scale: np.asarray(step(scale))) == 0
         want = jax.grad(lambda z, s=scale: jnp.sum(jnp.maximum(jnp.sin(z), 0.0) * s))(jnp.asarray(A))
         np.testing.assert_allclose(np.asarray(step(scale)), want, rtol=1e-6)
+
+
+def _variable_first(xp, x):
+    """gk.numpy functions whose first argument is the Variable itself (gnp.tanh(w))."""
+    return xp.sum(xp.tanh(x)) + xp.sum(xp.maximum(x, 0.25)) + xp.sum(xp.sum(x, axis=1) ** 2) + xp.sum(xp.sin(x[1:]))
+
+
+@pytest.mark.parametrize("value", [A, B], ids=["4x6", "5x6"])
+def test_functions_of_a_variable_itself_match_jax(value):
+    _assert_rounds_match_jax(_variable_first, value)
+
+
+def test_functions_of_a_variable_outside_a_tape_give_arrays():
+    v = gk.Variable(A)
+    out = gnp.tanh(v)
+    assert not isinstance(out, gk.Tensor) or not out._node.mask
+    np.testing.assert_allclose(np.asarray(out), np.tanh(A), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gnp.maximum(v, 0.5)), np.maximum(A, 0.5))

@@ -297,6 +297,12 @@ def _flat_call(args, kwargs):
 
 def apply(fn, *args, **kwargs):
     """Call ``fn``; record it if any argument is a tensor recorded in this session."""
+    if args and type(args[0]) is not Tensor and hasattr(type(args[0]), "_read_value"):
+        # A Variable (or a slice of one) first, as in gnp.tanh(w): read here, as _flat_args
+        # would, so that its recorded value takes the fast paths below.
+        value = args[0]._read_value()
+        if isinstance(value, _DYNAMIC_TYPES):
+            args = (value, *args[1:])
     if args and type(args[0]) is Tensor:
         session = graph.local.session
         if session is not None and args[0]._node.session is session:
