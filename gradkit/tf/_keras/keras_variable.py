@@ -84,7 +84,7 @@ class KerasVariable(Variable):
                     "(Keras refuses too). Pass a value of that shape, or leave shape out."
                 )
         self._keras_name = str(name) if name is not None else unique_name("variable")
-        self._keras_options = (aggregation, synchronization, bool(autocast))
+        self._autocast = bool(autocast)
         super().__init__(
             value,
             trainable=trainable,
@@ -105,15 +105,15 @@ class KerasVariable(Variable):
 
     @property
     def aggregation(self) -> str:
-        return next(k for k, v in _AGGREGATIONS.items() if v is self._keras_options[0])
+        return next(k for k, v in _AGGREGATIONS.items() if v is self._aggregation)
 
     @property
     def synchronization(self) -> str:
-        return next(k for k, v in _SYNCHRONIZATIONS.items() if v is self._keras_options[1])
+        return next(k for k, v in _SYNCHRONIZATIONS.items() if v is self._synchronization)
 
     @property
     def autocast(self) -> bool:
-        return self._keras_options[2]
+        return self._autocast
 
     def __repr__(self) -> str:
         return f"<Variable path={self.path}, shape={tuple(self.shape)}, dtype={np.dtype(self.dtype).name}, value={self.numpy()}>"
