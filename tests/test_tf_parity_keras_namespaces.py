@@ -18,6 +18,7 @@ SUBMODULES = [
     "activations",
     "utils",
     "backend",
+    "callbacks",
 ]
 # The modules that implement a namespace: a public Keras name they define must be exported.
 MODULES = {

@@ -13,6 +13,10 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import callbacks as _callbacks
+from . import callbacks_monitor as _callbacks_monitor
+from . import callbacks_more as _callbacks_more
+from . import callbacks_progbar as _callbacks_progbar
 from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
@@ -128,6 +132,7 @@ NOISE_LAYERS = (
     "ActivityRegularization"
 )
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
+CALLBACKS = "Callback CallbackList History"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
 
 _activations.register_names()
@@ -220,6 +225,13 @@ api = Namespace(
     constraints=Namespace("gradkit.tf.keras.constraints", **_members(_constraints, CONSTRAINTS)),
     utils=Namespace(
         "gradkit.tf.keras.utils", set_random_seed=_set_random_seed, **_members(_utils_data, _utils_data.NAMES)
+    ),
+    callbacks=Namespace(
+        "gradkit.tf.keras.callbacks",
+        **_members(_callbacks, CALLBACKS),
+        **_members(_callbacks_progbar, "ProgbarLogger"),
+        **_members(_callbacks_more, "TerminateOnNaN LambdaCallback CSVLogger SwapEMAWeights"),
+        **_members(_callbacks_monitor, "EarlyStopping ReduceLROnPlateau LearningRateScheduler"),
     ),
     backend=Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32"),
 )

@@ -65,6 +65,19 @@ class _CallContext(threading.local):
 _context = _CallContext()
 
 
+def nested_values(value):
+    """``value`` and, for a list, tuple or dict, the values nested in it, depth first, in
+    order: where Keras finds the layers (and metrics) an attribute holds."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from nested_values(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from nested_values(item)
+    else:
+        yield value
+
+
 def _training_default(call):
     try:
         parameter = inspect.signature(call).parameters.get("training")
@@ -386,22 +399,13 @@ class Layer(LayerLosses, nn.Layer):
         """The direct sublayers, in the order their attributes were set (inside lists, tuples
         and dicts too)."""
         found, seen = [], {id(self)}
-
-        def visit(value):
-            if isinstance(value, _NnModule):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    visit(item)
-            elif isinstance(value, dict):
-                for item in value.values():
-                    visit(item)
-
         for key, value in vars(self).items():
-            if not key.startswith(("_keras_", "_module_")):
-                visit(value)
+            if key.startswith(("_keras_", "_module_")):
+                continue
+            for item in nested_values(value):
+                if isinstance(item, _NnModule) and id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
         return found
 
     def _weights_and_trainability(self) -> list:

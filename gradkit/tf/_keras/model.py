@@ -1,11 +1,11 @@
-"""``tf.keras.Model``: a Layer that holds layers, for custom training loops.
+"""``tf.keras.Model``: a Layer that holds layers, trained by a custom loop or by Keras' own.
 
 Subclass it, make the layers in ``__init__`` and write ``call(self, x, training=False)``;
 train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
 ``optimizer.apply_gradients``, inside a ``tf.function`` if you like (it compiles once for
-same-shaped steps). Keras' own training loop (``compile``/``fit``/``evaluate``), ``summary``
-and saving raise an error: gradkit.tf covers custom training loops. ``predict(x)`` is the
-model called with ``training=False``, as NumPy arrays.
+same-shaped steps), or with Keras' ``compile``/``fit``/``evaluate``/``predict`` on arrays
+(``training.py``; override ``train_step`` to customize a step). ``summary`` and saving raise
+an error: copy weights with ``get_weights``/``set_weights``.
 
 >>> import gradkit.tf as tf
 >>> class MyModel(tf.keras.Model):
@@ -31,22 +31,22 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
 from .base_layer import Layer
+from .training import Trainer
 
 
 def _keras_loop_only(method: str):
     def refuse(self, *args, **kwargs):
         raise _errors.GradkitTypeError(
-            f"tf.keras.Model.{method} is Keras' own training/serving machinery, which gradkit.tf does not "
-            "implement: gradkit.tf supports custom training loops. Write the step with tf.GradientTape, "
-            "model.trainable_variables and optimizer.apply_gradients (in a tf.function to compile it); "
-            "read the weights with model.get_weights() / set_weights()."
+            f"tf.keras.Model.{method} is Keras' summary/saving machinery, which gradkit.tf does not implement "
+            "(it trains models: compile/fit/evaluate/predict or custom loops). Read and copy the weights with "
+            "model.get_weights() / set_weights() and save those arrays (np.savez)."
         )
 
     refuse.__name__ = method
     return refuse
 
 
-class Model(Layer):
+class Model(Trainer, Layer):
     """``tf.keras.Model(name=None, trainable=True)`` for subclassing; see the module docstring."""
 
     def __init__(self, *args, **kwargs):
@@ -96,23 +96,6 @@ class Model(Layer):
             )
         raise _errors.GradkitValueError("Provide either a layer name or layer index at `get_layer`.")
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """``model(x, training=False)`` as NumPy arrays (Keras runs it in batches; the values
-        are the same)."""
-        if steps is not None or callbacks is not None or not hasattr(x, "shape"):
-            raise _errors.GradkitTypeError(
-                "tf.keras.Model.predict in gradkit.tf takes one array x (no datasets, steps or callbacks). "
-                "Call the model on each batch instead: model(x, training=False)."
-            )
-        out = self(x, training=False)
-        return jax.tree_util.tree_map(lambda t: np.asarray(t.numpy()), out, is_leaf=lambda t: isinstance(t, Tensor))
-
-    compile = _keras_loop_only("compile")
-    fit = _keras_loop_only("fit")
-    evaluate = _keras_loop_only("evaluate")
-    train_on_batch = _keras_loop_only("train_on_batch")
-    test_on_batch = _keras_loop_only("test_on_batch")
-    predict_on_batch = _keras_loop_only("predict_on_batch")
     summary = _keras_loop_only("summary")
     save = _keras_loop_only("save")
     save_weights = _keras_loop_only("save_weights")

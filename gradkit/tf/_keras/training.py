@@ -1,0 +1,457 @@
+"""Keras 3's training loop on ``tf.keras.Model``: ``compile``, ``fit``, ``evaluate``,
+``predict``, ``train_on_batch``, ``test_on_batch``, ``predict_on_batch``.
+
+Each step is Keras' own ``train_step``/``test_step``/``predict_step`` (a subclass may
+override them, and ``compute_loss``/``compute_metrics``, as Keras' guide "Customizing what
+happens in fit()" does): the forward pass and loss on a ``tf.GradientTape``, the gradient
+applied by the compiled optimizer, the loss tracker and compiled metrics updated. Unless
+``run_eagerly=True``, each step runs as one ``tf.function`` (``gk.jit``), so same-shaped
+batches compile once (a smaller last batch compiles once more). Callbacks and ``History``
+are Keras'. The data are arrays (see ``training_data.py``); a model has one output for the
+compiled loss and metrics (several: override ``train_step``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from .. import _function, _math, _tape
+from . import callbacks as callbacks_module
+from . import metrics as metrics_module
+from . import optimizer_registry, optimizers
+from .base_layer import nested_values
+from .callbacks import pythonify_logs
+from .training_compile import CompileLoss, CompileMetrics
+from .training_data import (
+    Batches,
+    as_arrays,
+    class_weight_to_sample_weights,
+    train_validation_split,
+    unpack_x_y_sample_weight,
+)
+
+
+class _CompileState:
+    """What ``compile`` set up; kept apart from the model's attributes, so that its metrics
+    are not also found among the metrics the model holds as attributes."""
+
+    def __init__(self, loss, metrics, weighted_metrics, loss_weights):
+        self.loss = None if loss is None else CompileLoss(loss, loss_weights)
+        self.metrics = (
+            None if metrics is None and weighted_metrics is None else CompileMetrics(metrics, weighted_metrics)
+        )
+        self.loss_tracker = metrics_module.Mean(name="loss")
+
+
+def _takes(method, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _attribute_metrics(obj) -> list:
+    """The metrics an object holds as attributes (directly or in lists, tuples and dicts)."""
+    return [m for value in vars(obj).values() for m in nested_values(value) if isinstance(m, metrics_module.Metric)]
+
+
+class Trainer:
+    """The training-loop methods of ``tf.keras.Model`` (a mixin: see the module docstring)."""
+
+    optimizer = None
+    loss = None
+    compiled = False
+    stop_training = False
+    history = None
+    run_eagerly = False
+    jit_compile = False
+    steps_per_execution = 1
+    train_function = None
+    test_function = None
+    predict_function = None
+
+    # -- compile ---------------------------------------------------------------------------
+    def compile(
+        self,
+        optimizer="rmsprop",
+        loss=None,
+        loss_weights=None,
+        metrics=None,
+        weighted_metrics=None,
+        run_eagerly=False,
+        steps_per_execution=1,
+        jit_compile="auto",
+        auto_scale_loss=True,
+    ):
+        """Keras' ``compile``: the optimizer (an instance or a name), the loss (an instance, a
+        function or a name) and the metrics ``fit``/``evaluate`` use. ``jit_compile`` is
+        accepted: every step not run eagerly is one XLA program here."""
+        if steps_per_execution != 1:
+            raise _errors.GradkitNotImplementedError(
+                f"tf.keras.Model.compile(steps_per_execution={steps_per_execution!r}): gradkit.tf runs one step "
+                "per call (each a compiled program already); leave steps_per_execution at 1."
+            )
+        self.optimizer = optimizer_registry.get(optimizer)
+        if not isinstance(self.optimizer, optimizers.Optimizer):
+            raise _errors.GradkitTypeError(
+                f"tf.keras.Model.compile: optimizer is {optimizer!r}, which is not a tf.keras optimizer. Pass an "
+                "instance (tf.keras.optimizers.Adam(1e-3)) or a name ('adam', 'sgd', ...)."
+            )
+        self.__dict__["_keras_compile_state"] = _CompileState(loss, metrics, weighted_metrics, loss_weights)
+        self.loss = loss
+        if jit_compile is True and run_eagerly:
+            warnings.warn(
+                "If `run_eagerly` is True, then `jit_compile` cannot also be True. Disabling `jit_compile`.",
+                stacklevel=2,
+            )
+        self.run_eagerly = bool(run_eagerly)
+        self.jit_compile = not self.run_eagerly and jit_compile is not False
+        self.stop_training = False
+        self.compiled = True
+        self.train_function = self.test_function = self.predict_function = None
+
+    def _compile_state(self, method: str) -> _CompileState:
+        state = self.__dict__.get("_keras_compile_state")
+        if state is None:
+            raise _errors.GradkitValueError(
+                f"You must call `compile()` before using the model (tf.keras.Model.{method}): "
+                "model.compile(optimizer=..., loss=..., metrics=[...])."
+            )
+        return state
+
+    # -- metrics ---------------------------------------------------------------------------
+    @property
+    def metrics(self) -> list:
+        """The loss tracker and compiled metrics (after ``compile``), then the metrics the
+        model and its layers hold as attributes."""
+        out: list = []
+        state = self.__dict__.get("_keras_compile_state")
+        if state is not None:
+            out.append(state.loss_tracker)
+            if state.metrics is not None:
+                out.append(state.metrics)
+        out += _attribute_metrics(self)
+        for layer in self._keras_flatten_layers():
+            out += _attribute_metrics(layer)
+        return out
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        for m in self.metrics:
+            m.reset_state()
+
+    def get_metrics_result(self) -> dict:
+        """Each metric's result by name (the compiled metrics' each under its own name)."""
+        out: dict = {}
+        for m in self.metrics:
+            result = m.result()
+            if isinstance(result, dict):
+                out.update(result)
+            else:
+                out[m.name] = result
+        return out
+
+    # -- the steps -------------------------------------------------------------------------
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss plus every loss the model collected (``add_loss``, weight
+        regularizers)."""
+        del x, training
+        state = self._compile_state("compute_loss")
+        terms = []
+        if state.loss is not None:
+            terms.append(state.loss(y, y_pred, sample_weight))
+        for extra in self.losses:
+            terms.append(_autodiff_sum(extra))
+        if not terms:
+            raise _errors.GradkitValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def _compute_loss(self, x, y, y_pred, sample_weight, training):
+        if _takes(self.compute_loss, "training"):
+            return self.compute_loss(x, y, y_pred, sample_weight, training=training)
+        return self.compute_loss(x, y, y_pred, sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None) -> dict:
+        del x
+        state = self._compile_state("compute_metrics")
+        if state.metrics is not None:
+            state.metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def _call_for(self, x, training: bool):
+        # A call() without a training parameter is called without it (Layer.__call__).
+        return self(x, training=training)
+
+    def _track_loss(self, loss, x) -> None:
+        first = next(a for a in jax.tree_util.tree_leaves(x, is_leaf=lambda t: isinstance(t, Tensor)))
+        self._compile_state("fit").loss_tracker.update_state(loss, sample_weight=first.shape[0])
+
+    def train_step(self, data) -> dict:
+        """One step of Keras' training loop on a batch ``(x, y, sample_weight)``."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        with _tape.GradientTape() as tape:
+            y_pred = self._call_for(x, True)
+            loss = self._compute_loss(x, y, y_pred, sample_weight, True)
+            self._track_loss(loss, x)
+            if self.optimizer is not None:
+                loss = self.optimizer.scale_loss(loss)
+        weights = self.trainable_weights
+        if weights:
+            gradients = tape.gradient(loss, weights)
+            self.optimizer.apply_gradients(zip(gradients, weights))
+        else:
+            warnings.warn("The model does not have any trainable weights.", stacklevel=2)
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def test_step(self, data) -> dict:
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        y_pred = self._call_for(x, False)
+        loss = self._compute_loss(x, y, y_pred, sample_weight, False)
+        self._track_loss(loss, x)
+        return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def predict_step(self, data):
+        x, _, _ = unpack_x_y_sample_weight(data)
+        return self._call_for(x, False)
+
+    def _compiled(self, step):
+        return step if self.run_eagerly else _function.function(step)
+
+    def make_train_function(self, force=False):
+        if self.train_function is None or force:
+            self.train_function = self._compiled(lambda data: self.train_step(data))
+        return self.train_function
+
+    def make_test_function(self, force=False):
+        if self.test_function is None or force:
+            self.test_function = self._compiled(lambda data: self.test_step(data))
+        return self.test_function
+
+    def make_predict_function(self, force=False):
+        if self.predict_function is None or force:
+            self.predict_function = self._compiled(lambda data: self.predict_step(data))
+        return self.predict_function
+
+    # -- the loops -------------------------------------------------------------------------
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        class_weight=None,
+        sample_weight=None,
+        initial_epoch=0,
+        steps_per_epoch=None,
+        validation_steps=None,
+        validation_batch_size=None,
+        validation_freq=1,
+    ):
+        """Keras' ``fit`` on arrays; returns the ``History`` callback."""
+        self._compile_state("fit")
+        _refuse_steps("fit", steps_per_epoch=steps_per_epoch, validation_steps=validation_steps)
+        x, y, sample_weight = (as_arrays(d, what) for d, what in ((x, "x"), (y, "y"), (sample_weight, "sample_weight")))
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise _errors.GradkitValueError(
+                    "Arguments `sample_weight` and `class_weight` cannot be specified at the same time."
+                )
+            sample_weight = class_weight_to_sample_weights(y, class_weight)
+        if validation_split and validation_data is None:
+            (x, y, sample_weight), validation_data = train_validation_split((x, y, sample_weight), validation_split)
+        if validation_data is not None:
+            val = tuple(as_arrays(d, "validation_data") for d in unpack_x_y_sample_weight(validation_data))
+        batches = Batches((x, y, sample_weight), batch_size, shuffle, "the training data")
+        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches, epochs, add_history=True)
+        self.stop_training = False
+        train = self.make_train_function()
+        callbacks.on_train_begin()
+        training_logs = None
+        logs: dict = {}
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            callbacks.on_epoch_begin(epoch)
+            for step, batch in enumerate(batches):
+                callbacks.on_train_batch_begin(step)
+                logs = train(batch)
+                callbacks.on_train_batch_end(step, pythonify_logs(logs))
+                if self.stop_training:
+                    break
+            epoch_logs = dict(self._metrics_result_or(logs))
+            if validation_data is not None and _should_eval(epoch, validation_freq):
+                val_logs = self.evaluate(
+                    val[0],
+                    val[1],
+                    sample_weight=val[2],
+                    batch_size=validation_batch_size or batch_size,
+                    callbacks=callbacks,
+                    return_dict=True,
+                )
+                epoch_logs.update({f"val_{name}": value for name, value in val_logs.items()})
+            epoch_logs = pythonify_logs(epoch_logs)
+            callbacks.on_epoch_end(epoch, epoch_logs)
+            training_logs = epoch_logs
+            if self.stop_training:
+                break
+        if epochs > 0:
+            self.optimizer.finalize_variable_values(self.trainable_weights)
+        callbacks.on_train_end(logs=training_logs)
+        return self.history
+
+    def evaluate(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        verbose="auto",
+        sample_weight=None,
+        steps=None,
+        callbacks=None,
+        return_dict=False,
+    ):
+        """Keras' ``evaluate``: the loss and metrics over the data (a float, a list in
+        ``metrics_names`` order, or with ``return_dict`` a dict)."""
+        self._compile_state("evaluate")
+        _refuse_steps("evaluate", steps=steps)
+        x, y, sample_weight = (as_arrays(d, what) for d, what in ((x, "x"), (y, "y"), (sample_weight, "sample_weight")))
+        batches = Batches((x, y, sample_weight), batch_size, False, "the evaluation data")
+        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches)
+        test = self.make_test_function()
+        callbacks.on_test_begin()
+        logs: dict = {}
+        self.reset_metrics()
+        for step, batch in enumerate(batches):
+            callbacks.on_test_batch_begin(step)
+            logs = test(batch)
+            callbacks.on_test_batch_end(step, pythonify_logs(logs))
+        logs = pythonify_logs(self._metrics_result_or(logs))
+        callbacks.on_test_end(logs)
+        return logs if return_dict else self._flatten_in_order(logs)
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs (``training=False``) as NumPy arrays, computed a batch at a time."""
+        _refuse_steps("predict", steps=steps)
+        x = as_arrays(x, "x")
+        batches = Batches((x,), batch_size, False, "x")
+        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches)
+        step_fn = self.make_predict_function()
+        callbacks.on_predict_begin()
+        outputs = []
+        for step, batch in enumerate(batches):
+            callbacks.on_predict_batch_begin(step)
+            out = _to_numpy(step_fn(batch))
+            outputs.append(out)
+            callbacks.on_predict_batch_end(step, {"outputs": out})
+        callbacks.on_predict_end()
+        return jax.tree_util.tree_map(lambda *parts: np.concatenate(parts, axis=0), *outputs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        self._compile_state("train_on_batch")
+        x, y, sample_weight = as_arrays(x, "x"), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight")
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise _errors.GradkitValueError(
+                    "Arguments `sample_weight` and `class_weight` cannot be specified at the same time."
+                )
+            sample_weight = class_weight_to_sample_weights(y, class_weight)
+        train = self.make_train_function()
+        self.reset_metrics()
+        logs = pythonify_logs(train((x, y, sample_weight)))
+        return logs if return_dict else self._flatten_in_order(logs)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._compile_state("test_on_batch")
+        x, y, sample_weight = as_arrays(x, "x"), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight")
+        test = self.make_test_function()
+        self.reset_metrics()
+        logs = pythonify_logs(test((x, y, sample_weight)))
+        return logs if return_dict else self._flatten_in_order(logs)
+
+    def predict_on_batch(self, x):
+        return _to_numpy(self.make_predict_function()((as_arrays(x, "x"),)))
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _metrics_result_or(self, logs):
+        """The metrics' results, where the step's logs have the same names (a custom step
+        returning other names keeps its own logs, as in Keras)."""
+        results = self.get_metrics_result()
+        if isinstance(logs, dict) and set(pythonify_logs(logs)) == set(pythonify_logs(results)):
+            return results
+        return logs
+
+    def _flatten_in_order(self, logs: dict):
+        names = []
+        for m in self.metrics:
+            names += [sub.name for sub in m.metrics] if isinstance(m, CompileMetrics) else [m.name]
+        out = [logs[name] for name in names if name in logs]
+        out += [logs[key] for key in sorted(logs) if key not in names]
+        return out[0] if len(out) == 1 else out
+
+
+def _autodiff_sum(loss):
+    return _math.reduce_sum(loss)
+
+
+def _callback_list(model, callbacks, verbose, steps: int, epochs: int = 1, add_history: bool = False):
+    """The callbacks as one ``CallbackList`` with Keras' defaults (a progress bar unless
+    ``verbose=0``, ``History`` for ``fit``); a ``CallbackList`` given is used as it is."""
+    if isinstance(callbacks, callbacks_module.CallbackList):
+        return callbacks
+    verbose = 1 if verbose == "auto" else verbose
+    return callbacks_module.CallbackList(
+        callbacks,
+        add_history=add_history,
+        add_progbar=verbose != 0,
+        verbose=verbose,
+        epochs=epochs,
+        steps=steps,
+        model=model,
+    )
+
+
+def _to_numpy(outputs):
+    return jax.tree_util.tree_map(
+        lambda t: np.asarray(t.numpy() if isinstance(t, Tensor) else t),
+        outputs,
+        is_leaf=lambda t: isinstance(t, Tensor),
+    )
+
+
+def _should_eval(epoch: int, validation_freq) -> bool:
+    epoch = epoch + 1  # one-indexed, as users count epochs
+    if isinstance(validation_freq, int):
+        return epoch % validation_freq == 0
+    if isinstance(validation_freq, list):
+        return epoch in validation_freq
+    raise _errors.GradkitValueError(
+        f"Expected `validation_freq` to be a list or int. Received: validation_freq={validation_freq} of the type "
+        f"{type(validation_freq)}."
+    )
+
+
+def _refuse_steps(method: str, **steps) -> None:
+    for name, value in steps.items():
+        if value is not None:
+            raise _errors.GradkitNotImplementedError(
+                f"tf.keras.Model.{method}({name}={value!r}): gradkit.tf's {method} passes over all the arrays it is "
+                "given (it takes no datasets or generators, whose length steps would bound). Pass the examples "
+                "you want (x[:n]) and batch_size instead."
+            )
