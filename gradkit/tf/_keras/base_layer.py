@@ -311,7 +311,9 @@ class Layer(LayerLosses, nn.Layer):
             if not self.built:
                 self.__dict__["_keras_building_in_call"] = True
                 try:
-                    self.build(_input_shape(args[0]))
+                    shape = _input_shape(args[0])
+                    self.__dict__["_keras_build_shape"] = shape  # model.summary() reports the output shape for it
+                    self.build(shape)
                 finally:
                     self.__dict__["_keras_building_in_call"] = False
                 self.built = True

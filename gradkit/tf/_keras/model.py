@@ -4,7 +4,7 @@ Subclass it, make the layers in ``__init__`` and write ``call(self, x, training=
 train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
 ``optimizer.apply_gradients``, inside a ``tf.function`` if you like (it compiles once for
 same-shaped steps), or with Keras' ``compile``/``fit``/``evaluate``/``predict`` on arrays
-(``training.py``; override ``train_step`` to customize a step). ``summary`` and saving raise
+(``training.py``; override ``train_step`` to customize a step). Saving raises
 an error: copy weights with ``get_weights``/``set_weights``.
 
 >>> import gradkit.tf as tf
@@ -30,6 +30,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
+from . import model_summary
 from .base_layer import Layer
 from .training import Trainer
 
@@ -37,7 +38,7 @@ from .training import Trainer
 def _keras_loop_only(method: str):
     def refuse(self, *args, **kwargs):
         raise _errors.GradkitTypeError(
-            f"tf.keras.Model.{method} is Keras' summary/saving machinery, which gradkit.tf does not implement "
+            f"tf.keras.Model.{method} is Keras' saving machinery, which gradkit.tf does not implement "
             "(it trains models: compile/fit/evaluate/predict or custom loops). Read and copy the weights with "
             "model.get_weights() / set_weights() and save those arrays (np.savez)."
         )
@@ -96,7 +97,18 @@ class Model(Trainer, Layer):
             )
         raise _errors.GradkitValueError("Provide either a layer name or layer index at `get_layer`.")
 
-    summary = _keras_loop_only("summary")
+    def summary(
+        self,
+        line_length=None,
+        positions=None,
+        print_fn=None,
+        expand_nested=False,
+        show_trainable=False,
+        layer_range=None,
+    ):
+        """Keras' table of the model's layers and parameter totals (``model_summary.py``)."""
+        model_summary.print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
+
     save = _keras_loop_only("save")
     save_weights = _keras_loop_only("save_weights")
     load_weights = _keras_loop_only("load_weights")

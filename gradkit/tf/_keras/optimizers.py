@@ -315,6 +315,11 @@ class Optimizer:
         self._built = [weakref.ref(v) for v in var_list]
 
     @property
+    def built(self) -> bool:
+        """Keras': whether the optimizer has made its state (by ``build`` or a first step)."""
+        return bool(self._slots) or bool(getattr(self, "_built", None))
+
+    @property
     def variables(self) -> list:
         """The optimizer's Variables in Keras' order: the step counter, the learning rate's Variable,
         the moving averages, the gradient accumulators, and the state of each Variable it updates."""

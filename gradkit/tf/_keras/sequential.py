@@ -46,7 +46,8 @@ class Sequential(Model):
         return list(self._sequence)
 
     def add(self, layer, rebuild=True) -> None:
-        layer = getattr(layer, "_keras_input_layer", layer)  # tf.keras.Input(...) → its InputLayer
+        if not isinstance(layer, Model):  # a nested Sequential is a layer; its own input is its own
+            layer = getattr(layer, "_keras_input_layer", layer)  # tf.keras.Input(...) → its InputLayer
         if isinstance(layer, InputLayer):
             if self._keras_input_layer is not None or self._sequence:
                 raise _errors.GradkitValueError(

@@ -1,0 +1,150 @@
+"""``model.summary()`` against Keras 3's: the same rows (name and type, output shape,
+parameter count, trainable mark) and the same totals, read back from both printed tables."""
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+
+import gradkit.tf as gtf  # noqa: E402
+
+
+def _parse(text: str) -> dict:
+    """The title, each row's cells (a wrapped cell's lines joined by spaces) and the totals."""
+    lines = text.splitlines()
+    rows, current = [], None
+    for line in lines:
+        if line.startswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            if current is None:
+                current = [[] for _ in cells]
+            for parts, cell in zip(current, cells):
+                if cell:
+                    parts.append(cell)
+        elif current is not None:
+            rows.append([" ".join(parts) for parts in current])
+            current = None
+    header = next(line for line in lines if line.startswith("┃"))
+    return {
+        "title": lines[0],
+        "header": [c.strip() for c in header.strip("┃").split("┃")],
+        "rows": rows,
+        "totals": [line for line in lines if line.startswith(" ") and "params:" in line],
+    }
+
+
+def _summary(model, **kwargs) -> dict:
+    printed = []
+    model.summary(print_fn=printed.append, **kwargs)
+    return _parse("".join(printed))
+
+
+def _sequential(tf):
+    return tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(5,)),
+            tf.keras.layers.Dense(8, activation="tanh", name="hidden"),
+            tf.keras.layers.BatchNormalization(name="batch_normalization_of_hidden"),
+            tf.keras.layers.Dense(2, name="out"),
+        ],
+        name="regressor",
+    )
+
+
+def p_sequential_with_input(tf):
+    return [_summary(_sequential(tf))]
+
+
+def p_compiled_and_trained(tf):
+    model = _sequential(tf)
+    model.compile(optimizer="adam", loss="mse")
+    before = _summary(model)  # the optimizer has no state yet: no optimizer line
+    model.fit(np.ones((4, 5), np.float32), np.ones((4, 2), np.float32), verbose=0)
+    after = _summary(model)
+    # Keras' step counter is an int64 Variable; without jax_enable_x64 gradkit's is int32, so
+    # the optimizer's memory (and the total's) is 4 bytes less: compared apart, below.
+    after["totals"] = [
+        line.split(" (")[0] if "Total" in line or "Optimizer" in line else line for line in after["totals"]
+    ]
+    return [before, after]
+
+
+def p_subclassed(tf):
+    class TwoDense(tf.keras.Model):
+        def __init__(self):
+            super().__init__(name="two_dense")
+            self.first = tf.keras.layers.Dense(3, name="first")
+            self.second = tf.keras.layers.Dense(1, name="second")
+
+        def call(self, x):
+            return self.second(self.first(x))
+
+    model = TwoDense()
+    unbuilt = _summary(model)
+    model(np.ones((2, 4), np.float32))
+    return [unbuilt, _summary(model)]
+
+
+def p_unbuilt_sequential_and_conv(tf):
+    unbuilt = tf.keras.Sequential([tf.keras.layers.Dense(3, name="d")], name="s")
+    conv = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(8, 8, 3)),
+            tf.keras.layers.Conv2D(4, 3, name="conv"),
+            tf.keras.layers.MaxPooling2D(name="pool"),
+            tf.keras.layers.Flatten(name="flat"),
+            tf.keras.layers.Dense(10, name="logits"),
+        ],
+        name="cnn",
+    )
+    return [_summary(unbuilt), _summary(conv), _summary(conv, layer_range=["pool", "flat"])]
+
+
+def p_nested_frozen(tf):
+    inner = tf.keras.Sequential([tf.keras.layers.Dense(4, name="inner_dense")], name="block")
+    model = tf.keras.Sequential(
+        [
+            tf.keras.Input(shape=(3,)),
+            inner,
+            tf.keras.layers.Dropout(0.5, name="drop"),
+            tf.keras.layers.Dense(2, name="head"),
+        ],
+        name="outer",
+    )
+    model.get_layer("head").trainable = False
+    trainable = _summary(model, show_trainable=True)
+    # The narrow "Trainable" column's header is cut to fit (rich's column widths are not
+    # gradkit's): the rows are compared, not the header.
+    del trainable["header"]
+    return [trainable, _summary(model, expand_nested=True)]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [p_sequential_with_input, p_compiled_and_trained, p_subclassed, p_unbuilt_sequential_and_conv, p_nested_frozen],
+    ids=lambda p: p.__name__,
+)
+def test_summary_matches_keras(program):
+    expected, got = program(tf_real), program(gtf)
+    assert got == expected
+
+
+def test_optimizer_memory_is_its_variables_bytes():
+    model = _sequential(gtf)
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(np.ones((4, 5), np.float32), np.ones((4, 2), np.float32), verbose=0)
+    totals = _summary(model)["totals"]
+    nbytes = sum(np.asarray(v.numpy()).nbytes for v in model.optimizer.variables)
+    assert totals[3] == f" Optimizer params: 166 ({nbytes:.2f} B)"  # 2 * 82 slots, the counter and the rate
+
+
+def test_summary_prints_to_stdout_and_checks_its_arguments(capsys):
+    model = _sequential(gtf)
+    model.summary()
+    out = capsys.readouterr().out
+    assert out.startswith('Model: "regressor"') and "Total params: 98 (392.00 B)" in out
+    assert all(len(line) <= 88 for line in out.splitlines())
+    with pytest.raises(ValueError, match=r"\[gradkit\].*layer_range"):
+        model.summary(layer_range=["dense"])
+    with pytest.raises(ValueError, match=r"\[gradkit\].*Insufficient console width"):
+        model.summary(line_length=5)
