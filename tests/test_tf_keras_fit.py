@@ -269,13 +269,14 @@ def test_shuffle_uses_numpy_seed_and_sees_every_example():
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda m: m.fit(_X, _Y_REG, steps_per_epoch=2, verbose=0), NotImplementedError, r"steps_per_epoch"),
-        (lambda m: m.fit(iter([(_X, _Y_REG)]), verbose=0), TypeError, r"not datasets or\s+generators"),
+        (lambda m: m.fit(_X, _Y_REG, steps_per_epoch=0, verbose=0), ValueError, r"steps_per_epoch is 0"),
+        (lambda m: m.fit(_X, iter([_Y_REG]), verbose=0), TypeError, r"is not an array"),
+        (lambda m: m.fit(iter([(_X, _Y_REG)]), _Y_REG, verbose=0), ValueError, r"gives whole batches"),
+        (lambda m: m.fit(iter([(_X, _Y_REG)]), validation_split=0.5, verbose=0), ValueError, r"validation_split"),
         (lambda m: m.fit(_X, _Y_REG[:10], verbose=0), ValueError, r"different numbers of examples"),
         (lambda m: m.fit(_X, _Y_REG, batch_size=0, verbose=0), ValueError, r"batch_size is 0"),
         (lambda m: m.fit(_X, _Y_REG, validation_split=0.99, verbose=0), ValueError, r"not sufficient to split"),
         (lambda m: m.fit(_X, _Y_REG, sample_weight=_SW, class_weight={0: 1.0}, verbose=0), ValueError, "same time"),
-        (lambda m: m.evaluate(_X, _Y_REG, steps=3, verbose=0), NotImplementedError, r"steps=3"),
     ],
 )
 def test_bad_input_is_refused_and_leaves_weights_unchanged(call, error, match):
@@ -353,3 +354,113 @@ def test_unbuilt_sequential_is_built_by_its_first_step():
     history = model.fit(_X, _Y_REG, batch_size=10, epochs=2, shuffle=False, verbose=0)
     assert [w.shape for w in model.get_weights()] == [(5, 3), (3,), (3, 2), (2,)]
     assert len(history.history["loss"]) == 2 and history.history["loss"][1] < history.history["loss"][0]
+
+
+def _py_dataset_class(tf):
+    class Batches(tf.keras.utils.PyDataset):
+        """Batches of 16 (the last one smaller), by index, as Keras' guide writes a PyDataset."""
+
+        def __init__(self, x, y, **kwargs):
+            super().__init__(**kwargs)
+            self.x, self.y = x, y
+            self.epochs_ended = 0
+
+        def __len__(self):
+            return -(-len(self.x) // 16)
+
+        def __getitem__(self, index):
+            return self.x[index * 16 : (index + 1) * 16], self.y[index * 16 : (index + 1) * 16]
+
+        def on_epoch_end(self):
+            self.epochs_ended += 1
+
+    return Batches
+
+
+def _py_dataset_run(tf):
+    batches = _py_dataset_class(tf)
+    model = _model(tf, 3, "softmax")
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(0.05), loss="sparse_categorical_crossentropy", metrics=["accuracy"]
+    )
+    train = batches(_X[:40], _Y_CLASS[:40])
+    history = model.fit(train, epochs=3, verbose=0, shuffle=False, validation_data=batches(_X[40:], _Y_CLASS[40:]))
+    return {
+        "history": history.history,
+        "weights": model.get_weights(),
+        "epochs_ended": train.epochs_ended,
+        "evaluate": model.evaluate(batches(_X, _Y_CLASS), verbose=0),
+        "predict": model.predict(batches(_X[:20], _Y_CLASS[:20]), verbose=0),
+    }
+
+
+def _generator_steps_run(tf):
+    def endless():
+        while True:
+            for i in range(0, 48, 12):
+                yield _X[i : i + 12], _Y_REG[i : i + 12], _SW[i : i + 12]
+
+    model = _model(tf, 2)
+    model.compile(optimizer="sgd", loss="mse", weighted_metrics=["mae"])
+    history = model.fit(
+        endless(), steps_per_epoch=3, epochs=3, verbose=0, shuffle=False, validation_data=endless(), validation_steps=2
+    )
+    with pytest.warns(UserWarning, match="ran out of data"):  # a finite generator, read to its end
+        predicted = model.predict(((_X[i : i + 5],) for i in range(0, 15, 5)), verbose=0)
+    return {
+        "history": history.history,
+        "weights": model.get_weights(),
+        "evaluate": model.evaluate(endless(), steps=3, verbose=0),
+        "evaluate_arrays": model.evaluate(_X, _Y_REG, steps=4, verbose=0),  # 4 batches of ceil(50 / 4)
+        "predict": predicted,
+    }
+
+
+@pytest.mark.parametrize("program", [_py_dataset_run, _generator_steps_run], ids=lambda p: p.__name__)
+def test_py_dataset_and_generators_match_keras(program):
+    _assert_close(program(tf_real), program(gtf))
+
+
+def _finite_generator_run(tf):
+    model = _model(tf, 2)
+    model.compile(optimizer="sgd", loss="mse")
+    batches = ((_X[i : i + 10], _Y_REG[i : i + 10]) for i in range(0, 50, 10))
+    with pytest.warns(UserWarning, match="ran out of data"):
+        history = model.fit(batches, epochs=3, verbose=0, shuffle=False)
+    return {"history": history.history, "weights": model.get_weights()}
+
+
+def test_a_generator_is_not_shuffled_and_takes_no_class_weight():
+    model = _model(gtf, 2)
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.warns(UserWarning) as warned:
+        model.fit(((_X[:10], _Y_REG[:10]) for _ in range(2)), verbose=0)
+    messages = [str(w.message) for w in warned]
+    assert any("`shuffle=True` was passed, but will be ignored" in m for m in messages), messages
+    assert any("ran out of data" in m for m in messages), messages
+    with pytest.raises(ValueError, match=r"\[gradkit\].*class_weight"):
+        model.fit(((_X[:10], _Y_REG[:10]) for _ in range(2)), class_weight={0: 1.0}, shuffle=False, verbose=0)
+
+
+def test_finite_generator_runs_out_as_in_keras():
+    _assert_close(_finite_generator_run(tf_real), _finite_generator_run(gtf))
+
+
+def test_py_dataset_shuffle_permutes_the_batches_each_epoch_reproducibly():
+    class Recorded(_py_dataset_class(gtf)):
+        def __getitem__(self, index):
+            self.seen.append(index)
+            return super().__getitem__(index)
+
+    orders = []
+    for shuffle, seed in [(True, 3), (True, 3), (False, 3)]:
+        data = Recorded(_X, _Y_CLASS)
+        data.seen = []
+        model = _model(gtf, 3, "softmax")
+        model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        gtf.keras.utils.set_random_seed(seed)
+        model.fit(data, epochs=3, verbose=0, shuffle=shuffle)
+        orders.append([data.seen[i : i + 4] for i in range(0, 12, 4)])
+    assert all(sorted(epoch) == [0, 1, 2, 3] for epoch in orders[0])
+    assert orders[0] == orders[1] and orders[0] != orders[2]
+    assert orders[2] == [[0, 1, 2, 3]] * 3

@@ -59,6 +59,8 @@ from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
+from . import training_data as _training_data
+from . import training_epochs as _training_epochs
 from . import unit_rms_normalization as _unit_rms_normalization
 from . import upsampling_layers as _upsampling_layers
 from . import utils_data as _utils_data
@@ -224,7 +226,13 @@ api = Namespace(
     regularizers=Namespace("gradkit.tf.keras.regularizers", **_members(_regularizers, REGULARIZERS)),
     constraints=Namespace("gradkit.tf.keras.constraints", **_members(_constraints, CONSTRAINTS)),
     utils=Namespace(
-        "gradkit.tf.keras.utils", set_random_seed=_set_random_seed, **_members(_utils_data, _utils_data.NAMES)
+        "gradkit.tf.keras.utils",
+        set_random_seed=_set_random_seed,
+        PyDataset=_training_epochs.PyDataset,
+        Sequence=_training_epochs.PyDataset,
+        pack_x_y_sample_weight=_training_data.pack_x_y_sample_weight,
+        unpack_x_y_sample_weight=_training_data.unpack_x_y_sample_weight,
+        **_members(_utils_data, _utils_data.NAMES),
     ),
     callbacks=Namespace(
         "gradkit.tf.keras.callbacks",

@@ -7,8 +7,9 @@ happens in fit()" does): the forward pass and loss on a ``tf.GradientTape``, the
 applied by the compiled optimizer, the loss tracker and compiled metrics updated. Unless
 ``run_eagerly=True``, each step runs as one ``tf.function`` (``gk.jit``), so same-shaped
 batches compile once (a smaller last batch compiles once more). Callbacks and ``History``
-are Keras'. The data are arrays (see ``training_data.py``); a model has one output for the
-compiled loss and metrics (several: override ``train_step``).
+are Keras'. The data are arrays, a ``PyDataset`` or a generator of batches
+(``training_epochs.py``); a model has one output for the compiled loss and metrics (several:
+override ``train_step``).
 """
 
 from __future__ import annotations
@@ -29,13 +30,8 @@ from . import optimizer_registry, optimizers
 from .base_layer import nested_values
 from .callbacks import pythonify_logs
 from .training_compile import CompileLoss, CompileMetrics
-from .training_data import (
-    Batches,
-    as_arrays,
-    class_weight_to_sample_weights,
-    train_validation_split,
-    unpack_x_y_sample_weight,
-)
+from .training_data import as_arrays, class_weight_to_sample_weights, train_validation_split, unpack_x_y_sample_weight
+from .training_epochs import EpochIterator, is_batched
 
 
 class _CompileState:
@@ -265,22 +261,37 @@ class Trainer:
         validation_batch_size=None,
         validation_freq=1,
     ):
-        """Keras' ``fit`` on arrays; returns the ``History`` callback."""
+        """Keras' ``fit``: arrays, a ``PyDataset`` or a generator of batches (see
+        ``training_epochs.py``); returns the ``History`` callback."""
         self._compile_state("fit")
-        _refuse_steps("fit", steps_per_epoch=steps_per_epoch, validation_steps=validation_steps)
-        x, y, sample_weight = (as_arrays(d, what) for d, what in ((x, "x"), (y, "y"), (sample_weight, "sample_weight")))
-        if class_weight is not None:
-            if sample_weight is not None:
-                raise _errors.GradkitValueError(
-                    "Arguments `sample_weight` and `class_weight` cannot be specified at the same time."
-                )
-            sample_weight = class_weight_to_sample_weights(y, class_weight)
         if validation_split and validation_data is None:
-            (x, y, sample_weight), validation_data = train_validation_split((x, y, sample_weight), validation_split)
+            if is_batched(x):
+                raise _errors.GradkitValueError(
+                    "Argument `validation_split` is only supported for tensors or NumPy arrays, not a "
+                    f"{type(x).__name__}: pass validation_data instead."
+                )
+            arrays = (as_arrays(x, "x"), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight"))
+            (x, y, sample_weight), validation_data = train_validation_split(arrays, validation_split)
+        epochs_of_data = EpochIterator(
+            x, y, sample_weight, batch_size, steps_per_epoch, shuffle, class_weight, "the training data"
+        )
+        validation = None
         if validation_data is not None:
-            val = tuple(as_arrays(d, "validation_data") for d in unpack_x_y_sample_weight(validation_data))
-        batches = Batches((x, y, sample_weight), batch_size, shuffle, "the training data")
-        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches, epochs, add_history=True)
+            val_x, val_y, val_sample_weight = unpack_x_y_sample_weight(validation_data)
+            # One iterator for every epoch's validation, as Keras caches it: a generator given
+            # with validation_steps continues where the last validation stopped.
+            validation = EpochIterator(
+                val_x,
+                val_y,
+                val_sample_weight,
+                None if is_batched(val_x) else validation_batch_size or batch_size,
+                validation_steps,
+                False,
+                None,
+                "validation_data",
+            )
+        epochs_of_data.reset()
+        callbacks = _callback_list(self, callbacks, verbose, epochs_of_data.num_batches, epochs, add_history=True)
         self.stop_training = False
         train = self.make_train_function()
         callbacks.on_train_begin()
@@ -289,22 +300,15 @@ class Trainer:
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callbacks.on_epoch_begin(epoch)
-            for step, batch in enumerate(batches):
+            for step, batch in epochs_of_data:
                 callbacks.on_train_batch_begin(step)
                 logs = train(batch)
                 callbacks.on_train_batch_end(step, pythonify_logs(logs))
                 if self.stop_training:
                     break
             epoch_logs = dict(self._metrics_result_or(logs))
-            if validation_data is not None and _should_eval(epoch, validation_freq):
-                val_logs = self.evaluate(
-                    val[0],
-                    val[1],
-                    sample_weight=val[2],
-                    batch_size=validation_batch_size or batch_size,
-                    callbacks=callbacks,
-                    return_dict=True,
-                )
+            if validation is not None and _should_eval(epoch, validation_freq):
+                val_logs = self._evaluate_epoch(validation, callbacks)
                 epoch_logs.update({f"val_{name}": value for name, value in val_logs.items()})
             epoch_logs = pythonify_logs(epoch_logs)
             callbacks.on_epoch_end(epoch, epoch_logs)
@@ -330,37 +334,41 @@ class Trainer:
         """Keras' ``evaluate``: the loss and metrics over the data (a float, a list in
         ``metrics_names`` order, or with ``return_dict`` a dict)."""
         self._compile_state("evaluate")
-        _refuse_steps("evaluate", steps=steps)
-        x, y, sample_weight = (as_arrays(d, what) for d, what in ((x, "x"), (y, "y"), (sample_weight, "sample_weight")))
-        batches = Batches((x, y, sample_weight), batch_size, False, "the evaluation data")
-        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches)
+        data = EpochIterator(x, y, sample_weight, batch_size, steps, False, None, "the evaluation data")
+        logs = self._evaluate_epoch(data, _callback_list(self, callbacks, verbose, data.num_batches))
+        return logs if return_dict else self._flatten_in_order(logs)
+
+    def _evaluate_epoch(self, data: EpochIterator, callbacks) -> dict:
+        data.reset()
         test = self.make_test_function()
         callbacks.on_test_begin()
         logs: dict = {}
         self.reset_metrics()
-        for step, batch in enumerate(batches):
+        for step, batch in data:
             callbacks.on_test_batch_begin(step)
             logs = test(batch)
             callbacks.on_test_batch_end(step, pythonify_logs(logs))
         logs = pythonify_logs(self._metrics_result_or(logs))
         callbacks.on_test_end(logs)
-        return logs if return_dict else self._flatten_in_order(logs)
+        return logs
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs (``training=False``) as NumPy arrays, computed a batch at a time."""
-        _refuse_steps("predict", steps=steps)
-        x = as_arrays(x, "x")
-        batches = Batches((x,), batch_size, False, "x")
-        callbacks = _callback_list(self, callbacks, verbose, batches.num_batches)
+        data = EpochIterator(x, None, None, batch_size, steps, False, None, "x")
+        callbacks = _callback_list(self, callbacks, verbose, data.num_batches)
         step_fn = self.make_predict_function()
         callbacks.on_predict_begin()
         outputs = []
-        for step, batch in enumerate(batches):
+        for step, batch in data:
             callbacks.on_predict_batch_begin(step)
             out = _to_numpy(step_fn(batch))
             outputs.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
         callbacks.on_predict_end()
+        if not outputs:
+            raise _errors.GradkitValueError(
+                "tf.keras.Model.predict got no batches (an empty or exhausted input); pass data with at least one batch."
+            )
         return jax.tree_util.tree_map(lambda *parts: np.concatenate(parts, axis=0), *outputs)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
@@ -445,13 +453,3 @@ def _should_eval(epoch: int, validation_freq) -> bool:
         f"Expected `validation_freq` to be a list or int. Received: validation_freq={validation_freq} of the type "
         f"{type(validation_freq)}."
     )
-
-
-def _refuse_steps(method: str, **steps) -> None:
-    for name, value in steps.items():
-        if value is not None:
-            raise _errors.GradkitNotImplementedError(
-                f"tf.keras.Model.{method}({name}={value!r}): gradkit.tf's {method} passes over all the arrays it is "
-                "given (it takes no datasets or generators, whose length steps would bound). Pass the examples "
-                "you want (x[:n]) and batch_size instead."
-            )

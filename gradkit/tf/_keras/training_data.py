@@ -68,10 +68,10 @@ def as_arrays(data, what: str):
             x = x.numpy()
         if isinstance(x, (str, bytes)) or callable(getattr(x, "__next__", None)) or hasattr(x, "element_spec"):
             raise _errors.GradkitTypeError(
-                f"tf.keras.Model: {what} is a {type(x).__name__}; gradkit.tf's fit, evaluate and predict take "
-                "arrays (NumPy arrays, tensors) or nested lists/tuples/dicts of them, not datasets or "
-                "generators (gradkit.tf has no tf.data). Load the data into arrays, or write the loop yourself "
-                "with tf.GradientTape over the batches."
+                f"tf.keras.Model: {what} is a {type(x).__name__}, which is not an array. fit, evaluate and predict "
+                "take arrays (NumPy arrays, tensors, nested in lists/tuples/dicts) with y separate, or x alone as a "
+                "tf.keras.utils.PyDataset or a Python generator of (x, y[, sample_weight]) batches; gradkit.tf has "
+                "no tf.data."
             )
         array = np.asarray(x)
         if array.dtype == object:
