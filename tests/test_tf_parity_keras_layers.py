@@ -249,8 +249,6 @@ def test_options_gradkit_does_not_implement_raise():
         layers.Conv2D(2, 3, data_format="channels_first")
     with pytest.raises(ValueError, match=r"\[gradkit\].*channels_first"):
         layers.MaxPooling2D(data_format="channels_first")
-    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*mask_zero=True"):
-        layers.Embedding(4, 2, mask_zero=True)
     with pytest.raises(NotImplementedError, match=r"\[gradkit\].*rms_scaling"):
         layers.LayerNormalization(rms_scaling=True)
     with pytest.raises(TypeError, match=r"\[gradkit\].*float32"):

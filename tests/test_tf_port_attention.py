@@ -4,8 +4,8 @@ under real TensorFlow 2.21 / Keras 3 and gradkit.tf, with the same weights (Tens
 over with set_weights), comparing losses, gradients and weights after optimizer steps.
 
 The port differs from the tutorial in two places, both under both frameworks: the Embedding
-takes mask_zero=False (gradkit.tf has no Keras masks and refuses mask_zero=True; the tutorial's
-masked loss and accuracy mask the padding themselves), and ``x + y`` stands for the tutorial's
+takes mask_zero=False (gradkit.tf's MultiHeadAttention does not read Keras masks and refuses a
+masked input; the tutorial's masked loss and accuracy mask the padding themselves), and ``x + y`` stands for the tutorial's
 ``tf.keras.layers.Add()([x, y])`` (the same sum).
 """
 
@@ -442,8 +442,9 @@ def test_multi_head_attention_refuses_what_it_does_not_implement():
         mha(gtf.constant(_Q), gtf.constant(_V), attention_mask=np.ones((3, 3), bool))
     with pytest.raises(ValueError, match=r"\[gradkit\].*rank-3"):
         gtf.keras.layers.MultiHeadAttention(2, 3)(gtf.ones([2, 2, 3, 5]), gtf.ones([2, 2, 3, 5]))
-    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*mask_zero"):
-        gtf.keras.layers.Embedding(5, 2, mask_zero=True)
+    tokens = gtf.keras.layers.Embedding(5, 3, mask_zero=True)(np.array([[1, 2, 0], [3, 0, 0]]))
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*Keras mask.*attention_mask"):
+        gtf.keras.layers.MultiHeadAttention(2, 3)(tokens, tokens)
 
 
 # -- tf.keras.activations -------------------------------------------------------------------

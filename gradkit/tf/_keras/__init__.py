@@ -36,6 +36,7 @@ from . import losses_circle as _losses_circle
 from . import losses_ctc as _losses_ctc
 from . import losses_gce as _losses_gce
 from . import losses_overlap as _losses_overlap
+from . import masking_layer as _masking_layer
 from . import merging_layers as _merging_layers
 from . import metrics as _metrics
 from . import metrics_confusion as _metrics_confusion
@@ -139,6 +140,31 @@ SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay 
 
 _activations.register_names()
 
+# Keras' layers that pass a mask on (they set supports_masking): the rest drop it, with a warning.
+for _cls in (
+    _layers.Dense,
+    _layers.Dropout,
+    _layers.Activation,
+    _layers.BatchNormalization,
+    _layers.LayerNormalization,
+    _layers.LeakyReLU,
+    _layers.ReLU,
+    _layers.Softmax,
+    _elu_prelu_layers.ELU,
+    _elu_prelu_layers.PReLU,
+    _noise_layers.GaussianNoise,
+    _noise_layers.GaussianDropout,
+    _noise_layers.AlphaDropout,
+    _noise_layers.ActivityRegularization,
+    _preprocessing_layers.Identity,
+    _preprocessing_layers.Rescaling,
+    _preprocessing_layers.Normalization,
+    _group_normalization.GroupNormalization,
+    _unit_rms_normalization.UnitNormalization,
+    _rnn_wrappers.TimeDistributed,
+):
+    _cls._keras_masking = True
+
 # ``gradkit.tf.keras`` (the modules' own names, such as ``losses``, stay the modules).
 api = Namespace(
     "gradkit.tf.keras",
@@ -174,6 +200,7 @@ api = Namespace(
         **_members(_noise_layers, NOISE_LAYERS),
         **_members(_group_normalization, "GroupNormalization"),
         **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
+        **_members(_masking_layer, "Masking"),
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",

@@ -21,7 +21,7 @@ from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
-from . import layer_args, layer_regularization
+from . import layer_args, layer_regularization, masking
 from .base_layer import Layer, _as_input
 
 _LARGE_NEGATIVE = -1e9  # Keras' Softmax sets masked logits to this (float32)
@@ -99,7 +99,7 @@ class MultiHeadAttention(Layer):
     num_heads, T, S)``, before dropout. Dropout masks are fresh at each call, also at each
     call of a ``tf.function``; they are not TensorFlow's draws.
 
-    gradkit.tf has no Keras masks (``mask_zero``), so ``query_mask``/``value_mask``/``key_mask``
+    gradkit.tf's MultiHeadAttention does not read Keras masks (``mask_zero``), so ``query_mask``/``value_mask``/``key_mask``
     are taken only as explicit arguments (value and key masks, as Keras combines them);
     ``attention_axes`` other than the default, ``sliding_window``, ``use_gate`` and
     ``flash_attention=True`` raise an error.
@@ -253,6 +253,13 @@ class MultiHeadAttention(Layer):
             )
         query, value = _as_input(query), _as_input(value)
         key = value if key is None else _as_input(key)
+        if any(masking.get_keras_mask(t) is not None for t in (query, value, key)):
+            raise _errors.GradkitNotImplementedError(
+                f"{self._what()} got a query, value or key with a Keras mask (from Embedding(mask_zero=True) or "
+                "Masking), which Keras 3 turns into query_mask/value_mask/key_mask; gradkit.tf's MultiHeadAttention "
+                "does not read Keras masks. Pass attention_mask (batch, T, S) instead, true where a query may "
+                "attend to a key, e.g. from the padding: mask[:, None, :] & mask[:, :, None]."
+            )
         if not self.built:
             self.build(*(tuple(t.shape) for t in (query, value, key)))
         return super().__call__(query, value, key=key, **kwargs)
@@ -274,8 +281,8 @@ class MultiHeadAttention(Layer):
         if query_mask is not None:
             raise _errors.GradkitTypeError(
                 f"{what} got query_mask; Keras 3 reads the query's mask from its Keras mask (mask_zero), which "
-                "gradkit.tf does not have. Pass attention_mask (batch, T, S) instead, false for the rows of "
-                "padded queries."
+                "gradkit.tf's MultiHeadAttention does not read. Pass attention_mask (batch, T, S) instead, false for "
+                "the rows of padded queries."
             )
         key = value if key is None else key
         for t, arg in ((query, "query"), (value, "value"), (key, "key")):

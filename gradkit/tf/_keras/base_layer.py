@@ -47,7 +47,7 @@ from gradkit.nn.module import Module as _NnModule
 
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
-from . import initializers, layer_config, layer_regularization
+from . import initializers, layer_config, layer_regularization, masking
 from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
@@ -86,6 +86,13 @@ def _training_default(call):
     if parameter is None:
         return _NO_TRAINING
     return None if parameter.default is inspect.Parameter.empty else parameter.default
+
+
+def _takes_parameter(call, name: str) -> bool:
+    try:
+        return name in inspect.signature(call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _first_input(call):
@@ -197,6 +204,8 @@ class Layer(LayerLosses, nn.Layer):
 
     _keras_training = _NO_TRAINING
     _keras_first_input = None
+    _keras_call_takes_mask = False
+    _keras_masking = False  # Keras' layers that set supports_masking (marked in masking.py)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -210,6 +219,7 @@ class Layer(LayerLosses, nn.Layer):
         call = getattr(cls, "call", None)
         cls._keras_training = _NO_TRAINING if call is None else _training_default(call)
         cls._keras_first_input = None if call is None else _first_input(call)
+        cls._keras_call_takes_mask = call is not None and _takes_parameter(call, "mask")
 
     def __new__(cls, *args, **kwargs):
         # The arguments __init__ is given, for Keras' automatic get_config: kept only when they are
@@ -323,7 +333,14 @@ class Layer(LayerLosses, nn.Layer):
                     f"{type(self).__name__} '{self.name}' has no call() method. A tf.keras.layers.Layer subclass "
                     "writes call(self, inputs, ...) with the layer's computation."
                 )
+            # Keras masks: the input's mask becomes mask= of a call that takes one.
+            previous_mask = masking.masks_of(args[0])
+            if kwargs.get("mask") is not None:
+                previous_mask = kwargs["mask"]
+            elif type(self)._keras_call_takes_mask and masking.any_mask(previous_mask):
+                kwargs["mask"] = previous_mask
             outputs = wrap(call(*args, **kwargs))
+            masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
                 self.add_loss(layer_regularization.activity_losses(self.activity_regularizer, outputs))
             return outputs
@@ -511,6 +528,25 @@ class Layer(LayerLosses, nn.Layer):
     def from_config(cls, config):
         """A new layer (unbuilt, with fresh weights) from ``get_config()``'s dict."""
         return layer_config.from_config(cls, config)
+
+    # -- masks (masking.py) ----------------------------------------------------------------
+
+    @property
+    def supports_masking(self) -> bool:
+        """Keras': whether the layer passes a mask on (``compute_mask``): set for Keras' layers
+        that do, true for a layer that defines ``compute_mask``, or as assigned."""
+        explicit = self.__dict__.get("_keras_supports_masking")
+        if explicit is not None:
+            return explicit
+        return type(self)._keras_masking or type(self).compute_mask is not Layer.compute_mask
+
+    @supports_masking.setter
+    def supports_masking(self, value) -> None:
+        self.__dict__["_keras_supports_masking"] = bool(value)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of the output (Keras' default: the input's)."""
+        return previous_mask
 
     def compute_output_shape(self, input_shape):
         """The output shape for inputs of ``input_shape`` (None: any size). gradkit.tf's own layers

@@ -27,7 +27,8 @@ class Embedding(_KerasLayer, Layer):
     Keras, and integer inputs carry no gradient. The gradient with respect to ``embeddings`` is
     a dense tensor (TensorFlow gives ``tf.IndexedSlices`` with the same values once densified).
     An index outside ``[-input_dim, input_dim)`` raises an IndexError when its value is known;
-    inside ``tf.function`` it cannot be checked and the row is NaN.
+    inside ``tf.function`` it cannot be checked and the row is NaN. With ``mask_zero=True`` index 0
+    is padding: the output carries the mask ``inputs != 0`` to the layers after it (``masking.py``).
 
     >>> import gradkit.tf as tf
     >>> layer = tf.keras.layers.Embedding(10, 4, name="embedding")
@@ -56,8 +57,8 @@ class Embedding(_KerasLayer, Layer):
         layer_args.refuse_unimplemented(
             what,
             "input_dim, output_dim, embeddings_initializer, embeddings_regularizer, embeddings_constraint, "
-            "activity_regularizer, name and trainable (assign embeddings after the first call instead of weights=)",
-            mask_zero=mask_zero,
+            "activity_regularizer, mask_zero, name and trainable (assign embeddings after the first call instead of "
+            "weights=)",
             weights=weights,
             lora_rank=lora_rank,
             lora_alpha=lora_alpha,
@@ -79,6 +80,7 @@ class Embedding(_KerasLayer, Layer):
             self, embeddings_regularizer=embeddings_regularizer, embeddings_constraint=embeddings_constraint
         )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.mask_zero = bool(mask_zero)
         # Keras' 'uniform' is RandomUniform's default range, [-0.05, 0.05].
         uniform = isinstance(embeddings_initializer, str) and embeddings_initializer == "uniform"
         self.embeddings_initializer = "random_uniform" if uniform else embeddings_initializer
@@ -86,6 +88,12 @@ class Embedding(_KerasLayer, Layer):
 
     def compute_output_shape(self, input_shape):
         return (*tuple(input_shape), self.output_dim)
+
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero``: True where the index is not 0 (the padding index), as Keras."""
+        if not self.mask_zero:
+            return None
+        return call(jnp.not_equal, convert(inputs), 0)
 
     def build(self, input_shape) -> None:
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim), self.embeddings_initializer)

@@ -95,7 +95,7 @@ BUILTIN = {
         "embeddings_regularizer",
         "activity_regularizer",
         "embeddings_constraint",
-        ("mask_zero", False),
+        "mask_zero",
         ("quantization_config", None),
     ),
 }

@@ -24,6 +24,7 @@ from .._grad_kernels import with_tf_gradient_kernel
 from .._losses import _sigmoid_xent, _softmax_xent, _sparse_softmax_xent
 from .._math import _clip_by_value, _divide_no_nan, _tf_abs, _tf_maximum, _tf_minimum
 from .._namespace import missing
+from . import masking
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -523,11 +524,14 @@ class Loss:
         return self._dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        in_mask = masking.get_keras_mask(y_pred)  # a Keras mask on the prediction (mask_zero)
         y_pred = convert(y_pred, self._dtype)
         y_true = convert(y_true, self._dtype)
         losses = convert(self.call(y_true, y_pred))
         weights = None if sample_weight is None else convert(sample_weight, self._dtype)
         mask = self._output_mask(losses)
+        if in_mask is not None:
+            mask = in_mask if mask is None else call(jnp.logical_and, in_mask, mask)
         return call(reduce_weighted_values, losses, weights, mask, reduction=self.reduction)
 
     def _output_mask(self, losses):

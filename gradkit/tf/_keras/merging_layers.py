@@ -77,6 +77,22 @@ def _elementwise_shape(shape1, shape2, what):
     return tuple(out)
 
 
+def _any_mask(*masks):
+    return jnp.any(jnp.stack([m.astype(bool) for m in masks]), axis=0)
+
+
+def _concatenated_mask(inputs, masks, axis):
+    full = []
+    for x, m in zip(inputs, masks):
+        if m is None:
+            full.append(jnp.ones(x.shape, bool))
+        elif m.ndim < x.ndim:
+            full.append(jnp.broadcast_to(m.astype(bool)[..., None], x.shape))
+        else:
+            full.append(m.astype(bool))
+    return jnp.any(jnp.concatenate(full, axis=axis), axis=-1)
+
+
 class _Merge(KerasNamedLayer, Layer):
     """A merge of a list of tensors of broadcastable shapes."""
 
@@ -100,6 +116,12 @@ class _Merge(KerasNamedLayer, Layer):
                 f"{[tuple(x.shape) for x in inputs]}), as Keras cannot."
             )
         return what
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras': the steps any input keeps (an OR of the masks; None unless every input has one)."""
+        if not mask or any(m is None for m in mask):
+            return None
+        return call(_any_mask, *mask)
 
     def call(self, inputs):
         what = self._check_list(inputs, 2 if self._kind == "subtract" else None)
@@ -169,6 +191,13 @@ class Concatenate(_Merge):
         self.compute_output_shape([tuple(x.shape) for x in inputs], what)
         return call(_concatenate, *inputs, axis=int(self.axis))
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras': each input's mask (all True where it has none) broadcast to its shape, joined
+        along ``axis``, then whether any entry of the last axis is kept."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        return call(_concatenated_mask, list(inputs), list(mask), axis=int(self.axis))
+
     def compute_output_shape(self, input_shape, _what=None):
         what = _what or f"{type(self).__name__} '{self.name}'"
         shapes = [tuple(s) for s in input_shape]
@@ -232,6 +261,9 @@ class Dot(_Merge):
     along ``axes`` (an int, or one axis per input; never the batch axis 0), as Keras'
     ``batch_dot``; with ``normalize=True`` each input is L2-normalized along its axis first
     (the cosine similarity)."""
+
+    def compute_mask(self, inputs, mask=None):
+        return None  # the dot product sums the steps away (Keras')
 
     def __init__(self, axes, normalize=False, **kwargs):
         if not isinstance(axes, int):

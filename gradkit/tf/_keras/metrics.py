@@ -24,6 +24,7 @@ from .._math import _divide_no_nan
 from .._namespace import missing
 from .._variables import Variable
 from . import losses as _losses
+from . import masking
 from .losses import same_rank
 
 
@@ -193,8 +194,12 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = masking.get_keras_mask(y_pred)  # masked entries (mask_zero) weigh 0, as in Keras
         with _unrecorded():
             values = self._fn(y_true, y_pred, **self._fn_kwargs)
+            if mask is not None:
+                weights = None if sample_weight is None else convert(sample_weight, self._dtype)
+                sample_weight = call(_losses._mask_weights, mask, weights, self._dtype, "sum")
         return super().update_state(values, sample_weight=sample_weight)
 
     def get_config(self):

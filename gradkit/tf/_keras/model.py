@@ -59,6 +59,12 @@ class Model(Trainer, Layer):
             )
         super().__init__(**kwargs)
 
+    _keras_masking = True  # its layers attach their masks to its output themselves
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """None: the masks of the model's outputs are those its layers attached."""
+        return None
+
     @property
     def layers(self) -> list:
         """The model's direct sublayers, in the order they were assigned."""

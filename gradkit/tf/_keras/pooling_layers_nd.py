@@ -189,6 +189,9 @@ class GlobalAveragePooling1D(_GlobalPooling):
 
     _reduce = staticmethod(_math.reduce_mean)
 
+    def compute_mask(self, inputs, mask=None):
+        return None  # the steps are averaged away
+
     def call(self, inputs, mask=None):
         if mask is None:
             return super().call(inputs)

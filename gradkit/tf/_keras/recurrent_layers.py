@@ -30,7 +30,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _array, _control
 from .._convert import convert, wrap
 from . import activations as _keras_activations
-from . import initializers, layer_args, layer_config, layer_regularization
+from . import initializers, layer_args, layer_config, layer_regularization, masking
 from .layers import _KerasLayer
 
 
@@ -334,6 +334,9 @@ class _RNN(_KerasLayer, Layer):
                 "(batch, timesteps), True at the steps to use, as Keras does."
             )
         return mask if mask.dtype == jnp.bool_ else _array.cast(mask, "bool")
+
+    def compute_mask(self, inputs, mask=None):
+        return masking.recurrent_output_mask(self, mask)
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         layer_args.check_rank(sequences.shape, 3, "(batch, timesteps, features)", self._what())

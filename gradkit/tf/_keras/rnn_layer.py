@@ -35,7 +35,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _name_scope
 from .._convert import convert, wrap
-from . import base_layer, layer_args, layer_config, recurrent_layers, rnn_cells
+from . import base_layer, layer_args, layer_config, masking, recurrent_layers, rnn_cells
 from .layers import _KerasLayer
 
 
@@ -160,6 +160,9 @@ class RNN(_KerasLayer, Layer):
         size = rnn_cells._output_size(self.cell)
         output = (batch, steps, size) if self.return_sequences else (batch, size)
         return (output, *states) if self.return_state else output
+
+    def compute_mask(self, inputs, mask=None):
+        return masking.recurrent_output_mask(self, mask)
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if len(sequences.shape) < 3:

@@ -33,7 +33,7 @@ from gradkit.nn.layer import unique_name
 
 from .. import _name_scope
 from .._convert import wrap
-from . import base_layer, layer_args, layer_config
+from . import base_layer, layer_args, layer_config, masking
 from .layers import _KerasLayer
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
@@ -154,6 +154,9 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
             head = tuple(output_shape) if self.merge_mode is None else (tuple(output_shape),)
             return head + state_shape + state_shape
         return tuple(output_shape)
+
+    def compute_mask(self, inputs, mask=None):
+        return masking.recurrent_output_mask(self, mask)
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         kwargs = {"training": training}
