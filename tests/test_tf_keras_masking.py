@@ -178,3 +178,56 @@ def p_merged_masks(tf):
 
 def test_merged_masks_match_keras():
     _close(_np(p_merged_masks(tf_real)), _np(p_merged_masks(gtf)))
+
+
+def p_self_attention_on_padded_tokens(tf):
+    """An encoder block on padded tokens: MultiHeadAttention reads the Keras mask (padded keys
+    get no attention, padded queries attend nowhere) and gives its output the query's mask; the
+    residual Add sees the query's mask taken off (as Keras 3 takes it), so the average after it
+    covers every step."""
+
+    class Block(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.embedding = tf.keras.layers.Embedding(10, 4, mask_zero=True)
+            self.attention = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=3)
+            self.add = tf.keras.layers.Add()
+            self.norm = tf.keras.layers.LayerNormalization()
+            self.pool = tf.keras.layers.GlobalAveragePooling1D()
+
+        def call(self, tokens):
+            x = self.embedding(tokens)
+            attended, scores = self.attention(x, x, return_attention_scores=True)
+            return [self.pool(self.norm(self.add([x, attended]))), scores, self.pool(attended)]
+
+    block = Block()
+    block(_TOKENS)
+    _same_weights(block)
+    with tf.GradientTape() as tape:
+        pooled, scores, attended = block(_TOKENS)
+        loss = tf.reduce_sum(pooled**2) + tf.reduce_sum(attended)
+    grads = [
+        tf.convert_to_tensor(g) for g in tape.gradient(loss, block.trainable_weights)
+    ]  # TF: sparse for the embedding
+    return [pooled, scores, attended, *grads]
+
+
+def test_multi_head_attention_reads_keras_masks_as_keras():
+    _close(_np(p_self_attention_on_padded_tokens(tf_real)), _np(p_self_attention_on_padded_tokens(gtf)))
+
+
+@pytest.mark.parametrize("kind", ["Attention", "AdditiveAttention"])
+def test_dot_attention_layers_read_keras_masks_as_keras(kind):
+    def program(tf):
+        embedding = tf.keras.layers.Embedding(10, 4, mask_zero=True)
+        attention = getattr(tf.keras.layers, kind)()
+        pool = tf.keras.layers.GlobalAveragePooling1D()
+        x = embedding(_TOKENS)
+        _same_weights(embedding)
+        x = embedding(_TOKENS)
+        out = attention([x, x])
+        _same_weights(attention, seed=7)
+        out = attention([x, x])
+        return [out, pool(out)]
+
+    _close(_np(program(tf_real)), _np(program(gtf)))

@@ -99,8 +99,9 @@ class MultiHeadAttention(Layer):
     num_heads, T, S)``, before dropout. Dropout masks are fresh at each call, also at each
     call of a ``tf.function``; they are not TensorFlow's draws.
 
-    gradkit.tf's MultiHeadAttention does not read Keras masks (``mask_zero``), so ``query_mask``/``value_mask``/``key_mask``
-    are taken only as explicit arguments (value and key masks, as Keras combines them);
+    Keras masks (``Embedding(mask_zero=True)``) are read as Keras 3 reads them: the value's and
+    key's as ``value_mask``/``key_mask``, the query's keeping its padded rows from attending and
+    given to the output; an explicit ``query_mask`` is refused (Keras 3 ignores it);
     ``attention_axes`` other than the default, ``sliding_window``, ``use_gate`` and
     ``flash_attention=True`` raise an error.
 
@@ -240,6 +241,11 @@ class MultiHeadAttention(Layer):
         self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))
         self._output_dense = self._projection("attention_output", (n, v, *out), out)
 
+    _keras_masking = True  # it reads the inputs' masks itself (__call__) and gives the output the query's
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         """Keras': the query's shape with the last axis ``output_shape`` (the query's features)."""
         query_shape = tuple(query_shape)
@@ -251,18 +257,29 @@ class MultiHeadAttention(Layer):
                 f"{self._what()} takes query and value (and optionally key), as Keras does: "
                 "mha(query, value, key=None, ...) or mha(query=x, value=x, key=x)."
             )
+        # Keras masks (Embedding(mask_zero=True), Masking), read and taken off the inputs as
+        # Keras 3 does: the value's and key's become value_mask/key_mask where none is given,
+        # the query's keeps its padded rows from attending and becomes the output's mask.
+        query_mask, value_mask = masking.get_keras_mask(query), masking.get_keras_mask(value)
+        key_mask = None if key is None or key is value else masking.get_keras_mask(key)
+        for t in (query, value, key):
+            masking.set_keras_mask(t, None)
+        if kwargs.get("value_mask") is None and value_mask is not None:
+            kwargs["value_mask"] = value_mask
+        if kwargs.get("key_mask") is None and key_mask is not None:
+            kwargs["key_mask"] = key_mask
         query, value = _as_input(query), _as_input(value)
         key = value if key is None else _as_input(key)
-        if any(masking.get_keras_mask(t) is not None for t in (query, value, key)):
-            raise _errors.GradkitNotImplementedError(
-                f"{self._what()} got a query, value or key with a Keras mask (from Embedding(mask_zero=True) or "
-                "Masking), which Keras 3 turns into query_mask/value_mask/key_mask; gradkit.tf's MultiHeadAttention "
-                "does not read Keras masks. Pass attention_mask (batch, T, S) instead, true where a query may "
-                "attend to a key, e.g. from the padding: mask[:, None, :] & mask[:, :, None]."
-            )
+        if query_mask is not None:
+            rows = call(_query_rows, query_mask)
+            given = kwargs.get("attention_mask")
+            kwargs["attention_mask"] = rows if given is None else call(_and, call(jnp.asarray, given, bool), rows)
         if not self.built:
             self.build(*(tuple(t.shape) for t in (query, value, key)))
-        return super().__call__(query, value, key=key, **kwargs)
+        outputs = super().__call__(query, value, key=key, **kwargs)
+        if query_mask is not None:
+            masking.set_keras_mask(outputs[0] if isinstance(outputs, tuple) else outputs, query_mask)
+        return outputs
 
     def call(
         self,
@@ -358,3 +375,7 @@ def _as_mask(m, shape):
 
 def _and(a, b):
     return a & b
+
+
+def _query_rows(query_mask):
+    return query_mask.astype(bool)[:, :, None]  # (batch, T, 1): a padded query attends nowhere
