@@ -30,7 +30,7 @@ from . import optimizer_registry, optimizers
 from .base_layer import nested_values
 from .callbacks import pythonify_logs
 from .training_compile import CompileLoss, CompileMetrics
-from .training_data import as_arrays, class_weight_to_sample_weights, train_validation_split, unpack_x_y_sample_weight
+from .training_data import as_arrays, train_validation_split, unpack_x_y_sample_weight, weights_with_classes
 from .training_epochs import EpochIterator, is_batched
 
 
@@ -167,7 +167,7 @@ class Trainer:
         if state.loss is not None:
             terms.append(state.loss(y, y_pred, sample_weight))
         for extra in self.losses:
-            terms.append(_autodiff_sum(extra))
+            terms.append(_math.reduce_sum(extra))
         if not terms:
             raise _errors.GradkitValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
         total = terms[0]
@@ -187,10 +187,6 @@ class Trainer:
             state.metrics.update_state(y, y_pred, sample_weight)
         return self.get_metrics_result()
 
-    def _call_for(self, x, training: bool):
-        # A call() without a training parameter is called without it (Layer.__call__).
-        return self(x, training=training)
-
     def _track_loss(self, loss, x) -> None:
         first = next(a for a in jax.tree_util.tree_leaves(x, is_leaf=lambda t: isinstance(t, Tensor)))
         self._compile_state("fit").loss_tracker.update_state(loss, sample_weight=first.shape[0])
@@ -199,7 +195,7 @@ class Trainer:
         """One step of Keras' training loop on a batch ``(x, y, sample_weight)``."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with _tape.GradientTape() as tape:
-            y_pred = self._call_for(x, True)
+            y_pred = self(x, training=True)  # a call() without training is called without it
             loss = self._compute_loss(x, y, y_pred, sample_weight, True)
             self._track_loss(loss, x)
             if self.optimizer is not None:
@@ -214,14 +210,14 @@ class Trainer:
 
     def test_step(self, data) -> dict:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        y_pred = self._call_for(x, False)
+        y_pred = self(x, training=False)
         loss = self._compute_loss(x, y, y_pred, sample_weight, False)
         self._track_loss(loss, x)
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
         x, _, _ = unpack_x_y_sample_weight(data)
-        return self._call_for(x, False)
+        return self(x, training=False)
 
     def _compiled(self, step):
         return step if self.run_eagerly else _function.function(step)
@@ -374,12 +370,7 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._compile_state("train_on_batch")
         x, y, sample_weight = as_arrays(x, "x"), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight")
-        if class_weight is not None:
-            if sample_weight is not None:
-                raise _errors.GradkitValueError(
-                    "Arguments `sample_weight` and `class_weight` cannot be specified at the same time."
-                )
-            sample_weight = class_weight_to_sample_weights(y, class_weight)
+        sample_weight = weights_with_classes(y, sample_weight, class_weight)
         train = self.make_train_function()
         self.reset_metrics()
         logs = pythonify_logs(train((x, y, sample_weight)))
@@ -401,7 +392,7 @@ class Trainer:
         """The metrics' results, where the step's logs have the same names (a custom step
         returning other names keeps its own logs, as in Keras)."""
         results = self.get_metrics_result()
-        if isinstance(logs, dict) and set(pythonify_logs(logs)) == set(pythonify_logs(results)):
+        if isinstance(logs, dict) and _names(logs) == _names(results):
             return results
         return logs
 
@@ -414,8 +405,12 @@ class Trainer:
         return out[0] if len(out) == 1 else out
 
 
-def _autodiff_sum(loss):
-    return _math.reduce_sum(loss)
+def _names(logs: dict) -> set:
+    """The names of the logs, nested dicts' own names in place of theirs (as pythonify_logs)."""
+    names: set = set()
+    for key, value in logs.items():
+        names |= _names(value) if isinstance(value, dict) else {key}
+    return names
 
 
 def _callback_list(model, callbacks, verbose, steps: int, epochs: int = 1, add_history: bool = False):

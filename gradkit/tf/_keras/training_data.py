@@ -151,6 +151,19 @@ def class_weight_to_sample_weights(y, class_weight: dict) -> np.ndarray:
     return np.array([class_weight.get(int(c), 1.0) for c in labels], dtype=np.float32)
 
 
+def weights_with_classes(y, sample_weight, class_weight):
+    """The sample weights, or with ``class_weight`` each example's class's weight (Keras
+    refuses both at once)."""
+    if class_weight is None:
+        return sample_weight
+    if sample_weight is not None:
+        raise _errors.GradkitValueError(
+            "Arguments `sample_weight` and `class_weight` cannot be specified at the same time: pass one (fold "
+            "the class weights into the sample weights yourself to have both)."
+        )
+    return class_weight_to_sample_weights(y, class_weight)
+
+
 class Batches:
     """The batches of one pass over ``arrays`` (Keras' array adapter): ``batch_size``
     examples each (the last one may be smaller), in order or shuffled."""

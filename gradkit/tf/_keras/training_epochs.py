@@ -20,7 +20,7 @@ import warnings
 
 from gradkit import _errors
 
-from .training_data import Batches, as_arrays, class_weight_to_sample_weights, unpack_x_y_sample_weight
+from .training_data import Batches, as_arrays, unpack_x_y_sample_weight, weights_with_classes
 
 
 class PyDataset:
@@ -80,11 +80,8 @@ def _standardize(batch, class_weight, what: str):
         batch = (batch,)
     x, y, sample_weight = unpack_x_y_sample_weight(batch)
     x, y, sample_weight = as_arrays(x, what), as_arrays(y, what), as_arrays(sample_weight, what)
-    if class_weight is not None:
-        if sample_weight is not None:
-            raise _errors.GradkitValueError("You cannot specify `class_weight` and `sample_weight` at the same time.")
-        if y is not None:
-            sample_weight = class_weight_to_sample_weights(y, class_weight)
+    if y is not None:
+        sample_weight = weights_with_classes(y, sample_weight, class_weight)
     return tuple(part for part in (x, y, sample_weight) if part is not None) if y is not None else (x,)
 
 
@@ -215,12 +212,7 @@ class EpochIterator:
                 self.adapter = _GeneratorAdapter(x)
         else:
             x, y, sample_weight = as_arrays(x, what), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight")
-            if class_weight is not None:
-                if sample_weight is not None:
-                    raise _errors.GradkitValueError(
-                        "Arguments `sample_weight` and `class_weight` cannot be specified at the same time."
-                    )
-                sample_weight = class_weight_to_sample_weights(y, class_weight)
+            sample_weight = weights_with_classes(y, sample_weight, class_weight)
             if batch_size is None and steps_per_epoch:
                 count = Batches((x, y, sample_weight), 1, False, what).count
                 batch_size = -(-count // steps_per_epoch)  # Keras: ceil(examples / steps)
