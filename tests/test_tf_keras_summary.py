@@ -1,6 +1,9 @@
 """``model.summary()`` against Keras 3's: the same rows (name and type, output shape,
 parameter count, trainable mark) and the same totals, read back from both printed tables."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,35 +11,8 @@ tf_real = pytest.importorskip("tensorflow")
 
 import gradkit.tf as gtf  # noqa: E402
 
-
-def _parse(text: str) -> dict:
-    """The title, each row's cells (a wrapped cell's lines joined by spaces) and the totals."""
-    lines = text.splitlines()
-    rows, current = [], None
-    for line in lines:
-        if line.startswith("│"):
-            cells = [c.strip() for c in line.strip("│").split("│")]
-            if current is None:
-                current = [[] for _ in cells]
-            for parts, cell in zip(current, cells):
-                if cell:
-                    parts.append(cell)
-        elif current is not None:
-            rows.append([" ".join(parts) for parts in current])
-            current = None
-    header = next(line for line in lines if line.startswith("┃"))
-    return {
-        "title": lines[0],
-        "header": [c.strip() for c in header.strip("┃").split("┃")],
-        "rows": rows,
-        "totals": [line for line in lines if line.startswith(" ") and "params:" in line],
-    }
-
-
-def _summary(model, **kwargs) -> dict:
-    printed = []
-    model.summary(print_fn=printed.append, **kwargs)
-    return _parse("".join(printed))
+sys.path.insert(0, str(Path(__file__).parent))
+from _summary_table import summary as _summary  # noqa: E402
 
 
 def _sequential(tf):

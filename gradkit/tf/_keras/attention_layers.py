@@ -21,7 +21,7 @@ from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
-from . import layer_args, layer_regularization, masking
+from . import functional, layer_args, layer_regularization, masking
 from .base_layer import Layer, _as_input
 
 _LARGE_NEGATIVE = -1e9  # Keras' Softmax sets masked logits to this (float32)
@@ -257,6 +257,8 @@ class MultiHeadAttention(Layer):
                 f"{self._what()} takes query and value (and optionally key), as Keras does: "
                 "mha(query, value, key=None, ...) or mha(query=x, value=x, key=x)."
             )
+        if functional.is_symbolic((query, value, key, kwargs)):  # Keras' functional API
+            return functional.record_call(self, (query, value), {"key": key, **kwargs})
         # Keras masks (Embedding(mask_zero=True), Masking), read and taken off the inputs as
         # Keras 3 does: the value's and key's become value_mask/key_mask where none is given,
         # the query's keeps its padded rows from attending and becomes the output's mask.

@@ -47,7 +47,7 @@ from gradkit.nn.module import Module as _NnModule
 
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
-from . import initializers, layer_config, layer_regularization, masking
+from . import functional, initializers, layer_config, layer_regularization, masking
 from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
@@ -293,12 +293,8 @@ class Layer(LayerLosses, nn.Layer):
                 f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "
                 f"but got only {sorted(kwargs)}. Call it as layer(x, ...)."
             )
-        if hasattr(args[0], "_keras_input_layer"):  # a tf.keras.Input declaration
-            raise _errors.GradkitTypeError(
-                f"{type(self).__name__} '{self.name}' was called on tf.keras.Input(...), a symbolic input: that is "
-                "Keras' functional API, which gradkit.tf does not implement. Start a tf.keras.Sequential with the "
-                "Input instead, or subclass tf.keras.Model and call the layers on tensors."
-            )
+        if functional.is_symbolic((args, kwargs)):  # Keras' functional API: record the call
+            return functional.record_call(self, args, kwargs)
         _check_positional(self, args[1:])
         args = (_as_input(args[0]), *args[1:])
         outermost = _context.depth == 0

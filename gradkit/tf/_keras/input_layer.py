@@ -2,8 +2,7 @@
 declare the input shape, so the Sequential builds its weights at once (``model.weights`` and
 ``set_weights`` work before the first call), as in Keras 3.
 
-gradkit.tf has no symbolic tensors (Keras' functional API): ``tf.keras.Input(shape)`` is only a
-declaration to start a Sequential with; calling a layer on it raises an error.
+``tf.keras.Input(shape)`` is also the start of Keras' functional API (``functional.py``).
 
 >>> import gradkit.tf as tf
 >>> model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2)])
@@ -21,6 +20,7 @@ from gradkit import _errors
 from gradkit.nn.layer import unique_name
 
 from .base_layer import Layer
+from .functional import KerasTensor
 
 
 def _shape(value, name: str):
@@ -36,7 +36,7 @@ class InputLayer(Layer):
     """``InputLayer(shape=None, batch_size=None, dtype=None, batch_shape=None, name=None)``: the
     input declaration of a Sequential (``input_shape=`` is taken, with Keras' deprecation
     warning). ``batch_shape`` is ``(batch_size, *shape)``. A sparse, ragged or given
-    ``input_tensor`` raises an error (gradkit.tf has no symbolic tensors)."""
+    ``input_tensor`` raises an error."""
 
     def __init__(
         self,
@@ -61,7 +61,7 @@ class InputLayer(Layer):
         if given or kwargs:
             raise _errors.GradkitValueError(
                 f"tf.keras.layers.InputLayer got {sorted({**given, **kwargs})}, which gradkit.tf does not implement "
-                "(it has no symbolic tensors). Pass shape= (and batch_size=, dtype=, name=) only."
+                "(no sparse or ragged inputs). Pass shape= (and batch_size=, dtype=, name=) only."
             )
         if shape is not None and batch_shape is not None:
             raise _errors.GradkitValueError(
@@ -84,25 +84,12 @@ class InputLayer(Layer):
         return inputs
 
 
-class SymbolicInput:
-    """What ``tf.keras.Input`` returns: a declaration of one input (``shape`` with a ``None``
-    batch axis, ``dtype``), to start a ``tf.keras.Sequential`` with."""
-
-    def __init__(self, layer: InputLayer):
-        self._keras_input_layer = layer
-        self.shape = layer.batch_shape
-        self.dtype = layer.dtype
-        self.name = layer.name
-
-    def __repr__(self) -> str:
-        return f"<gradkit.tf.keras.Input shape={self.shape}, dtype={self.dtype}, name={self.name}>"
-
-
 def Input(  # noqa: N802  (Keras' name)
     shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None, optional=False
 ):
     """``tf.keras.Input(shape=None, batch_size=None, dtype=None, batch_shape=None, name=None)``:
-    an input declaration for a Sequential (see the module docstring)."""
+    a symbolic input (a ``KerasTensor``, ``functional.py``) to call layers on, or to start a
+    Sequential with."""
     layer = InputLayer(
         shape=shape,
         batch_size=batch_size,
@@ -113,4 +100,6 @@ def Input(  # noqa: N802  (Keras' name)
         input_tensor=tensor,
         optional=optional,
     )
-    return SymbolicInput(layer)
+    tensor = KerasTensor(layer.batch_shape, layer.dtype, name=layer.name)
+    tensor._keras_input_layer = layer  # a Sequential started with it takes this declaration
+    return tensor

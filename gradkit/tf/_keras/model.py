@@ -4,8 +4,9 @@ Subclass it, make the layers in ``__init__`` and write ``call(self, x, training=
 train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
 ``optimizer.apply_gradients``, inside a ``tf.function`` if you like (it compiles once for
 same-shaped steps), or with Keras' ``compile``/``fit``/``evaluate``/``predict`` on arrays
-(``training.py``; override ``train_step`` to customize a step). Saving raises
-an error: copy weights with ``get_weights``/``set_weights``.
+(``training.py``; override ``train_step`` to customize a step). ``tf.keras.Model(inputs,
+outputs)`` makes a functional model (``Functional`` below, ``functional.py``). Saving raises an
+error: copy weights with ``get_weights``/``set_weights``.
 
 >>> import gradkit.tf as tf
 >>> class MyModel(tf.keras.Model):
@@ -30,7 +31,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from . import model_summary
+from . import functional, model_summary
 from .base_layer import Layer
 from .training import Trainer
 
@@ -50,12 +51,17 @@ def _keras_loop_only(method: str):
 class Model(Trainer, Layer):
     """``tf.keras.Model(name=None, trainable=True)`` for subclassing; see the module docstring."""
 
+    def __new__(cls, *args, **kwargs):
+        # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one.
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            cls = Functional
+        return super().__new__(cls, *args, **kwargs)
+
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise _errors.GradkitTypeError(
-                "tf.keras.Model(inputs, outputs) is Keras' functional API, which gradkit.tf does not implement "
-                "(it has no symbolic tf.keras.Input). Subclass tf.keras.Model and write call(), or use "
-                "tf.keras.Sequential([...])."
+                f"{type(self).__name__}(inputs, outputs): a subclass of tf.keras.Model writes call() and takes its "
+                "own arguments; tf.keras.Model(inputs, outputs) itself makes a functional model."
             )
         super().__init__(**kwargs)
 
@@ -120,3 +126,44 @@ class Model(Trainer, Layer):
     load_weights = _keras_loop_only("load_weights")
     to_json = _keras_loop_only("to_json")
     export = _keras_loop_only("export")
+
+
+class Functional(Model):
+    """``tf.keras.Model(inputs, outputs, name=None, trainable=True)``: Keras' functional model,
+    the layers recorded between ``inputs`` and ``outputs`` (``functional.py``), run in the order
+    they were called."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, trainable=True):
+        Layer.__init__(self, name=name, trainable=trainable)
+        graph = functional.Graph(inputs, outputs)
+        self.__dict__["_keras_graph"] = graph
+        inputs_layers = [t._keras_input_layer for t in functional._leaves(inputs) if hasattr(t, "_keras_input_layer")]
+        # The layers in Keras' order (inputs first); held as an attribute, so the weights are theirs.
+        self._functional_layers = inputs_layers + graph.layers()
+        self.built = True
+
+    @property
+    def layers(self) -> list:
+        return list(self._functional_layers)
+
+    @property
+    def inputs(self):
+        return self._keras_graph.inputs
+
+    @property
+    def outputs(self):
+        return self._keras_graph.outputs
+
+    def call(self, inputs, training=None, mask=None):
+        return self._keras_graph.run(inputs)
+
+    def compute_output_shape(self, input_shape):
+        return jax.tree_util.tree_map(
+            lambda t: t.shape, self.outputs, is_leaf=lambda t: isinstance(t, functional.KerasTensor)
+        )
+
+    def get_config(self):
+        raise _errors.GradkitNotImplementedError(
+            "A functional model's get_config (its graph as layer configs) is not implemented in gradkit.tf. Keep the "
+            "code that builds it, and copy weights with get_weights()/set_weights()."
+        )

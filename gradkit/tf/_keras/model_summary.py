@@ -93,6 +93,12 @@ def _chain(layers, shape, shapes: dict) -> None:
 def _rows(model, expand_nested: bool, show_trainable: bool, layer_range) -> list:
     layers = model.layers
     shapes: dict = {}
+    graph = model.__dict__.get("_keras_graph")
+    if graph is not None:  # a functional model: each layer's shape at its first call
+        for layer in layers:
+            shape = getattr(layer, "batch_shape", None) or graph.output_shape_of(layer)
+            if shape is not None:
+                shapes[id(layer)] = _format_shape(shape)
     build_shape = model.__dict__.get("_keras_build_input_shape")
     if build_shape is not None and hasattr(model, "_sequence"):
         # A Sequential built from its input declaration: each layer's shape from the last's,

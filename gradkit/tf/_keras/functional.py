@@ -1,0 +1,255 @@
+"""Keras' functional API: ``x = tf.keras.Input(shape)``, layers called on symbolic tensors,
+``tf.keras.Model(inputs, outputs)``.
+
+``tf.keras.Input`` gives a ``KerasTensor``: a shape (``None`` where any size fits) and a dtype,
+no value. A layer called on one is built for it and gives new ``KerasTensor``s, recording the
+call (a *node*: the layer, its arguments); Python operators on them (``x + y``, ``x[:, 0]``,
+``2 * x``) are recorded the same way. ``tf.keras.Model(inputs, outputs)`` keeps the nodes that
+lead from ``inputs`` to ``outputs``; calling the model on tensors calls each layer of each node
+in the order they were made, on the values of its arguments, so every layer behaves as when it
+is called by hand (``training``, masks, losses). As in Keras 3, a TensorFlow function cannot
+take a ``KerasTensor``: wrap it in a ``tf.keras.layers.Lambda``.
+
+An output's shape is found by running the layer on zeros twice, with every unknown size set to 2
+and then to 3: a size that changes with them is unknown (``None``) in the result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+_counter = itertools.count()  # nodes are numbered as they are made: a topological order
+
+
+class KerasTensor:
+    """A symbolic tensor of Keras' functional API (see the module docstring)."""
+
+    __array_priority__ = 2000  # `np_array + x` records the operator instead of converting x
+
+    def __init__(self, shape, dtype, node=None, index=0, name=None):
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = np.dtype(dtype).name
+        self.name = name or f"keras_tensor_{next(_counter)}"
+        self._node = node  # the node that made it (None: an Input's)
+        self._index = index
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, sparse=False, ragged=False, name={self.name}>"
+
+    def __array__(self, *args, **kwargs):
+        raise _not_a_value(self)
+
+    def __bool__(self):
+        raise _errors.GradkitTypeError(
+            f"A KerasTensor ({self.name}) has no value, so it is neither True nor False: Python control flow on it "
+            "cannot be recorded. Compute it inside a layer's call() instead."
+        )
+
+    def __iter__(self):
+        raise _errors.GradkitTypeError(f"A KerasTensor ({self.name}) cannot be iterated: index it (x[:, 0]) instead.")
+
+    def __jax_array__(self):
+        raise _not_a_value(self)
+
+
+def _not_a_value(t) -> Exception:
+    return _errors.GradkitTypeError(
+        f"A KerasTensor ({t.name}, shape {t.shape}) cannot be used as input to a TensorFlow function: it is a "
+        "symbolic input of Keras' functional API, with no value yet. Wrap the computation in a layer, e.g. "
+        "tf.keras.layers.Lambda(lambda x: tf.reduce_sum(x, axis=-1))(x), as Keras 3 asks."
+    )
+
+
+def _operator(fn, reflected=False):
+    def method(self, other):
+        args = (other, self) if reflected else (self, other)
+        return record_call(_OperatorCall(fn), args, {})
+
+    return method
+
+
+for _name, _fn in [
+    ("add", operator.add),
+    ("sub", operator.sub),
+    ("mul", operator.mul),
+    ("truediv", operator.truediv),
+    ("floordiv", operator.floordiv),
+    ("mod", operator.mod),
+    ("pow", operator.pow),
+    ("matmul", operator.matmul),
+    ("and", operator.and_),
+    ("or", operator.or_),
+    ("lt", operator.lt),
+    ("le", operator.le),
+    ("gt", operator.gt),
+    ("ge", operator.ge),
+]:
+    setattr(KerasTensor, f"__{_name}__", _operator(_fn))
+    if _name not in ("lt", "le", "gt", "ge"):
+        setattr(KerasTensor, f"__r{_name}__", _operator(_fn, reflected=True))
+KerasTensor.__neg__ = lambda self: record_call(_OperatorCall(operator.neg), (self,), {})
+KerasTensor.__abs__ = lambda self: record_call(_OperatorCall(operator.abs), (self,), {})
+KerasTensor.__getitem__ = lambda self, key: record_call(_OperatorCall(operator.getitem), (self, key), {})
+
+
+class _OperatorCall:
+    """A Python operator applied to tensors: a node of its own (Keras records keras.ops calls)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__.strip("_")
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+class Node:
+    """One recorded call: ``layer(*args, **kwargs)`` whose tensors include KerasTensors."""
+
+    def __init__(self, layer, args, kwargs):
+        self.layer, self.args, self.kwargs = layer, args, kwargs
+        self.order = next(_counter)
+        self.outputs = None  # the KerasTensors it gave, in its output structure
+
+    def inputs(self) -> list:
+        return [t for t in _leaves((self.args, self.kwargs)) if isinstance(t, KerasTensor)]
+
+
+def _leaves(structure) -> list:
+    return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor)) or x is None)
+
+
+def is_symbolic(structure) -> bool:
+    """Whether ``structure`` (arguments of a call) holds a KerasTensor."""
+    if isinstance(structure, KerasTensor):
+        return True
+    if isinstance(structure, (list, tuple)):
+        return any(is_symbolic(x) for x in structure)
+    if isinstance(structure, dict):
+        return any(is_symbolic(x) for x in structure.values())
+    return False
+
+
+def _substitute(structure, values: dict):
+    return jax.tree_util.tree_map(
+        lambda x: values[id(x)] if isinstance(x, KerasTensor) else x,
+        structure,
+        is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor)) or x is None,
+    )
+
+
+def _example(t: KerasTensor, unknown: int):
+    shape = tuple(unknown if d is None else d for d in t.shape)
+    return Tensor.concrete(jax.numpy.zeros(shape, t.dtype))
+
+
+def record_call(layer, args, kwargs):
+    """``layer(*args, **kwargs)`` on KerasTensors: the layer is built (run on zeros), the call
+    recorded as a node, and KerasTensors of the outputs' shapes returned."""
+    from .._convert import wrap
+
+    runs = []
+    for unknown in (2, 3):
+        examples = {id(t): _example(t, unknown) for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)}
+        out = wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples)))
+        runs.append(out)
+    node = Node(layer, args, kwargs)
+    flat_two, treedef = jax.tree_util.tree_flatten(runs[0], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
+    flat_three = jax.tree_util.tree_leaves(runs[1], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
+    symbolic = []
+    for i, (a, b) in enumerate(zip(flat_two, flat_three)):
+        if not isinstance(a, Tensor):
+            symbolic.append(a)
+            continue
+        shape = tuple(d if d == e else None for d, e in zip(a.shape, b.shape))
+        symbolic.append(KerasTensor(shape, a.dtype, node, i))
+    node.outputs = jax.tree_util.tree_unflatten(treedef, symbolic)
+    return node.outputs
+
+
+class Graph:
+    """The nodes leading from a model's inputs to its outputs, in the order they were made."""
+
+    def __init__(self, inputs, outputs):
+        self.inputs, self.outputs = inputs, outputs
+        flat_inputs = _leaves(inputs)
+        if not flat_inputs or not all(isinstance(t, KerasTensor) and t._node is None for t in flat_inputs):
+            raise _errors.GradkitValueError(
+                "tf.keras.Model(inputs, outputs): inputs must be tf.keras.Input(...) tensors (or a list or dict of "
+                f"them), but got {inputs!r}."
+            )
+        if not all(isinstance(t, KerasTensor) for t in _leaves(outputs)):
+            raise _errors.GradkitValueError(
+                "tf.keras.Model(inputs, outputs): outputs must be KerasTensors computed from the inputs by layers "
+                f"(or a list or dict of them), but got {outputs!r}."
+            )
+        known = {id(t) for t in flat_inputs}
+        nodes: dict[int, Node] = {}
+        stack = [t for t in _leaves(outputs) if isinstance(t, KerasTensor)]
+        while stack:
+            t = stack.pop()
+            if t._node is None:
+                if id(t) not in known:
+                    raise _errors.GradkitValueError(
+                        f"Graph disconnected: cannot find the input {t.name} (shape {t.shape}) among the model's "
+                        "inputs; the outputs depend on it. Pass every tf.keras.Input the outputs use as inputs."
+                    )
+                continue
+            if id(t._node) not in nodes:
+                nodes[id(t._node)] = t._node
+                stack.extend(t._node.inputs())
+        self.nodes = sorted(nodes.values(), key=lambda n: n.order)
+
+    def run(self, values):
+        """The outputs' values for the inputs' ``values`` (the inputs' structure)."""
+        known: dict[int, object] = {}
+        flat_inputs = _leaves(self.inputs)
+        if isinstance(self.inputs, dict) and isinstance(values, dict):
+            given = [values[k] for k in self.inputs]
+        else:
+            given = list(values) if isinstance(values, (list, tuple)) else [values]
+        if len(given) != len(flat_inputs):
+            raise _errors.GradkitValueError(
+                f"The functional model expects {len(flat_inputs)} input(s), but it received {len(given)} input "
+                "tensors. Pass them in the structure of the model's inputs."
+            )
+        for t, v in zip(flat_inputs, given):
+            known[id(t)] = v
+        for node in self.nodes:
+            out = node.layer(*_substitute(node.args, known), **_substitute(node.kwargs, known))
+            flat_symbolic = jax.tree_util.tree_leaves(
+                node.outputs, is_leaf=lambda x: isinstance(x, KerasTensor) or x is None
+            )
+            flat_values = jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, Tensor) or x is None)
+            for s, v in zip(flat_symbolic, flat_values):
+                if isinstance(s, KerasTensor):
+                    known[id(s)] = v
+        return _substitute(self.outputs, known)
+
+    def layers(self) -> list:
+        """The layers of the nodes, each once, in order (operators left out)."""
+        seen, out = set(), []
+        for node in self.nodes:
+            if not isinstance(node.layer, _OperatorCall) and id(node.layer) not in seen:
+                seen.add(id(node.layer))
+                out.append(node.layer)
+        return out
+
+    def output_shape_of(self, layer):
+        """The shape(s) of ``layer``'s outputs at its first node, or None."""
+        for node in self.nodes:
+            if node.layer is layer:
+                shapes = [t.shape for t in _leaves(node.outputs) if isinstance(t, KerasTensor)]
+                return shapes[0] if len(shapes) == 1 else shapes
+        return None

@@ -1,0 +1,159 @@
+"""Keras' functional API (``tf.keras.Input``, layers called on KerasTensors,
+``tf.keras.Model(inputs, outputs)``) against Keras 3 on TensorFlow: the same graph from the same
+weights gives the same outputs, gradients, training and summary."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+
+import gradkit.tf as gtf  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _summary_table import summary  # noqa: E402
+
+_RNG = np.random.default_rng(11)
+_X = _RNG.normal(size=(6, 5)).astype(np.float32)
+_Z = _RNG.normal(size=(6, 3)).astype(np.float32)
+_Y = _RNG.normal(size=(6, 2)).astype(np.float32)
+_TOKENS = np.array([[4, 2, 0, 0], [1, 3, 3, 0], [5, 0, 0, 0], [2, 2, 2, 2], [7, 1, 0, 0], [6, 6, 6, 0]], np.int32)
+
+
+def _same_weights(model, seed=0):
+    model.set_weights(
+        [
+            np.random.default_rng(seed + i).normal(scale=0.5, size=w.shape).astype(np.float32)
+            for i, w in enumerate(model.get_weights())
+        ]
+    )
+    return model
+
+
+def m_mlp(tf):
+    inputs = tf.keras.Input(shape=(5,), name="features")
+    x = tf.keras.layers.Dense(8, activation="relu", name="hidden")(inputs)
+    x = tf.keras.layers.Dropout(0.5, name="drop")(x)
+    outputs = tf.keras.layers.Dense(2, name="out")(x)
+    return tf.keras.Model(inputs, outputs, name="mlp"), _X
+
+
+def m_two_inputs_shared_layer_and_operators(tf):
+    a, b = tf.keras.Input(shape=(5,)), tf.keras.Input(shape=(3,))
+    shared = tf.keras.layers.Dense(4, activation="tanh")
+    left = shared(a[:, :3] * 2.0 + b)  # operators on KerasTensors, then a layer shared by two calls
+    right = shared(b)
+    merged = tf.keras.layers.Concatenate()([left, right - left, a])
+    outputs = tf.keras.layers.Dense(2)(merged)
+    return tf.keras.Model([a, b], outputs), [_X, _Z]
+
+
+def m_dict_inputs_and_outputs(tf):
+    inputs = {"u": tf.keras.Input(shape=(5,), name="u"), "v": tf.keras.Input(shape=(3,), name="v")}
+    h = tf.keras.layers.Add()([tf.keras.layers.Dense(4)(inputs["u"]), tf.keras.layers.Dense(4)(inputs["v"])])
+    outputs = {"first": tf.keras.layers.Dense(1)(h), "second": tf.keras.layers.Dense(2)(-h)}
+    return tf.keras.Model(inputs=inputs, outputs=outputs), {"u": _X, "v": _Z}
+
+
+def m_masked_sequence_model(tf):
+    tokens = tf.keras.Input(shape=(None,), dtype="int32")
+    x = tf.keras.layers.Embedding(10, 4, mask_zero=True)(tokens)
+    x = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(3, return_sequences=True))(x)
+    x = tf.keras.layers.GlobalAveragePooling1D()(x)
+    return tf.keras.Model(tokens, tf.keras.layers.Dense(2)(x)), _TOKENS
+
+
+def m_nested_model(tf):
+    inner_in = tf.keras.Input(shape=(5,))
+    inner = tf.keras.Model(inner_in, tf.keras.layers.Dense(3, activation="relu")(inner_in), name="inner")
+    inputs = tf.keras.Input(shape=(5,))
+    outputs = tf.keras.layers.Dense(2)(tf.keras.layers.BatchNormalization()(inner(inputs)))
+    return tf.keras.Model(inputs, outputs), _X
+
+
+MODELS = [
+    m_mlp,
+    m_two_inputs_shared_layer_and_operators,
+    m_dict_inputs_and_outputs,
+    m_masked_sequence_model,
+    m_nested_model,
+]
+
+
+def _np(x):
+    if isinstance(x, dict):
+        return {k: _np(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_np(e) for e in x]
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
+def _close(a, b, path="result"):
+    if isinstance(a, dict):
+        assert sorted(a) == sorted(b), (path, sorted(a), sorted(b))
+        for k in a:
+            _close(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{i}]")
+    else:
+        np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-6, err_msg=path)
+
+
+def _forward_and_gradients(make):
+    def program(tf):
+        model, data = make(tf)
+        _same_weights(model)
+        with tf.GradientTape() as tape:
+            out = model(data, training=False)
+            flat = list(out.values()) if isinstance(out, dict) else [out]
+            loss = sum(tf.reduce_sum(o**2) for o in flat)
+        grads = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_weights)]
+        shapes = [list(w.shape) for w in model.weights]
+        return {"out": out, "grads": grads, "shapes": shapes, "layers": len(model.layers)}
+
+    return program
+
+
+@pytest.mark.parametrize("make", MODELS, ids=lambda m: m.__name__)
+def test_functional_models_match_keras(make):
+    program = _forward_and_gradients(make)
+    expected, got = _np(program(tf_real)), _np(program(gtf))
+    assert expected.pop("layers") == got.pop("layers")
+    _close(expected, got)
+
+
+def test_functional_model_trains_with_fit_as_keras():
+    def program(tf):
+        model, data = m_two_inputs_shared_layer_and_operators(tf)
+        _same_weights(model)
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+        history = model.fit(data, _Y, batch_size=3, epochs=2, shuffle=False, verbose=0)
+        return [history.history["loss"], history.history["mae"], model.get_weights(), model.predict(data, verbose=0)]
+
+    _close(_np(program(tf_real)), _np(program(gtf)))
+
+
+def test_functional_summary_matches_keras():
+    expected, got = summary(m_mlp(tf_real)[0]), summary(m_mlp(gtf)[0])
+    assert got == expected
+
+
+def test_symbolic_misuse_is_refused():
+    x = gtf.keras.Input(shape=(3,))
+    with pytest.raises(TypeError, match=r"\[gradkit\].*KerasTensor.*Lambda"):
+        gtf.reduce_sum(x)
+    with pytest.raises(TypeError, match=r"\[gradkit\].*neither True nor False"):
+        bool(x)
+    other = gtf.keras.Input(shape=(3,))
+    y = gtf.keras.layers.Add()([x, other])
+    with pytest.raises(ValueError, match=r"\[gradkit\].*Graph disconnected"):
+        gtf.keras.Model(x, y)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*tf.keras.Input"):
+        gtf.keras.Model(gtf.ones([2, 3]), y)
+    # A Lambda layer takes TensorFlow functions, as Keras asks.
+    summed = gtf.keras.layers.Lambda(lambda t: gtf.reduce_sum(t, axis=-1, keepdims=True))(x)
+    np.testing.assert_allclose(gtf.keras.Model(x, summed)(np.ones((2, 3), np.float32)).numpy(), [[3.0], [3.0]])
