@@ -154,6 +154,10 @@ class Functional(Model):
     def outputs(self):
         return self._keras_graph.outputs
 
+    # Keras' singular names: the structure given to the constructor.
+    input = inputs
+    output = outputs
+
     def call(self, inputs, training=None, mask=None):
         return self._keras_graph.run(inputs)
 
