@@ -293,7 +293,8 @@ class Layer(LayerLosses, nn.Layer):
                 f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "
                 f"but got only {sorted(kwargs)}. Call it as layer(x, ...)."
             )
-        if functional.is_symbolic((args, kwargs)):  # Keras' functional API: record the call
+        plain = len(args) == 1 and not kwargs and isinstance(args[0], (Tensor, np.ndarray, jax.Array))
+        if not plain and functional.is_symbolic((args, kwargs)):  # Keras' functional API: record the call
             return functional.record_call(self, args, kwargs)
         _check_positional(self, args[1:])
         args = (_as_input(args[0]), *args[1:])
@@ -336,7 +337,8 @@ class Layer(LayerLosses, nn.Layer):
             elif type(self)._keras_call_takes_mask and masking.any_mask(previous_mask):
                 kwargs["mask"] = previous_mask
             outputs = wrap(call(*args, **kwargs))
-            masking.attach_output_masks(self, args[0], outputs, previous_mask)
+            if type(self).compute_mask is not Layer.compute_mask or masking.any_mask(previous_mask):
+                masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
                 self.add_loss(layer_regularization.activity_losses(self.activity_regularizer, outputs))
             return outputs
