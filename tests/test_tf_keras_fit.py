@@ -289,12 +289,13 @@ def test_bad_input_is_refused_and_leaves_weights_unchanged(call, error, match):
         np.testing.assert_array_equal(a, b)
 
 
-def test_several_outputs_and_missing_compile_are_refused():
+def test_mismatched_losses_and_missing_compile_are_refused():
     model = _model(gtf, 2)
     with pytest.raises(ValueError, match=r"\[gradkit\].*compile\(\)"):
         model.evaluate(_X, _Y_REG, verbose=0)
-    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*one output"):
-        model.compile(optimizer="sgd", loss=["mse", "mae"])
+    model.compile(optimizer="sgd", loss=["mse", "mae"])  # two losses for a model with one output
+    with pytest.raises(ValueError, match=r"\[gradkit\].*loss has 2 entries, but the model has 1 outputs"):
+        model.fit(_X, _Y_REG, verbose=0)
     with pytest.raises(ValueError, match=r"\[gradkit\].*Could not interpret optimizer"):
         model.compile(optimizer=object(), loss="mse")
 

@@ -157,3 +157,81 @@ def test_symbolic_misuse_is_refused():
     # A Lambda layer takes TensorFlow functions, as Keras asks.
     summed = gtf.keras.layers.Lambda(lambda t: gtf.reduce_sum(t, axis=-1, keepdims=True))(x)
     np.testing.assert_allclose(gtf.keras.Model(x, summed)(np.ones((2, 3), np.float32)).numpy(), [[3.0], [3.0]])
+
+
+def _two_heads(tf, as_dict):
+    inputs = tf.keras.Input(shape=(5,))
+    hidden = tf.keras.layers.Dense(4, activation="tanh", name="hidden")(inputs)
+    regression = tf.keras.layers.Dense(1, name="reg")(hidden)
+    classes = tf.keras.layers.Dense(3, activation="softmax", name="cls")(hidden)
+    outputs = {"r": regression, "c": classes} if as_dict else [regression, classes]
+    return _same_weights(tf.keras.Model(inputs, outputs))
+
+
+_Y_REG = _RNG.normal(size=(6, 1)).astype(np.float32)
+_Y_CLS = np.array([0, 2, 1, 1, 0, 2], np.int32)
+_SW = np.linspace(0.5, 2.0, 6).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    "as_dict, one_hot, compile_kwargs, fit_kwargs",
+    [
+        (
+            False,
+            False,
+            dict(
+                loss=["mse", "sparse_categorical_crossentropy"],
+                loss_weights=[1.0, 0.5],
+                metrics=[["mae"], ["accuracy"]],
+            ),
+            {},
+        ),
+        (
+            True,
+            False,
+            dict(loss={"r": "mse", "c": "ce"}, metrics={"r": "mae"}, weighted_metrics={"c": ["accuracy"]}),
+            dict(sample_weight=_SW),
+        ),
+        (True, False, dict(loss={"r": "huber", "c": None}, metrics={"c": "accuracy"}), dict(validation_split=0.5)),
+        (False, True, dict(loss="mse", metrics=["mse", "mae"]), {}),
+    ],
+    ids=["list", "dict_weighted", "dict_one_loss", "one_loss_for_both"],
+)
+# An output without a loss leaves its layer without gradients: Keras warns (gradkit may not).
+@pytest.mark.filterwarnings("ignore:Gradients do not exist:UserWarning")
+def test_several_outputs_compile_and_fit_as_keras(as_dict, one_hot, compile_kwargs, fit_kwargs):
+    def program(tf):
+        model = _two_heads(tf, as_dict)
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), **compile_kwargs)
+        y_cls = np.eye(3, dtype=np.float32)[_Y_CLS] if one_hot else _Y_CLS
+        y = {"r": _Y_REG, "c": y_cls} if as_dict else [_Y_REG, y_cls]
+        history = model.fit(_X, y, batch_size=3, epochs=2, shuffle=False, verbose=0, **fit_kwargs)
+        return {
+            "history": history.history,
+            "weights": model.get_weights(),
+            "evaluate": model.evaluate(_X, y, verbose=0),
+            "names": model.metrics_names,
+        }
+
+    expected, got = program(tf_real), program(gtf)
+    assert expected.pop("names") == got.pop("names")
+    assert list(expected["history"]) == list(got["history"])
+    _close(_np(expected), _np(got))
+
+
+def test_layers_are_in_keras_order():
+    """Keras orders a functional model's layers by depth, then by a walk from the outputs (so
+    the weights are in that order too)."""
+
+    def names(tf):
+        x = tf.keras.Input((3,), name="x")
+        a = tf.keras.layers.Dense(2, name="a")(x)
+        b = tf.keras.layers.Dense(2, name="b")(x)
+        c = tf.keras.layers.Dense(2, name="c")(a)
+        d = tf.keras.layers.Add(name="d")([c, b])
+        return [
+            [layer.name for layer in tf.keras.Model(x, outputs).layers]
+            for outputs in ([b, c], [c, b], d, {"p": c, "o": b})
+        ]
+
+    assert names(gtf) == names(tf_real)

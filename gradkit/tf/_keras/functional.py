@@ -238,13 +238,44 @@ class Graph:
         return _substitute(self.outputs, known)
 
     def layers(self) -> list:
-        """The layers of the nodes, each once, in order (operators left out)."""
-        seen, out = set(), []
-        for node in self.nodes:
-            if not isinstance(node.layer, _OperatorCall) and id(node.layer) not in seen:
-                seen.add(id(node.layer))
-                out.append(node.layer)
-        return out
+        """The layers (Input layers included, operators left out) in Keras' order: by depth
+        (the longest path to an output), deepest first, ties in the order a depth-first walk
+        from the outputs first meets them."""
+        first_seen: dict[int, int] = {}
+        by_id: dict[int, object] = {}
+        done: set[int] = set()
+
+        def operation(t):
+            return t._node.layer if t._node is not None else getattr(t, "_keras_input_layer", None)
+
+        def walk(t):
+            op = operation(t)
+            if op is not None and id(op) not in first_seen:
+                first_seen[id(op)] = len(first_seen)
+                by_id[id(op)] = op
+            node = t._node
+            if node is None or id(node) in done:
+                return
+            for u in node.inputs():
+                walk(u)
+            done.add(id(node))
+
+        for t in _leaves(self.outputs):
+            walk(t)
+        node_depth = {id(n): 0 for n in self.nodes}
+        op_depth: dict[int, int] = {}
+        for node in reversed(self.nodes):  # consumers before the nodes they read
+            depth = max(node_depth[id(node)], op_depth.get(id(node.layer), 0))
+            op_depth[id(node.layer)] = depth
+            for u in node.inputs():
+                if u._node is not None:
+                    node_depth[id(u._node)] = max(node_depth[id(u._node)], depth + 1)
+                else:
+                    op = operation(u)
+                    if op is not None:
+                        op_depth[id(op)] = max(op_depth.get(id(op), 0), depth + 1)
+        order = sorted(first_seen, key=lambda k: (-op_depth.get(k, 0), first_seen[k]))
+        return [by_id[k] for k in order if not isinstance(by_id[k], _OperatorCall)]
 
     def output_shape_of(self, layer):
         """The shape(s) of ``layer``'s outputs at its first node, or None."""

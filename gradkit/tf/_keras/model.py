@@ -137,9 +137,8 @@ class Functional(Model):
         Layer.__init__(self, name=name, trainable=trainable)
         graph = functional.Graph(inputs, outputs)
         self.__dict__["_keras_graph"] = graph
-        inputs_layers = [t._keras_input_layer for t in functional._leaves(inputs) if hasattr(t, "_keras_input_layer")]
-        # The layers in Keras' order (inputs first); held as an attribute, so the weights are theirs.
-        self._functional_layers = inputs_layers + graph.layers()
+        # The layers in Keras' order; held as an attribute, so the weights are theirs, in that order.
+        self._functional_layers = graph.layers()
         self.built = True
 
     @property
@@ -153,6 +152,14 @@ class Functional(Model):
     @property
     def outputs(self):
         return self._keras_graph.outputs
+
+    @property
+    def output_names(self):
+        """Keras': the names of the output layers (a dict output is named by its keys instead)."""
+        outputs = self.outputs
+        if isinstance(outputs, dict):
+            return sorted(outputs)
+        return [t._node.layer.name for t in functional._leaves(outputs)]
 
     # Keras' singular names: the structure given to the constructor.
     input = inputs

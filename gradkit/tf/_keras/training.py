@@ -8,8 +8,8 @@ applied by the compiled optimizer, the loss tracker and compiled metrics updated
 ``run_eagerly=True``, each step runs as one ``tf.function`` (``gk.jit``), so same-shaped
 batches compile once (a smaller last batch compiles once more). Callbacks and ``History``
 are Keras'. The data are arrays, a ``PyDataset`` or a generator of batches
-(``training_epochs.py``); a model has one output for the compiled loss and metrics (several:
-override ``train_step``).
+(``training_epochs.py``); a model with several outputs takes its losses and metrics per output
+(``training_compile.py``).
 """
 
 from __future__ import annotations
@@ -38,10 +38,12 @@ class _CompileState:
     """What ``compile`` set up; kept apart from the model's attributes, so that its metrics
     are not also found among the metrics the model holds as attributes."""
 
-    def __init__(self, loss, metrics, weighted_metrics, loss_weights):
-        self.loss = None if loss is None else CompileLoss(loss, loss_weights)
+    def __init__(self, loss, metrics, weighted_metrics, loss_weights, output_names):
+        self.loss = None if loss is None else CompileLoss(loss, loss_weights, output_names)
         self.metrics = (
-            None if metrics is None and weighted_metrics is None else CompileMetrics(metrics, weighted_metrics)
+            None
+            if metrics is None and weighted_metrics is None
+            else CompileMetrics(metrics, weighted_metrics, output_names)
         )
         self.loss_tracker = metrics_module.Mean(name="loss")
 
@@ -72,6 +74,7 @@ class Trainer:
     train_function = None
     test_function = None
     predict_function = None
+    output_names = None  # a functional model names its outputs (its output layers)
 
     # -- compile ---------------------------------------------------------------------------
     def compile(
@@ -100,7 +103,9 @@ class Trainer:
                 f"tf.keras.Model.compile: optimizer is {optimizer!r}, which is not a tf.keras optimizer. Pass an "
                 "instance (tf.keras.optimizers.Adam(1e-3)) or a name ('adam', 'sgd', ...)."
             )
-        self.__dict__["_keras_compile_state"] = _CompileState(loss, metrics, weighted_metrics, loss_weights)
+        self.__dict__["_keras_compile_state"] = _CompileState(
+            loss, metrics, weighted_metrics, loss_weights, self.output_names
+        )
         self.loss = loss
         if jit_compile is True and run_eagerly:
             warnings.warn(
@@ -133,6 +138,8 @@ class Trainer:
             out.append(state.loss_tracker)
             if state.metrics is not None:
                 out.append(state.metrics)
+            if state.loss is not None:
+                out += state.loss.metrics  # each output's loss, with several
         out += _attribute_metrics(self)
         for layer in self._keras_flatten_layers():
             out += _attribute_metrics(layer)

@@ -1,11 +1,14 @@
-"""What ``Model.compile`` makes of its ``loss``, ``metrics`` and ``weighted_metrics``
-arguments (Keras 3's ``CompileLoss`` and ``CompileMetrics``), for a model with one output.
+"""What ``Model.compile`` makes of its ``loss``, ``loss_weights``, ``metrics`` and
+``weighted_metrics`` arguments (Keras 3's ``CompileLoss`` and ``CompileMetrics``).
 
 As in Keras, ``"accuracy"``/``"acc"`` and ``"crossentropy"``/``"ce"`` are resolved from the
 first batch's shapes (binary when the prediction's last dimension is 1, sparse categorical
 when the targets have lower rank or a last dimension of 1, categorical otherwise); metrics
 are built at their first update, and ``metrics`` are updated without the sample weights,
-``weighted_metrics`` with them.
+``weighted_metrics`` with them. A model with several outputs (a list, or a dict by name) takes
+one loss for all or one per output (a list in output order, or a dict by output name: a dict
+output's key, a functional model's output layer name), and its logs name each output's loss
+``<output>_loss`` and metric ``<output>_<metric>``.
 """
 
 from __future__ import annotations
@@ -19,16 +22,62 @@ from .._convert import convert
 from . import loss_registry, losses, metrics, metrics_registry
 
 
-def _single(structure, what: str):
-    """The one array of a model's output (or targets); several are refused."""
-    flat = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: isinstance(x, Tensor))
-    if len(flat) != 1:
-        raise _errors.GradkitNotImplementedError(
-            f"tf.keras.Model.compile/fit in gradkit.tf handles models with one output, but {what} holds "
-            f"{len(flat)} arrays. For several outputs, override train_step/test_step (or write the loop with "
-            "tf.GradientTape) and combine their losses yourself."
+def _is_leaf(x) -> bool:
+    return isinstance(x, Tensor) or not isinstance(x, (list, tuple, dict))
+
+
+def flat_outputs(structure, output_names=None) -> list:
+    """``[(name, value)]`` for each output of ``structure`` (a dict's by sorted key, a list's in
+    order, named by ``output_names`` where the model knows them: a functional model's output
+    layers)."""
+    if isinstance(structure, dict):
+        return [(key, structure[key]) for key in sorted(structure)]
+    values = jax.tree_util.tree_leaves(structure, is_leaf=_is_leaf)
+    names = (
+        list(output_names) if output_names is not None and len(output_names) == len(values) else [None] * len(values)
+    )
+    return list(zip(names, values))
+
+
+def _per_output(spec, outputs: list, what: str) -> list:
+    """``spec`` (one thing for every output, a list by position, or a dict by output name) as a
+    list with one entry per output."""
+    count = len(outputs)
+    if isinstance(spec, dict):
+        names = [name for name, _ in outputs]
+        unknown = sorted(set(spec) - {n for n in names if n is not None})
+        if unknown:
+            raise _errors.GradkitValueError(
+                f"tf.keras.Model.compile: {what} names the outputs {unknown}, but the model's outputs are "
+                f"{names}. Key the dict by output names (a dict output's keys, a functional model's output layer "
+                "names), or pass a list in output order."
+            )
+        return [spec.get(name) for name in names]
+    if isinstance(spec, (list, tuple)):
+        if len(spec) != count:
+            raise _errors.GradkitValueError(
+                f"tf.keras.Model.compile: {what} has {len(spec)} entries, but the model has {count} outputs; pass one "
+                "per output, in order (None for an output without one)."
+            )
+        return list(spec)
+    return [spec] * count
+
+
+def _aligned(structure, outputs: list, like, what: str) -> list:
+    """``structure`` (targets or sample weights) as one entry per output of ``like``."""
+    if isinstance(structure, dict):
+        if isinstance(like, dict):
+            return [structure[name] for name, _ in outputs]
+        return [structure.get(name) for name, _ in outputs]
+    values = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: _is_leaf(x) or x is None)
+    if len(outputs) == 1:
+        return [structure if len(values) != 1 else values[0]]
+    if len(values) != len(outputs):
+        raise _errors.GradkitValueError(
+            f"y_true and y_pred have different structures: {what} holds {len(values)} arrays for the model's "
+            f"{len(outputs)} outputs. Pass one per output, as a list in output order or a dict by output name."
         )
-    return flat[0]
+    return values
 
 
 def _by_kind(y_true, y_pred, binary, sparse, categorical):
@@ -51,31 +100,24 @@ def _object_name(obj) -> str:
 
 
 class CompileLoss:
-    """``loss(y, y_pred, sample_weight) * loss_weight`` for the compiled loss."""
+    """The compiled loss: ``sum(loss_i(y_i, y_pred_i, sample_weight_i) * loss_weight_i)`` over
+    the model's outputs; with several losses each output's unweighted loss is also tracked (a
+    ``Mean`` named ``<output>_loss``), as in Keras."""
 
-    def __init__(self, loss, loss_weights=None):
-        if isinstance(loss, (list, tuple, dict)):
-            if len(loss) != 1:
-                raise _errors.GradkitNotImplementedError(
-                    f"tf.keras.Model.compile got {len(loss)} losses ({loss!r}); gradkit.tf's compiled loss handles "
-                    "a model with one output (one loss). Override train_step for several outputs."
-                )
-            loss = next(iter(loss.values())) if isinstance(loss, dict) else loss[0]
-        if isinstance(loss_weights, (list, tuple)):
-            loss_weights = loss_weights[0] if len(loss_weights) == 1 else loss_weights
-        if isinstance(loss_weights, dict):
-            loss_weights = next(iter(loss_weights.values())) if len(loss_weights) == 1 else loss_weights
-        if loss_weights is not None and not isinstance(loss_weights, (int, float)):
+    def __init__(self, loss, loss_weights=None, output_names=None):
+        if loss_weights is not None and not isinstance(loss_weights, (int, float, list, tuple, dict)):
             raise _errors.GradkitValueError(
-                f"tf.keras.Model.compile: loss_weights is {loss_weights!r}; for a model with one output it is one "
-                "number (or a list or dict holding one)."
+                "Expected `loss_weights` argument to be a float (single output case) or a list, tuple, or dict "
+                f"(multiple output case). Received instead: loss_weights={loss_weights!r} of type {type(loss_weights)}"
             )
         self._identifier = loss
-        self._loss_weight = loss_weights
-        self._loss = None
+        self._loss_weights = loss_weights
+        self._output_names = output_names
+        self._losses = None  # per output: (loss, weight), or None for an output without a loss
+        self._trackers: dict = {}  # output index -> the Mean of its unweighted loss (several losses)
+        self.metrics: list = []
 
-    def _build(self, y_true, y_pred):
-        identifier = self._identifier
+    def _resolve(self, identifier, y_true, y_pred):
         if isinstance(identifier, str) and identifier.lower() in ("crossentropy", "ce"):
             fn = _by_kind(
                 y_true,
@@ -89,24 +131,57 @@ class CompileLoss:
         if not isinstance(fn, losses.Loss):
             name = identifier if isinstance(identifier, str) else _object_name(fn)
             fn = losses.LossFunctionWrapper(fn, name=name)
-        self._loss = fn
+        return fn
+
+    def _build(self, y_true: list, outputs: list):
+        identifiers = _per_output(self._identifier, outputs, "loss")
+        weights = self._loss_weights
+        if len(outputs) == 1 and isinstance(weights, (list, tuple, dict)) and len(weights) == 1:
+            weights = next(iter(weights.values())) if isinstance(weights, dict) else weights[0]
+        weights = _per_output(weights, outputs, "loss_weights")
+        self._losses = [
+            None if ident is None else (self._resolve(ident, y_t, y_p), w)
+            for ident, w, y_t, (_, y_p) in zip(identifiers, weights, y_true, outputs)
+        ]
+        present = [i for i, entry in enumerate(self._losses) if entry is not None]
+        if isinstance(self._identifier, dict):  # Keras walks a dict of losses in its own order
+            order = {name: k for k, name in enumerate(self._identifier)}
+            present.sort(key=lambda i: order.get(outputs[i][0], len(order)))
+        if len(present) > 1:
+            self._trackers = {i: metrics.Mean(name=f"{outputs[i][0] or self._losses[i][0].name}_loss") for i in present}
+            self.metrics = list(self._trackers.values())
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = _single(y_true, "y"), _single(y_pred, "the model's output")
-        if self._loss is None:
-            self._build(y_true, y_pred)
-        value = convert(self._loss(y_true, y_pred, sample_weight), "float32")
-        if self._loss_weight is not None:
-            value = value * self._loss_weight
-        return value
+        outputs = flat_outputs(y_pred, self._output_names)
+        targets = _aligned(y_true, outputs, y_pred, "y")
+        if self._losses is None:
+            self._build(targets, outputs)
+        nested = isinstance(sample_weight, (list, tuple, dict))
+        weights = (
+            _aligned(sample_weight, outputs, y_pred, "sample_weight") if nested else [sample_weight] * len(outputs)
+        )
+        total = None
+        for i, (entry, y_t, (_, y_p), sw) in enumerate(zip(self._losses, targets, outputs, weights)):
+            if entry is None:
+                continue
+            loss, weight = entry
+            value = convert(loss(y_t, y_p, sw), "float32")
+            tracker = self._trackers.get(i)
+            if tracker is not None:
+                tracker.update_state(value, sample_weight=y_p.shape[0])
+            if weight is not None:
+                value = value * weight
+            total = value if total is None else total + value
+        return total
 
 
 class CompileMetrics:
-    """The compiled metrics of one output: built at the first update, results by name."""
+    """The compiled metrics: built at the first update (``accuracy`` resolved from each output's
+    shapes), results by name (``<output>_<metric>`` where outputs have names)."""
 
     name = "compile_metrics"
 
-    def __init__(self, user_metrics, weighted_metrics):
+    def __init__(self, user_metrics, weighted_metrics, output_names=None):
         for argument, value in (("metrics", user_metrics), ("weighted_metrics", weighted_metrics)):
             if value and not isinstance(value, (list, tuple, dict)):
                 raise _errors.GradkitValueError(
@@ -115,32 +190,35 @@ class CompileMetrics:
                 )
         self._user = user_metrics
         self._weighted = weighted_metrics
+        self._output_names = output_names
         self.built = False
-        self._plain: list = []
+        self._plain: list = []  # (output index, output name or None, metric)
         self._weighted_list: list = []
 
     @property
     def metrics(self) -> list:
-        return self._plain + self._weighted_list
+        return [m for _, _, m in self._plain + self._weighted_list]
 
-    def _resolve(self, spec, y_true, y_pred) -> list:
+    def _resolve(self, spec, targets: list, outputs: list, argument: str) -> list:
         if not spec:
             return []
-        if isinstance(spec, dict):
-            if len(spec) != 1:
-                raise _errors.GradkitNotImplementedError(
-                    f"tf.keras.Model.compile got metrics for {len(spec)} outputs ({spec!r}); gradkit.tf's compiled "
-                    "metrics handle a model with one output."
-                )
-            spec = next(iter(spec.values()))
-        flat = spec if isinstance(spec, (list, tuple)) else [spec]
-        flat = [m for item in flat for m in (item if isinstance(item, (list, tuple)) else [item])]
-        return [self._metric(m, y_true, y_pred) for m in flat]
+        if len(outputs) == 1:
+            # One output: every metric given is its (a dict's values, nested lists flattened), unprefixed.
+            flat = list(spec.values()) if isinstance(spec, dict) else spec
+            per_output = [flat]
+            names = [None]
+        else:
+            per_output = _per_output(spec, outputs, argument)
+            names = [name for name, _ in outputs]
+        found = []
+        for i, (entry, name) in enumerate(zip(per_output, names)):
+            items = entry if isinstance(entry, (list, tuple)) else [entry]
+            items = [m for item in items for m in (item if isinstance(item, (list, tuple)) else [item])]
+            found += [(i, name, self._metric(m, targets[i], outputs[i][1])) for m in items if m is not None]
+        return found
 
     @staticmethod
     def _metric(identifier, y_true, y_pred):
-        if identifier is None:
-            raise _errors.GradkitValueError("Expected metric, received `None`")
         if str(identifier).lower() in ("accuracy", "acc"):
             kind = _by_kind(
                 y_true, y_pred, metrics.BinaryAccuracy, metrics.SparseCategoricalAccuracy, metrics.CategoricalAccuracy
@@ -155,25 +233,29 @@ class CompileMetrics:
         return found
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = _single(y_true, "y"), _single(y_pred, "the model's output")
+        outputs = flat_outputs(y_pred, self._output_names)
+        targets = _aligned(y_true, outputs, y_pred, "y")
         if not self.built:
-            self._plain = self._resolve(self._user, y_true, y_pred)
-            self._weighted_list = self._resolve(self._weighted, y_true, y_pred)
+            self._plain = self._resolve(self._user, targets, outputs, "metrics")
+            self._weighted_list = self._resolve(self._weighted, targets, outputs, "weighted_metrics")
             self.built = True
-        for m in self._plain:
-            m.update_state(y_true, y_pred)
-        if sample_weight is not None:
-            sample_weight = _single(sample_weight, "sample_weight")
-        for m in self._weighted_list:
-            m.update_state(y_true, y_pred, sample_weight)
+        if isinstance(sample_weight, (list, tuple, dict)):
+            weights = _aligned(sample_weight, outputs, y_pred, "sample_weight")
+        else:
+            weights = [sample_weight] * len(outputs)  # one weight for every output, as Keras repeats it
+        for i, _, m in self._plain:
+            m.update_state(targets[i], outputs[i][1])
+        for i, _, m in self._weighted_list:
+            m.update_state(targets[i], outputs[i][1], weights[i])
 
     def reset_state(self):
         for m in self.metrics:
             m.reset_state()
 
     def result(self) -> dict:
-        """Each metric's result by its name; a weighted metric whose name a plain one has
-        is called ``weighted_<name>``, and further repeats get ``_1``, ``_2``, ... (Keras')."""
+        """Each metric's result by its name, prefixed by its output's; a weighted metric whose
+        name a plain one has is called ``weighted_<name>``, and further repeats get ``_1``,
+        ``_2``, ... (Keras')."""
         results: dict = {}
         counters: dict = {}
 
@@ -184,8 +266,12 @@ class CompileMetrics:
             counters[name] += 1
             return f"{name}_{counters[name] - 1}"
 
-        for m in self._plain:
-            results[unique(m.name)] = m.result()
-        for m in self._weighted_list:
-            results[unique(m.name if m.name not in counters else f"weighted_{m.name}")] = m.result()
+        def prefixed(output: str | None, name: str) -> str:
+            return name if output is None else f"{output}_{name}"
+
+        for _, output, m in self._plain:
+            results[unique(prefixed(output, m.name))] = m.result()
+        for _, output, m in self._weighted_list:
+            name = prefixed(output, m.name)
+            results[unique(name if name not in counters else prefixed(output, f"weighted_{m.name}"))] = m.result()
         return results
