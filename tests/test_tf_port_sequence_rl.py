@@ -414,10 +414,7 @@ def test_recurrent_layers_initial_state_and_weight_layout_match_keras(name):
     assert gk_shapes[2] == tf_shapes[2]
 
 
-@pytest.mark.parametrize(
-    "options",
-    [{"dropout": 0.2}, {"recurrent_dropout": 0.1}, {"stateful": True}],
-)
+@pytest.mark.parametrize("options", [{"stateful": True}])
 def test_recurrent_layer_options_not_implemented_are_refused(options):
     with pytest.raises(
         (NotImplementedError, TypeError, ValueError), match=r"^\[gradkit\].*(Leave it out|does not implement)"

@@ -121,8 +121,8 @@ _RNN_TAIL = (
     "kernel_constraint",
     "recurrent_constraint",
     "bias_constraint",
-    ("dropout", 0.0),
-    ("recurrent_dropout", 0.0),
+    "dropout",
+    "recurrent_dropout",
 )
 BUILTIN.update(
     {

@@ -30,7 +30,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _array, _control
 from .._convert import convert, wrap
 from . import activations as _keras_activations
-from . import initializers, layer_args, layer_config, layer_regularization, masking
+from . import initializers, layer_args, layer_config, layer_regularization, masking, rnn_dropout
 from .layers import _KerasLayer
 
 
@@ -83,15 +83,15 @@ def _call(fn, x):
     return _control._value(out) if isinstance(out, Tensor) else out
 
 
-def _simple_rnn_step(h, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
-    z = x_proj + h[0] @ recurrent_kernel
+def _simple_rnn_step(h, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after, masks):
+    z = x_proj + rnn_dropout.masked(h[0], masks, 0) @ recurrent_kernel
     h_new = _call(activation, z if bias is None else z + bias[None, :])
     return (h_new,), h_new
 
 
-def _lstm_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
+def _lstm_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after, masks):
     h, c = state
-    z = x_proj + h @ recurrent_kernel
+    z = x_proj + rnn_dropout.project(h, recurrent_kernel, masks, 4)
     if bias is not None:
         z = z + bias[None, :]
     zi, zf, zc, zo = jnp.split(z, 4, axis=-1)
@@ -101,7 +101,7 @@ def _lstm_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_acti
     return (h_new, c_new), h_new
 
 
-def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after):
+def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after, masks):
     h = state[0]
     input_bias, recurrent_bias = (None, None) if bias is None else (bias[0], bias[1]) if reset_after else (bias, None)
     if input_bias is not None:
@@ -109,7 +109,7 @@ def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activ
     x_z, x_r, x_h = jnp.split(x_proj, 3, axis=-1)
     units = h.shape[-1]
     if reset_after:
-        inner = h @ recurrent_kernel
+        inner = rnn_dropout.project(h, recurrent_kernel, masks, 3)
         if recurrent_bias is not None:
             inner = inner + recurrent_bias[None, :]
         r_z, r_r, r_h = jnp.split(inner, 3, axis=-1)
@@ -117,10 +117,12 @@ def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activ
         r = _call(recurrent_activation, x_r + r_r)
         candidate = _call(activation, x_h + r * r_h)
     else:
-        inner = h @ recurrent_kernel[:, : 2 * units]
+        gate_masks = masks if masks is None or masks.shape[0] == 1 else masks[:2]
+        inner = rnn_dropout.project(h, recurrent_kernel[:, : 2 * units], gate_masks, 2)
         z = _call(recurrent_activation, x_z + inner[:, :units])
         r = _call(recurrent_activation, x_r + inner[:, units:])
-        candidate = _call(activation, x_h + (r * h) @ recurrent_kernel[:, 2 * units :])
+        h_candidate = rnn_dropout.masked(h, masks, 2)
+        candidate = _call(activation, x_h + (r * h_candidate) @ recurrent_kernel[:, 2 * units :])
     h_new = z * h + (1.0 - z) * candidate
     return (h_new,), h_new
 
@@ -128,17 +130,33 @@ def _gru_step(state, x_proj, recurrent_kernel, bias, activation, recurrent_activ
 _STEPS = {"simple_rnn": _simple_rnn_step, "lstm": _lstm_step, "gru": _gru_step}
 
 
-def _run_rnn(inputs, states, kernel, recurrent_kernel, bias, mask, *, kind, activation, recurrent_activation, options):
-    """The whole sequence as one ``lax.scan``: (outputs over time, final states)."""
+def _run_rnn(
+    inputs,
+    states,
+    kernel,
+    recurrent_kernel,
+    bias,
+    mask,
+    input_masks,
+    state_masks,
+    *,
+    kind,
+    activation,
+    recurrent_activation,
+    options,
+):
+    """The whole sequence as one ``lax.scan``: (outputs over time, final states). ``input_masks``
+    and ``state_masks`` are the dropout masks (see ``rnn_dropout``), None without dropout."""
     go_backwards, reset_after, zero_output_for_mask = options
     step = _STEPS[kind]
+    gates = kernel.shape[-1] // recurrent_kernel.shape[0]
     xs = jnp.swapaxes(inputs, 0, 1)  # time first
     if go_backwards:
         xs = xs[::-1]
-    x_proj = xs @ kernel  # every step's input projection at once
+    x_proj = rnn_dropout.project(xs, kernel, input_masks, gates)  # every step's input projection at once
 
     def body(carry, x_t):
-        return step(carry, x_t, recurrent_kernel, bias, activation, recurrent_activation, reset_after)
+        return step(carry, x_t, recurrent_kernel, bias, activation, recurrent_activation, reset_after, state_masks)
 
     if mask is None:
         final, outputs = jax.lax.scan(body, tuple(states), x_proj)
@@ -219,14 +237,12 @@ class _RNN(_KerasLayer, Layer):
                 "silently or differ from Keras. Add the penalty yourself: self.add_loss(regularizer(outputs)) in a "
                 "layer around it, or use GRU/LSTM, which apply it."
             )
-        for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
-            if value != 0:
-                raise _errors.GradkitValueError(
-                    f"{what} got {arg}={value!r}, which gradkit.tf does not implement (ignoring it would change "
-                    f"training). Leave it out, or apply tf.keras.layers.Dropout to the layer's inputs or outputs."
-                )
+        dropout = rnn_dropout.clamped_rate(dropout, "dropout", what)
+        recurrent_dropout = rnn_dropout.clamped_rate(recurrent_dropout, "recurrent_dropout", what)
         kwargs.pop("use_cudnn", None)  # a backend choice: the results are the same
-        kwargs.pop("implementation", None)  # LSTM's two equal ways of computing the gates
+        # GRU's and LSTM's two ways of computing the gates give the same results; they differ in
+        # how many dropout masks a call draws (implementation 1: one per gate), as in Keras.
+        implementation = kwargs.pop("implementation", 2)
         layer_args.base_options(what, kwargs)
         layer_args.check_initializers(
             what,
@@ -264,7 +280,10 @@ class _RNN(_KerasLayer, Layer):
         self.stateful = False
         # Where a mask skips a step: its output is zeros (True) or the previous step's output (False).
         self.zero_output_for_mask = bool(zero_output_for_mask)
-        self.seed = seed  # only used by dropout, which gradkit.tf refuses; kept for the config
+        self.dropout = dropout
+        self.recurrent_dropout = recurrent_dropout
+        self.implementation = 1 if recurrent_dropout != 0.0 else implementation
+        self.seed = seed
         self.kernel = self.recurrent_kernel = self.bias = None
 
     def _what(self) -> str:
@@ -338,6 +357,18 @@ class _RNN(_KerasLayer, Layer):
     def compute_mask(self, inputs, mask=None):
         return masking.recurrent_output_mask(self, mask)
 
+    def _dropout_masks(self, shape, training) -> tuple:
+        """This call's dropout masks for the inputs and the state (None where none applies):
+        drawn once per call, one per gate with Keras' implementation 1 (see ``rnn_dropout``)."""
+        count = self.gates if self.implementation == 1 and self.kind != "simple_rnn" else 1
+        batch, features = shape[0], shape[-1]
+        input_masks = state_masks = None
+        if rnn_dropout.applies(self, self.dropout, training):
+            input_masks = rnn_dropout.draw_masks(self.dropout, count, (batch, features), self.seed)
+        if rnn_dropout.applies(self, self.recurrent_dropout, training):
+            state_masks = rnn_dropout.draw_masks(self.recurrent_dropout, count, (batch, self.units), self.seed)
+        return input_masks, state_masks
+
     def call(self, sequences, initial_state=None, mask=None, training=None):
         layer_args.check_rank(sequences.shape, 3, "(batch, timesteps, features)", self._what())
         layer_args.check_float(sequences, self._what())
@@ -349,6 +380,7 @@ class _RNN(_KerasLayer, Layer):
         states = self._initial_states(sequences, initial_state)
         mask = self._mask(mask, sequences.shape)
         bias = None if self.bias is None else self.bias.value
+        input_masks, state_masks = self._dropout_masks(sequences.shape, training)
         outputs, final = _run_rnn_op(
             sequences,
             states,
@@ -356,6 +388,8 @@ class _RNN(_KerasLayer, Layer):
             self.recurrent_kernel.value,
             bias,
             mask,
+            input_masks,
+            state_masks,
             kind=self.kind,
             activation=self.activation,
             recurrent_activation=self.recurrent_activation,

@@ -42,7 +42,7 @@ def stack_step(x, states, params, specs):
         params, specs, states
     ):
         step = recurrent_layers._STEPS[kind]
-        s, x = step(tuple(s), x @ kernel, recurrent_kernel, bias, activation, recurrent_activation, reset_after)
+        s, x = step(tuple(s), x @ kernel, recurrent_kernel, bias, activation, recurrent_activation, reset_after, None)
         new_states.append(s)
     return x, tuple(new_states)
 
@@ -88,8 +88,10 @@ class _Cell(_KerasLayer, Layer):
         for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
             if value != 0:
                 raise _errors.GradkitValueError(
-                    f"{what} got {arg}={value!r}, which gradkit.tf does not implement (ignoring it would change "
-                    "training). Leave it out, or apply tf.keras.layers.Dropout to the inputs or outputs."
+                    f"{what} got {arg}={value!r}, which gradkit.tf does not implement for a cell (Keras keeps a "
+                    "cell's mask from call to call until reset_dropout_mask(); ignoring it would change training). "
+                    f"Use the layer, tf.keras.layers.{what.rsplit('.', 1)[-1].replace('Cell', '')}({arg}=...), "
+                    "which implements it, or apply tf.keras.layers.Dropout to the inputs or outputs."
                 )
         kwargs.pop("implementation", None)  # LSTMCell's two equal ways of computing the gates
         if kwargs.pop("activity_regularizer", None) is not None:
@@ -127,7 +129,7 @@ class _Cell(_KerasLayer, Layer):
             recurrent_constraint=recurrent_constraint,
             bias_constraint=bias_constraint,
         )
-        self.seed = seed  # only used by dropout, which gradkit.tf refuses; kept for the config
+        self.seed = seed  # only used by dropout, which a cell refuses; kept for the config
         self.kernel = self.recurrent_kernel = self.bias = None
 
     # The recurrent layers' config form of the activations, bias shape and bias initializer
