@@ -414,12 +414,9 @@ def test_recurrent_layers_initial_state_and_weight_layout_match_keras(name):
     assert gk_shapes[2] == tf_shapes[2]
 
 
-@pytest.mark.parametrize("options", [{"stateful": True}])
-def test_recurrent_layer_options_not_implemented_are_refused(options):
-    with pytest.raises(
-        (NotImplementedError, TypeError, ValueError), match=r"^\[gradkit\].*(Leave it out|does not implement)"
-    ):
-        gtf.keras.layers.GRU(5, **options)
+def test_a_stateful_rnn_of_a_cell_is_refused():
+    with pytest.raises(NotImplementedError, match=r"^\[gradkit\].*stateful=True.*does not implement"):
+        gtf.keras.layers.RNN(gtf.keras.layers.GRUCell(5), stateful=True)
 
 
 def test_a_recurrent_layer_refuses_a_mask_of_another_shape():

@@ -16,8 +16,10 @@ and then to 3: a size that changes with them is unknown (``None``) in the result
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
+import threading
 
 import jax
 import numpy as np
@@ -26,6 +28,31 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
 _counter = itertools.count()  # nodes are numbered as they are made: a topological order
+_symbolic = threading.local()  # .runs: the symbolic runs under way in this thread (see symbolic_run)
+
+
+@contextlib.contextmanager
+def symbolic_run(unknown_batch: bool):
+    """Layers run on zeros only to find shapes or make weights (``record_call``, a model's
+    ``build``), for inputs whose batch size is unknown or not."""
+    runs = _symbolic.__dict__.setdefault("runs", [])
+    runs.append(unknown_batch)
+    try:
+        yield
+    finally:
+        runs.pop()
+
+
+def running_symbolically() -> bool:
+    """Whether layers are being run on zeros (see ``symbolic_run``): a layer with state (a
+    stateful RNN) must then leave it as it is, as Keras' symbolic calls do."""
+    return bool(getattr(_symbolic, "runs", None))
+
+
+def batch_size_unknown() -> bool:
+    """Whether the innermost symbolic run is for inputs of unknown batch size."""
+    runs = getattr(_symbolic, "runs", None)
+    return bool(runs) and runs[-1]
 
 
 class KerasTensor:
@@ -160,10 +187,12 @@ def record_call(layer, args, kwargs):
     from .._convert import wrap
 
     runs = []
-    for unknown in (2, 3):
-        examples = {id(t): _example(t, unknown) for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)}
-        out = wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples)))
-        runs.append(out)
+    symbolic = [t for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)]
+    with symbolic_run(unknown_batch=any(not t.shape or t.shape[0] is None for t in symbolic)):
+        for unknown in (2, 3):
+            examples = {id(t): _example(t, unknown) for t in symbolic}
+            out = wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples)))
+            runs.append(out)
     node = Node(layer, args, kwargs)
     flat_two, treedef = jax.tree_util.tree_flatten(runs[0], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
     flat_three = jax.tree_util.tree_leaves(runs[1], is_leaf=lambda x: isinstance(x, Tensor) or x is None)

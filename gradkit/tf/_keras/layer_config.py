@@ -111,7 +111,7 @@ _CONV_TRANSPOSE = (
     *_CONSTRAINED_KEPT,
 )
 _POOLING = ("pool_size", "padding", "strides", "data_format")
-_RNN_HEAD = ("return_sequences", "return_state", "go_backwards", ("stateful", False), "unroll", "zero_output_for_mask")
+_RNN_HEAD = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll", "zero_output_for_mask")
 _RNN_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
 _RNN_TAIL = (
     "kernel_regularizer",

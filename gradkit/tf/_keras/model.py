@@ -85,7 +85,8 @@ class Model(Trainer, Layer):
             return  # the first call builds the layers as it runs
         self.__dict__["_keras_build_input_shape"] = tuple(input_shape)
         shape = tuple(1 if d is None else int(d) for d in input_shape)
-        self(Tensor.concrete(jax.numpy.zeros(shape, np.float32)), training=False)
+        with functional.symbolic_run(unknown_batch=not input_shape or input_shape[0] is None):
+            self(Tensor.concrete(jax.numpy.zeros(shape, np.float32)), training=False)
 
     def get_layer(self, name=None, index=None):
         """Keras': the sublayer called ``name``, or the one at ``index`` in ``layers``."""

@@ -30,7 +30,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _array, _control
 from .._convert import convert, wrap
 from . import activations as _keras_activations
-from . import initializers, layer_args, layer_config, layer_regularization, masking, rnn_dropout
+from . import initializers, layer_args, layer_config, layer_regularization, masking, rnn_dropout, rnn_state
 from .layers import _KerasLayer
 
 
@@ -223,13 +223,6 @@ class _RNN(_KerasLayer, Layer):
         **kwargs,
     ):
         what = f"tf.keras.layers.{type(self).__name__}"
-        layer_args.refuse_unimplemented(
-            what,
-            "units, activation, recurrent_activation, use_bias, the initializers, regularizers and constraints, "
-            "return_sequences, return_state, go_backwards, unroll, name and trainable (and GRU's reset_after, "
-            "LSTM's unit_forget_bias)",
-            stateful=stateful,
-        )
         if activity_regularizer is not None and self.keras_ignores_activity_regularizer:
             raise _errors.GradkitNotImplementedError(
                 f"{what}(activity_regularizer={activity_regularizer!r}): Keras 3's SimpleRNN takes this argument but "
@@ -277,7 +270,8 @@ class _RNN(_KerasLayer, Layer):
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
         self.unroll = bool(unroll)
-        self.stateful = False
+        self.stateful = bool(stateful)
+        self.states = None  # a stateful layer's state Variables, made when it is built (not weights, as in Keras)
         # Where a mask skips a step: its output is zeros (True) or the previous step's output (False).
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.dropout = dropout
@@ -317,6 +311,14 @@ class _RNN(_KerasLayer, Layer):
         if self.use_bias:
             self.bias = self.add_weight("bias", self._bias_shape(), self._bias_initializer())
         layer_regularization.attach_to_weights(self, "kernel", "recurrent_kernel", "bias")
+        if self.stateful:
+            rnn_state.build_states(self, input_shape[0])
+
+    def reset_state(self) -> None:
+        """Keras': a stateful layer's states back to zeros (nothing for a layer without state)."""
+        rnn_state.reset(self)
+
+    reset_states = reset_state  # Keras' older name
 
     def get_initial_state(self, batch_size) -> list:
         """Keras 3's zero states: a list of ``(batch_size, units)`` zeros (LSTM: ``[h, c]``)."""
@@ -377,6 +379,8 @@ class _RNN(_KerasLayer, Layer):
                 f"{self._what()} was built for {self.kernel.shape[0]} features (last axis), but got shape "
                 f"{tuple(sequences.shape)}. Pass {self.kernel.shape[0]} features, or use a new layer."
             )
+        if initial_state is None and self.stateful:
+            initial_state = rnn_state.current(self, sequences.shape[0])
         states = self._initial_states(sequences, initial_state)
         mask = self._mask(mask, sequences.shape)
         bias = None if self.bias is None else self.bias.value
@@ -395,6 +399,8 @@ class _RNN(_KerasLayer, Layer):
             recurrent_activation=self.recurrent_activation,
             options=(self.go_backwards, getattr(self, "reset_after", False), self.zero_output_for_mask),
         )
+        if self.stateful:
+            rnn_state.keep(self, final)
         if self.return_sequences:
             output = outputs
         else:  # Keras' last output: the last step's (masked) output, which is h only without a mask

@@ -115,7 +115,7 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
             if getattr(sub, "zero_output_for_mask", None) is not None:
                 sub.zero_output_for_mask = sub.return_sequences  # as Keras sets it
         self.merge_mode = merge_mode
-        self.stateful = False
+        self.stateful = bool(getattr(layer, "stateful", False))
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
 
@@ -157,6 +157,25 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
 
     def compute_mask(self, inputs, mask=None):
         return masking.recurrent_output_mask(self, mask)
+
+    def reset_state(self) -> None:
+        """Keras': both layers' states back to zeros; only for a stateful layer."""
+        if not self.stateful:
+            raise _errors.GradkitAttributeError(
+                f"{self.name}.reset_state(): the layer must be stateful, as in Keras; wrap a layer made with "
+                "stateful=True."
+            )
+        for layer in (self.forward_layer, self.backward_layer):
+            layer.reset_state()
+
+    reset_states = reset_state  # Keras' older name
+
+    @property
+    def states(self):
+        """Keras': the forward layer's states, then the backward layer's (None unless stateful and built)."""
+        if not (getattr(self.forward_layer, "states", None) and getattr(self.backward_layer, "states", None)):
+            return None
+        return (*self.forward_layer.states, *self.backward_layer.states)
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         kwargs = {"training": training}
