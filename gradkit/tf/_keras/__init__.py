@@ -17,6 +17,7 @@ from . import callbacks as _callbacks
 from . import callbacks_monitor as _callbacks_monitor
 from . import callbacks_more as _callbacks_more
 from . import callbacks_progbar as _callbacks_progbar
+from . import cloning as _cloning
 from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
@@ -178,7 +179,9 @@ api = Namespace(
     Optimizer=_optimizers.Optimizer,
     Initializer=_initializers.Initializer,
     Variable=_keras_variable.KerasVariable,
-    models=Namespace("gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential),
+    models=Namespace(
+        "gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential, clone_model=_cloning.clone_model
+    ),
     layers=Namespace(
         "gradkit.tf.keras.layers",
         **_members(_layers, LAYERS),

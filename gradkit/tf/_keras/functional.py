@@ -266,6 +266,32 @@ class Graph:
                     known[id(s)] = v
         return _substitute(self.outputs, known)
 
+    def replay(self, new_inputs, layer_for, call):
+        """The outputs of this graph rebuilt on the KerasTensors ``new_inputs`` (the inputs'
+        structure): each node's layer replaced by ``layer_for(layer)`` (operators kept) and
+        called by ``call(layer, *args, **kwargs)``, in the order the nodes were made (Keras'
+        ``_run_through_graph``, which ``clone_model`` uses)."""
+        known: dict[int, object] = {}
+        for t, new in zip(_leaves(self.inputs), _leaves(new_inputs)):
+            known[id(t)] = new
+        for node in self.nodes:
+            layer = node.layer if isinstance(node.layer, _OperatorCall) else layer_for(node.layer)
+            out = call(layer, *_substitute(node.args, known), **_substitute(node.kwargs, known))
+            flat_old = jax.tree_util.tree_leaves(
+                node.outputs, is_leaf=lambda x: isinstance(x, KerasTensor) or x is None
+            )
+            flat_new = jax.tree_util.tree_leaves(out, is_leaf=lambda x: isinstance(x, KerasTensor) or x is None)
+            if len(flat_new) != len(flat_old):
+                raise _errors.GradkitValueError(
+                    f"The layer that replaces '{getattr(node.layer, 'name', node.layer)}' gives {len(flat_new)} "
+                    f"output(s) where the model's layer gave {len(flat_old)}; a replacement must give outputs of the "
+                    "same structure."
+                )
+            for old, new in zip(flat_old, flat_new):
+                if isinstance(old, KerasTensor):
+                    known[id(old)] = new
+        return _substitute(self.outputs, known)
+
     def layers(self) -> list:
         """The layers (Input layers included, operators left out) in Keras' order: by depth
         (the longest path to an output), deepest first, ties in the order a depth-first walk

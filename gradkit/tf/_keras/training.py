@@ -97,6 +97,17 @@ class Trainer:
                 f"tf.keras.Model.compile(steps_per_execution={steps_per_execution!r}): gradkit.tf runs one step "
                 "per call (each a compiled program already); leave steps_per_execution at 1."
             )
+        # As given, for tf.keras.models.clone_model to compile a clone alike (Keras' compile config).
+        self.__dict__["_keras_compile_args"] = {
+            "optimizer": optimizer,
+            "loss": loss,
+            "loss_weights": loss_weights,
+            "metrics": metrics,
+            "weighted_metrics": weighted_metrics,
+            "run_eagerly": run_eagerly,
+            "jit_compile": jit_compile,
+            "auto_scale_loss": auto_scale_loss,
+        }
         self.optimizer = optimizer_registry.get(optimizer)
         if not isinstance(self.optimizer, optimizers.Optimizer):
             raise _errors.GradkitTypeError(
