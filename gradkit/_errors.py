@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import jax
 
-from ._op_errors import InvalidArgumentError, OperatorNotAllowedInGraphError, OutOfRangeError
+from ._op_errors import (
+    DataLossError,
+    InvalidArgumentError,
+    NotFoundError,
+    OperatorNotAllowedInGraphError,
+    OutOfRangeError,
+)
 
 PREFIX = "[gradkit] "
 
@@ -71,6 +77,35 @@ class GradkitOutOfRangeError(GradkitError, OutOfRangeError):
         if not message.startswith(PREFIX):
             message = PREFIX + message
         OutOfRangeError.__init__(self, None, None, message)
+
+
+class GradkitNotFoundError(GradkitError, NotFoundError, FileNotFoundError):
+    """A file that is not there: TensorFlow's ``tf.errors.NotFoundError``, as ``tf.train`` raises for
+    a checkpoint, and Python's FileNotFoundError, as Keras raises for a weights file."""
+
+    def __init__(self, message: str):
+        if not message.startswith(PREFIX):
+            message = PREFIX + message
+        NotFoundError.__init__(self, None, None, message)
+
+
+class CheckpointFormatError(GradkitError, ValueError, DataLossError):
+    """A file that is not a checkpoint gradkit wrote (TensorFlow's own tensor bundle, a damaged
+    file): a ValueError, and TensorFlow's ``DataLossError``, an OpError as TensorFlow raises for a
+    file it cannot read as a checkpoint."""
+
+    def __init__(self, message: str):
+        if not message.startswith(PREFIX):
+            message = PREFIX + message
+        DataLossError.__init__(self, None, None, message)
+
+
+class GradkitFileExistsError(GradkitError, FileExistsError):
+    """A file gradkit was asked not to overwrite (``save_weights(overwrite=False)``)."""
+
+
+class GradkitImportError(GradkitError, ImportError):
+    """An optional package a feature needs is not installed (h5py for Keras weights files)."""
 
 
 class InvalidArgumentTypeError(GradkitTypeError, InvalidArgumentError):

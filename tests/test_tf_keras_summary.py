@@ -95,9 +95,41 @@ def p_nested_frozen(tf):
     return [trainable, _summary(model, expand_nested=True)]
 
 
+def p_functional_graph(tf):
+    """Two inputs, a layer called twice, operators: the "Connected to" column and operator rows
+    (named as Keras numbers them: both sessions cleared first)."""
+    tf.keras.backend.clear_session()
+    a, b = tf.keras.Input((4,), name="a"), tf.keras.Input((2,), name="b")
+    shared = tf.keras.layers.Dense(3, name="shared")
+    h = shared(a) + tf.keras.layers.Dense(3, name="from_b")(b)
+    g = shared(tf.keras.layers.Dense(4, name="back")(-h))
+    concat = tf.keras.layers.Concatenate(name="cat")([g, h])
+    model = tf.keras.Model([a, b], [h[:, :1], tf.keras.layers.Dense(1, name="head")(concat)], name="graph")
+    trainable = _summary(model, show_trainable=True)
+    del trainable["header"]  # the narrow "Trainable" header is cut to fit rich's widths, not gradkit's
+    return [_summary(model), trainable]
+
+
+def p_functional_chain(tf):
+    """A chain (one input, each layer once): no "Connected to" column, as in Keras."""
+    tf.keras.backend.clear_session()
+    x = tf.keras.Input((4,), name="x")
+    y = tf.keras.layers.Dense(2, name="first")(x)
+    y = tf.keras.layers.Dense(1, name="second")(y * 2.0)
+    return [_summary(tf.keras.Model(x, y, name="chain"))]
+
+
 @pytest.mark.parametrize(
     "program",
-    [p_sequential_with_input, p_compiled_and_trained, p_subclassed, p_unbuilt_sequential_and_conv, p_nested_frozen],
+    [
+        p_sequential_with_input,
+        p_compiled_and_trained,
+        p_subclassed,
+        p_unbuilt_sequential_and_conv,
+        p_nested_frozen,
+        p_functional_graph,
+        p_functional_chain,
+    ],
     ids=lambda p: p.__name__,
 )
 def test_summary_matches_keras(program):

@@ -20,6 +20,11 @@ def unique_name(base: str) -> str:
     return base if n == 0 else f"{base}_{n}"
 
 
+def reset_unique_names() -> None:
+    """Start every name's count again (``tf.keras.backend.clear_session``): the next is 'dense'."""
+    _name_counts.clear()
+
+
 class Layer(Module):
     """Subclasses implement ``build(input_shape)`` and ``call(x, **kwargs)``."""
 

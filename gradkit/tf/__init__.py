@@ -395,6 +395,23 @@ config = _Namespace(
     ),
 )
 math.l2_normalize = _nn.l2_normalize
+# tf.train: checkpoints (gradkit's own files under TensorFlow's names).
+from ._checkpoint import checkpoint as _checkpoint  # noqa: E402
+from ._checkpoint import manager as _checkpoint_manager  # noqa: E402
+from ._checkpoint import reader as _checkpoint_reader  # noqa: E402
+from ._checkpoint import state_file as _checkpoint_state  # noqa: E402
+
+train = _Namespace(
+    "gradkit.tf.train",
+    Checkpoint=_checkpoint.Checkpoint,
+    CheckpointManager=_checkpoint_manager.CheckpointManager,
+    latest_checkpoint=_checkpoint_state.latest_checkpoint,
+    get_checkpoint_state=_checkpoint_state.get_checkpoint_state,
+    load_checkpoint=_checkpoint_reader.load_checkpoint,
+    list_variables=_checkpoint_reader.list_variables,
+    load_variable=_checkpoint_reader.load_variable,
+)
+del _checkpoint, _checkpoint_manager, _checkpoint_reader, _checkpoint_state
 
 del (
     _arithmetic,
@@ -497,6 +514,14 @@ image = _Namespace(
         for n in module.__all__
     },
 )
+
+from . import _data  # noqa: E402
+
+data = _data.namespace()  # tf.data: input pipelines
+
+from . import _summary  # noqa: E402
+
+summary = _summary.namespace()  # tf.summary: TensorBoard event files
 
 
 def __getattr__(name):

@@ -146,7 +146,7 @@ def init_scope():
     it, as TensorFlow does: every tape is paused, values made from constants are computed at once
     and ``tf.executing_eagerly()`` is True inside (the name scope stays as it is)."""
     traced = not executing_eagerly()
-    with _tapes_paused(), _name_scope.outside_graph() if traced else contextlib.nullcontext():
+    with tapes_paused(), _name_scope.outside_graph() if traced else contextlib.nullcontext():
         if not traced:
             yield None
             return
@@ -159,7 +159,7 @@ def init_scope():
 
 
 @contextlib.contextmanager
-def _tapes_paused():
+def tapes_paused():
     """Every tape recording in this thread paused, as each one's ``stop_recording`` pauses it."""
     session = _graph.local.session
     if session is None:

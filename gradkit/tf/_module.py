@@ -10,6 +10,7 @@ from gradkit._core.variable import Variable
 from gradkit.nn.module import Module as _NnModule
 
 from . import _name_scope
+from ._checkpoint import deferred
 
 
 def _flat(value) -> list:
@@ -71,6 +72,11 @@ class Module(_NnModule):
         super().__init__(name)
         # TensorFlow fixes a module's name scope when it is made (inside another's scope: nested).
         self._module_scope = _name_scope.scope_for(self.name)
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if deferred.waiting():
+            deferred.built(self)  # a checkpoint restored before this attribute held its Variable
 
     @property
     def name_scope(self) -> _name_scope.name_scope:

@@ -13,6 +13,9 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import augmentation_affine_layers as _augmentation_affine_layers
+from . import augmentation_layers as _augmentation_layers
+from . import backend_config as _backend_config
 from . import callbacks as _callbacks
 from . import callbacks_monitor as _callbacks_monitor
 from . import callbacks_more as _callbacks_more
@@ -27,6 +30,7 @@ from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
 from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
+from . import keras_random as _keras_random
 from . import keras_variable as _keras_variable
 from . import lambda_layer as _lambda_layer
 from . import layers as _layers
@@ -55,12 +59,14 @@ from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
 from . import pooling_layers_nd as _pooling_layers_nd
 from . import preprocessing_layers as _preprocessing_layers
+from . import progbar as _progbar
 from . import regularizers as _regularizers
 from . import reshaping_layers as _reshaping_layers
 from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
+from . import serialization_registry as _serialization_registry
 from . import training_data as _training_data
 from . import training_epochs as _training_epochs
 from . import unit_rms_normalization as _unit_rms_normalization
@@ -68,6 +74,19 @@ from . import upsampling_layers as _upsampling_layers
 from . import utils_data as _utils_data
 from .input_layer import Input as _Input
 from .model import Model as _Model
+from .model import load_model as _load_model
+from .model import save_model as _save_model
+from .ops import core_ops as _ops_core
+from .ops import linalg_ops as _ops_linalg
+from .ops import math_ops as _ops_math
+from .ops import nn_activations as _ops_nn_activations
+from .ops import nn_ops as _ops_nn
+from .ops import numpy_creation as _ops_creation
+from .ops import numpy_diagonals as _ops_diagonals
+from .ops import numpy_elementwise as _ops_elementwise
+from .ops import numpy_products as _ops_products
+from .ops import numpy_reductions as _ops_reductions
+from .ops import numpy_shapes as _ops_shapes
 from .sequential import Sequential as _Sequential
 
 
@@ -138,6 +157,19 @@ NOISE_LAYERS = (
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 CALLBACKS = "Callback CallbackList History"
 SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
+RANDOM = "SeedGenerator normal uniform randint truncated_normal dropout shuffle categorical gamma binomial beta"
+SAVING = (
+    "register_keras_serializable get_registered_name get_registered_object custom_object_scope CustomObjectScope "
+    "get_custom_objects"
+)
+# tf.keras.ops and its numpy / nn / linalg submodules, each from the modules implementing it.
+OPS_NUMPY = {
+    name: getattr(m, name)
+    for m in (_ops_elementwise, _ops_reductions, _ops_creation, _ops_shapes, _ops_diagonals, _ops_products)
+    for name in m.NAMES.split()
+}
+OPS_NN = {**_members(_ops_nn_activations, _ops_nn_activations.NAMES), **_members(_ops_nn, _ops_nn.NAMES)}
+OPS_LINALG = _members(_ops_linalg, _ops_linalg.NAMES)
 
 _activations.register_names()
 
@@ -180,7 +212,12 @@ api = Namespace(
     Initializer=_initializers.Initializer,
     Variable=_keras_variable.KerasVariable,
     models=Namespace(
-        "gradkit.tf.keras.models", Model=_Model, Sequential=_Sequential, clone_model=_cloning.clone_model
+        "gradkit.tf.keras.models",
+        Model=_Model,
+        Sequential=_Sequential,
+        clone_model=_cloning.clone_model,
+        load_model=_load_model,  # refused: whole saved models are not covered
+        save_model=_save_model,
     ),
     layers=Namespace(
         "gradkit.tf.keras.layers",
@@ -196,6 +233,8 @@ api = Namespace(
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
         **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
+        **_members(_augmentation_layers, "RandomFlip RandomContrast RandomBrightness RandomCrop"),
+        **_members(_augmentation_affine_layers, "RandomRotation RandomZoom RandomTranslation"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
@@ -263,6 +302,9 @@ api = Namespace(
         pack_x_y_sample_weight=_training_data.pack_x_y_sample_weight,
         unpack_x_y_sample_weight=_training_data.unpack_x_y_sample_weight,
         **_members(_utils_data, _utils_data.NAMES),
+        **_members(_serialization_registry, SAVING),
+        Progbar=_progbar.Progbar,
+        clear_session=_backend_config.clear_session,
     ),
     callbacks=Namespace(
         "gradkit.tf.keras.callbacks",
@@ -271,5 +313,23 @@ api = Namespace(
         **_members(_callbacks_more, "TerminateOnNaN LambdaCallback CSVLogger SwapEMAWeights"),
         **_members(_callbacks_monitor, "EarlyStopping ReduceLROnPlateau LearningRateScheduler"),
     ),
-    backend=Namespace("gradkit.tf.keras.backend", epsilon=lambda: 1e-7, floatx=lambda: "float32"),
+    backend=Namespace("gradkit.tf.keras.backend", **_members(_backend_config, _backend_config.NAMES)),
+    config=Namespace("gradkit.tf.keras.config", **_members(_backend_config, _backend_config.CONFIG_NAMES)),
+    ops=Namespace(
+        "gradkit.tf.keras.ops",
+        **OPS_NUMPY,
+        **OPS_NN,
+        **OPS_LINALG,
+        **_members(_ops_math, _ops_math.NAMES),
+        **_members(_ops_core, _ops_core.NAMES),
+        numpy=Namespace("gradkit.tf.keras.ops.numpy", **OPS_NUMPY),
+        nn=Namespace("gradkit.tf.keras.ops.nn", **OPS_NN),
+        linalg=Namespace("gradkit.tf.keras.ops.linalg", **OPS_LINALG),
+    ),
+    random=Namespace("gradkit.tf.keras.random", **_members(_keras_random, RANDOM)),
+    saving=Namespace("gradkit.tf.keras.saving", **_members(_serialization_registry, SAVING)),
+    preprocessing=Namespace(
+        "gradkit.tf.keras.preprocessing",
+        sequence=Namespace("gradkit.tf.keras.preprocessing.sequence", pad_sequences=_utils_data.pad_sequences),
+    ),
 )

@@ -45,6 +45,7 @@ from gradkit._core.variable import Variable as _CoreVariable
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.module import Module as _NnModule
 
+from .._checkpoint import deferred
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
 from . import functional, initializers, layer_config, layer_regularization, masking
@@ -112,6 +113,7 @@ def _marks_built(build):
     def build_and_mark(self, *args, **kwargs):
         out = build(self, *args, **kwargs)
         self.built = True
+        deferred.built(self)  # checkpoint values restored before the layer had these weights
         return out
 
     build_and_mark._keras_marks_built = True
@@ -408,8 +410,11 @@ class Layer(LayerLosses, nn.Layer):
         )
 
     def _make_variable(self, value, name, trainable):
+        # A checkpoint restored before the layer was built gives the weight its initial value.
+        value = deferred.initial_value(self, name, value)
         variable = Variable(value, name=f"{self.name}/{name}", trainable=trainable)
         self.__dict__.setdefault("_keras_own", []).append(variable)
+        deferred.bind_weight(self, variable)
         return variable
 
     def _keras_layers(self) -> list:

@@ -154,10 +154,10 @@ def _compile_like(model, clone) -> None:
     """Compile ``clone`` as ``model`` was, as Keras' ``compile_from_config`` does: the same
     arguments, with a new optimizer and new metric objects of the same configurations (Keras
     rebuilds them from their serialized configs, so nothing of their state is shared)."""
-    args = model.__dict__.get("_keras_compile_args")
-    if not model.compiled or args is None:
+    state = model.__dict__.get("_keras_compile_state")
+    if not model.compiled or state is None:
         return
-    args = dict(args)
+    args = dict(state.given)
     args["optimizer"] = _fresh(args["optimizer"])
     args["metrics"] = _map_metrics(args["metrics"])
     args["weighted_metrics"] = _map_metrics(args["weighted_metrics"])

@@ -26,6 +26,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
+from gradkit.nn.layer import unique_name
 
 _counter = itertools.count()  # nodes are numbered as they are made: a topological order
 _symbolic = threading.local()  # .runs: the symbolic runs under way in this thread (see symbolic_run)
@@ -130,12 +131,39 @@ KerasTensor.__abs__ = lambda self: record_call(_OperatorCall(operator.abs), (sel
 KerasTensor.__getitem__ = lambda self, key: record_call(_OperatorCall(operator.getitem), (self, key), {})
 
 
+# Keras' operation classes for the Python operators on KerasTensors (``x + y`` is ``ops.Add``).
+_OPERATOR_CLASSES = {
+    operator.add: "Add",
+    operator.sub: "Subtract",
+    operator.mul: "Multiply",
+    operator.truediv: "TrueDivide",
+    operator.floordiv: "FloorDivide",
+    operator.mod: "Mod",
+    operator.pow: "Power",
+    operator.matmul: "Matmul",
+    operator.and_: "LogicalAnd",
+    operator.or_: "LogicalOr",
+    operator.lt: "Less",
+    operator.le: "LessEqual",
+    operator.gt: "Greater",
+    operator.ge: "GreaterEqual",
+    operator.neg: "Negative",
+    operator.abs: "Absolute",
+    operator.getitem: "GetItem",
+}
+
+
 class _OperatorCall:
-    """A Python operator applied to tensors: a node of its own (Keras records keras.ops calls)."""
+    """A Python operator applied to tensors: a node of its own, named as Keras names the
+    operation it records (``add``, ``get_item_1``: Keras' class in snake case, numbered with
+    the layers' names, so the names of layers made later are Keras' too)."""
 
     def __init__(self, fn):
+        from .layer_names import keras_snake
+
         self.fn = fn
-        self.name = fn.__name__.strip("_")
+        self.class_name = _OPERATOR_CLASSES.get(fn, fn.__name__.strip("_").title())
+        self.name = unique_name(keras_snake(self.class_name))
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
@@ -293,7 +321,11 @@ class Graph:
         return _substitute(self.outputs, known)
 
     def layers(self) -> list:
-        """The layers (Input layers included, operators left out) in Keras' order: by depth
+        """The layers (Input layers included) in Keras' order (see ``operations``)."""
+        return [op for op in self.operations() if not isinstance(op, _OperatorCall)]
+
+    def operations(self) -> list:
+        """The layers and operators (Input layers included) in Keras' order: by depth
         (the longest path to an output), deepest first, ties in the order a depth-first walk
         from the outputs first meets them."""
         first_seen: dict[int, int] = {}
@@ -330,7 +362,38 @@ class Graph:
                     if op is not None:
                         op_depth[id(op)] = max(op_depth.get(id(op), 0), depth + 1)
         order = sorted(first_seen, key=lambda k: (-op_depth.get(k, 0), first_seen[k]))
-        return [by_id[k] for k in order if not isinstance(by_id[k], _OperatorCall)]
+        return [by_id[k] for k in order]
+
+    def inbound(self, operation) -> list:
+        """Keras' "Connected to" entries of ``operation``: for each of its calls in this graph,
+        each KerasTensor argument as ``(producer, node_index, tensor_index)``, where
+        ``node_index`` counts the producer's calls (Input layers: 0)."""
+        calls: dict[int, list] = {}
+        for node in self.nodes:
+            calls.setdefault(id(node.layer), []).append(node)
+        found = []
+        for node in calls.get(id(operation), []):
+            for t in node.inputs():
+                if t._node is None:
+                    found.append((getattr(t, "_keras_input_layer", None), 0, 0))
+                    continue
+                producer = t._node.layer
+                found.append((producer, calls[id(producer)].index(t._node), t._index))
+        return found
+
+    def sequential_like(self) -> bool:
+        """Keras' test for leaving out the "Connected to" column: a chain, each call reading
+        one tensor, no layer called twice, one call per depth."""
+        seen: set[int] = set()
+        for node in self.nodes:
+            if len(node.inputs()) > 1 or id(node.layer) in seen:
+                return False
+            seen.add(id(node.layer))
+        consumers: dict[int, int] = {}
+        for node in self.nodes:
+            for t in node.inputs():
+                consumers[id(t)] = consumers.get(id(t), 0) + 1
+        return all(count == 1 for count in consumers.values()) and len(_leaves(self.inputs)) == 1
 
     def output_shape_of(self, layer):
         """The shape(s) of ``layer``'s outputs at its first node, or None."""

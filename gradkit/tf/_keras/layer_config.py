@@ -352,18 +352,29 @@ def from_config(cls, config: dict):
 
 def serialize_layer(layer) -> dict:
     """``keras.layers.serialize``: a layer of gradkit.tf's (or a subclass) as Keras writes it."""
+    from .serialization_registry import get_registered_name
+
     cls = type(layer)
-    module = _LAYERS_MODULE if cls.__module__.startswith("gradkit.tf._keras") else cls.__module__
-    return {"module": module, "class_name": cls.__name__, "config": layer.get_config(), "registered_name": None}
+    built_in = cls.__module__.startswith("gradkit.tf._keras")
+    module = _LAYERS_MODULE if built_in else cls.__module__
+    registered = None if built_in else get_registered_name(cls)  # Keras': "package>Name", else the class name
+    return {"module": module, "class_name": cls.__name__, "config": layer.get_config(), "registered_name": registered}
 
 
 def deserialize_layer(config: dict, custom_objects=None):
     """``keras.layers.deserialize``: a layer made from ``serialize_layer``'s dict (a class of
-    ``custom_objects`` by its name first, then gradkit.tf's layers)."""
+    ``custom_objects``, of an enclosing ``custom_object_scope`` or registered with
+    ``register_keras_serializable``, by its registered or class name, first; then gradkit.tf's layers)."""
     from . import api, layers  # the tf.keras.layers namespace, then the module it starts from
+    from .serialization_registry import find
 
     name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or getattr(api.layers, str(name), None) or getattr(layers, str(name), None)
+    cls = (
+        (custom_objects or {}).get(name)
+        or find(name, config.get("registered_name"), custom_objects)
+        or getattr(api.layers, str(name), None)
+        or getattr(layers, str(name), None)
+    )
     # Keras raises TypeError ("Could not locate class") for a class it does not know.
     if cls is None:
         raise _errors.GradkitTypeError(

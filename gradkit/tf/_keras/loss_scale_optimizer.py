@@ -33,6 +33,7 @@ from gradkit import _errors
 from gradkit._core import frames
 from gradkit._core.variable import Variable
 
+from .._checkpoint import deferred
 from .._convert import call, convert
 from .optimizers import _BASE_OPTIONS, Optimizer, _checked_pairs
 
@@ -123,6 +124,7 @@ class LossScaleOptimizer(Optimizer):
         self.step_counter = Variable(counter, name="step_counter", trainable=False)
         self.dynamic_scale = Variable(scale, name="dynamic_scale", trainable=False)
         self.inner_optimizer.build(var_list)
+        deferred.built(self)  # checkpoint values waiting for the Variables made now
 
     def scale_loss(self, loss):
         """``loss`` times the current scale (``initial_scale`` before the first step)."""

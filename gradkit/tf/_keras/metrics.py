@@ -10,16 +10,14 @@ changes none of the tape's gradients.
 
 from __future__ import annotations
 
-import contextlib
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._tape import graph as _graph
 
 from .._convert import call, convert
+from .._graph_helpers import tapes_paused
 from .._math import _divide_no_nan
 from .._namespace import missing
 from .._variables import Variable
@@ -27,19 +25,7 @@ from . import losses as _losses
 from . import masking
 from .losses import same_rank
 
-
-@contextlib.contextmanager
-def _unrecorded():
-    """Every tape recording in this thread paused, as each one's ``stop_recording`` pauses it."""
-    session = _graph.local.session
-    if session is None:
-        yield
-        return
-    active, session.active = session.active, 0
-    try:
-        yield
-    finally:
-        session.active = active
+_unrecorded = tapes_paused  # a metric's update is bookkeeping: no tape records it
 
 
 def _samplewise(values, sample_weight, reduce_fn):

@@ -5,8 +5,9 @@ train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
 ``optimizer.apply_gradients``, inside a ``tf.function`` if you like (it compiles once for
 same-shaped steps), or with Keras' ``compile``/``fit``/``evaluate``/``predict`` on arrays
 (``training.py``; override ``train_step`` to customize a step). ``tf.keras.Model(inputs,
-outputs)`` makes a functional model (``Functional`` below, ``functional.py``). Saving raises an
-error: copy weights with ``get_weights``/``set_weights``.
+outputs)`` makes a functional model (``Functional`` below, ``functional.py``). ``save_weights`` and
+``load_weights`` read and write Keras' ``.weights.h5`` files (``weights_h5.py``); saving a whole
+model (``save``, ``.keras`` files) raises an error.
 
 >>> import gradkit.tf as tf
 >>> class MyModel(tf.keras.Model):
@@ -39,13 +40,33 @@ from .training import Trainer
 def _keras_loop_only(method: str):
     def refuse(self, *args, **kwargs):
         raise _errors.GradkitTypeError(
-            f"tf.keras.Model.{method} is Keras' saving machinery, which gradkit.tf does not implement "
-            "(it trains models: compile/fit/evaluate/predict or custom loops). Read and copy the weights with "
-            "model.get_weights() / set_weights() and save those arrays (np.savez)."
+            f"tf.keras.Model.{method} is Keras' whole-model saving (.keras archives, exports), which gradkit.tf does "
+            "not implement. Save the weights instead: model.save_weights('model.weights.h5') (Keras' own file), or "
+            "tf.train.Checkpoint(model=model, optimizer=optimizer).save(prefix) for the training state too; keep "
+            "the code that builds the model."
         )
 
     refuse.__name__ = method
     return refuse
+
+
+def load_model(filepath, *args, **kwargs):
+    """``tf.keras.models.load_model``: refused, with what to do instead."""
+    raise _errors.GradkitNotImplementedError(
+        f"tf.keras.models.load_model({filepath!r}) reads a whole saved model (a .keras archive, a SavedModel), "
+        "which gradkit.tf does not implement. Keep the code that builds the model, build it, and load its weights: "
+        "model.load_weights('model.weights.h5') (a file Keras' save_weights wrote too), or "
+        "tf.train.Checkpoint(model=model).restore(path)."
+    )
+
+
+def save_model(model, filepath, *args, **kwargs):
+    """``tf.keras.models.save_model``: refused, with what to do instead."""
+    raise _errors.GradkitNotImplementedError(
+        f"tf.keras.models.save_model(model, {filepath!r}) writes a whole model (a .keras archive), which gradkit.tf "
+        "does not implement. Save the weights: model.save_weights('model.weights.h5'), or "
+        "tf.train.Checkpoint(model=model).save(prefix)."
+    )
 
 
 class Model(Trainer, Layer):
@@ -122,9 +143,21 @@ class Model(Trainer, Layer):
         """Keras' table of the model's layers and parameter totals (``model_summary.py``)."""
         model_summary.print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable, layer_range)
 
+    def save_weights(self, filepath, overwrite=True, max_shard_size=None):
+        """Keras 3's ``save_weights``: the weights in a ``.weights.h5`` file, in Keras' layout (real
+        Keras reads it); needs h5py. See ``weights_h5.py`` (the optimizer is not saved)."""
+        from . import weights_h5
+
+        weights_h5.save_weights(self, filepath, overwrite, max_shard_size)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs):
+        """Keras 3's ``load_weights`` of a ``.weights.h5`` file (one real Keras wrote too), every
+        weight checked before any is written; needs h5py."""
+        from . import weights_h5
+
+        weights_h5.load_weights(self, filepath, skip_mismatch, **kwargs)
+
     save = _keras_loop_only("save")
-    save_weights = _keras_loop_only("save_weights")
-    load_weights = _keras_loop_only("load_weights")
     to_json = _keras_loop_only("to_json")
     export = _keras_loop_only("export")
 

@@ -1,7 +1,9 @@
 """``model.summary()``: Keras 3's table of a model's layers (name and type, output shape,
 parameter count) and its parameter totals, with their memory sizes.
 
-The rows, shapes, counts and totals are Keras' (a layer not built yet shows ``?`` and
+The rows, shapes, counts and totals are Keras' (a functional model that is not a chain gets
+Keras' "Connected to" column, and its operators, ``x + y``, rows of their own; a layer not
+built yet shows ``?`` and
 ``0 (unbuilt)``; a Sequential built from ``tf.keras.Input`` shows its batch dimension as
 ``None``; a layer built by a call shows the output shape for that call's input). Keras draws
 the table with the ``rich`` library; gradkit draws the same kind of box itself, so column
@@ -90,10 +92,17 @@ def _chain(layers, shape, shapes: dict) -> None:
         shapes[id(layer)] = _format_shape(shape)
 
 
-def _rows(model, expand_nested: bool, show_trainable: bool, layer_range) -> list:
-    layers = model.layers
-    shapes: dict = {}
+def _connections(graph, layer) -> str:
+    """Keras' "Connected to" cell: ``producer[node][tensor]`` for each tensor the layer reads."""
+    entries = [f"{producer.name}[{node}][{index}]" for producer, node, index in graph.inbound(layer)]
+    return ", ".join(entries) or "-"
+
+
+def _rows(model, expand_nested: bool, show_trainable: bool, layer_range, connected: bool) -> list:
     graph = model.__dict__.get("_keras_graph")
+    # A functional model lists its operators too (``x + y`` is Keras' ``Add`` operation).
+    layers = model.layers if graph is None else graph.operations()
+    shapes: dict = {}
     if graph is not None:  # a functional model: each layer's shape at its first call
         for layer in layers:
             shape = getattr(layer, "batch_shape", None) or graph.output_shape_of(layer)
@@ -106,13 +115,18 @@ def _rows(model, expand_nested: bool, show_trainable: bool, layer_range) -> list
         _chain(layers, tuple(build_shape), shapes)
 
     def fields(layer, prefix: str) -> list:
-        if not getattr(layer, "built", False):
+        if not hasattr(layer, "built"):  # an operator: no weights
+            params = "0"
+        elif not layer.built:
             params = "0 (unbuilt)"
         else:
             params = f"{_count(layer.weights):,}"
-        row = [f"{prefix}{layer.name} ({type(layer).__name__})", shapes.get(id(layer)) or _output_shape(layer), params]
+        kind = getattr(layer, "class_name", None) or type(layer).__name__
+        row = [f"{prefix}{layer.name} ({kind})", shapes.get(id(layer)) or _output_shape(layer), params]
+        if connected:
+            row.append(_connections(graph, layer))
         if show_trainable:
-            row.append(("Y" if layer.trainable else "N") if layer.weights else "-")
+            row.append(("Y" if layer.trainable else "N") if getattr(layer, "weights", None) else "-")
         return row
 
     def visit(layer, level: int) -> list:
@@ -165,10 +179,18 @@ def print_summary(
     model, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False, layer_range=None
 ):
     """Keras' ``model.summary`` (see the module docstring); ``print_fn`` receives the whole text."""
-    header = ["Layer (type)", "Output Shape", "Param #"]
-    align = ["left", "left", "right"]
-    default_length = 88
-    positions = list(positions or [0.45, 0.80, 1.0])
+    graph = model.__dict__.get("_keras_graph")
+    connected = graph is not None and not graph.sequential_like()
+    if connected:  # Keras' wider table for a graph that is not a chain
+        header = ["Layer (type)", "Output Shape", "Param #", "Connected to"]
+        align = ["left", "left", "right", "left"]
+        default_length = 108
+        positions = list(positions or [0.3, 0.56, 0.74, 1.0])
+    else:
+        header = ["Layer (type)", "Output Shape", "Param #"]
+        align = ["left", "left", "right"]
+        default_length = 88
+        positions = list(positions or [0.45, 0.80, 1.0])
     if show_trainable:
         default_length += 12
         positions = [p * 0.90 for p in positions] + [1.0]
@@ -187,7 +209,7 @@ def print_summary(
     # Each column's text is its share of the line less the padding and rules around it.
     content = [w - 3 for w in widths]
     content[-1] -= 1
-    rows = _rows(model, expand_nested, show_trainable, layer_range)
+    rows = _rows(model, expand_nested, show_trainable, layer_range, connected)
     lines = [f'Model: "{model.name}"', *_table(header, rows, content, align)]
 
     trainable, non_trainable = model.trainable_weights, model.non_trainable_weights

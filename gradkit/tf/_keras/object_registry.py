@@ -16,6 +16,8 @@ import types
 
 from gradkit import _errors
 
+from . import serialization_registry
+
 
 def snake_case(name: str) -> str:
     """Keras' ``to_snake_case``: ``MaxNorm`` is ``max_norm``, ``L1L2`` ``l1l2``."""
@@ -82,6 +84,8 @@ def deserialize(config, objects: dict, custom_objects, kind: str):
         key = inner if config.get("module") == "builtins" else config.get("registered_name")
         return custom_objects.get(key, objects.get(key, key))
     found = custom_objects.get(class_name, custom_objects.get(config.get("registered_name")))
+    if found is None:  # registered with register_keras_serializable, or in a custom_object_scope
+        found = serialization_registry.find(class_name, config.get("registered_name"))
     if found is None:
         found = objects.get(class_name)
     if found is None:

@@ -23,6 +23,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
+from .._checkpoint import deferred
 from .._convert import call, convert, wrap
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
@@ -270,8 +271,10 @@ class Optimizer:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 state = self._initial_state(variable)
             leaves, treedef = jax.tree_util.tree_flatten(state)
+            # A checkpoint restored before this step gives the state its starting value.
+            base = variable.name.split(":")[0]
             slots = [
-                Variable(leaf, name=f"{variable.name.split(':')[0]}/slot_{i}", trainable=False)
+                deferred.state_variable(self, variable, f"slot_{i}", leaf, f"{base}/slot_{i}")
                 for i, leaf in enumerate(leaves)
             ]
             hit = self._slots[key] = (weakref.ref(variable), slots, treedef)
@@ -287,7 +290,8 @@ class Optimizer:
             if self.use_ema and (hit is None or hit[0]() is not variable):
                 with frames.Suspend(), jax.ensure_compile_time_eval():
                     zeros = jnp.zeros(variable.shape, variable.dtype)
-                average = Variable(zeros, name=f"{variable.name.split(':')[0]}/average", trainable=False)
+                base = variable.name.split(":")[0]
+                average = deferred.state_variable(self, variable, "average", zeros, f"{base}/average")
                 self._averages[id(variable)] = (weakref.ref(variable), average)
         if self.gradient_accumulation_steps:
             for variable in var_list:
@@ -296,6 +300,7 @@ class Optimizer:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 start = jnp.ones((), var_list[0].dtype)
             self._shared = Variable(start, name=self._shared_name, trainable=False)
+        deferred.built(self)  # checkpoint values waiting for the state made now
 
     def _accumulator(self, variable):
         """The Variable that sums ``variable``'s gradients between updates (made at its first step)."""
@@ -303,7 +308,10 @@ class Optimizer:
         if hit is None or hit[0]() is not variable:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 zeros = jnp.zeros(variable.shape, variable.dtype)
-            accumulator = Variable(zeros, name=f"{variable.name.split(':')[0]}/gradient_accumulator", trainable=False)
+            base = variable.name.split(":")[0]
+            accumulator = deferred.state_variable(
+                self, variable, "gradient_accumulator", zeros, f"{base}/gradient_accumulator"
+            )
             hit = self._accumulators[id(variable)] = (weakref.ref(variable), accumulator)
         return hit[1]
 

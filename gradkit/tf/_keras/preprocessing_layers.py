@@ -151,7 +151,7 @@ class Normalization(KerasNamedLayer, Layer):
         else:
             raise _errors.GradkitTypeError(
                 f"Normalization.adapt got {type(data).__name__}: it takes an array, a tensor or an iterable of "
-                "batches (gradkit.tf has no tf.data)."
+                "batches (a batched tf.data.Dataset is one)."
             )
         shape = batches[0].shape
         if not self.built:

@@ -7,8 +7,8 @@ happens in fit()" does): the forward pass and loss on a ``tf.GradientTape``, the
 applied by the compiled optimizer, the loss tracker and compiled metrics updated. Unless
 ``run_eagerly=True``, each step runs as one ``tf.function`` (``gk.jit``), so same-shaped
 batches compile once (a smaller last batch compiles once more). Callbacks and ``History``
-are Keras'. The data are arrays, a ``PyDataset`` or a generator of batches
-(``training_epochs.py``); a model with several outputs takes its losses and metrics per output
+are Keras'. The data are arrays, a ``tf.data.Dataset``, a ``PyDataset`` or a generator of
+batches (``training_epochs.py``); a model with several outputs takes its losses and metrics per output
 (``training_compile.py``).
 """
 
@@ -97,8 +97,7 @@ class Trainer:
                 f"tf.keras.Model.compile(steps_per_execution={steps_per_execution!r}): gradkit.tf runs one step "
                 "per call (each a compiled program already); leave steps_per_execution at 1."
             )
-        # As given, for tf.keras.models.clone_model to compile a clone alike (Keras' compile config).
-        self.__dict__["_keras_compile_args"] = {
+        given = {
             "optimizer": optimizer,
             "loss": loss,
             "loss_weights": loss_weights,
@@ -117,6 +116,9 @@ class Trainer:
         self.__dict__["_keras_compile_state"] = _CompileState(
             loss, metrics, weighted_metrics, loss_weights, self.output_names
         )
+        # As given, for tf.keras.models.clone_model to compile a clone alike (Keras' compile
+        # config); kept in the compile state, where the model's metrics are not looked for.
+        self._keras_compile_state.given = given
         self.loss = loss
         if jit_compile is True and run_eagerly:
             warnings.warn(
@@ -275,14 +277,15 @@ class Trainer:
         validation_batch_size=None,
         validation_freq=1,
     ):
-        """Keras' ``fit``: arrays, a ``PyDataset`` or a generator of batches (see
+        """Keras' ``fit``: arrays, a ``tf.data.Dataset``, a ``PyDataset`` or a generator of batches (see
         ``training_epochs.py``); returns the ``History`` callback."""
         self._compile_state("fit")
         if validation_split and validation_data is None:
             if is_batched(x):
+                kind = "tf.data.Dataset" if hasattr(x, "element_spec") else type(x).__name__
                 raise _errors.GradkitValueError(
-                    "Argument `validation_split` is only supported for tensors or NumPy arrays, not a "
-                    f"{type(x).__name__}: pass validation_data instead."
+                    f"Argument `validation_split` is only supported for tensors or NumPy arrays, not a {kind}: pass "
+                    "validation_data instead (e.g. dataset.take(n) and dataset.skip(n))."
                 )
             arrays = (as_arrays(x, "x"), as_arrays(y, "y"), as_arrays(sample_weight, "sample_weight"))
             (x, y, sample_weight), validation_data = train_validation_split(arrays, validation_split)

@@ -70,8 +70,9 @@ def as_arrays(data, what: str):
             raise _errors.GradkitTypeError(
                 f"tf.keras.Model: {what} is a {type(x).__name__}, which is not an array. fit, evaluate and predict "
                 "take arrays (NumPy arrays, tensors, nested in lists/tuples/dicts) with y separate, or x alone as a "
-                "tf.keras.utils.PyDataset or a Python generator of (x, y[, sample_weight]) batches; gradkit.tf has "
-                "no tf.data."
+                "gradkit.tf.data.Dataset, a tf.keras.utils.PyDataset or a Python generator of (x, y[, "
+                "sample_weight]) batches (a TensorFlow tf.data.Dataset is not read: build the pipeline with "
+                "gradkit.tf.data)."
             )
         array = np.asarray(x)
         if array.dtype == object:

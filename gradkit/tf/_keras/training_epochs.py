@@ -1,6 +1,7 @@
 """Where ``fit``/``evaluate``/``predict`` take their batches from, epoch by epoch (Keras 3's
-``EpochIterator`` and data adapters): arrays (``training_data.Batches``), a
-``tf.keras.utils.PyDataset`` (``Sequence``), or a Python generator/iterator of batches.
+``EpochIterator`` and data adapters): arrays (``training_data.Batches``), a ``tf.data.Dataset``
+(``training_dataset.py``), a ``tf.keras.utils.PyDataset`` (``Sequence``), or a Python
+generator/iterator of batches.
 
 As in Keras: a PyDataset gives ``num_batches`` (or ``len``) batches by index, in order or, with
 ``shuffle=True``, in an order drawn from Python's ``random`` (``tf.keras.utils.set_random_seed``
@@ -20,7 +21,9 @@ import warnings
 
 from gradkit import _errors
 
+from .._data.dataset import Dataset
 from .training_data import Batches, as_arrays, unpack_x_y_sample_weight, weights_with_classes
+from .training_dataset import DatasetAdapter, refuse_arguments
 
 
 class PyDataset:
@@ -165,8 +168,8 @@ def _is_generator(x) -> bool:
 
 
 def is_batched(x) -> bool:
-    """Whether ``x`` gives whole batches (a PyDataset or a generator) rather than arrays."""
-    return isinstance(x, PyDataset) or _is_generator(x)
+    """Whether ``x`` gives whole batches (a tf.data.Dataset, a PyDataset or a generator) rather than arrays."""
+    return isinstance(x, (Dataset, PyDataset)) or _is_generator(x)
 
 
 class EpochIterator:
@@ -190,7 +193,14 @@ class EpochIterator:
             raise _errors.GradkitValueError(
                 f"tf.keras.Model: steps_per_epoch is {steps_per_epoch!r}; pass a positive int (batches per epoch) or None."
             )
-        if is_batched(x):
+        if isinstance(x, Dataset):
+            refuse_arguments(y, sample_weight)
+            if shuffle:
+                _ignored_shuffle(
+                    "a tf.data.Dataset. The Dataset is expected to already be shuffled (via `.shuffle(buffer_size)`)."
+                )
+            self.adapter = DatasetAdapter(x, class_weight)  # batch_size is ignored, as Keras ignores it
+        elif is_batched(x):
             if y is not None or sample_weight is not None or batch_size is not None:
                 kind = "PyDataset" if isinstance(x, PyDataset) else "generator"
                 raise _errors.GradkitValueError(

@@ -1,0 +1,86 @@
+"""``gradkit.tf.data``: TensorFlow's ``tf.data`` input pipelines (``dataset.py`` and the modules
+of each kind of step); ``gradkit/tf/__init__.py`` builds the ``tf.data`` namespace from them."""
+
+from .._namespace import Namespace, missing
+from .dataset import Dataset, Iterator
+from .options import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    AutoShardPolicy,
+    AutotuneOptions,
+    DistributeOptions,
+    OptimizationOptions,
+    Options,
+    ThreadingOptions,
+)
+from .structure import DatasetSpec
+
+
+def cardinality(dataset):
+    """``tf.data.experimental.cardinality``: ``dataset.cardinality()``."""
+    return dataset.cardinality()
+
+
+def get_single_element(dataset):
+    """``tf.data.experimental.get_single_element``: ``dataset.get_single_element()``."""
+    return dataset.get_single_element()
+
+
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "AutoShardPolicy",
+    "AutotuneOptions",
+    "Dataset",
+    "DatasetSpec",
+    "DistributeOptions",
+    "Iterator",
+    "OptimizationOptions",
+    "Options",
+    "ThreadingOptions",
+    "cardinality",
+    "get_single_element",
+]
+
+
+class _DataNamespace(Namespace):
+    """``tf.data`` and ``tf.data.experimental``: a missing name raises gradkit's AttributeError,
+    which points at the way in for data gradkit.tf does not read itself."""
+
+    def __getattr__(self, name):
+        raise AttributeError(
+            missing(self._qualname, name) + " For tf.data's file readers (TFRecordDataset, TextLineDataset, CSV), "
+            "read the data with Python or NumPy and pass it to tf.data.Dataset.from_tensor_slices, or yield it from "
+            "a generator read by tf.data.Dataset.from_generator."
+        )
+
+
+def namespace():
+    """The ``tf.data`` namespace."""
+    experimental = _DataNamespace(
+        "gradkit.tf.data.experimental",
+        AUTOTUNE=AUTOTUNE,
+        INFINITE_CARDINALITY=INFINITE_CARDINALITY,
+        UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
+        AutoShardPolicy=AutoShardPolicy,
+        AutotuneOptions=AutotuneOptions,
+        DistributeOptions=DistributeOptions,
+        OptimizationOptions=OptimizationOptions,
+        ThreadingOptions=ThreadingOptions,
+        cardinality=cardinality,
+        get_single_element=get_single_element,
+    )
+    return _DataNamespace(
+        "gradkit.tf.data",
+        AUTOTUNE=AUTOTUNE,
+        INFINITE_CARDINALITY=INFINITE_CARDINALITY,
+        UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
+        Dataset=Dataset,
+        DatasetSpec=DatasetSpec,
+        Iterator=Iterator,
+        Options=Options,
+        ThreadingOptions=ThreadingOptions,
+        experimental=experimental,
+    )

@@ -1,0 +1,191 @@
+"""The steps that call a function per element: ``map``, ``filter``, ``flat_map``/``interleave``,
+and ``reduce`` (how the functions are called: ``functions.py``).
+
+``num_parallel_calls``, ``deterministic`` and the other threading arguments are accepted and
+change nothing: the functions run one element at a time, in order, which is the order TensorFlow
+gives with ``deterministic`` left at its default.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from . import functions
+from .chunks import Cursor
+from .dataset import Dataset, int_arg
+from .options import AUTOTUNE
+from .structure import DatasetSpec, Structure, as_component, most_specific_compatible, to_public
+
+
+def _check_callable(func, what: str):
+    if not callable(func):
+        raise _errors.GradkitTypeError(
+            f"tf.data.Dataset.{what} got a {type(func).__name__} where a function goes: pass a function of the "
+            "element (its components as arguments for a tuple)."
+        )
+    return func
+
+
+class Map(Dataset):
+    def __init__(self, dataset: Dataset, func):
+        super().__init__(dataset)
+        self._func = _check_callable(func, "map")
+
+    def _chunks(self):
+        func = self._func
+        for chunk in self._inputs[0]._chunks():
+            for row in chunk.rows():
+                yield functions.result_chunk(functions.call_on_row(func, chunk.structure, row), "map's function")
+
+    def _compute_spec(self):
+        return functions.output_spec(self._func, self._inputs[0], "tf.data.Dataset.map")
+
+    def _cardinality(self) -> int:
+        return self._inputs[0]._cardinality()
+
+
+class Filter(Dataset):
+    def __init__(self, dataset: Dataset, predicate):
+        super().__init__(dataset)
+        self._predicate = _check_callable(predicate, "filter")
+
+    def _chunks(self):
+        predicate = self._predicate
+        for chunk in self._inputs[0]._chunks():
+            for i, row in enumerate(chunk.rows()):
+                if functions.predicate_value(functions.call_on_row(predicate, chunk.structure, row)):
+                    yield chunk.slice(i, i + 1)
+
+    def _compute_spec(self):
+        return self._inputs[0]._structure_and_specs()
+
+
+def _default_cycle_length() -> int:
+    """TensorFlow's AUTOTUNE cycle length: the CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class Interleave(Dataset):
+    """``interleave`` (and ``flat_map``: one dataset at a time, each to its end)."""
+
+    def __init__(self, dataset: Dataset, func, cycle_length, block_length, what: str):
+        super().__init__(dataset)
+        self._func = _check_callable(func, what)
+        self._what = what
+        cycle = AUTOTUNE if cycle_length is None else int_arg(cycle_length, f"tf.data.Dataset.{what}(cycle_length)")
+        block = 1 if block_length is None else int_arg(block_length, f"tf.data.Dataset.{what}(block_length)")
+        if cycle == AUTOTUNE:
+            cycle = _default_cycle_length()
+        if cycle < 1 or block < 1:
+            raise _errors.GradkitInvalidArgumentError(
+                f"tf.data.Dataset.{what} got cycle_length={cycle_length!r}, block_length={block_length!r}: each must "
+                "be positive (cycle_length may be tf.data.AUTOTUNE)."
+            )
+        self._cycle, self._block = cycle, block
+
+    def _dataset_of(self, structure, row) -> Dataset:
+        made = functions.call_on_row(self._func, structure, row)
+        if not isinstance(made, Dataset):
+            raise _errors.GradkitTypeError(
+                f"The `map_func` argument of tf.data.Dataset.{self._what} must return a `Dataset` object, but it "
+                f"returned a {type(made).__name__}. Wrap tensors in one: tf.data.Dataset.from_tensors(x) (or "
+                "from_tensor_slices to give their slices)."
+            )
+        return made
+
+    def _input_datasets(self):
+        for chunk in self._inputs[0]._chunks():
+            for row in chunk.rows():
+                yield self._dataset_of(chunk.structure, row)
+
+    def _chunks(self):
+        inputs = self._input_datasets()
+        slots: list = [None] * self._cycle
+        index = block_index = open_count = 0
+        end_of_input = False
+        while not end_of_input or open_count:
+            cursor = slots[index]
+            if cursor is not None:
+                chunk = cursor.next_up_to(self._block - block_index)
+                if chunk is not None:
+                    yield chunk
+                    block_index += len(chunk)
+                    if block_index < self._block:
+                        continue
+                else:
+                    slots[index] = None
+                    open_count -= 1
+            elif not end_of_input:
+                made = next(inputs, None)
+                if made is None:
+                    end_of_input = True
+                else:
+                    slots[index] = Cursor(made._chunks())
+                    open_count += 1
+                continue
+            index, block_index = (index + 1) % self._cycle, 0
+
+    def _compute_spec(self):
+        """The element_spec of the datasets the function makes: made from zeros of the input's
+        spec, unknown sizes 1 and then 2 (a dimension they decide is unknown), or from the first
+        element where that fails."""
+        structure, specs = self._inputs[0]._structure_and_specs()
+        try:
+            made = [self._dataset_of(structure, _zeros(specs, size))._structure_and_specs() for size in (1, 2)]
+        except Exception:  # noqa: BLE001  (a function zeros do not suit: use an element instead)
+            made = None
+        if made is not None and made[0][0] == made[1][0]:
+            merged = [most_specific_compatible(a, b) for a, b in zip(made[0][1], made[1][1])]
+            if None not in merged:
+                return made[0][0], merged
+        for chunk in self._inputs[0]._chunks():
+            return self._dataset_of(chunk.structure, next(chunk.rows()))._structure_and_specs()
+        raise _errors.GradkitValueError(
+            f"tf.data.Dataset.{self._what}: gradkit could not call the function on placeholder tensors to learn "
+            "the element_spec of the datasets it makes, and the dataset is empty, so it has no element to call it on."
+        )
+
+
+def _zeros(specs, size: int) -> list:
+    if any(isinstance(s, DatasetSpec) or s.shape is None for s in specs):
+        raise ValueError("no placeholder for this spec")
+    return [np.zeros(tuple(size if d is None else d for d in s.shape), s.dtype) for s in specs]
+
+
+def reduce(dataset: Dataset, initial_state, reduce_func):
+    """``Dataset.reduce``: ``reduce_func(state, element)`` over the elements, the state keeping its
+    structure and dtypes (TypeError otherwise, as in TensorFlow)."""
+    _check_callable(reduce_func, "reduce")
+    structure, leaves = Structure.split(initial_state)
+    state = [to_public(as_component(leaf, "tf.data.Dataset.reduce's initial_state")) for leaf in leaves]
+    dtypes = [s.dtype for s in state]
+    for element in dataset._elements():
+        with functions.unrecorded():
+            new = reduce_func(structure.pack(state), element)
+        if isinstance(new, list):
+            new = tuple(new)
+        new_structure, new_leaves = Structure.split(new)
+        if new_structure != structure:
+            raise _errors.GradkitTypeError(
+                f"The structure of the new state must match the initial state: reduce_func returned "
+                f"{new_structure.describe()} for a state of {structure.describe()}."
+            )
+        state = [
+            leaf if isinstance(leaf, Tensor) else to_public(as_component(leaf, "reduce_func's result"))
+            for leaf in new_leaves
+        ]
+        for want, got in zip(dtypes, state):
+            if got.dtype != want:
+                raise _errors.GradkitTypeError(
+                    f"The element types for the new state must match the initial state. Expected {want} but got "
+                    f"{got.dtype}: cast the new state (tf.cast) or start from a value of that dtype."
+                )
+    return structure.pack(state)

@@ -1,0 +1,177 @@
+"""What Keras 3's random image-augmentation layers share (its ``BaseImagePreprocessingLayer``):
+the call, the random draws, the ``factor`` argument and the image layout.
+
+A layer's call draws the random parameters with ``get_random_transformation(images,
+training=True, seed=None)`` and applies them with ``transform_images(images, transformation,
+training=True)``; both are public, as in Keras, so a program can draw once and apply the same
+transformation to several batches. ``training`` defaults to True in the call, as in Keras: a
+layer called by itself augments; inside a model, ``fit`` calls it with ``training=True`` and
+``predict``/``evaluate`` with ``training=False``, where it returns its input (cast to the
+layer's dtype where Keras casts it; ``RandomCrop`` resizes its central window). Images are one image ``(height, width, channels)`` or a
+batch ``(batch, height, width, channels)``; ``data_format="channels_first"`` puts the
+channels before the height.
+
+The draws come from ``gradkit.tf.random``'s generator (not TensorFlow's numbers): a layer's
+``seed`` fixes its sequence of draws, as an op seed does (with the global seed); without one
+each call draws from the global sequence; inside a ``tf.function`` each call of the compiled
+program draws anew. ``seed=`` given to ``get_random_transformation`` as an int draws the same
+transformation every time, as Keras' stateless seeds do.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import numpy as np
+
+from gradkit import _errors
+from gradkit._tape.tensor import Tensor
+
+from .. import _array, _random
+from .._convert import convert, wrap
+from .base_layer import Layer
+from .layer_names import KerasNamedLayer, keras_snake
+from .spatial_args import standardize_data_format
+
+
+class Draws:
+    """The random numbers of one ``get_random_transformation`` call: from the layer's sequence
+    (``seed=None``), or, for an int ``seed``, the same numbers at every call."""
+
+    def __init__(self, layer, seed):
+        if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)):
+            raise _errors.GradkitTypeError(
+                f"{type(layer).__name__} '{layer.name}'.get_random_transformation got seed={seed!r}; gradkit.tf takes "
+                "None (the layer's own sequence of draws) or a Python int (the same draw at every call)."
+            )
+        self.op = f"keras_{keras_snake(type(layer).__name__)}"
+        self.layer_seed = layer._draw_seed
+        self.seed = seed
+        self.count = 0
+
+    def uniform(self, shape, minval, maxval, dtype="float32"):
+        """Uniform draws in ``[minval, maxval)`` (a JAX array, traced inside ``tf.function``)."""
+        dtype = np.dtype(dtype)
+        with jax.ensure_compile_time_eval():
+            if self.seed is None:
+                key = _random._key(self.layer_seed, self.op, dtype)
+            else:
+                key = jax.random.fold_in(jax.random.key(int(self.seed) & 0xFFFFFFFF), self.count)
+                self.count += 1
+            return jax.random.uniform(key, tuple(shape), dtype, minval, maxval)
+
+
+def tensor(value) -> Tensor:
+    """A JAX array computed from draws, as a tensor (no tape records it)."""
+    return Tensor.concrete(value)
+
+
+def set_factor(factor, bounds, what: str) -> tuple:
+    """Keras' ``_set_factor``: a number ``f`` is ``(max(-f, low), f)`` (``f`` within the bounds),
+    two numbers are sorted; ValueError otherwise, as in Keras."""
+    low, high = bounds
+    message = (
+        f"{what}: the `factor` argument should be a number (or a list of two numbers) in the range [{low}, {high}], "
+        f"as Keras requires. Received: factor={factor!r}"
+    )
+    if isinstance(factor, (tuple, list)):
+        if len(factor) != 2 or not all(isinstance(f, numbers.Real) for f in factor):
+            raise _errors.GradkitValueError(message)
+        if factor[0] > high or factor[1] < low:
+            raise _errors.GradkitValueError(message)
+        return tuple(sorted(factor))
+    if isinstance(factor, numbers.Real):
+        if factor < low or factor > high:
+            raise _errors.GradkitValueError(message)
+        factor = abs(factor)
+        return (max(-factor, low), factor)
+    raise _errors.GradkitValueError(message)
+
+
+def check_choice(value, choices, name: str, what: str) -> None:
+    """A ``fill_mode`` or ``interpolation`` Keras does not know: NotImplementedError, as Keras raises."""
+    if value not in choices:
+        raise _errors.GradkitNotImplementedError(
+            f"{what} got {name}={value!r}: Keras' augmentation layers take one of {choices}."
+        )
+
+
+class BaseImageAugmentation(KerasNamedLayer, Layer):
+    """The base of the random augmentation layers: see the module docstring."""
+
+    def __init__(self, data_format=None, bounding_box_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if bounding_box_format is not None:
+            raise _errors.GradkitNotImplementedError(
+                f"{type(self).__name__} got bounding_box_format={bounding_box_format!r}: gradkit.tf's augmentation "
+                "layers transform images only (no bounding boxes, labels or masks). Leave it out."
+            )
+        self.bounding_box_format = None
+        self.data_format = standardize_data_format(data_format, type(self).__name__)
+        self.seed = None
+        self._draw_seed = None
+
+    # -- the image layout -------------------------------------------------------------------
+
+    def _what(self) -> str:
+        return f"{type(self).__name__} '{self.name}'"
+
+    def _images(self, data):
+        """The images of ``data`` (Keras also takes a dict with an ``"images"`` entry), converted."""
+        if isinstance(data, dict):
+            if "images" not in data:
+                raise _errors.GradkitKeyError(
+                    f"{self._what()} got a dict without an 'images' entry (keys {sorted(data)}); pass the images."
+                )
+            data = data["images"]
+        images = convert(data)
+        if images.ndim not in (3, 4):
+            raise _errors.GradkitValueError(
+                f"{self._what()} got images of shape {list(images.shape)}: it takes rank 3 (a single image) or "
+                "rank 4 (a batch of images), as Keras does."
+            )
+        return images
+
+    def _height_width(self, shape) -> tuple:
+        """The height and width of images of ``shape`` (rank 3 or 4) in the layer's data format."""
+        axes = (-2, -1) if self.data_format == "channels_first" else (-3, -2)
+        return int(shape[axes[0]]), int(shape[axes[1]])
+
+    def _batch(self, shape) -> int:
+        return int(shape[0]) if len(shape) == 4 else 1
+
+    def _as_compute_dtype(self, images):
+        """``images`` in the layer's dtype (Keras' cast in ``transform_images``)."""
+        images = convert(images)
+        if np.dtype(images.dtype) == np.dtype(self.compute_dtype):
+            return wrap(images)
+        return _array.cast(images, self.compute_dtype)
+
+    # -- the call -----------------------------------------------------------------------------
+
+    def call(self, inputs, training=True):
+        if isinstance(inputs, dict):
+            raise _errors.GradkitTypeError(
+                f"{self._what()} got a dict: gradkit.tf's augmentation layers take images (a tensor), not Keras' "
+                "dicts of images, bounding boxes, labels and masks. Pass the images."
+            )
+        images = self._images(inputs)
+        if np.issubdtype(np.dtype(images.dtype), np.floating):  # Keras casts float inputs to the layer's dtype
+            images = self._as_compute_dtype(images)
+        transformation = self.get_random_transformation(images, training=training)
+        if images.ndim == 4:
+            return self.transform_images(images, transformation, training=training)
+        batch = _array.expand_dims(images, 0)
+        return _array.squeeze(self.transform_images(batch, transformation, training=training), 0)
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        """The random parameters of one call on ``data`` (None where there are none)."""
+        return None
+
+    def transform_images(self, images, transformation, training=True):
+        """``images`` transformed by ``transformation`` (from ``get_random_transformation``)."""
+        raise NotImplementedError
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)

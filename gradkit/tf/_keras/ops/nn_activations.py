@@ -1,0 +1,129 @@
+"""``keras.ops.nn``' activations: ``relu``, ``sigmoid``, ``gelu``, ``softmax``, ..., each
+``gradkit.tf.nn``'s op as Keras' TensorFlow backend calls it (TensorFlow's gradients: ``elu`` and
+``selu`` at 0 take the linear piece).
+
+``softmax``/``log_softmax`` take ``axis=None`` (over every entry) or a tuple of axes, as Keras does.
+Keras' TensorFlow ``sigmoid``/``softmax`` also remember their logits, which its cross-entropies
+then use instead of the probabilities; gradkit's tensors do not, so a cross-entropy of such an
+output is computed from the (clipped) probabilities, as from any other.
+
+>>> import gradkit.tf as tf
+>>> ops = tf.keras.ops
+>>> ops.relu(tf.constant([-1.0, 2.0])).numpy().tolist(), ops.softmax(tf.constant([0.0, 0.0])).numpy().tolist()
+([0.0, 2.0], [0.5, 0.5])
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from ... import _array, _math, _nn
+from .dispatch import keras_op, tensor
+
+NAMES = (
+    "relu relu6 sigmoid softplus softsign silu swish gelu elu selu leaky_relu log_sigmoid hard_sigmoid "
+    "hard_silu hard_swish celu softmax log_softmax"
+)
+
+
+def _plain(name, tf_op, doc):
+    def op(x):
+        return tf_op(tensor(x))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x)``: {doc}."
+    return keras_op(op)
+
+
+relu = _plain("relu", _nn.relu, "``max(x, 0)``")
+relu6 = _plain("relu6", _nn.relu6, "``min(max(x, 0), 6)``")
+sigmoid = _plain("sigmoid", _math.sigmoid, "``1 / (1 + exp(-x))``")
+softplus = _plain("softplus", _math.softplus, "``log(1 + exp(x))``")
+softsign = _plain("softsign", _nn.softsign, "``x / (1 + abs(x))``")
+selu = _plain("selu", _nn.selu, "the scaled exponential linear unit")
+log_sigmoid = _plain("log_sigmoid", _math.log_sigmoid, "``log(sigmoid(x))``, computed stably")
+silu = _plain("silu", _nn.silu, "``x * sigmoid(x)``")
+swish = _plain("swish", _nn.silu, "``x * sigmoid(x)`` (``silu``)")
+
+
+@keras_op
+def gelu(x, approximate=True):
+    """``keras.ops.gelu(x, approximate=True)``: the Gaussian error linear unit (the tanh approximation
+    unless ``approximate`` is False)."""
+    return _nn.gelu(tensor(x), approximate=approximate)
+
+
+@keras_op
+def elu(x, alpha=1.0):
+    """``keras.ops.elu(x, alpha=1.0)``: ``x`` above 0, ``alpha * (exp(x) - 1)`` below."""
+    x = tensor(x)
+    out = _nn.elu(x)
+    if alpha == 1:
+        return out
+    return _array.where(_math.greater(x, 0), out, _math.multiply(tensor(alpha, x.dtype), out))
+
+
+@keras_op
+def celu(x, alpha=1.0):
+    """``keras.ops.celu(x, alpha=1.0)``: ``max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)``."""
+    x = tensor(x)
+    a, zero = tensor(alpha, x.dtype), tensor(0.0, x.dtype)
+    negative = _math.multiply(a, _math.expm1(_math.divide(_math.minimum(x, zero), a)))
+    return _math.add(_math.maximum(x, zero), negative)
+
+
+@keras_op
+def leaky_relu(x, negative_slope=0.2):
+    """``keras.ops.leaky_relu(x, negative_slope=0.2)``: ``x`` above 0, ``negative_slope * x`` below."""
+    return _nn.leaky_relu(tensor(x), alpha=negative_slope)
+
+
+def _hard_sigmoid(x):
+    x = tensor(x)
+    return _math.divide(_nn.relu6(_math.add(x, tensor(3.0, x.dtype))), tensor(6.0, x.dtype))
+
+
+@keras_op
+def hard_sigmoid(x):
+    """``keras.ops.hard_sigmoid(x)``: ``relu6(x + 3) / 6``."""
+    return _hard_sigmoid(x)
+
+
+def _hard_silu(x):
+    """``keras.ops.hard_silu(x)`` (also ``hard_swish``): ``x * hard_sigmoid(x)``."""
+    x = tensor(x)
+    return _math.multiply(x, _hard_sigmoid(x))
+
+
+hard_silu = keras_op(_hard_silu, "hard_silu")
+hard_swish = keras_op(_hard_silu, "hard_swish")
+
+
+def _over_axes(fn, x, axis):
+    """``fn`` (a softmax along the last axis) over ``axis``: None (every entry) or a tuple of axes,
+    moved last and flattened together, as Keras does."""
+    x = tensor(x)
+    if axis is None:
+        return _array.reshape(fn(_array.reshape(x, [-1]), axis=-1), list(x.shape))
+    if not isinstance(axis, tuple):
+        return fn(x, axis=int(axis))
+    chosen = [a % x.ndim for a in axis]
+    kept = [a for a in builtins.range(x.ndim) if a not in chosen]
+    moved = _array.transpose(x, kept + chosen)
+    flat = _array.reshape(moved, [x.shape[a] for a in kept] + [-1])
+    out = _array.reshape(fn(flat, axis=-1), list(moved.shape))
+    order = kept + chosen
+    return _array.transpose(out, sorted(builtins.range(len(order)), key=order.__getitem__))
+
+
+@keras_op
+def softmax(x, axis=-1):
+    """``keras.ops.softmax(x, axis=-1)``: ``exp(x) / sum(exp(x))`` along ``axis`` (an int, a tuple, or
+    None for every entry)."""
+    return _over_axes(_nn.softmax, x, axis)
+
+
+@keras_op
+def log_softmax(x, axis=-1):
+    """``keras.ops.log_softmax(x, axis=-1)``: ``log(softmax(x))``, computed stably."""
+    return _over_axes(_nn.log_softmax, x, axis)

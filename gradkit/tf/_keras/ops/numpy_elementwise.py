@@ -1,0 +1,328 @@
+"""``keras.ops``' elementwise ops: arithmetic, comparisons, logic and the unary math functions.
+
+Each converts and casts its inputs as Keras' TensorFlow backend does (an integer ``sqrt`` or
+``sin`` is computed in float32, ``divide`` of integers gives float32, a Python number takes the
+other operand's dtype), broadcasts them (Keras' ops broadcast as NumPy does) and runs
+``gradkit.tf``'s op, so gradients are TensorFlow's (``abs`` and ``sqrt`` at 0, ``maximum`` at a tie).
+
+>>> import gradkit.tf as tf
+>>> ops = tf.keras.ops
+>>> ops.add(tf.constant([1, 2]), 2).dtype.name, ops.divide(tf.constant([1, 2]), 2).numpy().tolist()
+('int32', [0.5, 1.0])
+>>> ops.sqrt(tf.constant([4, 9])).numpy().tolist()
+[2.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _arithmetic, _array, _math, _nondiff
+from .dispatch import apply, cast, floating, keras_op, promoted, tensor
+
+NAMES = (
+    "abs absolute negative square sqrt sign round floor ceil trunc conj conjugate real imag reciprocal "
+    "isfinite isinf isnan logical_not sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh "
+    "exp exp2 expm1 log log2 log10 log1p add subtract multiply divide true_divide power maximum minimum mod "
+    "floor_divide equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor "
+    "arctan2 logaddexp clip nan_to_num divide_no_nan"
+)
+
+
+def broadcast(*xs):
+    """``xs`` broadcast to their common shape (recorded, only where a shape differs)."""
+    shapes = [tuple(x.shape) for x in xs]
+    if len(set(shapes)) <= 1:
+        return list(xs)
+    try:
+        common = np.broadcast_shapes(*shapes)
+    except ValueError:  # the op (keras_op) reports it with its name and inputs
+        raise ValueError(
+            f"shapes {', '.join(str(s) for s in shapes)} do not broadcast together (NumPy's and Keras' rule: "
+            "trailing dimensions equal or 1)"
+        ) from None
+    return [x if tuple(x.shape) == common else apply(jnp.broadcast_to, x, shape=common) for x in xs]
+
+
+# -- unary -----------------------------------------------------------------------------------
+
+
+def _float_unary(name, tf_op, doc):
+    def op(x):
+        return tf_op(floating(x))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x)``: {doc}; an integer or boolean ``x`` is computed in float32."
+    return keras_op(op)
+
+
+sin = _float_unary("sin", _math.sin, "the sine")
+cos = _float_unary("cos", _math.cos, "the cosine")
+tan = _float_unary("tan", _math.tan, "the tangent")
+arcsin = _float_unary("arcsin", _math.asin, "the inverse sine")
+arccos = _float_unary("arccos", _math.acos, "the inverse cosine")
+arctan = _float_unary("arctan", _math.atan, "the inverse tangent")
+sinh = _float_unary("sinh", _math.sinh, "the hyperbolic sine")
+cosh = _float_unary("cosh", _math.cosh, "the hyperbolic cosine")
+tanh = _float_unary("tanh", _math.tanh, "the hyperbolic tangent")
+arcsinh = _float_unary("arcsinh", _arithmetic.asinh, "the inverse hyperbolic sine")
+arccosh = _float_unary("arccosh", _arithmetic.acosh, "the inverse hyperbolic cosine")
+arctanh = _float_unary("arctanh", _arithmetic.atanh, "the inverse hyperbolic tangent")
+exp = _float_unary("exp", _math.exp, "``e ** x``")
+expm1 = _float_unary("expm1", _math.expm1, "``exp(x) - 1``")
+log = _float_unary("log", _math.log, "the natural logarithm")
+log1p = _float_unary("log1p", _math.log1p, "``log(1 + x)``")
+sqrt = _float_unary("sqrt", _math.sqrt, "the square root (TensorFlow's gradient, 0 for a zero upstream)")
+floor = _float_unary("floor", _nondiff.floor, "rounded down (no gradient, as in TensorFlow)")
+ceil = _float_unary("ceil", _nondiff.ceil, "rounded up (no gradient, as in TensorFlow)")
+
+
+def _exp2(x):
+    return _math.pow(tensor(2.0, x.dtype), x)
+
+
+def _log2(x):
+    return _math.divide(_math.log(x), _math.log(tensor(2.0, x.dtype)))
+
+
+def _log10(x):
+    return _math.divide(_math.log(x), _math.log(tensor(10.0, x.dtype)))
+
+
+exp2 = _float_unary("exp2", _exp2, "``2 ** x``")
+log2 = _float_unary("log2", _log2, "the base-2 logarithm, ``log(x) / log(2)`` as Keras computes it")
+log10 = _float_unary("log10", _log10, "the base-10 logarithm, ``log(x) / log(10)`` as Keras computes it")
+
+
+def _abs(x):
+    """``keras.ops.abs(x)`` (also ``absolute``): the absolute value (unsigned and boolean inputs as
+    they are; gradient 0 at 0, as TensorFlow's)."""
+    x = tensor(x)
+    if np.dtype(x.dtype).kind in "ub":
+        return _array.identity(x)
+    return _math.abs(x)
+
+
+abs = keras_op(_abs, "abs")  # noqa: A001
+absolute = keras_op(_abs, "absolute")
+
+
+@keras_op
+def negative(x):
+    """``keras.ops.negative(x)``: ``-x``."""
+    return _math.negative(tensor(x))
+
+
+@keras_op
+def square(x):
+    """``keras.ops.square(x)``: ``x * x`` (a boolean ``x`` as int32)."""
+    x = tensor(x)
+    return _math.square(cast(x, "int32") if x.dtype == np.bool_ else x)
+
+
+@keras_op
+def sign(x):
+    """``keras.ops.sign(x)``: -1, 0 or 1, in ``x``'s dtype."""
+    x = tensor(x)
+    if np.dtype(x.dtype).kind == "u":
+        return cast(_math.sign(cast(x, "int32")), x.dtype)
+    return _math.sign(x)
+
+
+@keras_op
+def round(x, decimals=0):  # noqa: A001
+    """``keras.ops.round(x, decimals=0)``: halves to even, as TensorFlow rounds; ``decimals`` digits
+    after the point (an integer ``x`` with ``decimals < 0`` rounded to tens, hundreds, ...)."""
+    x = tensor(x)
+    if decimals == 0:
+        return _nondiff.round(x)
+    dtype = np.dtype(x.dtype)
+    if dtype.kind in "iu":
+        if decimals > 0:
+            return _array.identity(x)
+        work = cast(x, "float32")
+    else:
+        work = x
+    factor = tensor(math.pow(10, decimals), work.dtype)
+    return cast(_math.divide(_nondiff.round(_math.multiply(work, factor)), factor), dtype)
+
+
+@keras_op
+def trunc(x):
+    """``keras.ops.trunc(x)``: rounded toward zero (integers as they are)."""
+    x = tensor(x)
+    if np.dtype(x.dtype).kind in "biu":
+        return _array.identity(x)
+    return _array.where(_math.less(x, 0), _nondiff.ceil(x), _nondiff.floor(x))
+
+
+def _conj(x):
+    """``keras.ops.conj(x)`` (also ``conjugate``): the complex conjugate (a real ``x`` as it is)."""
+    return _math.conj(tensor(x))
+
+
+conj = keras_op(_conj, "conj")
+conjugate = keras_op(_conj, "conjugate")
+
+
+@keras_op
+def real(x):
+    """``keras.ops.real(x)``: the real part."""
+    return _math.real(tensor(x))
+
+
+@keras_op
+def imag(x):
+    """``keras.ops.imag(x)``: the imaginary part."""
+    return _math.imag(tensor(x))
+
+
+@keras_op
+def reciprocal(x):
+    """``keras.ops.reciprocal(x)``: ``1 / x``."""
+    return _math.reciprocal(tensor(x))
+
+
+def _check(name, tf_op):
+    def op(x):
+        x = tensor(x)
+        if np.dtype(x.dtype).kind in "biu":  # integers are finite, never inf or NaN
+            return _array.fill(tuple(x.shape), name == "isfinite")
+        return tf_op(x)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x)``: elementwise, as a boolean tensor (integers are finite)."
+    return keras_op(op)
+
+
+isfinite = _check("isfinite", _math.is_finite)
+isinf = _check("isinf", _arithmetic.is_inf)
+isnan = _check("isnan", _math.is_nan)
+
+
+@keras_op
+def logical_not(x):
+    """``keras.ops.logical_not(x)``: ``x`` cast to bool, negated."""
+    return _math.logical_not(cast(x, "bool"))
+
+
+@keras_op
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """``keras.ops.nan_to_num(x, nan=0.0, posinf=None, neginf=None)``: NaN, +inf and -inf replaced
+    (the infinities by the dtype's largest and lowest values unless given); integers as they are."""
+    x = tensor(x)
+    dtype = np.dtype(x.dtype)
+    if dtype.kind in "biu":
+        return _array.identity(x)
+    info = jnp.finfo(dtype)
+    x = _array.where(_math.is_nan(x), tensor(nan, dtype), x)
+    big = _arithmetic.is_inf(x)
+    x = _array.where(
+        _math.logical_and(big, _math.greater(x, 0)), tensor(info.max if posinf is None else posinf, dtype), x
+    )
+    return _array.where(
+        _math.logical_and(big, _math.less(x, 0)), tensor(info.min if neginf is None else neginf, dtype), x
+    )
+
+
+# -- binary ----------------------------------------------------------------------------------
+
+
+def _arithmetic_op(name, tf_op, doc, extra=()):
+    def op(x1, x2):
+        (x1, x2), _ = promoted(x1, x2, extra=extra)
+        return tf_op(*broadcast(x1, x2))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x1, x2)``: {doc}, broadcast, in Keras' promoted dtype."
+    return keras_op(op)
+
+
+add = _arithmetic_op("add", _math.add, "``x1 + x2``")
+subtract = _arithmetic_op("subtract", _math.subtract, "``x1 - x2``")
+multiply = _arithmetic_op("multiply", _math.multiply, "``x1 * x2``")
+divide = _arithmetic_op("divide", _math.divide, "``x1 / x2`` (integers divided as float32)", extra=(float,))
+true_divide = _arithmetic_op("true_divide", _math.divide, "``x1 / x2`` (integers divided as float32)", (float,))
+maximum = _arithmetic_op("maximum", _math.maximum, "the larger (a tie's gradient to ``x1``, as TensorFlow)")
+minimum = _arithmetic_op("minimum", _math.minimum, "the smaller (a tie's gradient to ``x1``, as TensorFlow)")
+floor_divide = _arithmetic_op("floor_divide", _nondiff.floordiv, "``floor(x1 / x2)`` (no gradient)")
+
+
+@keras_op
+def power(x1, x2):
+    """``keras.ops.power(x1, x2)``: ``x1 ** x2``, broadcast (TensorFlow's gradient: none for the
+    exponent where ``x1 <= 0``)."""
+    (x1, x2), dtype = promoted(x1, x2)
+    if dtype.kind == "u":  # TensorFlow's pow has no unsigned kernel: computed in int32
+        return cast(_math.pow(*broadcast(cast(x1, "int32"), cast(x2, "int32"))), dtype)
+    return _math.pow(*broadcast(x1, x2))
+
+
+def _strict(name, tf_op, doc, extra=(), bool_as=None):
+    # Keras converts both operands to tensors first (a Python number is int32 or float32 then).
+    def op(x1, x2):
+        (x1, x2), dtype = promoted(tensor(x1), tensor(x2), extra=extra)
+        if bool_as is not None and dtype == np.bool_:
+            x1, x2 = cast(x1, bool_as), cast(x2, bool_as)
+        return tf_op(*broadcast(x1, x2))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x1, x2)``: {doc}, broadcast."
+    return keras_op(op)
+
+
+mod = _strict("mod", _math.floormod, "the remainder of ``x1 / x2``, with ``x2``'s sign", bool_as="int32")
+equal = _strict("equal", _math.equal, "``x1 == x2``")
+not_equal = _strict("not_equal", _math.not_equal, "``x1 != x2``")
+greater = _strict("greater", _math.greater, "``x1 > x2``")
+greater_equal = _strict("greater_equal", _math.greater_equal, "``x1 >= x2``")
+less = _strict("less", _math.less, "``x1 < x2``")
+less_equal = _strict("less_equal", _math.less_equal, "``x1 <= x2``")
+arctan2 = _strict("arctan2", _math.atan2, "the angle of ``(x2, x1)``, in float", extra=(float,))
+
+
+def _logaddexp(x1, x2):
+    delta = _math.subtract(x1, x2)
+    smooth = _math.add(_math.maximum(x1, x2), _math.log1p(_math.exp(_math.negative(_math.abs(delta)))))
+    return _array.where(_math.is_nan(delta), _math.add(x1, x2), smooth)
+
+
+logaddexp = _strict("logaddexp", _logaddexp, "``log(exp(x1) + exp(x2))``, computed stably", extra=(float,))
+
+
+def _logical(name, tf_op):
+    def op(x1, x2):
+        return tf_op(*broadcast(cast(x1, "bool"), cast(x2, "bool")))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x1, x2)``: both cast to bool, broadcast."
+    return keras_op(op)
+
+
+logical_and = _logical("logical_and", _math.logical_and)
+logical_or = _logical("logical_or", _math.logical_or)
+logical_xor = _logical("logical_xor", _math.logical_xor)
+
+
+@keras_op
+def divide_no_nan(x1, x2):
+    """``keras.ops.divide_no_nan(x1, x2)``: ``x1 / x2``, 0 where ``x2`` is 0 (TensorFlow's gradient there)."""
+    (x1, x2), _ = promoted(tensor(x1), tensor(x2), extra=(float,))
+    return _math.divide_no_nan(*broadcast(x1, x2))
+
+
+@keras_op
+def clip(x, x_min, x_max):
+    """``keras.ops.clip(x, x_min, x_max)``: ``x`` limited to ``[x_min, x_max]`` (a boolean ``x`` as
+    int32); at a bound the gradient goes to ``x``, as TensorFlow's."""
+    x = tensor(x)
+    if x.dtype == np.bool_:
+        x = cast(x, "int32")
+    lo, hi = (b if isinstance(b, (builtins.int, builtins.float)) else tensor(b) for b in (x_min, x_max))
+    if not isinstance(lo, (builtins.int, builtins.float)) or not isinstance(hi, (builtins.int, builtins.float)):
+        x, lo, hi = broadcast(x, *(tensor(b, x.dtype) for b in (lo, hi)))
+    return _math.clip_by_value(x, lo, hi)

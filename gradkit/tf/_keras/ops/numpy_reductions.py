@@ -1,0 +1,225 @@
+"""``keras.ops``' reductions and scans: ``sum``, ``mean``, ``max``, ``argmax``, ``std``, ``cumsum``, ...
+
+Keras' dtypes: ``sum``/``prod`` of booleans and small integers widen to int32 (uint32 for small
+unsigned ones), ``mean``/``std``/``var``/``average`` of integers are float32, ``argmax``/``argmin``
+int32; ``mean`` of float16 is accumulated in float32. ``max``/``min`` of an empty tensor raise, as
+Keras' do; their gradients, and ``argmax``'s ties, are TensorFlow's.
+
+>>> import gradkit.tf as tf
+>>> ops = tf.keras.ops
+>>> x = tf.constant([[1, 5], [3, 2]])
+>>> ops.sum(x, axis=0).numpy().tolist(), ops.mean(x).numpy().item(), ops.argmax(x, axis=1).numpy().tolist()
+([4, 7], 2.75, [1, 0])
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
+
+from ... import _array, _math, _ordering
+from .dispatch import apply, axes, cast, keras_op, promoted, tensor
+from .dtype_rules import float_of, result_type, standardize_dtype
+
+NAMES = "sum prod mean max min amax amin std var all any argmax argmin cumsum cumprod average count_nonzero quantile"
+
+
+def _accumulated(x, dtype):
+    """Keras' (and JAX's) accumulator dtype for ``sum``, ``prod`` and ``trace``."""
+    dtype = standardize_dtype(dtype if dtype is not None else x.dtype)
+    if dtype.name in ("bool", "int8", "int16"):
+        return np.dtype("int32")
+    if dtype.name in ("uint8", "uint16"):
+        return np.dtype("uint32")
+    return dtype
+
+
+@keras_op
+def sum(x, axis=None, keepdims=False):  # noqa: A001
+    """``keras.ops.sum(x, axis=None, keepdims=False)``."""
+    x = tensor(x)
+    return _math.reduce_sum(cast(x, _accumulated(x, None)), axis=axes(axis), keepdims=keepdims)
+
+
+@keras_op
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """``keras.ops.prod(x, axis=None, keepdims=False, dtype=None)``."""
+    x = tensor(x)
+    target = _accumulated(x, None) if dtype is None else x.dtype
+    return _math.reduce_prod(cast(x, target), axis=axes(axis), keepdims=keepdims)
+
+
+@keras_op
+def mean(x, axis=None, keepdims=False):
+    """``keras.ops.mean(x, axis=None, keepdims=False)``: float32 for integer or boolean ``x``
+    (float16 accumulated in float32, the result float16)."""
+    x = tensor(x)
+    compute = result_type(x.dtype, "float32")
+    out = np.dtype(x.dtype) if np.dtype(x.dtype).kind in "fc" or x.dtype == jnp.bfloat16 else compute
+    return cast(_math.reduce_mean(cast(x, compute), axis=axes(axis), keepdims=keepdims), out)
+
+
+def _extreme(name, reduce, logical, combine):
+    def op(x, axis=None, keepdims=False, initial=None):
+        x = tensor(x)
+        boolean = x.dtype == np.bool_
+        if initial is not None:
+            out = (logical if boolean else reduce)(x, axis=axes(axis), keepdims=keepdims)
+            if boolean:
+                return cast(combine(cast(out, "int32"), cast(initial, "int32")), "bool")
+            return combine(out, tensor(initial, out.dtype))
+        if builtins.int(np.prod(x.shape)) == 0:
+            raise _errors.InvalidArgumentValueError(
+                f"tf.keras.ops.{name} got an empty tensor of shape {tuple(x.shape)}: it has no {name}imum, and "
+                f"Keras raises for it ('Cannot compute the {name} of an empty tensor'). Pass initial=... to give "
+                "the result for an empty input."
+            )
+        return (logical if boolean else reduce)(x, axis=axes(axis), keepdims=keepdims)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (
+        f"``keras.ops.{name}(x, axis=None, keepdims=False, initial=None)``: the {name}imum (booleans: "
+        f"{'any' if name == 'max' else 'all'}); with ``initial``, compared with it too."
+    )
+    return op
+
+
+_max = _extreme("max", _math.reduce_max, _math.reduce_any, _math.maximum)
+_min = _extreme("min", _math.reduce_min, _math.reduce_all, _math.minimum)
+max = keras_op(_max, "max")  # noqa: A001
+min = keras_op(_min, "min")  # noqa: A001
+amax = keras_op(_max, "amax")
+amin = keras_op(_min, "amin")
+
+
+@keras_op
+def std(x, axis=None, keepdims=False):
+    """``keras.ops.std(x, axis=None, keepdims=False)``: the standard deviation (float32 for integers)."""
+    x = tensor(x)
+    return _math.reduce_std(cast(x, float_of(x.dtype)), axis=axes(axis), keepdims=keepdims)
+
+
+@keras_op
+def var(x, axis=None, keepdims=False):
+    """``keras.ops.var(x, axis=None, keepdims=False)``: the variance (float32 for integers)."""
+    x = tensor(x)
+    computed = _math.reduce_variance(cast(x, result_type(x.dtype, "float32")), axis=axes(axis), keepdims=keepdims)
+    return cast(computed, float_of(x.dtype))
+
+
+@keras_op
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    """``keras.ops.all(x, axis=None, keepdims=False)``: whether every entry is nonzero."""
+    return _math.reduce_all(cast(x, "bool"), axis=axes(axis), keepdims=keepdims)
+
+
+@keras_op
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    """``keras.ops.any(x, axis=None, keepdims=False)``: whether some entry is nonzero."""
+    return _math.reduce_any(cast(x, "bool"), axis=axes(axis), keepdims=keepdims)
+
+
+def _negative_zero_below(x):
+    # Keras orders -0.0 below 0.0 (it replaces it by -tiny) so argmax/argmin agree across backends.
+    tiny = float(jnp.finfo(x.dtype).tiny)
+    negative_zero = _math.logical_and(_math.equal(x, 0.0), apply(_is_signbit, x))
+    return _array.where(negative_zero, tensor(-tiny, x.dtype), x)
+
+
+def _is_signbit(x):
+    return jnp.signbit(x)
+
+
+def _arg(name, tf_op):
+    def op(x, axis=None, keepdims=False):
+        x = tensor(x)
+        dtype = np.dtype(x.dtype)
+        if (dtype.kind == "f" or x.dtype == jnp.bfloat16) and x.ndim:
+            x = cast(x, result_type(dtype, "float32"))
+            x = _negative_zero_below(x)
+        flat = _array.reshape(x, [-1]) if axis is None else x
+        out = tf_op(flat, axis=0 if axis is None else builtins.int(axis))
+        out = cast(out, "int32")
+        if keepdims:
+            shape = [1] * x.ndim
+            if axis is not None:
+                shape = list(x.shape)
+                shape[builtins.int(axis)] = 1
+            out = _array.reshape(out, shape)
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (
+        f"``keras.ops.{name}(x, axis=None, keepdims=False)``: the int32 index of the "
+        f"{'largest' if name == 'argmax' else 'smallest'} entry (over the flattened ``x`` when ``axis`` is "
+        "None), the first at a tie; -0.0 counts as below 0.0."
+    )
+    return keras_op(op)
+
+
+argmax = _arg("argmax", _math.argmax)
+argmin = _arg("argmin", _math.argmin)
+
+
+def _cumulative(name, tf_op):
+    def op(x, axis=None, dtype=None):
+        x = tensor(x, dtype)
+        if x.dtype == np.bool_:
+            x = cast(x, "int32")
+        if axis is None:
+            x, axis = _array.reshape(x, [-1]), 0
+        return tf_op(x, axis=builtins.int(axis))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (
+        f"``keras.ops.{name}(x, axis=None, dtype=None)``: the cumulative "
+        f"{'sum' if name == 'cumsum' else 'product'} along ``axis`` (of the flattened ``x`` when None)."
+    )
+    return keras_op(op)
+
+
+cumsum = _cumulative("cumsum", _ordering.cumsum)
+cumprod = _cumulative("cumprod", _ordering.cumprod)
+
+
+@keras_op
+def average(x, axis=None, weights=None):
+    """``keras.ops.average(x, axis=None, weights=None)``: the mean, weighted by ``weights`` (of
+    ``x``'s shape, or 1-D along ``axis``), float32 for integers."""
+    x = tensor(x)
+    if weights is None:
+        return _math.reduce_mean(cast(x, float_of(x.dtype)), axis=axes(axis))
+    (x, weights), _ = promoted(x, tensor(weights), extra=(float,))
+    if axis is None or x.ndim == weights.ndim:
+        total = _math.reduce_sum(weights, axis=axes(axis))
+        return _math.divide(_math.reduce_sum(_math.multiply(x, weights), axis=axes(axis)), total)
+    return _math.divide(_math.tensordot(x, weights, [[builtins.int(axis)], [0]]), _math.reduce_sum(weights))
+
+
+@keras_op
+def count_nonzero(x, axis=None):
+    """``keras.ops.count_nonzero(x, axis=None)``: how many entries are not zero, as int32."""
+    return _math.count_nonzero(tensor(x), axis=axes(axis), dtype=np.int32)
+
+
+def _quantile(x, q, axis, method, keepdims):
+    return jnp.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
+
+
+@keras_op
+def quantile(x, q, axis=None, method="linear", keepdims=False):
+    """``keras.ops.quantile(x, q, axis=None, method="linear", keepdims=False)``: the ``q``-th quantiles
+    (``q`` in [0, 1], a number or 1-D) along ``axis``; ``method`` one of NumPy's "linear", "lower",
+    "higher", "midpoint", "nearest"."""
+    if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.quantile got method={method!r}; Keras takes 'linear', 'lower', 'higher', 'midpoint' "
+            "or 'nearest'. Pass one of them."
+        )
+    x = tensor(x)
+    x = cast(x, float_of(x.dtype))
+    return apply(_quantile, x, tensor(q, x.dtype), axis=axes(axis), method=method, keepdims=bool(keepdims))
