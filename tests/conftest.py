@@ -46,3 +46,15 @@ def _fresh_recording_state():
     frames._local.stack.clear()
     yield
     frames._local.stack.clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _compiled_programs_freed_after_each_module():
+    """A test module's compiled programs are freed when it ends: the suite compiles thousands
+    of small XLA programs, and a worker that kept all of them would grow to gigabytes and slow
+    every later test."""
+    yield
+    import gc
+
+    jax.clear_caches()
+    gc.collect()
