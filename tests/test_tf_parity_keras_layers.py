@@ -245,10 +245,6 @@ def test_options_gradkit_does_not_implement_raise():
     layers = gtf.keras.layers
     with pytest.raises(NotImplementedError, match=r"\[gradkit\].*lora_rank=2"):
         layers.Conv2D(2, 3, lora_rank=2)
-    with pytest.raises(ValueError, match=r"\[gradkit\].*channels_first.*transpose"):
-        layers.Conv2D(2, 3, data_format="channels_first")
-    with pytest.raises(ValueError, match=r"\[gradkit\].*channels_first"):
-        layers.MaxPooling2D(data_format="channels_first")
     with pytest.raises(NotImplementedError, match=r"\[gradkit\].*rms_scaling"):
         layers.LayerNormalization(rms_scaling=True)
     with pytest.raises(TypeError, match=r"\[gradkit\].*float32"):

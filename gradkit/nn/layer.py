@@ -40,8 +40,10 @@ class Layer(Module):
         # gradkit.tf overrides this to make TF-named Variables ('dense/kernel:0').
         return Variable(value, name=f"{self.name}/{name}", trainable=trainable)
 
-    def build(self, input_shape) -> None:  # pragma: no cover - overridden
-        pass
+    def build(self, input_shape) -> None:
+        """Make the weights for inputs of ``input_shape``; a layer without weights makes none, and is
+        built once this is called (as a Keras layer is)."""
+        self.built = True
 
     def _needs_features(self, input_shape) -> None:
         """A clear error for a scalar input to a layer whose weights follow the last axis."""

@@ -15,7 +15,7 @@ class Conv3D(_Conv):
     """``tf.keras.layers.Conv3D(filters, kernel_size, strides=(1, 1, 1), padding='valid',
     dilation_rate=(1, 1, 1), groups=1, activation=None, use_bias=True,
     kernel_initializer='glorot_uniform', bias_initializer='zeros')`` over
-    ``(batch, depth, height, width, channels)`` inputs (channels_last only); the kernel is
+    ``(batch, depth, height, width, channels)`` inputs (or channels first); the kernel is
     ``(kd, kh, kw, in_channels // groups, filters)``, as in Keras.
 
     >>> import gradkit.tf as tf

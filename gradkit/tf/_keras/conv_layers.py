@@ -10,18 +10,15 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _conv
 from . import layer_args, layer_regularization
 from .layers import _KerasLayer
+from .spatial_args import channels_axis, layout, standardize_data_format, tf_data_format
 
-_LAYOUTS = {
-    1: "(batch, width, channels)",
-    2: "(batch, height, width, channels)",
-    3: "(batch, depth, height, width, channels)",
-}
 _OPS = {1: "tf.nn.conv1d", 2: "tf.nn.conv2d", 3: "tf.nn.conv3d"}
 
 
 class _Conv(_KerasLayer, Layer):
-    """A Keras convolution over ``rank`` spatial axes, channels last: kernel
-    ``(*kernel_size, in_channels // groups, filters)``, bias ``(filters,)``."""
+    """A Keras convolution over ``rank`` spatial axes, channels last or first: kernel
+    ``(*kernel_size, in_channels // groups, filters)``, bias ``(filters,)`` (the same weights for
+    both data formats, as in Keras)."""
 
     rank = 0
     default_name = ""
@@ -59,7 +56,7 @@ class _Conv(_KerasLayer, Layer):
             lora_alpha=lora_alpha,
         )
         shape_args = layer_args.base_options(what, kwargs)
-        layer_args.check_channels_last(data_format, what)
+        data_format = standardize_data_format(data_format, what)
         layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         n = self.rank
         for value, arg in ((filters, "filters"), (groups, "groups")):
@@ -93,7 +90,7 @@ class _Conv(_KerasLayer, Layer):
             kernel_constraint=kernel_constraint,
             bias_constraint=bias_constraint,
         )
-        self.data_format = "channels_last"
+        self.data_format = data_format
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
@@ -105,11 +102,11 @@ class _Conv(_KerasLayer, Layer):
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
 
     def _layout(self) -> str:
-        return _LAYOUTS[self.rank]
+        return layout(self.rank, self.data_format, names=True)
 
     def build(self, input_shape) -> None:
         layer_args.check_rank(input_shape, self.rank + 2, self._layout(), self._what())
-        channels = input_shape[-1]
+        channels = input_shape[channels_axis(self.data_format)]
         if channels % self.groups:
             raise _errors.GradkitValueError(
                 f"{self._what()}: the input has {channels} channels, which groups={self.groups} does not divide, "
@@ -124,22 +121,34 @@ class _Conv(_KerasLayer, Layer):
     def call(self, x):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())
         channels = self.kernel.shape[-2] * self.groups
-        if x.shape[-1] != channels:
+        axis = channels_axis(self.data_format)
+        if x.shape[axis] != channels:
+            where = "last axis" if axis == -1 else "axis 1, channels_first"
             raise _errors.GradkitValueError(
-                f"{self._what()} was built for inputs with {channels} channels (last axis), but got shape "
+                f"{self._what()} was built for inputs with {channels} channels ({where}), but got shape "
                 f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
             )
         layer_args.check_float(x, self._what())
         padding = self.padding.upper()
         if padding == "CAUSAL":  # Keras: pad the start of the sequence, then a 'valid' convolution
-            padding = [[0, 0], [self.dilation_rate[0] * (self.kernel_size[0] - 1), 0], [0, 0]]
+            start = [self.dilation_rate[0] * (self.kernel_size[0] - 1), 0]
+            padding = [[0, 0], start, [0, 0]] if axis == -1 else [[0, 0], [0, 0], start]
         # tf.nn.convolution's own code for every rank: conv1d's public form refuses the explicit
         # padding 'causal' needs, as TensorFlow's does.
-        y = _conv._convolve(x, self.kernel, self.strides, padding, None, self.dilation_rate, self.rank, _OPS[self.rank])
+        data_format = tf_data_format(self.rank, self.data_format)
+        y = _conv._convolve(
+            x, self.kernel, self.strides, padding, data_format, self.dilation_rate, self.rank, _OPS[self.rank]
+        )
         if self.use_bias:
             # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.
-            y = y + gnp.reshape(self.bias.value, (1,) * (self.rank + 1) + (self.filters,))
+            y = y + gnp.reshape(self.bias.value, bias_shape(self.filters, self.rank, self.data_format))
         return self.activation(y)
+
+
+def bias_shape(channels: int, rank: int, data_format: str) -> tuple:
+    """The shape a per-channel bias takes to add to a rank-``rank`` convolution's output."""
+    ones = (1,) * rank
+    return (1, *ones, channels) if data_format == "channels_last" else (1, channels, *ones)
 
 
 class Conv1D(_Conv):
@@ -162,7 +171,8 @@ class Conv2D(_Conv):
     """``tf.keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid',
     dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
     kernel_initializer='glorot_uniform', bias_initializer='zeros')`` over
-    ``(batch, height, width, channels)`` inputs (channels_last only).
+    ``(batch, height, width, channels)`` inputs (``data_format='channels_first'``:
+    ``(batch, channels, height, width)``).
 
     >>> import gradkit.tf as tf
     >>> layer = tf.keras.layers.Conv2D(8, 3, strides=2, padding="same", name="conv2d")

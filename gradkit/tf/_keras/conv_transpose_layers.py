@@ -11,6 +11,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _conv_transpose
 from . import conv_layers, layer_args, layer_regularization
 from .layers import _KerasLayer
+from .spatial_args import channels_axis, channels_placed, layout, standardize_data_format, tf_data_format
 
 
 def output_size(size, kernel, stride, padding, output_padding, dilation):
@@ -25,7 +26,7 @@ def output_size(size, kernel, stride, padding, output_padding, dilation):
 
 
 class _ConvTranspose(_KerasLayer, Layer):
-    """A Keras transposed convolution over ``rank`` spatial axes, channels last: kernel
+    """A Keras transposed convolution over ``rank`` spatial axes, channels last or first: kernel
     ``(*kernel_size, filters, in_channels)``, bias ``(filters,)``."""
 
     rank = 0
@@ -60,7 +61,7 @@ class _ConvTranspose(_KerasLayer, Layer):
             "initializers, regularizers and constraints, name and trainable",
         )
         shape_args = layer_args.base_options(what, kwargs)
-        layer_args.check_channels_last(data_format, what)
+        data_format = standardize_data_format(data_format, what)
         layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         n = self.rank
         if not isinstance(filters, int) or isinstance(filters, bool) or filters <= 0:
@@ -105,7 +106,7 @@ class _ConvTranspose(_KerasLayer, Layer):
             kernel_constraint=kernel_constraint,
             bias_constraint=bias_constraint,
         )
-        self.data_format = "channels_last"
+        self.data_format = data_format
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
@@ -117,11 +118,11 @@ class _ConvTranspose(_KerasLayer, Layer):
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
 
     def _layout(self) -> str:
-        return conv_layers._LAYOUTS[self.rank]
+        return layout(self.rank, self.data_format, names=True)
 
     def build(self, input_shape) -> None:
         layer_args.check_rank(input_shape, self.rank + 2, self._layout(), self._what())
-        shape = (*self.kernel_size, self.filters, input_shape[-1])
+        shape = (*self.kernel_size, self.filters, input_shape[channels_axis(self.data_format)])
         self.kernel = self.add_weight("kernel", shape, self.kernel_initializer)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
@@ -130,24 +131,38 @@ class _ConvTranspose(_KerasLayer, Layer):
     def call(self, x):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())
         channels = self.kernel.shape[-1]
-        if x.shape[-1] != channels:
+        axis = channels_axis(self.data_format)
+        if x.shape[axis] != channels:
+            where = "last axis" if axis == -1 else "axis 1, channels_first"
             raise _errors.GradkitValueError(
-                f"{self._what()} was built for inputs with {channels} channels (last axis), but got shape "
+                f"{self._what()} was built for inputs with {channels} channels ({where}), but got shape "
                 f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
             )
         layer_args.check_float(x, self._what())
         paddings = self.output_padding or (None,) * self.rank
         spatial = [
             output_size(size, k, s, self.padding, p, d)
-            for size, k, s, p, d in zip(x.shape[1:-1], self.kernel_size, self.strides, paddings, self.dilation_rate)
+            for size, k, s, p, d in zip(
+                x.shape[1:-1] if axis == -1 else x.shape[2:],
+                self.kernel_size,
+                self.strides,
+                paddings,
+                self.dilation_rate,
+            )
         ]
-        output_shape = (x.shape[0], *spatial, self.filters)
+        output_shape = channels_placed((x.shape[0], *spatial, self.filters), self.data_format)
         y = _conv_transpose.conv_transpose(
-            x, self.kernel, output_shape, self.strides, self.padding.upper(), dilations=self.dilation_rate
+            x,
+            self.kernel,
+            output_shape,
+            self.strides,
+            self.padding.upper(),
+            data_format=tf_data_format(self.rank, self.data_format),
+            dilations=self.dilation_rate,
         )
         if self.use_bias:
             # Explicit rank: gradkit's strict test mode (jax_numpy_rank_promotion='raise') forbids implicit.
-            y = y + gnp.reshape(self.bias.value, (1,) * (self.rank + 1) + (self.filters,))
+            y = y + gnp.reshape(self.bias.value, conv_layers.bias_shape(self.filters, self.rank, self.data_format))
         return self.activation(y)
 
 
@@ -169,7 +184,7 @@ class Conv2DTranspose(_ConvTranspose):
     """``tf.keras.layers.Conv2DTranspose(filters, kernel_size, strides=(1, 1), padding='valid',
     output_padding=None, dilation_rate=(1, 1), activation=None, use_bias=True,
     kernel_initializer='glorot_uniform', bias_initializer='zeros')`` over
-    ``(batch, height, width, channels)`` inputs (channels_last only); the kernel is
+    ``(batch, height, width, channels)`` inputs (or channels first); the kernel is
     ``(kh, kw, filters, in_channels)``, as in Keras. With ``padding='same'`` the output is
     ``strides`` times the input; with ``'valid'`` it is ``(size - 1) * stride + max(kernel, stride)``.
 

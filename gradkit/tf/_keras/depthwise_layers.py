@@ -1,5 +1,5 @@
 """``tf.keras.layers.DepthwiseConv1D``, ``DepthwiseConv2D``, ``SeparableConv1D`` and
-``SeparableConv2D``: Keras 3's depthwise and separable convolutions, channels last.
+``SeparableConv2D``: Keras 3's depthwise and separable convolutions, channels last or first.
 
 A depthwise convolution convolves each input channel with its own ``depth_multiplier``
 filters (kernel ``(*kernel_size, in_channels, depth_multiplier)``); a separable one follows it
@@ -29,17 +29,19 @@ from .. import _conv
 from .._convert import call
 from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
+from .spatial_args import channels_axis, channels_last_shape, channels_placed, layout, standardize_data_format
 
 
-def _depthwise_separable(x, depthwise, pointwise, bias, *, strides, padding, dilations):
-    """The depthwise convolution of ``x`` (channels last), then the pointwise one and the bias."""
-    channels = x.shape[-1]
+def _depthwise_separable(x, depthwise, pointwise, bias, *, strides, padding, dilations, channels_last):
+    """The depthwise convolution of ``x``, then the pointwise one and the bias."""
+    channels = x.shape[-1] if channels_last else x.shape[1]
     kernel = depthwise.reshape((*depthwise.shape[:-2], 1, channels * depthwise.shape[-1]))
-    y = _conv._conv(x, kernel, strides, padding, dilations, True, channels)
+    y = _conv._conv(x, kernel, strides, padding, dilations, channels_last, channels)
     if pointwise is not None:
-        y = _conv._conv(y, pointwise, (1,) * len(strides), "VALID", (1,) * len(strides), True, 1)
+        y = _conv._conv(y, pointwise, (1,) * len(strides), "VALID", (1,) * len(strides), channels_last, 1)
     if bias is not None:
-        y = y + jnp.reshape(bias, (1,) * (y.ndim - 1) + bias.shape)
+        ones = (1,) * (y.ndim - 2)
+        y = y + jnp.reshape(bias, (1, *ones, *bias.shape) if channels_last else (1, *bias.shape, *ones))
     return y
 
 
@@ -82,7 +84,7 @@ class _DepthwiseConv(_KerasLayer, Layer):
             defaults = {"pointwise_initializer": "glorot_uniform"}
             kwargs.update({k: v for k, v in given.items() if v is not None and v != defaults.get(k)})
         shape_args = layer_args.base_options(what, kwargs)
-        layer_args.check_channels_last(data_format, what)
+        data_format = standardize_data_format(data_format, what)
         initializers = {"depthwise_initializer": depthwise_initializer, "bias_initializer": bias_initializer}
         if self.separable:
             initializers["pointwise_initializer"] = pointwise_initializer
@@ -114,7 +116,7 @@ class _DepthwiseConv(_KerasLayer, Layer):
             layer_regularization.keep_options(
                 self, pointwise_regularizer=pointwise_regularizer, pointwise_constraint=pointwise_constraint
             )
-        self.data_format = "channels_last"
+        self.data_format = data_format
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = depthwise_initializer
@@ -129,14 +131,14 @@ class _DepthwiseConv(_KerasLayer, Layer):
         return f"tf.keras.layers.{type(self).__name__} '{self.name}'"
 
     def _layout(self) -> str:
-        return "(batch, width, channels)" if self.rank == 1 else "(batch, height, width, channels)"
+        return layout(self.rank, self.data_format, names=True)
 
     def _out_channels(self, channels) -> int:
         return self.filters if self.separable else channels * self.depth_multiplier
 
     def build(self, input_shape) -> None:
         layer_args.check_rank(input_shape, self.rank + 2, self._layout(), self._what())
-        channels = input_shape[-1]
+        channels = input_shape[channels_axis(self.data_format)]
         shape = (*self.kernel_size, channels, self.depth_multiplier)
         if self.separable:
             self.depthwise_kernel = self.add_weight("depthwise_kernel", shape, self.depthwise_initializer)
@@ -158,13 +160,15 @@ class _DepthwiseConv(_KerasLayer, Layer):
         layer_args.check_rank(x.shape, self.rank + 2, self._layout(), self._what())
         depthwise = self.depthwise_kernel if self.separable else self.kernel
         channels = depthwise.shape[-2]
-        if x.shape[-1] != channels:
+        axis = channels_axis(self.data_format)
+        if x.shape[axis] != channels:
+            where = "last axis" if axis == -1 else "axis 1, channels_first"
             raise _errors.GradkitValueError(
-                f"{self._what()} was built for inputs with {channels} channels (last axis), but got shape "
+                f"{self._what()} was built for inputs with {channels} channels ({where}), but got shape "
                 f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
             )
         layer_args.check_float(x, self._what())
-        spatial = x.shape[1:-1]
+        spatial = channels_last_shape(x.shape, self.data_format)[1:-1]
         span = [(k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate)]
         if self.padding == "valid" and any(size < k for size, k in zip(spatial, span)):
             raise _errors.GradkitValueError(
@@ -180,11 +184,12 @@ class _DepthwiseConv(_KerasLayer, Layer):
             strides=self.strides,
             padding=self.padding.upper(),
             dilations=self.dilation_rate,
+            channels_last=axis == -1,
         )
         return self.activation(y)
 
     def compute_output_shape(self, input_shape):
-        shape = tuple(input_shape)
+        shape = channels_last_shape(input_shape, self.data_format)
         spatial = jax.eval_shape(
             lambda z: jax.lax.conv_general_dilated(
                 z,
@@ -196,7 +201,7 @@ class _DepthwiseConv(_KerasLayer, Layer):
             jax.ShapeDtypeStruct((1, 1, *(1 if d is None else d for d in shape[1:-1])), jnp.float32),
         ).shape[2:]
         spatial = tuple(None if d is None else s for d, s in zip(shape[1:-1], spatial))
-        return (shape[0], *spatial, self._out_channels(shape[-1]))
+        return channels_placed((shape[0], *spatial, self._out_channels(shape[-1])), self.data_format)
 
 
 class DepthwiseConv1D(_DepthwiseConv):

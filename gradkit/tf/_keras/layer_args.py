@@ -83,22 +83,6 @@ def padding_name(padding, what: str, allow_causal: bool = False) -> str:
     )
 
 
-def check_channels_last(data_format, what: str) -> None:
-    """gradkit.tf's Keras layers take channels_last (Keras' default) only."""
-    if data_format is None or str(data_format).lower() == "channels_last":
-        return
-    if str(data_format).lower() == "channels_first":
-        raise _errors.GradkitValueError(
-            f"{what}: data_format='channels_first' is not implemented in gradkit.tf; its Keras layers take "
-            "channels_last (batch, ..., channels) only. Transpose the input, e.g. "
-            "tf.transpose(x, [0, 2, 3, 1]) for an NCHW batch, and leave data_format out."
-        )
-    raise _errors.GradkitValueError(
-        f"{what}: data_format={data_format!r}; Keras takes 'channels_last' or 'channels_first'. Leave it out "
-        "for channels_last."
-    )
-
-
 def check_rank(shape, rank: int, layout: str, what: str) -> None:
     if len(shape) != rank:
         raise _errors.GradkitValueError(

@@ -9,8 +9,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _pooling
 from . import layer_args
 from .layers import _KerasLayer
-
-_LAYOUT = "(batch, height, width, channels)"
+from .spatial_args import layout, spatial_axes, standardize_data_format, tf_data_format
 
 
 class _Pooling2D(_KerasLayer, Layer):
@@ -21,7 +20,7 @@ class _Pooling2D(_KerasLayer, Layer):
     def __init__(self, pool_size, strides=None, padding="valid", data_format=None, name=None, trainable=True, **kwargs):
         what = f"tf.keras.layers.{type(self).__name__}"
         shape_args = layer_args.base_options(what, kwargs)
-        layer_args.check_channels_last(data_format, what)
+        data_format = standardize_data_format(data_format, what)
         self.pool_size = layer_args.int_tuple(pool_size, 2, "pool_size", what)
         self.strides = self.pool_size if strides is None else layer_args.int_tuple(strides, 2, "strides", what)
         layer_args.padding_name(padding, what)
@@ -29,13 +28,14 @@ class _Pooling2D(_KerasLayer, Layer):
         super().__init__(
             name=name if name is not None else unique_name(self.default_name), trainable=trainable, **shape_args
         )
-        self.data_format = "channels_last"
+        self.data_format = data_format
 
     def call(self, x):
         what = f"tf.keras.layers.{type(self).__name__} '{self.name}'"
-        layer_args.check_rank(x.shape, 4, _LAYOUT, what)
+        layer_args.check_rank(x.shape, 4, layout(2, self.data_format, names=True), what)
         layer_args.check_float(x, what)
-        return self._pool(x, self.pool_size, self.strides, self.padding.upper())
+        data_format = tf_data_format(2, self.data_format)
+        return self._pool(x, self.pool_size, self.strides, self.padding.upper(), data_format)
 
 
 class MaxPooling2D(_Pooling2D):
@@ -80,20 +80,20 @@ class GlobalAveragePooling2D(_KerasLayer, Layer):
     def __init__(self, data_format=None, keepdims=False, name=None, trainable=True, **kwargs):
         what = "tf.keras.layers.GlobalAveragePooling2D"
         shape_args = layer_args.base_options(what, kwargs)
-        layer_args.check_channels_last(data_format, what)
+        data_format = standardize_data_format(data_format, what)
         super().__init__(
             name=name if name is not None else unique_name("global_average_pooling2d"),
             trainable=trainable,
             **shape_args,
         )
-        self.data_format = "channels_last"
+        self.data_format = data_format
         self.keepdims = bool(keepdims)
 
     def call(self, x):
         what = f"tf.keras.layers.GlobalAveragePooling2D '{self.name}'"
-        layer_args.check_rank(x.shape, 4, _LAYOUT, what)
+        layer_args.check_rank(x.shape, 4, layout(2, self.data_format, names=True), what)
         layer_args.check_float(x, what)
-        return gnp.mean(x, axis=(1, 2), keepdims=self.keepdims)
+        return gnp.mean(x, axis=spatial_axes(4, self.data_format), keepdims=self.keepdims)
 
 
 MaxPool2D = MaxPooling2D

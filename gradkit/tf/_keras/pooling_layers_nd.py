@@ -25,7 +25,7 @@ from .._convert import call, convert
 from . import layer_args, layer_config, pooling_layers
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer
-from .spatial_args import spatial_axes, standardize_data_format, standardize_tuple
+from .spatial_args import layout, spatial_axes, standardize_data_format, standardize_tuple, tf_data_format
 
 _POOLS = {
     ("max", 1): _pooling.max_pool1d,
@@ -33,17 +33,6 @@ _POOLS = {
     ("average", 1): _pooling.avg_pool1d,
     ("average", 3): _pooling.avg_pool3d,
 }
-_TF_FORMATS = {
-    (1, "channels_last"): "NWC",
-    (1, "channels_first"): "NCW",
-    (3, "channels_last"): "NDHWC",
-    (3, "channels_first"): "NCDHW",
-}
-
-
-def _layout(n: int, data_format: str) -> str:
-    spatial = ", ".join(["spatial"] * n)
-    return f"(batch, {spatial}, channels)" if data_format == "channels_last" else f"(batch, channels, {spatial})"
 
 
 def _pooled_size(size, window, stride, padding):
@@ -73,14 +62,14 @@ class _Pooling(KerasNamedLayer, Layer):
 
     def call(self, inputs):
         what = f"{type(self).__name__} '{self.name}'"
-        layer_args.check_rank(inputs.shape, self._n + 2, _layout(self._n, self.data_format), what)
+        layer_args.check_rank(inputs.shape, self._n + 2, layout(self._n, self.data_format), what)
         pool = _POOLS[self._mode, self._n]
         return pool(
             inputs,
             [int(k) for k in self.pool_size],
             [int(s) for s in self.strides],
             self.padding.upper(),
-            data_format=_TF_FORMATS[self._n, self.data_format],
+            data_format=tf_data_format(self._n, self.data_format),
         )
 
     def compute_output_shape(self, input_shape):
@@ -152,7 +141,7 @@ class _GlobalPooling(KerasNamedLayer, Layer):
 
     def _check(self, inputs):
         what = f"{type(self).__name__} '{self.name}'"
-        layer_args.check_rank(inputs.shape, self._n + 2, _layout(self._n, self.data_format), what)
+        layer_args.check_rank(inputs.shape, self._n + 2, layout(self._n, self.data_format), what)
 
     def call(self, inputs):
         self._check(inputs)

@@ -70,3 +70,33 @@ def spatial_axes(rank: int, data_format: str) -> tuple:
     """The spatial axes of a rank-``rank`` input: after the batch axis, and before the channels
     (channels_last) or after them (channels_first)."""
     return tuple(range(1, rank - 1)) if data_format == "channels_last" else tuple(range(2, rank))
+
+
+def channels_axis(data_format: str) -> int:
+    """Where the channels are: last (channels_last) or right after the batch axis."""
+    return -1 if data_format == "channels_last" else 1
+
+
+def tf_data_format(n: int, data_format: str) -> str:
+    """TensorFlow's name of Keras' ``data_format`` for ``n`` spatial axes: ``'NHWC'``, ``'NCW'``, ..."""
+    spatial = "DHW"[3 - n :]
+    return f"N{spatial}C" if data_format == "channels_last" else f"NC{spatial}"
+
+
+def layout(n: int, data_format: str, names: bool = False) -> str:
+    """The input layout in words, for errors: ``(batch, height, width, channels)`` with ``names``,
+    else ``(batch, spatial, spatial, channels)``; the channels after the batch for channels_first."""
+    spatial = ", ".join(("depth", "height", "width")[3 - n :] if names else ["spatial"] * n)
+    return f"(batch, {spatial}, channels)" if data_format == "channels_last" else f"(batch, channels, {spatial})"
+
+
+def channels_last_shape(shape, data_format: str) -> tuple:
+    """``shape`` with the channels moved last (as given for channels_last)."""
+    shape = tuple(shape)
+    return shape if data_format == "channels_last" else (shape[0], *shape[2:], shape[1])
+
+
+def channels_placed(shape, data_format: str) -> tuple:
+    """A channels-last ``shape`` with the channels moved where ``data_format`` puts them."""
+    shape = tuple(shape)
+    return shape if data_format == "channels_last" else (shape[0], shape[-1], *shape[1:-1])
