@@ -103,6 +103,26 @@ def test_reflected_operators_of_a_variable_match_jax(op, constant):
         np.testing.assert_allclose(np.asarray(tape.gradient(y, w)), want, rtol=1e-5)
 
 
+def test_a_jax_array_times_a_variable_reads_the_variable_once(monkeypatch):
+    # jax probes ``w.__jax_array__`` before deferring to ``w.__rmatmul__``; under a tape the
+    # probe is answered without a read, so the program reads ``w`` as often as it names it.
+    from gradkit._tape.frame import TapeFrame
+
+    reads = []
+    read = TapeFrame.read
+    monkeypatch.setattr(TapeFrame, "read", lambda self, var: reads.append(var) or read(self, var))
+    x = jnp.asarray(A)
+    w = gk.Variable(np.linspace(-1.0, 1.0, 18, dtype=np.float32).reshape(6, 3))
+    untracked = gk.Variable(np.ones((6, 3), np.float32), trainable=False)
+    with gk.GradientTape() as tape:
+        y = gnp.sum(gnp.tanh(x @ w) * 2.0) + gnp.sum(x @ w)  # first sight of w, then a bound read
+        z = gnp.sum(x @ untracked)  # not watched: the probe reads it, and jax converts that value
+    assert [v is w for v in reads] == [True, True, False]
+    want = jax.grad(lambda v: jnp.sum(jnp.tanh(x @ v) * 2.0) + jnp.sum(x @ v))(w.numpy())
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, w)), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(z), np.sum(A @ np.ones((6, 3), np.float32)), rtol=1e-5)
+
+
 def test_reflected_operator_outside_a_tape_is_a_plain_array():
     w = gk.Variable(np.eye(3, dtype=np.float32))
     out = jnp.ones((2, 3)) @ w

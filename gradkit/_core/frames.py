@@ -33,6 +33,11 @@ class Frame:
     def assign(self, var, value) -> None:
         assign_below(self, var, value)
 
+    def read_is_recorded(self, var) -> bool:
+        """Whether a read of ``var`` here is certainly a value a recorder records (False: not
+        known without reading it), so that a probe of the value can be answered without a read."""
+        return False
+
     def cuts_assignments(self) -> bool:
         """Whether every recorder of what runs now takes an assignment as the end of a
         derivative's path (TensorFlow's semantics: a later read differentiates with
@@ -110,6 +115,12 @@ def read(var) -> Any:
     if stack:
         return stack[-1].read(var)
     return live(var)
+
+
+def read_is_recorded(var) -> bool:
+    """Whether a read of ``var`` here and now is certainly recorded (see ``Frame.read_is_recorded``)."""
+    stack = _local.stack
+    return bool(stack) and stack[-1].read_is_recorded(var)
 
 
 def assign(var, value) -> None:

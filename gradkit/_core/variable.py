@@ -351,6 +351,15 @@ class Variable(ValueOperators):
         return frames.read(self)
 
     @property
+    def __jax_array__(self):
+        # ``x @ v`` with ``x`` a JAX array probes this first: where the read is recorded the
+        # property is absent, so jax defers to our reflected operator, which reads ``v`` and
+        # records. Answered without reading when that is known, so the operator reads once.
+        if frames.read_is_recorded(self):
+            raise AttributeError("__jax_array__")
+        return ValueOperators.__jax_array__.fget(self)
+
+    @property
     def value(self):
         """The current value (a JAX array; a recorded tensor under a tape)."""
         return frames.read(self)

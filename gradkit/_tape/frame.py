@@ -54,6 +54,22 @@ class TapeFrame(frames.Frame):
             node = record.record_parity_read(node, list(parity_sources.values()), s)
         return Tensor._make(*node)
 
+    def read_is_recorded(self, var) -> bool:
+        """Whether ``read(var)`` would return a tensor these tapes record, told without reading
+        when it is certain: ``var`` is bound to a recorded node, or a tape sees it first now.
+        Otherwise False (the read itself then tells), as for a Variable no tape watches."""
+        s = self.session
+        if s is not graph.local.session:
+            return False
+        bound = s.bindings.get(id(var))
+        if bound is not None and (bound[0].mask or bound[0].op is not None):
+            return True
+        if s.active and var.trainable:
+            for tape in s.recording:
+                if tape._bit & s.active and tape._watch_accessed and id(var) not in tape._var_sources:
+                    return True
+        return False
+
     def _see(self, var, bound, bits: int) -> tuple[Node, int]:
         """The tapes in ``bits`` see ``var`` for the first time: their source for it."""
         s = self.session
