@@ -336,10 +336,8 @@ def test_a_cell_without_state_size_raises_value_error_as_keras():
 
 
 def test_refused_options_say_so():
-    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*stateful"):
-        gtf.keras.layers.RNN(gtf.keras.layers.GRUCell(2), stateful=True)
-    with pytest.raises(ValueError, match=r"\[gradkit\].*dropout"):
-        gtf.keras.layers.LSTMCell(2, dropout=0.2)
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*activity_regularizer"):
+        gtf.keras.layers.LSTMCell(2, activity_regularizer="l2")
 
 
 def test_wrong_initial_state_says_what_it_takes():

@@ -414,9 +414,11 @@ def test_recurrent_layers_initial_state_and_weight_layout_match_keras(name):
     assert gk_shapes[2] == tf_shapes[2]
 
 
-def test_a_stateful_rnn_of_a_cell_is_refused():
-    with pytest.raises(NotImplementedError, match=r"^\[gradkit\].*stateful=True.*does not implement"):
-        gtf.keras.layers.RNN(gtf.keras.layers.GRUCell(5), stateful=True)
+def test_a_stateful_rnn_of_a_cell_without_a_batch_size_is_refused():
+    with pytest.raises(ValueError, match=r"^\[gradkit\].*stateful.*static batch size"):
+        gtf.keras.Sequential(
+            [gtf.keras.Input((3, 4)), gtf.keras.layers.RNN(gtf.keras.layers.GRUCell(5), stateful=True)]
+        )
 
 
 def test_a_recurrent_layer_refuses_a_mask_of_another_shape():

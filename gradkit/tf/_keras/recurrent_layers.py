@@ -380,7 +380,8 @@ class _RNN(_KerasLayer, Layer):
                 f"{tuple(sequences.shape)}. Pass {self.kernel.shape[0]} features, or use a new layer."
             )
         if initial_state is None and self.stateful:
-            initial_state = rnn_state.current(self, sequences.shape[0])
+            rnn_state.check_batch(self, sequences.shape[0])
+            initial_state = rnn_state.current(self)
         states = self._initial_states(sequences, initial_state)
         mask = self._mask(mask, sequences.shape)
         bias = None if self.bias is None else self.bias.value

@@ -6,7 +6,9 @@ A cell is called as ``cell(inputs, states)`` with ``inputs`` ``(batch, features)
 ``(output, new_states)``, as in Keras; a one-state cell called with a single tensor gives back a
 single tensor. A call is one recorded op. The weights are the recurrent layers' (``kernel``,
 ``recurrent_kernel``, ``bias``, gates in Keras' order), so a cell takes a Keras cell's
-``get_weights()``. ``StackedRNNCells(cells)`` runs its cells one after the other within a step
+``get_weights()``. With ``dropout`` / ``recurrent_dropout`` a training call applies the masks the
+cell keeps until ``reset_dropout_mask()`` / ``reset_recurrent_dropout_mask()``, as Keras' cells
+do (see ``rnn_cell_dropout``). ``StackedRNNCells(cells)`` runs its cells one after the other within a step
 (each cell's output is the next one's input); its states are one entry per cell.
 ``tf.keras.layers.RNN`` (``rnn_layer.py``) runs a cell over a sequence.
 
@@ -28,21 +30,33 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _array, _name_scope
 from .._convert import convert, wrap
-from . import base_layer, layer_args, layer_config, layer_regularization, recurrent_layers
+from . import (
+    base_layer,
+    layer_args,
+    layer_config,
+    layer_regularization,
+    recurrent_layers,
+    rnn_cell_dropout,
+    rnn_dropout,
+)
 from .layers import _KerasLayer
 
 
-def stack_step(x, states, params, specs):
+def stack_step(x, states, params, masks, specs):
     """One time step of built-in cells one after the other: ``(output, new states per cell)``.
 
     ``params`` holds each cell's ``(kernel, recurrent_kernel, bias)``, ``specs`` each cell's
-    ``(kind, activation, recurrent_activation, reset_after)``, ``states`` each cell's states."""
+    ``(kind, activation, recurrent_activation, reset_after)``, ``states`` each cell's states and
+    ``masks`` each cell's dropout masks ``(input masks, state masks)`` (see ``rnn_dropout``)."""
     new_states = []
-    for (kernel, recurrent_kernel, bias), (kind, activation, recurrent_activation, reset_after), s in zip(
-        params, specs, states
-    ):
+    for (kernel, recurrent_kernel, bias), spec, s, (input_masks, state_masks) in zip(params, specs, states, masks):
+        kind, activation, recurrent_activation, reset_after = spec
+        gates = kernel.shape[-1] // recurrent_kernel.shape[0]
+        x_proj = rnn_dropout.project(x, kernel, input_masks, gates)
         step = recurrent_layers._STEPS[kind]
-        s, x = step(tuple(s), x @ kernel, recurrent_kernel, bias, activation, recurrent_activation, reset_after, None)
+        s, x = step(
+            tuple(s), x_proj, recurrent_kernel, bias, activation, recurrent_activation, reset_after, state_masks
+        )
         new_states.append(s)
     return x, tuple(new_states)
 
@@ -54,7 +68,7 @@ def _nested(states) -> bool:
     return isinstance(states, (list, tuple))
 
 
-class _Cell(_KerasLayer, Layer):
+class _Cell(rnn_cell_dropout.DropoutRNNCell, _KerasLayer, Layer):
     """The shared part of SimpleRNNCell, LSTMCell and GRUCell."""
 
     kind = ""
@@ -85,15 +99,12 @@ class _Cell(_KerasLayer, Layer):
         **kwargs,
     ):
         what = f"tf.keras.layers.{type(self).__name__}"
-        for value, arg in ((dropout, "dropout"), (recurrent_dropout, "recurrent_dropout")):
-            if value != 0:
-                raise _errors.GradkitValueError(
-                    f"{what} got {arg}={value!r}, which gradkit.tf does not implement for a cell (Keras keeps a "
-                    "cell's mask from call to call until reset_dropout_mask(); ignoring it would change training). "
-                    f"Use the layer, tf.keras.layers.{what.rsplit('.', 1)[-1].replace('Cell', '')}({arg}=...), "
-                    "which implements it, or apply tf.keras.layers.Dropout to the inputs or outputs."
-                )
-        kwargs.pop("implementation", None)  # LSTMCell's two equal ways of computing the gates
+        dropout = rnn_dropout.clamped_rate(dropout, "dropout", what)
+        recurrent_dropout = rnn_dropout.clamped_rate(recurrent_dropout, "recurrent_dropout", what)
+        # GRU's and LSTM's two ways of computing the gates give the same results; with
+        # implementation 1 (forced by recurrent_dropout, as in Keras) a cell keeps one mask per gate.
+        implementation = 1 if recurrent_dropout != 0.0 else kwargs.pop("implementation", 2)
+        kwargs.pop("implementation", None)
         if kwargs.pop("activity_regularizer", None) is not None:
             raise _errors.GradkitNotImplementedError(
                 f"{what} got activity_regularizer=, which gradkit.tf does not implement for a cell: Keras adds a "
@@ -129,7 +140,12 @@ class _Cell(_KerasLayer, Layer):
             recurrent_constraint=recurrent_constraint,
             bias_constraint=bias_constraint,
         )
-        self.seed = seed  # only used by dropout, which a cell refuses; kept for the config
+        self.dropout = dropout
+        self.recurrent_dropout = recurrent_dropout
+        self.implementation = implementation
+        if implementation == 1 and self.gates > 1:
+            self.dropout_mask_count = self.gates  # Keras' attribute, set only where a mask is per gate
+        self.seed = seed
         self.kernel = self.recurrent_kernel = self.bias = None
 
     # The recurrent layers' config form of the activations, bias shape and bias initializer
@@ -180,7 +196,8 @@ class _Cell(_KerasLayer, Layer):
             )
         return [_array.cast(s, "float32") if s.dtype != jnp.float32 else s for s in states]
 
-    def call(self, inputs, states, training=False):
+    def check_inputs(self, inputs) -> None:
+        """Refuse inputs that are not ``(batch, features)`` floats of the width the cell was built for."""
         layer_args.check_rank(inputs.shape, 2, "(batch, features)", self._what())
         layer_args.check_float(inputs, self._what())
         if inputs.shape[-1] != self.kernel.shape[0]:
@@ -188,8 +205,12 @@ class _Cell(_KerasLayer, Layer):
                 f"{self._what()} was built for {self.kernel.shape[0]} features (last axis), but got shape "
                 f"{tuple(inputs.shape)}. Pass {self.kernel.shape[0]} features, or use a new cell."
             )
+
+    def call(self, inputs, states, training=False):
+        self.check_inputs(inputs)
         checked = self.check_states(states, inputs.shape[0])
-        output, (new_states,) = _stack_step_op(inputs, [checked], [self._params()], specs=(self._spec(),))
+        masks = rnn_cell_dropout.call_masks(self, tuple(inputs.shape), training)
+        output, (new_states,) = _stack_step_op(inputs, [checked], [self._params()], [masks], specs=(self._spec(),))
         new_states = list(new_states)
         return output, new_states if _nested(states) or self.n_states > 1 else new_states[0]
 
@@ -270,6 +291,23 @@ def builtin(cell) -> bool:
     return isinstance(cell, _Cell) and type(cell).call is _Cell.call
 
 
+def stack_masks(cells, batch: int, training) -> list:
+    """Each built-in cell's dropout masks for a call on a batch of ``batch`` (see
+    ``rnn_cell_dropout``): a cell's inputs are the previous cell's outputs."""
+    return [rnn_cell_dropout.call_masks(cell, (batch, cell.kernel.shape[0]), training) for cell in cells]
+
+
+def reset_dropout_masks(cell) -> None:
+    """Keras' RNN layer at the end of a call: the masks ``cell`` (each cell of a stack) keeps are
+    reset, so the next call draws new ones."""
+    if isinstance(cell, StackedRNNCells):
+        for inner in cell.cells:
+            reset_dropout_masks(inner)
+    elif isinstance(cell, rnn_cell_dropout.DropoutRNNCell):
+        cell.reset_dropout_mask()
+        cell.reset_recurrent_dropout_mask()
+
+
 class StackedRNNCells(_KerasLayer, Layer):
     """``tf.keras.layers.StackedRNNCells(cells)``: the cells run one after the other within a
     step; ``state_size`` is one entry per cell, ``output_size`` the last cell's.
@@ -328,10 +366,12 @@ class StackedRNNCells(_KerasLayer, Layer):
                 "states), as Keras does: stack.get_initial_state(batch_size) gives them."
             )
         if builtin(self):
+            self.cells[0].check_inputs(inputs)
             checked = [cell.check_states(s, inputs.shape[0]) for cell, s in zip(self.cells, states)]
             params = [cell._params() for cell in self.cells]
+            masks = stack_masks(self.cells, inputs.shape[0], training)
             specs = tuple(cell._spec() for cell in self.cells)
-            output, new = _stack_step_op(inputs, checked, params, specs=specs)
+            output, new = _stack_step_op(inputs, checked, params, masks, specs=specs)
             new_states = [list(n) if _nested(s) else n[0] for n, s in zip(new, states)]
             return output, new_states
         new_states = []
@@ -364,8 +404,8 @@ _CELL_TAIL = (
     "kernel_constraint",
     "recurrent_constraint",
     "bias_constraint",
-    ("dropout", 0.0),
-    ("recurrent_dropout", 0.0),
+    "dropout",
+    "recurrent_dropout",
 )
 _CELL_INITIALIZERS = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
 layer_config.BUILTIN.update(

@@ -1,6 +1,6 @@
 """``tf.keras.layers.RNN(cell, return_sequences=False, return_state=False, go_backwards=False,
-unroll=False, zero_output_for_mask=False)``: Keras 3's generic recurrent layer, a cell run over
-a sequence.
+stateful=False, unroll=False, zero_output_for_mask=False)``: Keras 3's generic recurrent layer, a
+cell run over a sequence.
 
 With gradkit.tf's own cells (``SimpleRNNCell``, ``LSTMCell``, ``GRUCell`` or a
 ``StackedRNNCells`` of them, also passed as a list) the whole sequence is one ``lax.scan``
@@ -13,6 +13,13 @@ list, one entry per state; for stacked cells one entry per cell) and ``mask=``
 (``(batch, timesteps)``, True at the steps to use): at a masked step the states stay as they
 were and the output is the previous step's (zeros with ``zero_output_for_mask=True``). With
 ``return_state=True`` the call returns ``[output, *final_states]``.
+
+A training call applies the dropout masks of cells made with ``dropout`` /
+``recurrent_dropout`` (the same at every step: those the cell keeps, drawn at the first step if
+it keeps none) and resets them at the end, as Keras does, so each call draws new ones (see
+``rnn_cell_dropout``). With ``stateful=True`` the states are kept in Variables from call to call
+(``layer.states``, one list per cell for stacked cells; ``reset_state()``), which needs a static
+batch size, as for the recurrent layers (see ``rnn_state``).
 
 >>> import gradkit.tf as tf
 >>> cells = [tf.keras.layers.LSTMCell(4, name="lstm_cell"), tf.keras.layers.GRUCell(2)]
@@ -35,18 +42,19 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _name_scope
 from .._convert import convert, wrap
-from . import base_layer, layer_args, layer_config, masking, recurrent_layers, rnn_cells
+from . import base_layer, layer_args, layer_config, masking, recurrent_layers, rnn_cells, rnn_state
 from .layers import _KerasLayer
 
 
-def _run_cells(inputs, states, params, mask, *, specs, go_backwards, zero_output_for_mask):
-    """Built-in cells over the whole sequence as one ``lax.scan``: (outputs over time, final states)."""
+def _run_cells(inputs, states, params, masks, mask, *, specs, go_backwards, zero_output_for_mask):
+    """Built-in cells over the whole sequence as one ``lax.scan``: (outputs over time, final states).
+    ``masks`` are each cell's dropout masks, the same at every step."""
     xs = jnp.swapaxes(inputs, 0, 1)  # time first
     if go_backwards:
         xs = xs[::-1]
 
     def body(carry, x_t):
-        out, new = rnn_cells.stack_step(x_t, carry, params, specs)
+        out, new = rnn_cells.stack_step(x_t, carry, params, masks, specs)
         return new, out
 
     states = tuple(tuple(s) for s in states)
@@ -98,11 +106,6 @@ class RNN(_KerasLayer, Layer):
         **kwargs,
     ):
         what = "tf.keras.layers.RNN"
-        layer_args.refuse_unimplemented(
-            what,
-            "cell, return_sequences, return_state, go_backwards, unroll, zero_output_for_mask, name and trainable",
-            stateful=stateful,
-        )
         shape_args = layer_args.base_options(what, kwargs)
         if isinstance(cell, (list, tuple)):
             cell = rnn_cells.StackedRNNCells(cell)
@@ -118,7 +121,8 @@ class RNN(_KerasLayer, Layer):
         self.return_sequences = bool(return_sequences)
         self.return_state = bool(return_state)
         self.go_backwards = bool(go_backwards)
-        self.stateful = False
+        self.stateful = bool(stateful)
+        self.states = None  # a stateful layer's state Variables, made when it is built (not weights, as in Keras)
         self.unroll = bool(unroll)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.state_size = [state_size] if isinstance(state_size, int) else list(state_size)
@@ -140,6 +144,15 @@ class RNN(_KerasLayer, Layer):
             with _name_scope.name_scope(self.name):
                 self.cell.build((shape[0], *shape[2:]))
                 self.cell.built = True
+        if self.stateful:
+            rnn_state.build_states(self, shape[0])
+
+    def reset_state(self) -> None:
+        """Keras': a stateful layer's states (each cell's, for stacked cells) back to zeros;
+        nothing for a layer without state."""
+        rnn_state.reset(self)
+
+    reset_states = reset_state  # Keras' older name
 
     def get_initial_state(self, batch_size) -> list:
         """The cell's ``get_initial_state(batch_size)`` (as a list), else zeros of each state size."""
@@ -172,16 +185,26 @@ class RNN(_KerasLayer, Layer):
             )
         layer_args.check_float(sequences, self._what())
         batch = sequences.shape[0]
-        states = self.get_initial_state(batch) if initial_state is None else _listed(initial_state)
-        mask = self._mask(mask, sequences.shape)
-        if rnn_cells.builtin(self.cell):
-            outputs, states = self._scan(sequences, states, mask)
+        if self.stateful:
+            rnn_state.check_batch(self, batch)
+        if initial_state is not None:
+            states = _listed(initial_state)
         else:
-            outputs, states = self._loop(sequences, states, mask, training)
+            states = rnn_state.current(self) if self.stateful else self.get_initial_state(batch)
+        mask = self._mask(mask, sequences.shape)
+        try:
+            if rnn_cells.builtin(self.cell):
+                outputs, states = self._scan(sequences, states, mask, training)
+            else:
+                outputs, states = self._loop(sequences, states, mask, training)
+        finally:
+            rnn_cells.reset_dropout_masks(self.cell)  # as Keras: each call (each batch) draws new masks
+        if self.stateful:
+            rnn_state.keep(self, states)
         output = outputs if self.return_sequences else outputs[:, -1]
         return [output, *states] if self.return_state else output
 
-    def _scan(self, sequences, states, mask):
+    def _scan(self, sequences, states, mask, training):
         stacked = isinstance(self.cell, rnn_cells.StackedRNNCells)
         cells = self.cell.cells if stacked else [self.cell]
         per_cell = states if stacked else [states]
@@ -202,6 +225,7 @@ class RNN(_KerasLayer, Layer):
             sequences,
             checked,
             [cell._params() for cell in cells],
+            rnn_cells.stack_masks(cells, sequences.shape[0], training),
             mask,
             specs=tuple(cell._spec() for cell in cells),
             go_backwards=self.go_backwards,
@@ -242,7 +266,7 @@ class RNN(_KerasLayer, Layer):
             return_sequences=self.return_sequences,
             return_state=self.return_state,
             go_backwards=self.go_backwards,
-            stateful=False,
+            stateful=self.stateful,
             unroll=self.unroll,
             zero_output_for_mask=self.zero_output_for_mask,
             cell=layer_config.serialize_layer(self.cell),

@@ -1,13 +1,15 @@
-"""``stateful=True`` in ``SimpleRNN``, ``GRU`` and ``LSTM``: the states a call ends with are the
-states the next call starts from (Keras 3's semantics).
+"""``stateful=True`` in ``SimpleRNN``, ``GRU``, ``LSTM`` and ``RNN(cell)``: the states a call ends
+with are the states the next call starts from (Keras 3's semantics).
 
-Each state lives in a non-trainable Variable of shape ``(batch, units)``, made when the layer is
-built, so the batch size must be known then: pass ``batch_size=`` to ``tf.keras.Input`` (or
+Each state lives in a non-trainable Variable, made when the layer is built from the layer's
+``get_initial_state(batch)`` (``(batch, units)`` zeros; for ``RNN(cell)`` the cell's initial
+states, one list per cell for stacked cells), so the batch size must be known then: pass ``batch_size=`` to ``tf.keras.Input`` (or
 call the layer on a concrete batch first). As in Keras, the state Variables are not among the
 layer's weights (``layer.states`` lists them), every call of the layer reads them when it is
 given no ``initial_state`` and writes its final states back to them, also inside a
 ``tf.function`` (the states are read and written by the compiled step, which compiles once),
-and ``reset_state()`` sets them back to zeros. Building the layer again resets them too.
+and ``reset_state()`` sets them back to zeros (every cell's, for stacked cells, where Keras
+3.15's ``reset_state`` raises AttributeError). Building the layer again resets them too.
 
 One difference from TensorFlow, as with every assignment in gradkit: within one tape, a
 second call's gradient flows through the state the first call left (TensorFlow's
@@ -18,6 +20,7 @@ values, as in Keras.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -25,8 +28,22 @@ from .._variables import Variable
 from . import functional
 
 
+def _flat(states) -> list:
+    """The state tensors (or Variables) of a list nested one level per stacked cell, in order."""
+    if isinstance(states, (list, tuple)):
+        return [leaf for s in states for leaf in _flat(s)]
+    return [states]
+
+
+def _nested_map(fn, states):
+    if isinstance(states, (list, tuple)):
+        return [_nested_map(fn, s) for s in states]
+    return fn(states)
+
+
 def build_states(layer, batch) -> None:
-    """Make the layer's zero states for batches of ``batch`` (reset them if it has some)."""
+    """Make the layer's state Variables for batches of ``batch``, holding its initial states
+    (reset them to zeros if it has some)."""
     if layer.states is not None:
         reset(layer)
         return
@@ -35,15 +52,17 @@ def build_states(layer, batch) -> None:
             f"{layer._what()} is stateful, which needs a static batch size, but was built for a batch of unknown "
             "size. Pass batch_size= to tf.keras.Input (or batch_shape=), as Keras requires."
         )
-    layer.states = [
-        Variable(jnp.zeros((int(batch), layer.units), jnp.float32), trainable=False, name=f"{layer.name}/rnn_state")
-        for _ in range(layer.n_states)
-    ]
+    layer.states = _nested_map(
+        lambda value: Variable(
+            jnp.asarray(np.asarray(value), jnp.float32), trainable=False, name=f"{layer.name}/rnn_state"
+        ),
+        layer.get_initial_state(int(batch)),
+    )
 
 
-def current(layer, batch) -> list:
-    """The states a call without ``initial_state`` starts from, after checking its batch size."""
-    expected = layer.states[0].shape[0]
+def check_batch(layer, batch) -> None:
+    """Refuse a call whose batch size is not the one the states were made for, as Keras does."""
+    expected = _flat(layer.states)[0].shape[0]
     if batch != expected:
         if functional.running_symbolically():
             raise _errors.GradkitValueError(
@@ -56,7 +75,11 @@ def current(layer, batch) -> list:
             "batch_size= and a number of examples divisible by it, shuffle=False), or call reset_state() after "
             "building a new layer for another batch size."
         )
-    return [v.read_value() for v in layer.states]
+
+
+def current(layer) -> list:
+    """The states a call without ``initial_state`` starts from (nested as ``layer.states``)."""
+    return _nested_map(lambda v: v.read_value(), layer.states)
 
 
 def keep(layer, final_states) -> None:
@@ -64,7 +87,7 @@ def keep(layer, final_states) -> None:
     runs on zeros to find its output shapes (Keras' symbolic calls change no state)."""
     if functional.running_symbolically():
         return
-    for variable, value in zip(layer.states, final_states):
+    for variable, value in zip(_flat(layer.states), _flat(final_states)):
         variable.assign(value)
 
 
@@ -72,5 +95,5 @@ def reset(layer) -> None:
     """Keras' ``reset_state``: the state Variables back to zeros."""
     if layer.states is None:
         return
-    for variable in layer.states:
+    for variable in _flat(layer.states):
         variable.assign(jnp.zeros(variable.shape, jnp.float32))
