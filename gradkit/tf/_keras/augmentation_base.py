@@ -50,16 +50,24 @@ class Draws:
         self.seed = seed
         self.count = 0
 
+    def _key(self, dtype):
+        if self.seed is None:
+            return _random._key(self.layer_seed, self.op, dtype)
+        key = jax.random.fold_in(jax.random.key(int(self.seed) & 0xFFFFFFFF), self.count)
+        self.count += 1
+        return key
+
     def uniform(self, shape, minval, maxval, dtype="float32"):
         """Uniform draws in ``[minval, maxval)`` (a JAX array, traced inside ``tf.function``)."""
         dtype = np.dtype(dtype)
         with jax.ensure_compile_time_eval():
-            if self.seed is None:
-                key = _random._key(self.layer_seed, self.op, dtype)
-            else:
-                key = jax.random.fold_in(jax.random.key(int(self.seed) & 0xFFFFFFFF), self.count)
-                self.count += 1
-            return jax.random.uniform(key, tuple(shape), dtype, minval, maxval)
+            return jax.random.uniform(self._key(dtype), tuple(shape), dtype, minval, maxval)
+
+    def normal(self, shape, dtype="float32"):
+        """Standard normal draws (a JAX array, traced inside ``tf.function``)."""
+        dtype = np.dtype(dtype)
+        with jax.ensure_compile_time_eval():
+            return jax.random.normal(self._key(dtype), tuple(shape), dtype)
 
 
 def tensor(value) -> Tensor:
