@@ -14,7 +14,12 @@ from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
 from . import augmentation_affine_layers as _augmentation_affine_layers
+from . import augmentation_color_layers as _augmentation_color_layers
+from . import augmentation_erasing as _augmentation_erasing
+from . import augmentation_filter_layers as _augmentation_filter_layers
 from . import augmentation_layers as _augmentation_layers
+from . import augmentation_shear_perspective as _augmentation_shear_perspective
+from . import augmentation_value_layers as _augmentation_value_layers
 from . import backend_config as _backend_config
 from . import callbacks as _callbacks
 from . import callbacks_monitor as _callbacks_monitor
@@ -216,7 +221,7 @@ api = Namespace(
         Model=_Model,
         Sequential=_Sequential,
         clone_model=_cloning.clone_model,
-        load_model=_load_model,  # refused: whole saved models are not covered
+        load_model=_load_model,
         save_model=_save_model,
     ),
     layers=Namespace(
@@ -235,6 +240,16 @@ api = Namespace(
         **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
         **_members(_augmentation_layers, "RandomFlip RandomContrast RandomBrightness RandomCrop"),
         **_members(_augmentation_affine_layers, "RandomRotation RandomZoom RandomTranslation"),
+        **_members(
+            _augmentation_value_layers, "RandomInvert Solarization RandomPosterization AutoContrast Equalization"
+        ),
+        **_members(_augmentation_erasing, "RandomErasing"),
+        **_members(
+            _augmentation_color_layers,
+            "RandomGrayscale RandomColorDegeneration RandomHue RandomSaturation RandomColorJitter",
+        ),
+        **_members(_augmentation_filter_layers, "RandomSharpness RandomGaussianBlur"),
+        **_members(_augmentation_shear_perspective, "RandomShear RandomPerspective"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
@@ -327,7 +342,12 @@ api = Namespace(
         linalg=Namespace("gradkit.tf.keras.ops.linalg", **OPS_LINALG),
     ),
     random=Namespace("gradkit.tf.keras.random", **_members(_keras_random, RANDOM)),
-    saving=Namespace("gradkit.tf.keras.saving", **_members(_serialization_registry, SAVING)),
+    saving=Namespace(
+        "gradkit.tf.keras.saving",
+        **_members(_serialization_registry, SAVING),
+        save_model=_save_model,
+        load_model=_load_model,
+    ),
     preprocessing=Namespace(
         "gradkit.tf.keras.preprocessing",
         sequence=Namespace("gradkit.tf.keras.preprocessing.sequence", pad_sequences=_utils_data.pad_sequences),

@@ -158,12 +158,13 @@ class _OperatorCall:
     operation it records (``add``, ``get_item_1``: Keras' class in snake case, numbered with
     the layers' names, so the names of layers made later are Keras' too)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, name=None):
         from .layer_names import keras_snake
 
         self.fn = fn
         self.class_name = _OPERATOR_CLASSES.get(fn, fn.__name__.strip("_").title())
-        self.name = unique_name(keras_snake(self.class_name))
+        # A name given (a model made from its config) takes no number from the layers' names.
+        self.name = unique_name(keras_snake(self.class_name)) if name is None else name
 
     def __call__(self, *args, **kwargs):
         return self.fn(*args, **kwargs)

@@ -369,6 +369,10 @@ def deserialize_layer(config: dict, custom_objects=None):
     from .serialization_registry import find
 
     name = config.get("class_name")
+    if name in ("Functional", "Sequential") and str(config.get("module") or "").startswith("keras"):
+        from . import model_config  # a model nested in a model
+
+        return model_config.deserialize_model(config, custom_objects, compile=False)
     cls = (
         (custom_objects or {}).get(name)
         or find(name, config.get("registered_name"), custom_objects)

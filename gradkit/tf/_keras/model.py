@@ -6,8 +6,10 @@ train it with ``tf.GradientTape`` over ``model.trainable_variables`` and
 same-shaped steps), or with Keras' ``compile``/``fit``/``evaluate``/``predict`` on arrays
 (``training.py``; override ``train_step`` to customize a step). ``tf.keras.Model(inputs,
 outputs)`` makes a functional model (``Functional`` below, ``functional.py``). ``save_weights`` and
-``load_weights`` read and write Keras' ``.weights.h5`` files (``weights_h5.py``); saving a whole
-model (``save``, ``.keras`` files) raises an error.
+``load_weights`` read and write Keras' ``.weights.h5`` files (``weights_h5.py``); ``save("m.keras")``
+and ``tf.keras.models.load_model`` write and read Keras 3's whole-model ``.keras`` archive
+(``saving_archive.py``); a subclassed model needs ``get_config`` and ``register_keras_serializable``
+to be loaded, as in Keras.
 
 >>> import gradkit.tf as tf
 >>> class MyModel(tf.keras.Model):
@@ -37,36 +39,30 @@ from .base_layer import Layer
 from .training import Trainer
 
 
-def _keras_loop_only(method: str):
+def _keras_export_only(method: str):
     def refuse(self, *args, **kwargs):
         raise _errors.GradkitTypeError(
-            f"tf.keras.Model.{method} is Keras' whole-model saving (.keras archives, exports), which gradkit.tf does "
-            "not implement. Save the weights instead: model.save_weights('model.weights.h5') (Keras' own file), or "
-            "tf.train.Checkpoint(model=model, optimizer=optimizer).save(prefix) for the training state too; keep "
-            "the code that builds the model."
+            f"tf.keras.Model.{method} is Keras' export (SavedModel, JSON), which gradkit.tf does not implement. "
+            "Save the whole model with model.save('model.keras') (Keras 3's archive), or its weights with "
+            "model.save_weights('model.weights.h5')."
         )
 
     refuse.__name__ = method
     return refuse
 
 
-def load_model(filepath, *args, **kwargs):
-    """``tf.keras.models.load_model``: refused, with what to do instead."""
-    raise _errors.GradkitNotImplementedError(
-        f"tf.keras.models.load_model({filepath!r}) reads a whole saved model (a .keras archive, a SavedModel), "
-        "which gradkit.tf does not implement. Keep the code that builds the model, build it, and load its weights: "
-        "model.load_weights('model.weights.h5') (a file Keras' save_weights wrote too), or "
-        "tf.train.Checkpoint(model=model).restore(path)."
-    )
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """``tf.keras.models.load_model``: the model in a Keras 3 ``.keras`` archive (``saving_archive.py``)."""
+    from . import saving_archive
+
+    return saving_archive.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
 
 
-def save_model(model, filepath, *args, **kwargs):
-    """``tf.keras.models.save_model``: refused, with what to do instead."""
-    raise _errors.GradkitNotImplementedError(
-        f"tf.keras.models.save_model(model, {filepath!r}) writes a whole model (a .keras archive), which gradkit.tf "
-        "does not implement. Save the weights: model.save_weights('model.weights.h5'), or "
-        "tf.train.Checkpoint(model=model).save(prefix)."
-    )
+def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
+    """``tf.keras.models.save_model``: ``model`` as a Keras 3 ``.keras`` archive (``saving_archive.py``)."""
+    from . import saving_archive
+
+    saving_archive.save_model(model, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
 
 class Model(Trainer, Layer):
@@ -108,6 +104,17 @@ class Model(Trainer, Layer):
         shape = tuple(1 if d is None else int(d) for d in input_shape)
         with functional.symbolic_run(unknown_batch=not input_shape or input_shape[0] is None):
             self(Tensor.concrete(jax.numpy.zeros(shape, np.float32)), training=False)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Keras': a functional model's config (``layers``, ``input_layers``, ``output_layers``) makes
+        a functional model again (fresh weights; classes of your own from ``custom_objects`` or the
+        registry); any other config gives the class's constructor arguments."""
+        if {"layers", "input_layers", "output_layers"} <= set(config) and (cls is Model or issubclass(cls, Functional)):
+            from . import functional_config
+
+            return functional_config.from_config(Functional if cls is Model else cls, dict(config), custom_objects)
+        return super().from_config(config)
 
     def get_layer(self, name=None, index=None):
         """Keras': the sublayer called ``name``, or the one at ``index`` in ``layers``."""
@@ -157,9 +164,13 @@ class Model(Trainer, Layer):
 
         weights_h5.load_weights(self, filepath, skip_mismatch, **kwargs)
 
-    save = _keras_loop_only("save")
-    to_json = _keras_loop_only("to_json")
-    export = _keras_loop_only("export")
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Keras 3's ``model.save("model.keras")``: the whole model as a ``.keras`` archive (its config,
+        weights and optimizer state); see ``saving_archive.py``."""
+        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+    to_json = _keras_export_only("to_json")
+    export = _keras_export_only("export")
 
 
 class Functional(Model):
@@ -208,7 +219,7 @@ class Functional(Model):
         )
 
     def get_config(self):
-        raise _errors.GradkitNotImplementedError(
-            "A functional model's get_config (its graph as layer configs) is not implemented in gradkit.tf. Keep the "
-            "code that builds it, and copy weights with get_weights()/set_weights()."
-        )
+        """Keras 3's config of the graph: its layers, their calls, the inputs and outputs (``functional_config.py``)."""
+        from . import functional_config
+
+        return functional_config.get_config(self)

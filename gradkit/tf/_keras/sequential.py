@@ -6,7 +6,7 @@ import inspect
 
 from gradkit import _errors
 
-from . import layer_config
+from . import layer_config, model_config
 from .input_layer import InputLayer
 from .model import Model
 
@@ -77,8 +77,9 @@ class Sequential(Model):
         ``build_input_shape`` once the model is built from a shape."""
         config = {"name": self.name, "trainable": self.trainable, "dtype": layer_config.dtype_policy(self.dtype)}
         inputs = [self._keras_input_layer] if self._keras_input_layer is not None else []
-        config["layers"] = [layer_config.serialize_layer(layer) for layer in inputs + self._sequence]
         shape = self.__dict__.get("_keras_build_input_shape")
+        batch = shape[0] if shape else None
+        config["layers"] = [model_config.serialize_sequential_layer(layer, batch) for layer in inputs + self._sequence]
         if shape is not None:
             config["build_input_shape"] = shape
         return config

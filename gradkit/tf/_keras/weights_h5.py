@@ -221,8 +221,9 @@ def save_weights(model, filepath, overwrite=True, max_shard_size=None) -> None:
 def _refuse_format(path: str) -> None:
     if path.endswith(".keras"):
         raise _errors.GradkitNotImplementedError(
-            f"load_weights({path!r}): .keras model archives are not read by gradkit (saving whole models is not "
-            "covered). Save the weights in Keras with model.save_weights('model.weights.h5') and load that file."
+            f"load_weights({path!r}): gradkit's load_weights reads .weights.h5 files, not the weights inside a "
+            ".keras archive. Load the archive with tf.keras.models.load_model(path) and copy its weights "
+            "(model.set_weights(loaded.get_weights())), or save the weights with model.save_weights('model.weights.h5')."
         )
     if path.endswith(".weights.json"):
         raise _errors.GradkitNotImplementedError(
