@@ -26,12 +26,10 @@ import math
 import jax
 import jax.numpy as jnp
 
-from gradkit import _errors
-
 from .._convert import call, convert
 from . import layer_config
 from .affine_transform import FILL_MODES, INTERPOLATIONS, affine_transform
-from .augmentation_base import BaseImageAugmentation, Draws, check_choice, set_factor, tensor
+from .augmentation_base import BaseImageAugmentation, Draws, check_choice, factor_pair, set_factor, tensor
 
 
 def rotation_matrix(angle, height: int, width: int):
@@ -152,20 +150,13 @@ def _shift_factor(factor, name: str, what: str, open_low: bool) -> tuple:
         f"in the range {interval}, as Keras requires. Received: {name}={factor!r}"
     )
 
-    def check(value):
-        if not isinstance(value, (int, float)) or value > 1.0 or value < -1.0 or (open_low and value == -1.0):
-            raise _errors.GradkitValueError(message)
-
-    if isinstance(factor, (tuple, list)):
-        if len(factor) != 2:
-            raise _errors.GradkitValueError(message)
-        check(factor[0])
-        check(factor[1])
-        return tuple(sorted(factor))
-    if isinstance(factor, (int, float)):
-        check(factor)
-        return (-abs(factor), abs(factor))
-    raise _errors.GradkitValueError(message)
+    return factor_pair(
+        factor,
+        message,
+        lambda v: -1.0 <= v <= 1.0 and not (open_low and v == -1.0),
+        lambda f: (-abs(f), abs(f)),
+        number_types=(int, float),
+    )
 
 
 class RandomZoom(_Geometric):

@@ -97,6 +97,26 @@ def set_factor(factor, bounds, what: str) -> tuple:
     raise _errors.GradkitValueError(message)
 
 
+def factor_pair(factor, message: str, valid, single, number_types=numbers.Real) -> tuple:
+    """Keras' reading of a two-sided factor argument: two numbers, each ``valid``, sorted; or one
+    ``valid`` number ``f``, made a pair by ``single(f)``. ValueError ``message`` otherwise, as in Keras."""
+
+    def check(value):
+        if not isinstance(value, number_types) or not valid(value):
+            raise _errors.GradkitValueError(message)
+
+    if isinstance(factor, (tuple, list)):
+        if len(factor) != 2:
+            raise _errors.GradkitValueError(message)
+        check(factor[0])
+        check(factor[1])
+        return tuple(sorted(factor))
+    if isinstance(factor, number_types):
+        check(factor)
+        return single(factor)
+    raise _errors.GradkitValueError(message)
+
+
 def check_choice(value, choices, name: str, what: str) -> None:
     """A ``fill_mode`` or ``interpolation`` Keras does not know: NotImplementedError, as Keras raises."""
     if value not in choices:

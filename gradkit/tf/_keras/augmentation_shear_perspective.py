@@ -29,7 +29,7 @@ from .._convert import call, convert
 from . import layer_config
 from .affine_transform import affine_transform
 from .augmentation_affine_layers import _Geometric
-from .augmentation_base import Draws, set_factor, tensor
+from .augmentation_base import Draws, factor_pair, set_factor, tensor
 
 
 def _batch_size(shape) -> int:
@@ -53,20 +53,7 @@ def _shear_factor(factor, name: str) -> tuple:
         f"range [0, 1.0], as Keras requires. Received: {name}={factor!r}"
     )
 
-    def check(value):
-        if not isinstance(value, numbers.Real) or value > 1.0 or value < 0.0:
-            raise _errors.GradkitValueError(message)
-
-    if isinstance(factor, (tuple, list)):
-        if len(factor) != 2:
-            raise _errors.GradkitValueError(message)
-        check(factor[0])
-        check(factor[1])
-        return tuple(sorted(factor))
-    if isinstance(factor, numbers.Real):
-        check(factor)
-        return (-abs(factor), abs(factor))
-    raise _errors.GradkitValueError(message)
+    return factor_pair(factor, message, lambda v: 0.0 <= v <= 1.0, lambda f: (-abs(f), abs(f)))
 
 
 class RandomShear(_Geometric):

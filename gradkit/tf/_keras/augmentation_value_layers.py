@@ -29,7 +29,7 @@ from gradkit import _errors
 
 from .._convert import call, convert, wrap
 from . import layer_config
-from .augmentation_base import BaseImageAugmentation, Draws, set_factor, tensor
+from .augmentation_base import BaseImageAugmentation, Draws, factor_pair, set_factor, tensor
 from .augmentation_pixels import checked_value_range, per_image_jax, rescale_jax, spatial_axes
 
 
@@ -92,20 +92,7 @@ def _solarization_factor(factor, name: str) -> tuple:
         f"two numbers) in the range [0, 1], as Keras requires. Received: {name}={factor!r}"
     )
 
-    def check(value):
-        if not isinstance(value, numbers.Real) or value > 1.0 or value < 0:
-            raise _errors.GradkitValueError(message)
-
-    if isinstance(factor, (tuple, list)):
-        if len(factor) != 2:
-            raise _errors.GradkitValueError(message)
-        check(factor[0])
-        check(factor[1])
-        return tuple(sorted(factor))
-    if isinstance(factor, numbers.Real):
-        check(factor)
-        return (0, factor)
-    raise _errors.GradkitValueError(message)
+    return factor_pair(factor, message, lambda v: 0.0 <= v <= 1.0, lambda f: (0, f))
 
 
 class Solarization(BaseImageAugmentation):
