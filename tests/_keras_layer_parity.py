@@ -55,6 +55,8 @@ def check_layer(make, inputs, call_kwargs=None, rtol=1e-5, atol=1e-5, compare_co
     """gradkit.tf's layer against tf.keras' on ``inputs``; returns both results. TensorFlow's layer
     is built first: its weights' shapes pick the random values assigned in both."""
     weights = []
+    for tf in (tf_real, gtf):  # auto names ('conv2d_3/kernel') count from zero in both, whatever ran before
+        tf.keras.backend.clear_session(free_memory=False)
 
     def random_weights(shapes):
         weights.extend(np.random.RandomState(2 + i).randn(*s).astype(np.float32) for i, s in enumerate(shapes))
