@@ -80,6 +80,7 @@ from . import utils_data as _utils_data
 from .input_layer import Input as _Input
 from .model import Model as _Model
 from .model import load_model as _load_model
+from .model import model_from_json as _model_from_json
 from .model import save_model as _save_model
 from .ops import core_ops as _ops_core
 from .ops import linalg_ops as _ops_linalg
@@ -223,6 +224,7 @@ api = Namespace(
         clone_model=_cloning.clone_model,
         load_model=_load_model,
         save_model=_save_model,
+        model_from_json=_model_from_json,
     ),
     layers=Namespace(
         "gradkit.tf.keras.layers",

@@ -42,7 +42,7 @@ from .training import Trainer
 def _keras_export_only(method: str):
     def refuse(self, *args, **kwargs):
         raise _errors.GradkitTypeError(
-            f"tf.keras.Model.{method} is Keras' export (SavedModel, JSON), which gradkit.tf does not implement. "
+            f"tf.keras.Model.{method} is Keras' SavedModel export, which gradkit.tf does not implement. "
             "Save the whole model with model.save('model.keras') (Keras 3's archive), or its weights with "
             "model.save_weights('model.weights.h5')."
         )
@@ -56,6 +56,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     from . import saving_archive
 
     return saving_archive.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """``tf.keras.models.model_from_json``: the model ``model.to_json()`` (gradkit's or Keras')
+    describes, built, with fresh weights (``model_json.py``)."""
+    from . import model_json
+
+    return model_json.model_from_json(json_string, custom_objects=custom_objects)
 
 
 def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
@@ -169,7 +177,14 @@ class Model(Trainer, Layer):
         weights and optimizer state); see ``saving_archive.py``."""
         save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
-    to_json = _keras_export_only("to_json")
+    def to_json(self, **kwargs):
+        """Keras 3's ``to_json``: the model's config (``serialize_keras_object``) as a JSON string,
+        ``kwargs`` passed to ``json.dumps``; ``tf.keras.models.model_from_json`` reads it
+        (``model_json.py``)."""
+        from . import model_json
+
+        return model_json.to_json(self, **kwargs)
+
     export = _keras_export_only("export")
 
 

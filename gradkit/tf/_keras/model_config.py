@@ -127,6 +127,16 @@ def _deserialize_compile_value(value, registry, custom_objects):
     return made
 
 
+def _keras_optimizer_by_module(config: dict, name: str):
+    """A Keras optimizer that ``get`` does not know by name (Lamb), found as Keras finds it: by its
+    class name in the module the config names, ``keras.optimizers``."""
+    from . import optimizers_more
+
+    if config.get("module") == "keras.optimizers" and name == "Lamb":
+        return optimizers_more.Lamb.from_config(dict(config.get("config") or {}))
+    return name
+
+
 def compile_from_config(model, config: dict, custom_objects=None) -> None:
     """Keras' ``compile_from_config``: ``compile`` with the saved arguments, then the optimizer's
     state made for the model's trainable weights."""
@@ -140,6 +150,8 @@ def compile_from_config(model, config: dict, custom_objects=None) -> None:
             if found is not None
             else optimizer_registry.deserialize(optimizer, custom_objects)
         )
+        if isinstance(optimizer, str):
+            optimizer = _keras_optimizer_by_module(config["optimizer"], optimizer)
     model.compile(
         optimizer=optimizer,
         loss=_deserialize_compile_value(config.get("loss"), loss_registry, custom_objects),
