@@ -63,6 +63,14 @@ class Draws:
         with jax.ensure_compile_time_eval():
             return jax.random.uniform(self._key(dtype), tuple(shape), dtype, minval, maxval)
 
+    def chosen(self, batch: int, factor) -> jax.Array:
+        """Which images of a batch get the transformation, as Keras draws it: a probability per
+        image uniform in ``factor``'s range, then the image is chosen where a second uniform
+        draw falls below it (a bool array of shape ``(batch,)``)."""
+        probability = self.uniform((batch,), factor[0], factor[1])
+        with jax.ensure_compile_time_eval():
+            return self.uniform((batch,), 0.0, 1.0) < probability
+
     def normal(self, shape, dtype="float32"):
         """Standard normal draws (a JAX array, traced inside ``tf.function``)."""
         dtype = np.dtype(dtype)

@@ -121,8 +121,7 @@ class RandomErasing(BaseImageAugmentation):
             )
             axis = channel_axis(4, self.data_format)
             masks = jnp.repeat(jnp.expand_dims(inside, axis), shape[channel_axis(len(shape), self.data_format)], axis)
-            probability = draws.uniform((batch,), self.factor[0], self.factor[1])
-            apply = draws.uniform((batch,), 0.0, 1.0) < probability
+            apply = draws.chosen(batch, self.factor)
             fill = self._fill(draws, shape)
         return {"apply_erasing": tensor(apply), "batch_masks": tensor(masks), "fill_value": tensor(fill)}
 

@@ -166,8 +166,7 @@ class RandomGaussianBlur(BaseImageAugmentation):
         batch = _batch_size(self._images(data).shape)
         draws = Draws(self, seed)
         with jax.ensure_compile_time_eval():
-            probability = draws.uniform((batch,), self.factor[0], self.factor[1])
-            apply = draws.uniform((batch,), 0.0, 1.0) < probability
+            apply = draws.chosen(batch, self.factor)
             sigma = draws.uniform((2,), self.sigma[0], self.sigma[1], self.compute_dtype) + 1e-6
         return {"should_apply_blur": tensor(apply), "blur_factor": tensor(sigma)}
 

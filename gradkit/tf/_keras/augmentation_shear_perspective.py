@@ -150,8 +150,7 @@ class RandomPerspective(_Geometric):
         draws = Draws(self, seed)
         dtype = self.compute_dtype
         with jax.ensure_compile_time_eval():
-            probability = draws.uniform((batch,), self.factor[0], self.factor[1])
-            apply = draws.uniform((batch,), 0.0, 1.0) < probability
+            apply = draws.chosen(batch, self.factor)
             moves = draws.uniform((batch, 4, 2), -0.5 * self.scale, 0.5 * self.scale, dtype)
             corners = [[0.0, 0.0], [width - 1, 0.0], [0.0, height - 1], [width - 1, height - 1]]
             start = jnp.repeat(jnp.asarray([corners], dtype), batch, axis=0)

@@ -62,8 +62,7 @@ class RandomInvert(BaseImageAugmentation):
         batch = _batch_size(self._images(data).shape)
         draws = Draws(self, seed)
         with jax.ensure_compile_time_eval():
-            probability = draws.uniform((batch,), self.factor[0], self.factor[1])
-            apply = draws.uniform((batch,), 0.0, 1.0) < probability
+            apply = draws.chosen(batch, self.factor)
         return {"apply_inversion": tensor(apply)}
 
     def transform_images(self, images, transformation, training=True):
