@@ -14,7 +14,7 @@ def _accelerator_plugin_installed() -> bool:
 # The suite compiles thousands of small programs and runs each a few times, so XLA's CPU
 # backend is told to spend little time on the machine code it emits: no LLVM optimization, and
 # one piece of code generation per program instead of several in parallel (the two pytest
-# workers already keep both cores busy). Together these take about two thirds off the compile
+# workers already keep both cores busy). Together these take about three quarters off the compile
 # time; the XLA programs are the same and results agree to rounding. These flags are for the
 # CPU backend only (a GPU build crashes with them), so they are left out where a GPU/TPU
 # plugin is installed, unless JAX_PLATFORMS=cpu. Set XLA_FLAGS yourself (even to "") to run
