@@ -42,6 +42,20 @@ def _nested_functional(lib):
     return lib.keras.Model(x, lib.keras.layers.Dense(2, name="head")(block(x)), name="outer")
 
 
+def _shape_layers(lib):
+    """Layers without weights: Keras records the input shape each was built for (build_config),
+    except for those built when made (pooling, Dropout, Reshape, ...)."""
+    lib.keras.backend.clear_session()
+    i = lib.keras.Input((6, 6, 2), name="image")
+    x = lib.keras.layers.RandomFlip(name="flip")(i)
+    x = lib.keras.layers.Cropping2D(1, name="crop")(x)
+    x = lib.keras.layers.AveragePooling2D(2, name="pool")(x)
+    x = lib.keras.layers.Flatten(name="flat")(x)
+    x = lib.keras.layers.Dropout(0.1, name="drop")(x)
+    x = lib.keras.layers.RepeatVector(2, name="repeat")(x)
+    return lib.keras.Model(i, lib.keras.layers.Reshape((16,), name="reshape")(x), name="shapes")
+
+
 def _sequential(lib):
     lib.keras.backend.clear_session()
     return lib.keras.Sequential(
@@ -64,7 +78,7 @@ def _assert_outputs_close(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("build", [_functional, _nested_functional])
+@pytest.mark.parametrize("build", [_functional, _nested_functional, _shape_layers])
 def test_functional_get_config_equals_keras(build):
     tf = pytest.importorskip("tensorflow")
     assert _json(build(gtf).get_config()) == _json(build(tf).get_config())

@@ -1,7 +1,7 @@
 """What Keras 3 records about a layer call in a functional model's config, for gradkit.tf's layers.
 
 A Keras layer's config entry in a functional model holds ``build_config`` (the input shapes the
-layer was built for) only when the Keras class writes its own ``build``, and each recorded call
+layer was built for) unless the Keras class is built when it is made, and each recorded call
 holds the ``training`` default and the ``mask`` argument Keras' ``Layer.__call__`` adds to it.
 Those depend on Keras' class, not gradkit's: the tables below are Keras 3.15's, by class name.
 A layer class of your own answers for itself (its own ``build``, its own ``call`` signature).
@@ -11,27 +11,22 @@ from __future__ import annotations
 
 import inspect
 
-# Keras 3.15 layers whose class keeps the base Layer.build: they write no build_config.
-_DEFAULT_BUILD = frozenset(
-    """Activation ActivityRegularization AdaptiveAveragePooling1D AdaptiveAveragePooling2D
-    AdaptiveAveragePooling3D AdaptiveMaxPooling1D AdaptiveMaxPooling2D AdaptiveMaxPooling3D AlphaDropout
-    AutoContrast AveragePooling1D AveragePooling2D AveragePooling3D CategoryEncoding CenterCrop Cropping1D
-    Cropping2D Cropping3D CutMix Discretization Dropout ELU Equalization Flatten GaussianDropout GaussianNoise
-    GlobalAveragePooling1D GlobalAveragePooling2D GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D
-    GlobalMaxPooling3D HashedCrossing Hashing Identity InputLayer IntegerLookup Lambda Layer LeakyReLU Masking
-    MaxNumBoundingBoxes MaxPooling1D MaxPooling2D MaxPooling3D MelSpectrogram MixUp Permute Pipeline
-    RandomBrightness RandomColorDegeneration RandomContrast RandomCrop RandomElasticTransform RandomErasing
-    RandomFlip RandomGaussianBlur RandomGrayscale RandomHue RandomInvert RandomPerspective RandomPosterization
-    RandomRotation RandomSaturation RandomSharpness RandomShear RandomTranslation RandomZoom ReLU RepeatVector
-    Rescaling Reshape Resizing Softmax Solarization SpatialDropout1D SpatialDropout2D SpatialDropout3D
-    StringLookup UnitNormalization UpSampling1D UpSampling2D UpSampling3D ZeroPadding1D ZeroPadding2D
-    ZeroPadding3D""".split()
+# Keras 3.15 layers built when they are made (their __init__ sets `built`): the only ones whose
+# config entry holds no build_config. Every other layer is built by its first call, Keras' default
+# `build` included, and records the input shape it was built for.
+_BUILT_AT_CONSTRUCTION = frozenset(
+    """Activation ActivityRegularization AlphaDropout AveragePooling1D AveragePooling2D AveragePooling3D
+    Dropout ELU GaussianDropout GaussianNoise GlobalAveragePooling1D GlobalAveragePooling2D
+    GlobalAveragePooling3D GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D Identity InputLayer
+    LeakyReLU Masking MaxPooling1D MaxPooling2D MaxPooling3D ReLU Reshape Softmax SpatialDropout1D
+    SpatialDropout2D SpatialDropout3D UnitNormalization""".split()
 )
 
 # Keras 3.15 layers whose call() has a `training` default other than None: Keras adds it to
 # every recorded call that does not pass `training`.
 _TRAINING_TRUE = frozenset(
-    """AugMix AutoContrast CenterCrop CutMix Equalization MaxNumBoundingBoxes MixUp Pipeline RandAugment
+    """AugMix AutoContrast CenterCrop ContrastLimitedAdaptiveHistogramEqualization CutMix Equalization
+    MaxNumBoundingBoxes MixUp Pipeline RandAugment
     RandomBrightness RandomColorDegeneration RandomColorJitter RandomContrast RandomCrop RandomElasticTransform
     RandomErasing RandomFlip RandomGaussianBlur RandomGrayscale RandomHue RandomInvert RandomPerspective
     RandomPosterization RandomRotation RandomSaturation RandomSharpness RandomShear RandomTranslation RandomZoom
@@ -77,12 +72,12 @@ def _own_definer(layer, attribute: str):
 
 
 def writes_build_config(layer) -> bool:
-    """Whether Keras writes a ``build_config`` for ``layer`` (its class has its own ``build``)."""
+    """Whether Keras writes a ``build_config`` for ``layer``: unless its Keras class is built when
+    made (a class of your own with its own ``build`` always writes one)."""
     definer, own = _own_definer(layer, "build")
     if own:
         return True
-    name = _keras_class(layer)
-    return name is not None and name not in _DEFAULT_BUILD
+    return _keras_class(layer) not in _BUILT_AT_CONSTRUCTION
 
 
 def _call_parameters(layer):
