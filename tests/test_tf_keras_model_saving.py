@@ -84,6 +84,33 @@ def test_functional_get_config_equals_keras(build):
     assert _json(build(gtf).get_config()) == _json(build(tf).get_config())
 
 
+def _sequential_built_by(lib, how):
+    lib.keras.backend.clear_session()
+    model = lib.keras.Sequential(
+        [
+            lib.keras.layers.RandomFlip(),
+            lib.keras.layers.Flatten(),
+            lib.keras.layers.Dense(3),
+            lib.keras.layers.Dropout(0.1),
+        ]
+    )
+    if how == "build":
+        model.build((None, 2, 2, 1))
+    else:
+        model(np.ones((2, 2, 2, 1), np.float32))
+    return model
+
+
+@pytest.mark.parametrize("how", ["build", "first_call"])
+def test_sequential_built_without_an_input_has_keras_config(how):
+    """Keras 3 gives such a Sequential an InputLayer of the shape it was built for, and each layer
+    built at its first call (Dense, and Flatten and RandomFlip too) its build_config."""
+    tf = pytest.importorskip("tensorflow")
+    ours, theirs = _sequential_built_by(gtf, how), _sequential_built_by(tf, how)
+    assert _json(ours.get_config()) == _json(theirs.get_config())
+    assert [layer.name for layer in ours.layers] == [layer.name for layer in theirs.layers]
+
+
 @pytest.mark.parametrize("build", [_functional, _nested_functional])
 def test_functional_from_config_rebuilds_the_graph(build):
     tf = pytest.importorskip("tensorflow")

@@ -326,6 +326,10 @@ class Layer(LayerLosses, nn.Layer):
                 finally:
                     self.__dict__["_keras_building_in_call"] = False
                 self.built = True
+            elif "_keras_build_shape" not in self.__dict__:
+                # Built when made (no weights), yet Keras builds most such layers at their first
+                # call and records that call's shape (their build_config in a Sequential's config).
+                self.__dict__["_keras_build_shape"] = _input_shape(args[0])
             call = getattr(self, "call", None)
             if call is None:
                 raise _errors.GradkitTypeError(

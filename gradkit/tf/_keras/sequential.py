@@ -68,6 +68,14 @@ class Sequential(Model):
     def pop(self, rebuild=True):
         return self._sequence.pop()
 
+    def build(self, input_shape) -> None:
+        """Build the layers for ``input_shape``. As in Keras 3, a Sequential with no input
+        declaration gets one (an ``InputLayer`` of that batch shape, first in its config), when
+        built by this call or by its first call on data."""
+        if self._keras_input_layer is None and self._sequence and isinstance(input_shape, (list, tuple)):
+            self.__dict__["_keras_input_layer"] = InputLayer(batch_shape=tuple(input_shape))
+        super().build(input_shape)
+
     def _maybe_build(self) -> None:
         if self._keras_input_layer is not None and self._sequence:
             self.build(self._keras_input_layer.batch_shape)
