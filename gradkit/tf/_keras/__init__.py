@@ -18,6 +18,7 @@ from . import augmentation_color_layers as _augmentation_color_layers
 from . import augmentation_erasing as _augmentation_erasing
 from . import augmentation_filter_layers as _augmentation_filter_layers
 from . import augmentation_layers as _augmentation_layers
+from . import augmentation_local as _augmentation_local
 from . import augmentation_mixing as _augmentation_mixing
 from . import augmentation_shear_perspective as _augmentation_shear_perspective
 from . import augmentation_value_layers as _augmentation_value_layers
@@ -254,6 +255,7 @@ api = Namespace(
         **_members(_augmentation_filter_layers, "RandomSharpness RandomGaussianBlur"),
         **_members(_augmentation_shear_perspective, "RandomShear RandomPerspective"),
         **_members(_augmentation_mixing, "MixUp CutMix"),
+        **_members(_augmentation_local, "RandomElasticTransform ContrastLimitedAdaptiveHistogramEqualization"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
