@@ -20,6 +20,7 @@ from . import augmentation_filter_layers as _augmentation_filter_layers
 from . import augmentation_layers as _augmentation_layers
 from . import augmentation_local as _augmentation_local
 from . import augmentation_mixing as _augmentation_mixing
+from . import augmentation_policies as _augmentation_policies
 from . import augmentation_shear_perspective as _augmentation_shear_perspective
 from . import augmentation_value_layers as _augmentation_value_layers
 from . import backend_config as _backend_config
@@ -255,6 +256,7 @@ api = Namespace(
         **_members(_augmentation_filter_layers, "RandomSharpness RandomGaussianBlur"),
         **_members(_augmentation_shear_perspective, "RandomShear RandomPerspective"),
         **_members(_augmentation_mixing, "MixUp CutMix"),
+        **_members(_augmentation_policies, "RandAugment AugMix"),
         **_members(_augmentation_local, "RandomElasticTransform ContrastLimitedAdaptiveHistogramEqualization"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),

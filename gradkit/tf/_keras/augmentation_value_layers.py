@@ -242,8 +242,13 @@ def _equalize_channel(channel, *, value_range, bins):
     cdf_min = cdf[jnp.argmax(cdf > 0)]
     denominator = cdf[-1] - cdf_min
     denominator = jnp.where(denominator == 0, jnp.ones_like(denominator), denominator)
-    lookup = ((cdf - cdf_min) * 255).astype(jnp.float32) / denominator.astype(jnp.float32)
-    lookup = jnp.clip(jnp.round(lookup), 0, 255).astype(channel.dtype)
+    # Keras divides the integers in float64 (TensorFlow's truediv of int32), then rounds half to
+    # even. Done here in integers, exactly: XLA's CPU float32 division by a scalar multiplies by
+    # its reciprocal, which turns ties such as 5355 / 126 = 42.5 into 42.500004 (rounded up).
+    numerator = (cdf - cdf_min) * 255
+    quotient, remainder = numerator // denominator, numerator % denominator
+    up = (2 * remainder > denominator) | ((2 * remainder == denominator) & (quotient % 2 == 1))
+    lookup = jnp.clip(quotient + up.astype(quotient.dtype), 0, 255).astype(channel.dtype)
     levels = jnp.clip((channel / 255.0) * (bins - 1), 0, bins - 1).astype(jnp.int32)
     equalized = jnp.where(jnp.count_nonzero(histogram) <= 1, channel, lookup[levels])
     return _scale_values(equalized, (0, 255), value_range)
