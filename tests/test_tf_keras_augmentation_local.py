@@ -607,8 +607,12 @@ def test_layers_in_a_sequential_model_as_keras(keras):
     inferred = theirs(IMAGES, training=False)
     _same_pixels(ours.predict(IMAGES, verbose=0), inferred)
     _same_pixels(ours(IMAGES, training=False), inferred)
-    trained = ours(IMAGES, training=True).numpy()
-    assert trained.shape == IMAGES.shape and not np.array_equal(trained, inferred)
+    # In training each image is transformed with a probability drawn per image (factor 1: uniform
+    # in [0, 1], so a call leaves both images alone one time in four): some call of a few moves them.
+    gtf.random.set_seed(0)
+    trained = [ours(IMAGES, training=True).numpy() for _ in range(4)]
+    assert all(t.shape == IMAGES.shape for t in trained)
+    assert any(not np.array_equal(t, inferred) for t in trained)
 
 
 ERRORS = {

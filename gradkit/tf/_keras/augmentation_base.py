@@ -133,6 +133,28 @@ def check_choice(value, choices, name: str, what: str) -> None:
         )
 
 
+class SingleExampleForms:
+    """Keras' single-example forms of ``transform_images`` / ``transform_labels`` /
+    ``transform_segmentation_masks``: the example as a batch of one, the result unbatched."""
+
+    def transform_single_image(self, image, transformation, training=True):
+        """``transform_images`` on one image (rank 3), with a transformation drawn for it."""
+        return self._single(self.transform_images, image, transformation, training)
+
+    def transform_single_label(self, label, transformation, training=True):
+        """``transform_labels`` on one example's labels."""
+        return self._single(self.transform_labels, label, transformation, training)
+
+    def transform_single_segmentation_mask(self, segmentation_mask, transformation, training=True):
+        """``transform_segmentation_masks`` on one example's mask."""
+        return self._single(self.transform_segmentation_masks, segmentation_mask, transformation, training)
+
+    @staticmethod
+    def _single(transform, value, transformation, training):
+        batch = _array.expand_dims(convert(value), 0)
+        return _array.squeeze(transform(batch, transformation, training=training), 0)
+
+
 class BaseImageAugmentation(KerasNamedLayer, Layer):
     """The base of the random augmentation layers: see the module docstring."""
 

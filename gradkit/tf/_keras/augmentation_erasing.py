@@ -29,7 +29,7 @@ from gradkit import _errors
 from .._convert import call, convert
 from . import layer_config
 from .augmentation_base import BaseImageAugmentation, Draws, set_factor, tensor
-from .augmentation_pixels import channel_axis, per_image_jax
+from .augmentation_pixels import channel_axis, inside_rectangles, per_image_jax
 
 
 def _batch_size(shape) -> int:
@@ -111,14 +111,7 @@ class RandomErasing(BaseImageAugmentation):
 
             x0, x1 = bounds(width, fractions[:, 0])
             y0, y1 = bounds(height, fractions[:, 1])
-            rows = jnp.arange(height, dtype=dtype)[None, :, None]
-            cols = jnp.arange(width, dtype=dtype)[None, None, :]
-            inside = (
-                (cols >= x0[:, None, None])
-                & (cols < x1[:, None, None])
-                & (rows >= y0[:, None, None])
-                & (rows < y1[:, None, None])
-            )
+            inside = inside_rectangles(x0, x1, y0, y1, height, width, dtype)
             axis = channel_axis(4, self.data_format)
             masks = jnp.repeat(jnp.expand_dims(inside, axis), shape[channel_axis(len(shape), self.data_format)], axis)
             apply = draws.chosen(batch, self.factor)

@@ -34,8 +34,8 @@ from gradkit import _errors
 from .. import _array
 from .._convert import call, convert, known_value, wrap
 from . import layer_config
-from .augmentation_base import BaseImageAugmentation, Draws, set_factor, tensor
-from .augmentation_pixels import channel_axis, is_float
+from .augmentation_base import BaseImageAugmentation, Draws, SingleExampleForms, set_factor, tensor
+from .augmentation_pixels import channel_axis, inside_rectangles, is_float
 from .backend_config import floatx
 
 # Keras draws MixUp's permutation as int64; JAX has 64-bit integers only with jax_enable_x64,
@@ -99,7 +99,7 @@ def _checked_seed(seed, what: str):
     return seed
 
 
-class _BatchMixing(BaseImageAugmentation):
+class _BatchMixing(SingleExampleForms, BaseImageAugmentation):
     """The base of ``MixUp`` and ``CutMix``: Keras' call on images or on a dict of images, labels
     and segmentation masks, and the checks of a transformation given back to them."""
 
@@ -144,25 +144,6 @@ class _BatchMixing(BaseImageAugmentation):
         if hasattr(value, "dtype") and is_float(value.dtype) and np.dtype(value.dtype) != np.dtype(self.compute_dtype):
             return _array.cast(value, self.compute_dtype)
         return value
-
-    # Keras' single-example forms: the example as a batch of one, the result unbatched.
-
-    def transform_single_image(self, image, transformation, training=True):
-        """``transform_images`` on one image (rank 3)."""
-        return self._single(self.transform_images, image, transformation, training)
-
-    def transform_single_label(self, label, transformation, training=True):
-        """``transform_labels`` on one example's labels."""
-        return self._single(self.transform_labels, label, transformation, training)
-
-    def transform_single_segmentation_mask(self, segmentation_mask, transformation, training=True):
-        """``transform_segmentation_masks`` on one example's mask."""
-        return self._single(self.transform_segmentation_masks, segmentation_mask, transformation, training)
-
-    @staticmethod
-    def _single(transform, value, transformation, training):
-        batch = _array.expand_dims(convert(value), 0)
-        return _array.squeeze(transform(batch, transformation, training=training), 0)
 
     def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
         """Not implemented: gradkit.tf's augmentation layers take no bounding boxes."""
@@ -332,14 +313,7 @@ class CutMix(_BatchMixing):
 
             x0, x1 = bounds(width)
             y0, y1 = bounds(height)
-            rows = jnp.arange(height, dtype=dtype)[None, :, None]
-            cols = jnp.arange(width, dtype=dtype)[None, None, :]
-            inside = (
-                (cols >= x0[:, None, None])
-                & (cols < x1[:, None, None])
-                & (rows >= y0[:, None, None])
-                & (rows < y1[:, None, None])
-            )
+            inside = inside_rectangles(x0, x1, y0, y1, height, width, dtype)
             axis = channel_axis(4, self.data_format)
             masks = jnp.repeat(jnp.expand_dims(inside, axis), shape[axis], axis)
             # The area kept, from the rectangle's real-valued sides (Keras' formula).

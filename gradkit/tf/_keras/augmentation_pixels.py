@@ -74,6 +74,19 @@ def grayscale_jax(images, *, data_format: str):
     return jnp.expand_dims(gray, axis).astype(images.dtype)
 
 
+def inside_rectangles(x0, x1, y0, y1, height: int, width: int, dtype):
+    """A bool ``(batch, height, width)`` array: the pixels (row, column) with ``x0 <= column < x1``
+    and ``y0 <= row < y1``, one rectangle per image (``x0`` ... ``y1`` of shape ``(batch,)``)."""
+    rows = jnp.arange(height, dtype=dtype)[None, :, None]
+    cols = jnp.arange(width, dtype=dtype)[None, None, :]
+    return (
+        (cols >= x0[:, None, None])
+        & (cols < x1[:, None, None])
+        & (rows >= y0[:, None, None])
+        & (rows < y1[:, None, None])
+    )
+
+
 def check_channels(images, data_format: str, allowed: tuple, what: str) -> None:
     """A colour layer's images must hold ``allowed`` channels (Keras raises ValueError)."""
     channels = images.shape[channel_axis(images.ndim, data_format)]

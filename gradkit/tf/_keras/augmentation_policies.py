@@ -57,7 +57,7 @@ from .._convert import call, convert, known_value, wrap
 from . import layer_config
 from .affine_transform import INTERPOLATIONS, affine_transform
 from .augmentation_affine_layers import RandomRotation, RandomTranslation
-from .augmentation_base import BaseImageAugmentation, Draws, check_choice, set_factor, tensor
+from .augmentation_base import BaseImageAugmentation, Draws, SingleExampleForms, check_choice, set_factor, tensor
 from .augmentation_color_layers import RandomColorDegeneration
 from .augmentation_filter_layers import RandomSharpness
 from .augmentation_layers import RandomBrightness, RandomContrast
@@ -205,7 +205,7 @@ def _mix_chains(inputs, weights, weight_sample, *chains):
 # -- what the two policies share --------------------------------------------------------------
 
 
-class _Policy(BaseImageAugmentation):
+class _Policy(SingleExampleForms, BaseImageAugmentation):
     """The base of ``RandAugment`` and ``AugMix``: their parts, the seed of an int-seeded draw,
     Keras' single-example forms, labels, masks and (refused) bounding boxes."""
 
@@ -284,25 +284,6 @@ class _Policy(BaseImageAugmentation):
             f"{self._what()}.transform_bounding_boxes: gradkit.tf's augmentation layers transform no bounding boxes "
             "(they take no bounding_box_format). Transform the images, labels or segmentation masks."
         )
-
-    # Keras' single-example forms: the example as a batch of one, the result unbatched.
-
-    def transform_single_image(self, image, transformation, training=True):
-        """``transform_images`` on one image (rank 3), with a transformation drawn for it."""
-        return self._single(self.transform_images, image, transformation, training)
-
-    def transform_single_label(self, label, transformation, training=True):
-        """``transform_labels`` on one example's labels."""
-        return self._single(self.transform_labels, label, transformation, training)
-
-    def transform_single_segmentation_mask(self, segmentation_mask, transformation, training=True):
-        """``transform_segmentation_masks`` on one example's mask."""
-        return self._single(self.transform_segmentation_masks, segmentation_mask, transformation, training)
-
-    @staticmethod
-    def _single(transform, value, transformation, training):
-        batch = _array.expand_dims(convert(value), 0)
-        return _array.squeeze(transform(batch, transformation, training=training), 0)
 
 
 # -- RandAugment -------------------------------------------------------------------------------
