@@ -207,21 +207,23 @@ class _BatchMixing(SingleExampleForms, BaseImageAugmentation):
 # -- MixUp ---------------------------------------------------------------------------------------
 
 
-def _checked_alpha(alpha):
-    """A positive number. Keras takes anything here and fails (or draws NaN weights) later."""
+def checked_alpha(alpha, layer: str, distributions: str, default: float):
+    """A positive finite number: the parameter of the ``distributions`` (e.g. "Beta distribution's")
+    the mixing weights of ``layer`` are drawn from. Keras takes anything here and fails when it
+    draws (TypeError, ValueError for None) or draws NaN weights (a negative or infinite one)."""
     if alpha is None:
         raise _errors.GradkitValueError(
-            "MixUp got alpha=None: pass the Beta distribution's parameter, a positive number (Keras' default 0.2)."
+            f"{layer} got alpha=None: pass the {distributions} parameter, a positive number (Keras' default {default})."
         )
     if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool):
         raise _errors.GradkitTypeError(
-            f"MixUp got alpha={alpha!r} ({type(alpha).__name__}): pass a positive number, the parameter of the Beta "
-            "distribution the mixing weights are drawn from (Keras' default 0.2)."
+            f"{layer} got alpha={alpha!r} ({type(alpha).__name__}): pass a positive number, the {distributions} "
+            f"parameter the mixing weights are drawn from (Keras' default {default})."
         )
     if not (alpha > 0 and math.isfinite(alpha)):
         raise _errors.GradkitValueError(
-            f"MixUp got alpha={alpha!r}: the Beta distribution's parameter must be a positive finite number (Keras "
-            "draws NaN weights for a negative one); pass e.g. 0.2."
+            f"{layer} got alpha={alpha!r}: the {distributions} parameter must be a positive finite number (Keras "
+            f"draws NaN weights for a negative one); pass e.g. {default}."
         )
     return alpha
 
@@ -236,7 +238,7 @@ class MixUp(_BatchMixing):
 
     def __init__(self, alpha=0.2, data_format=None, seed=None, **kwargs):
         super().__init__(seed=seed, data_format=data_format, **kwargs)
-        self.alpha = _checked_alpha(alpha)
+        self.alpha = checked_alpha(alpha, "MixUp", "Beta distribution's", 0.2)
 
     def get_random_transformation(self, data, training=True, seed=None):
         """``{'mix_weight': (batch,) floats, 'permutation_order': (batch,) int64 (int32 where

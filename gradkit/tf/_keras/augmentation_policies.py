@@ -42,7 +42,6 @@ each call.
 
 from __future__ import annotations
 
-import math
 import numbers
 import random as _py_random
 
@@ -61,7 +60,7 @@ from .augmentation_base import BaseImageAugmentation, Draws, SingleExampleForms,
 from .augmentation_color_layers import RandomColorDegeneration
 from .augmentation_filter_layers import RandomSharpness
 from .augmentation_layers import RandomBrightness, RandomContrast
-from .augmentation_mixing import _checked_seed
+from .augmentation_mixing import _checked_seed, checked_alpha
 from .augmentation_pixels import channel_axis, check_channels, checked_value_range, is_float
 from .augmentation_shear_perspective import RandomShear
 from .augmentation_value_layers import AutoContrast, Equalization, RandomPosterization, Solarization
@@ -139,27 +138,6 @@ def _chain_depth(value) -> int:
             "number >= 0 (Keras' default 3; Keras takes a negative depth as 0)."
         )
     return int(value)
-
-
-def _alpha(alpha):
-    """A positive finite number. Keras takes anything here and fails when it draws (TypeError,
-    ValueError for None) or draws NaN weights (a negative or infinite one)."""
-    if alpha is None:
-        raise _errors.GradkitValueError(
-            "AugMix got alpha=None: pass the Dirichlet and Beta distributions' parameter, a positive number "
-            "(Keras' default 1.0)."
-        )
-    if not isinstance(alpha, numbers.Real) or isinstance(alpha, bool):
-        raise _errors.GradkitTypeError(
-            f"AugMix got alpha={alpha!r} ({type(alpha).__name__}): pass a positive number, the parameter of the "
-            "Dirichlet and Beta distributions the mixing weights are drawn from (Keras' default 1.0)."
-        )
-    if not (alpha > 0 and math.isfinite(alpha)):
-        raise _errors.GradkitValueError(
-            f"AugMix got alpha={alpha!r}: the Dirichlet and Beta distributions' parameter must be a positive finite "
-            "number (Keras draws NaN weights for a negative one); pass e.g. 1.0."
-        )
-    return alpha
 
 
 # -- the draws and the arithmetic (JAX arrays in and out; run as one recorded op each) -----------
@@ -458,7 +436,7 @@ class AugMix(_Policy):
         super().__init__(names, value_range, factor, interpolation, seed, data_format, kwargs)
         self.num_chains = _count(num_chains, "num_chains", "AugMix")
         self.chain_depth = _chain_depth(chain_depth)
-        self.alpha = _alpha(alpha)
+        self.alpha = checked_alpha(alpha, "AugMix", "Dirichlet and Beta distributions'", 1.0)
         self.all_ops = all_ops
         self._augment_layers = list(names)
 
