@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib
 import os
 import platform
+import signal
 import sys
 from pathlib import Path
 
@@ -33,7 +35,7 @@ def _progress(total: int):
 
 
 def run(quick: bool = False, only: str | None = None, out: str = "bench/results", memory_check: bool = True) -> int:
-    """Time the selected workloads, print the tables, write JSON (+ PNG); 0 on success."""
+    """Time the selected workloads, print the tables, write JSON (+ PNG); 0 on success, 130 when interrupted."""
     import jax
 
     wanted = [w.strip().upper() for w in only.split(",")] if only else list(WORKLOADS)
@@ -47,14 +49,27 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     cases = [c for m in modules.values() for c in m.cases(quick)]
     bar = _progress(len(cases))
     rows = []
-    for case in cases:
-        if bar is not None:
-            bar.set_description(f"{case.workload} {case.name}".strip())
-        rows += time_case(case, budget_s=budget, min_rounds=min_rounds, max_rounds=max_rounds, sample_s=sample_s)
-        if bar is not None:
-            bar.update(1)
+    done = 0
+    # A run stopped by Ctrl-C or SIGTERM (a job's time limit) still prints and writes the cases
+    # it finished: a full run takes minutes, and losing all of it to a limit helps nobody.
+    with _sigterm_as_keyboard_interrupt():
+        try:
+            for case in cases:
+                if bar is not None:
+                    bar.set_description(f"{case.workload} {case.name}".strip())
+                rows += time_case(
+                    case, budget_s=budget, min_rounds=min_rounds, max_rounds=max_rounds, sample_s=sample_s
+                )
+                done += 1
+                if bar is not None:
+                    bar.update(1)
+        except KeyboardInterrupt:
+            pass
     if bar is not None:
         bar.close()
+    interrupted = done < len(cases)
+    if interrupted:
+        print(f"interrupted: {done} of {len(cases)} cases finished; their results follow", file=sys.stderr)
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "quick": quick,
@@ -64,6 +79,7 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
         "machine": platform.platform(),
         "python": platform.python_version(),
         "gradkit_commit": commit,
+        "cases_finished": f"{done} of {len(cases)}",
     }
     print(
         f"gradkit bench — {meta['date']}, jax {meta['jax']} ({meta['backend']}), {meta['cpus']} CPUs"
@@ -72,7 +88,9 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     print(report.table(rows))
     mem_rows = []
     mem = {w: WORKLOADS[w] for w in wanted if w in MEMORY_WORKLOADS}
-    if quick and mem:
+    if interrupted and mem:
+        print("Peak memory: skipped, the run was interrupted.")
+    elif quick and mem:
         print("Peak memory: skipped in --quick (a child process per contender); run without --quick.")
     elif memory_check and mem:
         mem_rows = memory.measure(mem, quick, MEMORY_CONTENDERS)
@@ -90,7 +108,25 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     (out_dir / "results.md").write_text(
         report.table(rows, markdown=True) + "\n" + (memory.table(mem_rows, markdown=True) if mem_rows else "")
     )
-    return 0
+    return 130 if interrupted else 0
+
+
+@contextlib.contextmanager
+def _sigterm_as_keyboard_interrupt():
+    """SIGTERM raises KeyboardInterrupt while the block runs (main thread only; elsewhere a no-op)."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _git_head() -> str:

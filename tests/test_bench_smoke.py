@@ -93,6 +93,39 @@ def test_gradkit_bench_passes_its_options_to_the_runner(monkeypatch):
     assert seen == {"quick": False, "only": None, "out": "bench/results", "memory_check": True}
 
 
+def test_an_interrupted_run_writes_the_cases_it_finished(monkeypatch, tmp_path, capsys):
+    """SIGTERM (a job's time limit) or Ctrl-C in the third case: the first two are printed and written."""
+    import json
+    import os
+    import signal
+    import threading
+    import types
+
+    import bench.run
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are installed from the main thread only")
+    fake = types.ModuleType("fake_workload")
+    fake.cases = lambda quick: [_harness.Case("W9", f"case {i}", {_harness.FLOOR: None}) for i in range(4)]
+    monkeypatch.setitem(sys.modules, "fake_workload", fake)
+    monkeypatch.setattr(bench.run, "WORKLOADS", {"W9": "fake_workload"})
+
+    def fake_time_case(case, **settings):
+        if case.name == "case 2":
+            os.kill(os.getpid(), signal.SIGTERM)
+        return [_harness.Timing("W9", case.name, _harness.FLOOR, 1e-3, 1e-3, 1e-2, 3, 1, 1.0)]
+
+    monkeypatch.setattr(bench.run, "time_case", fake_time_case)
+    handler_before = signal.getsignal(signal.SIGTERM)
+    assert bench.run.run(quick=True, out=str(tmp_path), memory_check=False) == 130
+    assert signal.getsignal(signal.SIGTERM) is handler_before
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["meta"]["cases_finished"] == "2 of 4"
+    assert [r["case"] for r in saved["results"]] == ["case 0", "case 1"]
+    captured = capsys.readouterr()
+    assert "interrupted: 2 of 4 cases finished" in captured.err and "case 1" in captured.out
+
+
 # -- an eager training loop: compiles once, memory flat ------------------------------------
 
 
