@@ -19,8 +19,9 @@ from gradkit._core import runtime_checks
 # On a GPU, programs run asynchronously. A check traced by an eager (not compiled) gk.grad or
 # jacobian runs as its own small program whose result nothing waits for, and a tf.function that
 # returns and assigns nothing under a tape leaves nothing to wait for either: on an H200 with
-# jax 0.11.2 these calls did not raise the assertion's error. On a CPU the program runs, and the
-# check raises, inside the call.
+# jax 0.11.2 (gradkit at 8ef793c) these calls did not raise the assertion's error. On a CPU the
+# program runs, and the check raises, inside the call. Such calls now also wait at JAX's effects
+# barrier (runtime_checks.wait_for_effects), which has not run on a GPU yet.
 _ASYNC_ON_GPU = pytest.mark.xfail(
     jax.default_backend() == "gpu",
     reason="on a GPU the failed check of a program whose results nothing waits for is not raised from the call",
@@ -210,6 +211,25 @@ def test_each_thread_gets_its_own_failure():
 def test_other_runtime_errors_are_not_taken_for_checks():
     assert runtime_checks.failed_check(RuntimeError("[gradkit runtime check #0] x")) is None
     assert runtime_checks.failed_check(ValueError("x")) is None
+
+
+def test_a_failure_reported_at_the_effects_barrier_is_raised_once(monkeypatch):
+    """As on a GPU: a check's failure reaches the host at jax.effects_barrier, not through the
+    call's results, and JAX reports it again at every later barrier."""
+    try:
+        runtime_checks._on_host(lambda ok: ValueError("the check's own error"), np.array([False]))
+    except runtime_checks.REPORTS as report:
+        reported = report
+    monkeypatch.setattr(jax, "effects_barrier", lambda: (_ for _ in ()).throw(reported))
+    with pytest.raises(ValueError, match="the check's own error"):
+        with runtime_checks.raised_as_their_own():
+            runtime_checks.wait_for_effects()
+    with runtime_checks.raised_as_their_own():
+        runtime_checks.wait_for_effects()  # the same report again: already raised, so not again
+    not_raised_yet = runtime_checks._CheckFailed("[gradkit runtime check #123456789] a failure")
+    monkeypatch.setattr(jax, "effects_barrier", lambda: (_ for _ in ()).throw(not_raised_yet))
+    with pytest.raises(runtime_checks.REPORTS, match="a failure"):
+        runtime_checks.wait_for_effects()
 
 
 def test_saved_model_refuses_a_function_holding_checks(tmp_path):

@@ -328,7 +328,6 @@ class JitFunction:
             return
         if runtime_checks.run_now((out, list(assigned.values()))):
             return
-        jax.effects_barrier()
         ran_directly = (
             not self._initial_assigned
             and frames.idle()
@@ -341,6 +340,7 @@ class JitFunction:
             values = _concrete(tuple(map(frames.read, self._reads)))
             captured = _concrete(tuple(map(captures.argument, self._captures[:n])))
             jax.block_until_ready(jitted((values, captured), *_concrete(args), **_concrete(kwargs)))
+            runtime_checks.wait_for_effects()
 
     def _check_arguments(self, args, kwargs) -> None:
         """Raise a clear error for a non-static argument that cannot be an array."""

@@ -36,6 +36,8 @@ from . import frames
 # nothing takes it (a value computed late, by a caller outside gk.jit).
 _KEPT = 64
 _failures: dict[int, BaseException] = {}
+# Numbers of failures already raised: JAX may report one again at every later effects barrier.
+_raised: dict[int, None] = {}
 _lock = threading.Lock()
 _next_number = 0
 _traced = 0
@@ -111,8 +113,13 @@ def failed_check(error: BaseException) -> BaseException | None:
     found = _MARK.search(str(error))
     if found is None:
         return None
+    number = int(found.group(1))
     with _lock:
-        failed = _failures.pop(int(found.group(1)), None)
+        failed = _failures.pop(number, None)
+        if failed is not None:
+            _raised[number] = None
+            while len(_raised) > _KEPT:
+                del _raised[next(iter(_raised))]
     if failed is not None:
         failed._gradkit_failed_when_run = True  # see failed_when_run
     return failed
@@ -148,15 +155,33 @@ def in_trace() -> bool:
 
 
 def run_now(results) -> bool:
-    """Compute ``results`` (a pytree; values a tape left pending included) and wait for them, so
-    the checks of the program that makes them run now; False if they hold no array to wait for.
-    Inside another trace the checks belong to that trace's program instead: nothing to do."""
+    """Compute ``results`` (a pytree; values a tape left pending included) and wait for them and
+    for the effects of every program dispatched so far, so the checks of the programs that made
+    them run now; False if they hold no array to wait for. Inside another trace the checks belong
+    to that trace's program instead: nothing to do."""
     if in_trace():
         return True
     leaves = jax.tree_util.tree_leaves(results, is_leaf=lambda x: hasattr(type(x), "__gradkit_value__"))
     arrays = [value for value in map(frames.concrete, leaves) if isinstance(value, jax.Array)]
     jax.block_until_ready(arrays)
+    wait_for_effects()
     return bool(arrays)
+
+
+def wait_for_effects() -> None:
+    """Wait for the callbacks of the programs dispatched so far (``jax.effects_barrier``).
+
+    Where programs run asynchronously (a GPU), a check that an eager transform traced runs as a
+    small program of its own, which the call's results do not depend on: waiting for them is not
+    enough, and its failure is reported at the barrier. A failure already raised that JAX reports
+    again (it keeps a failed program's runtime token) is not raised twice."""
+    try:
+        jax.effects_barrier()
+    except REPORTS as error:
+        found = _MARK.search(str(error))
+        if found is not None and int(found.group(1)) in _raised:
+            return
+        raise
 
 
 def checked(call: Callable) -> Callable:
