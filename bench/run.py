@@ -93,9 +93,16 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     elif quick and mem:
         print("Peak memory: skipped in --quick (a child process per contender); run without --quick.")
     elif memory_check and mem:
-        mem_rows = memory.measure(mem, quick, MEMORY_CONTENDERS)
-        print("Peak memory (separate process per contender)")
-        print(memory.table(mem_rows))
+        with _sigterm_as_keyboard_interrupt():
+            try:
+                mem_rows = memory.measure(mem, quick, MEMORY_CONTENDERS)
+            except KeyboardInterrupt:  # the timings are kept; the child in flight is killed
+                interrupted = True
+        if interrupted:
+            print("Peak memory: interrupted; the timings follow in the files.")
+        else:
+            print("Peak memory (separate process per contender)")
+            print(memory.table(mem_rows))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     meta["memory"] = mem_rows

@@ -126,6 +126,32 @@ def test_an_interrupted_run_writes_the_cases_it_finished(monkeypatch, tmp_path, 
     assert "interrupted: 2 of 4 cases finished" in captured.err and "case 1" in captured.out
 
 
+def test_a_run_interrupted_while_measuring_memory_keeps_its_timings(monkeypatch, tmp_path):
+    import json
+    import os
+    import signal
+    import threading
+    import types
+
+    import bench.run
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are installed from the main thread only")
+    fake = types.ModuleType("fake_memory_workload")
+    fake.cases = lambda quick: [_harness.Case("W3", "only case", {_harness.FLOOR: None})]
+    monkeypatch.setitem(sys.modules, "fake_memory_workload", fake)
+    monkeypatch.setattr(bench.run, "WORKLOADS", {"W3": "fake_memory_workload"})
+    monkeypatch.setattr(
+        bench.run,
+        "time_case",
+        lambda case, **settings: [_harness.Timing("W3", case.name, _harness.FLOOR, 1e-3, 1e-3, 1e-2, 3, 1, 1.0)],
+    )
+    monkeypatch.setattr(bench.run.memory, "measure", lambda *args: os.kill(os.getpid(), signal.SIGTERM))
+    assert bench.run.run(quick=False, out=str(tmp_path), memory_check=True) == 130
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert [r["case"] for r in saved["results"]] == ["only case"] and saved["meta"]["memory"] == []
+
+
 # -- an eager training loop: compiles once, memory flat ------------------------------------
 
 
