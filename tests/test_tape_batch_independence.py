@@ -120,6 +120,20 @@ def test_proof_is_sound_and_the_tape_agrees_with_the_full_jacobian(names):
             tape_batch_jacobian(names)
 
 
+def test_examples_that_interact_are_found_where_the_checks_forward_derivative_overflows():
+    """The check's JVP of this softmax divides by a squared sum of exp(54)-sized terms, which
+    overflows float32 (NaN), while the reverse-mode Jacobian stays finite: the check then asks
+    the same question in reverse mode instead of letting the NaN pass."""
+    names = ["batch_mean", "batch_sized_constant", "per_example_dot", "softmax"]
+    full = full_jacobian(names)
+    assert np.all(np.isfinite(full)) and np.max(np.abs(off_diagonal(full))) > 1.0  # they interact
+    with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*examples interact"):
+        tape_batch_jacobian(names)
+    np.testing.assert_allclose(
+        tape_batch_jacobian(names, check_independence=False), np.einsum("bias->ais", full), rtol=2e-5, atol=1e-5
+    )
+
+
 @pytest.mark.parametrize("name", sorted(KEEP_APART))
 def test_steps_that_keep_examples_apart_are_proven(name):
     assert proven([name, "tanh", name])
