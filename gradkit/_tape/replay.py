@@ -628,7 +628,8 @@ def _relative_gap(got, explained):
 
 def _reverse_leak(g, zero, jac_flat, t_aval):
     """The independence check in reverse mode: the VJP of the whole batch with a random
-    cotangent on every example, against what the per-example Jacobians ``jac`` say it is."""
+    cotangent on every example, against what the computed Jacobians ``jac`` (one example's
+    own, or the whole-batch algorithm's rows) say it is."""
     y, pull = jax.vjp(g, zero)
     cotangent = jax.random.normal(jax.random.PRNGKey(0), y.shape, y.dtype)
     got = pull(cotangent)[0]
