@@ -18,15 +18,9 @@ from gradkit._core import runtime_checks
 
 # On a GPU, programs run asynchronously. A check traced by an eager (not compiled) gk.grad or
 # jacobian runs as its own small program whose result nothing waits for, and a tf.function that
-# returns and assigns nothing under a tape leaves nothing to wait for either: on an H200 with
-# jax 0.11.2 (gradkit at 8ef793c) these calls did not raise the assertion's error. On a CPU the
-# program runs, and the check raises, inside the call. Such calls now also wait at JAX's effects
-# barrier (runtime_checks.wait_for_effects), which has not run on a GPU yet.
-_ASYNC_ON_GPU = pytest.mark.xfail(
-    jax.default_backend() == "gpu",
-    reason="on a GPU the failed check of a program whose results nothing waits for is not raised from the call",
-    strict=False,
-)
+# returns and assigns nothing under a tape leaves nothing to wait for either. Such calls wait at
+# JAX's effects barrier (runtime_checks.wait_for_effects), so the calls tested below raise on a GPU
+# too (seen on an H200 with jax 0.11.2); on a CPU the check raises inside the call anyway.
 
 
 def _positive_doubled():
@@ -103,7 +97,6 @@ def test_under_a_tape_the_call_itself_raises():
     assert reached == []
 
 
-@_ASYNC_ON_GPU
 def test_under_a_tape_a_function_that_returns_nothing_still_checks():
     @tf.function
     def check_only(x):
@@ -246,7 +239,7 @@ def test_saved_model_refuses_a_function_holding_checks(tmp_path):
 
 @pytest.mark.parametrize(
     "transform",
-    [pytest.param(t, marks=_ASYNC_ON_GPU) for t in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian")]
+    ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"]
     + ["vmap", "jit"],
 )
 def test_gk_transforms_raise_the_assertions_error(transform):
