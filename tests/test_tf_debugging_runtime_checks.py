@@ -239,8 +239,7 @@ def test_saved_model_refuses_a_function_holding_checks(tmp_path):
 
 @pytest.mark.parametrize(
     "transform",
-    ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"]
-    + ["vmap", "jit"],
+    ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"] + ["vmap", "jit"],
 )
 def test_gk_transforms_raise_the_assertions_error(transform):
     def f(x):

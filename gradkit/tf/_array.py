@@ -66,9 +66,21 @@ def ones(shape, dtype=_dtypes.float32, name=None, layout=None):
     return Tensor.concrete(jnp.ones(static_ints(shape), dtype))
 
 
+def _fill(value, shape):
+    return jnp.broadcast_to(value, shape)
+
+
 def fill(dims, value, name=None, layout=None):
+    """``tf.fill``: a tensor of shape ``dims`` whose every element is the scalar ``value``; a
+    recorded ``value`` (or a Variable) gets the sum of the result's gradient, as in TensorFlow."""
     _no_layout(layout, "tf.fill")
-    return Tensor.concrete(jnp.full(static_ints(dims), convert(value)))
+    x = convert(value)
+    if x.ndim != 0:
+        raise _errors.GradkitValueError(
+            f"tf.fill takes a scalar value, as TensorFlow does, but got one of shape {tuple(x.shape)}. "
+            "To repeat a tensor use tf.broadcast_to(value, shape) or tf.tile."
+        )
+    return call(_fill, x, shape=static_ints(dims))
 
 
 def _no_layout(layout, what: str) -> None:
@@ -104,12 +116,32 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
     return Tensor.concrete(m)
 
 
+# TensorFlow's tf.range takes the widest of its arguments' dtypes, in this order.
+_RANGE_DTYPES = ("int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+def _range_dtype(value) -> np.dtype:
+    """The dtype TensorFlow converts a tf.range argument to: a Python int int32, a float
+    float32; a tensor or NumPy value keeps its own."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    if isinstance(value, (Tensor, Variable, VariableSlice, jax.Array)):
+        return np.dtype(convert(value).dtype)
+    return np.dtype(np.float32 if isinstance(value, builtins.float) else np.int32)
+
+
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
+    """``tf.range``: its dtype, unless given, is the widest of its arguments' (int32 < int64 <
+    float32 < float64): ``tf.range(n)`` of an int64 ``n`` is int64, where 64-bit types are on."""
     if limit is None:
         start, limit = 0, start
-    vals = [np.asarray(convert(v).__array__() if isinstance(v, Tensor) else v) for v in (start, limit, delta)]
+    args = (start, limit, delta)
+    vals = [np.asarray(convert(v).__array__() if isinstance(v, (Tensor, Variable)) else v) for v in args]
     if dtype is None:
-        dtype = _dtypes.float32 if any(np.issubdtype(v.dtype, np.floating) for v in vals) else _dtypes.int32
+        names = [_range_dtype(v).name for v in args]
+        known = [n for n in names if n in _RANGE_DTYPES]
+        dtype = max(known, key=_RANGE_DTYPES.index) if known else "int32"
+        dtype = jax.dtypes.canonicalize_dtype(np.dtype(dtype))
     with jax.ensure_compile_time_eval():  # known inside tf.function too: `for t in tf.range(n)` unrolls
         return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
 
@@ -119,8 +151,12 @@ def _linspace(start, stop, num, axis):
 
 
 def linspace(start, stop, num, name=None, axis=0):
-    """``num`` evenly spaced values from ``start`` to ``stop``; for vector ends, along ``axis``."""
-    return call(_linspace, *convert_like(start, stop, what="tf.linspace"), num=int(num), axis=int(axis))
+    """``num`` evenly spaced values from ``start`` to ``stop``; for vector ends, along ``axis``.
+    Integer ends give float64, as in TensorFlow (float32 where JAX's 64-bit types are off)."""
+    ends = convert_like(start, stop, what="tf.linspace")
+    if not jnp.issubdtype(ends[0].dtype, jnp.inexact):
+        ends = [convert(e, jax.dtypes.canonicalize_dtype(np.float64)) for e in ends]
+    return call(_linspace, *ends, num=int(num), axis=int(axis))
 
 
 def _reshape(x, shape):
@@ -145,6 +181,9 @@ def _concat(values, axis):
 
 
 def concat(values, axis, name="concat"):
+    """``tf.concat``; a single tensor, not in a list, is returned unchanged, as in TensorFlow."""
+    if not isinstance(values, (list, tuple)):
+        values = [values]
     return call(_concat, list(convert_like(*values, what="tf.concat")), axis=int(axis))
 
 
@@ -261,9 +300,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     TensorFlow: ``batch_dims`` from the rank of ``indices``, ``axis`` from that of ``params``)."""
     params, indices = convert(params), convert(indices)
     batch_dims = int(batch_dims)
+    # As in TensorFlow, a missing axis is batch_dims as given: batch_dims=-1 gathers along
+    # params' last axis.
+    axis = batch_dims if axis is None else int(axis)
     if batch_dims < 0:
         batch_dims += indices.ndim
-    axis = batch_dims if axis is None else int(axis)
     if axis < 0:
         axis += params.ndim
     if not 0 <= batch_dims <= min(indices.ndim, axis) or not axis < params.ndim:

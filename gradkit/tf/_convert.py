@@ -7,6 +7,7 @@ Variable is stacked with ``gnp.stack`` so the tape records the stacking.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import jax
@@ -47,7 +48,14 @@ def convert(x, dtype=None):
                 arr = arr.astype(np.float32)
             elif arr.dtype == np.int64:
                 arr = arr.astype(np.int32)
-        x = owned_array(arr)  # tf.constant copies: later writes to a NumPy input must not leak in
+        # Integer and boolean data given in Python or NumPy stays known inside tf.function, as
+        # a TensorFlow graph constant is: indices, ids and counts are checked there as eagerly.
+        known = arr.dtype.kind in "biu" and (dtype is None or np.dtype(dtype).kind in "biu")
+        with jax.ensure_compile_time_eval() if known else contextlib.nullcontext():
+            x = owned_array(arr)  # tf.constant copies: later writes to a NumPy input must not leak in
+            if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
+                x = _cast(x, np.dtype(dtype))
+        return x
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
     return x

@@ -301,7 +301,7 @@ def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     return call(_argmin, convert(input), axis=0 if axis is None else int(axis))
 
 
-def _matmul(a, b, ta, tb, ca, cb):
+def _matmul(a, b, ta, tb, ca, cb, out=None):
     if ta:
         a = jnp.swapaxes(a, -1, -2)
     if tb:
@@ -310,7 +310,7 @@ def _matmul(a, b, ta, tb, ca, cb):
         a = jnp.conj(jnp.swapaxes(a, -1, -2))
     if cb:
         b = jnp.conj(jnp.swapaxes(b, -1, -2))
-    return jnp.matmul(a, b)
+    return jnp.matmul(a, b, preferred_element_type=out)
 
 
 def matmul(
@@ -343,6 +343,24 @@ def matmul(
         tb=bool(transpose_b),
         ca=bool(adjoint_a),
         cb=bool(adjoint_b),
+        out=_matmul_output_type(a, b, output_type),
+    )
+
+
+def _matmul_output_type(a, b, output_type):
+    """TensorFlow's ``output_type``: int8 or uint8 products accumulated and returned as int32;
+    otherwise only the inputs' own dtype."""
+    if output_type is None:
+        return None
+    out, inputs = np.dtype(output_type), {np.dtype(a.dtype), np.dtype(b.dtype)}
+    if inputs == {out}:
+        return None
+    if out == np.int32 and inputs <= {np.dtype(np.int8), np.dtype(np.uint8)}:
+        return out
+    raise _errors.GradkitTypeError(
+        f"tf.matmul got output_type={out.name} for {np.dtype(a.dtype).name} and {np.dtype(b.dtype).name} "
+        "inputs: TensorFlow computes a product in another dtype only for int8 or uint8 inputs, as int32. "
+        f"Cast the inputs instead: tf.matmul(tf.cast(a, tf.{out.name}), tf.cast(b, tf.{out.name}))."
     )
 
 
@@ -398,12 +416,27 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 
 def _clip_by_value(t, lo, hi):
-    # At a bound the gradient goes to t, as TensorFlow's.
-    return _tf_minimum(_tf_maximum(t, lo), hi)
+    # TensorFlow's order, minimum then maximum: with lo > hi every value is lo. At a bound the
+    # gradient goes to t, as TensorFlow's.
+    return _tf_maximum(_tf_minimum(t, hi), lo)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    return call(_clip_by_value, *convert_like(t, clip_value_min, clip_value_max, what="tf.clip_by_value"))
+    """``tf.clip_by_value``: ``maximum(minimum(t, clip_value_max), clip_value_min)``; the bounds
+    may broadcast against ``t`` but not make the result larger than it, as in TensorFlow."""
+    t, lo, hi = convert_like(t, clip_value_min, clip_value_max, what="tf.clip_by_value")
+    shape = tuple(t.shape)
+    try:
+        result_shape = np.broadcast_shapes(shape, tuple(lo.shape), tuple(hi.shape))
+    except ValueError:
+        result_shape = None
+    if result_shape != shape:
+        raise _errors.GradkitValueError(
+            f"tf.clip_by_value: bounds of shapes {tuple(lo.shape)} and {tuple(hi.shape)} do not broadcast to t's "
+            f"shape {shape} (the result would not have t's shape); TensorFlow refuses them too. Give bounds that broadcast to t's shape, "
+            "or broadcast t first (tf.broadcast_to)."
+        )
+    return call(_clip_by_value, t, lo, hi)
 
 
 def _clip_by_global_norm(ts, clip_norm):

@@ -97,7 +97,10 @@ def _segment(data, ids, num, kind, unsorted):
         if kind == "sqrt_n":
             return total / jnp.sqrt(jnp.maximum(count, 1))  # TensorFlow's: the count in data's dtype
         if jnp.issubdtype(data.dtype, jnp.integer):
-            return jax.lax.div(total, jnp.maximum(count, 1))
+            if unsorted:  # TensorFlow divides the sum by the count with `/`: float64 means
+                real = jax.dtypes.canonicalize_dtype(np.float64)
+                return total.astype(real) / jnp.maximum(count, 1).astype(real)
+            return jax.lax.div(total, jnp.maximum(count, 1))  # its SegmentMean kernel truncates
         return total / jnp.maximum(count, 1)
     # The maximum (minimum) as TensorFlow differentiates it: a sum over the entries equal to it,
     # each weighted by 1 / (how many tie), so the gradient splits evenly among them. A NaN
