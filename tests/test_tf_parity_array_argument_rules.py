@@ -223,3 +223,68 @@ def test_constant_indices_out_of_range_raise_inside_tf_function(op):
                 np.testing.assert_array_equal(v.numpy(), x0)
 
     _raises_in_both(program)
+
+
+def test_iterating_a_variable_gives_tensors_and_their_gradients():
+    v = gtf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    rows = list(v)
+    assert [type(r) for r in rows] == [gtf.Tensor, gtf.Tensor]
+    np.testing.assert_array_equal(np.stack([r.numpy() for r in rows]), [[1.0, 2.0], [3.0, 4.0]])
+    with gtf.GradientTape() as tape:
+        loss = sum(gtf.reduce_sum(r * r) * (i + 1) for i, r in enumerate(v))
+    # d/dv of sum_i (i+1) |v_i|^2 = 2 (i+1) v_i
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), [[2.0, 4.0], [12.0, 16.0]])
+    for scalar in (gtf.Variable(1.0), gtf.constant(1.0)):
+        with pytest.raises(TypeError, match=r"^\[gradkit\] cannot iterate over a 0-d tensor"):
+            iter(scalar)
+
+
+@pytest.mark.parametrize(
+    "index,kind",
+    [((Ellipsis, Ellipsis), IndexError), ((0, 0, 0), IndexError), (1.0, TypeError), ((0, 1.5), TypeError)],
+)
+def test_an_index_jax_refuses_gets_gradkits_error(index, kind):
+    t = gtf.constant([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(kind, match=r"^\[gradkit\] a tensor of shape \(2, 2\) cannot be indexed by"):
+        t[index]
+    with pytest.raises(kind, match=r"^\[gradkit\]"):
+        gtf.constant(1.0)[0] if kind is IndexError else gtf.constant(1.0)[1.0]
+
+
+ERROR_PROGRAMS = {
+    "reshape_zero_and_minus_one": lambda tf: tf.reshape(tf.ones((2, 2)), [0, -1]),
+    "reshape_too_many_values": lambda tf: tf.reshape(tf.ones((2, 2)), [3, -1]),
+    "reshape_two_minus_ones": lambda tf: tf.reshape(tf.ones((2, 2)), [-1, -1]),
+    "split_zero_parts": lambda tf: tf.split(tf.ones((2, 2)), 0),
+    "split_parts_not_dividing": lambda tf: tf.split(tf.ones((2, 2)), 3),
+    "where_with_only_x": lambda tf: tf.where(tf.ones((2,)) > 0, None, tf.ones((2,))),
+    "where_float_condition": lambda tf: tf.where(tf.ones((2,)), tf.ones((2,)), tf.zeros((2,))),
+    "where_of_a_scalar": lambda tf: tf.where(tf.constant(True)),
+    "range_zero_step": lambda tf: tf.range(1, 4, 0),
+    "range_wrong_direction": lambda tf: tf.range(5, 1),
+    "range_wrong_direction_negative_step": lambda tf: tf.range(1, 5, -1),
+}
+
+
+@needs_tf
+@pytest.mark.parametrize("name", sorted(ERROR_PROGRAMS))
+def test_inputs_tensorflow_refuses_get_a_clear_error(name):
+    _raises_in_both(ERROR_PROGRAMS[name])
+
+
+@needs_tf
+def test_the_valid_neighbours_of_those_inputs_agree():
+    def program(tf):
+        x = tf.reshape(tf.range(6.0), [2, 3])
+        return [
+            tf.reshape(x, [-1]),
+            tf.reshape(x, [3, -1]),
+            tf.reshape(tf.zeros((0, 3)), [-1, 3]),
+            *tf.split(x, 3, axis=1),
+            tf.where(x > 2.0, x, -x),
+            tf.where(x > 2.0),
+            tf.range(5, 1, -1),
+            tf.range(3, 3),
+        ]
+
+    _same(program)

@@ -7,6 +7,7 @@ for its whole recorded history.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import sys
@@ -85,6 +86,23 @@ def _concrete_index(item):
     else:
         return None
     return value if value.dtype.kind in "iub" else None
+
+
+@contextlib.contextmanager
+def _index_errors(index, shape):
+    """jax's refusal of an index (two Ellipses, more indices than axes, a float) as gradkit's
+    error, which names the index and the tensor's shape."""
+    try:
+        yield
+    except (IndexError, TypeError) as e:
+        if str(e).startswith("[gradkit]"):
+            raise
+        kind = _errors.GradkitIndexError if isinstance(e, IndexError) else _errors.GradkitTypeError
+        raise kind(
+            f"[gradkit] a tensor of shape {tuple(shape)} cannot be indexed by {index!r:.80}: {e}. Give at most one "
+            "index per axis and one Ellipsis; each index an int, a slice, None (a new axis), an integer array or a "
+            "boolean mask."
+        ) from None
 
 
 def _check_indices(index, shape) -> None:
@@ -216,8 +234,11 @@ class Tensor:
         return self.shape[0]
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        if not self.shape:
+            raise TypeError(
+                "[gradkit] cannot iterate over a 0-d tensor (a scalar), as in TensorFlow; read it with t[()]"
+            )
+        return (self[i] for i in range(self.shape[0]))
 
     # -- its value ---------------------------------------------------------------------------
     def __gradkit_value__(self):
@@ -320,9 +341,10 @@ class Tensor:
             # tf.function trace, as a number a Python loop or a TensorArray index can read.
             value = record.value_of(self)
             if not isinstance(value, jax.core.Tracer):
-                with jax.ensure_compile_time_eval():
+                with jax.ensure_compile_time_eval(), _index_errors(index, self.shape):
                     return Tensor.concrete(_getitem(value, index))
-        return record.apply(_getitem, self, index)
+        with _index_errors(index, self.shape):
+            return record.apply(_getitem, self, index)
 
     # -- array methods -----------------------------------------------------------------------
     @property

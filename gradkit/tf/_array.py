@@ -142,6 +142,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
         known = [n for n in names if n in _RANGE_DTYPES]
         dtype = max(known, key=_RANGE_DTYPES.index) if known else "int32"
         dtype = jax.dtypes.canonicalize_dtype(np.dtype(dtype))
+    _shape_args.check_range(*(v.item() for v in vals))
     with jax.ensure_compile_time_eval():  # known inside tf.function too: `for t in tf.range(n)` unrolls
         return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
 
@@ -164,7 +165,9 @@ def _reshape(x, shape):
 
 
 def reshape(tensor, shape, name=None):
-    return call(_reshape, convert(tensor), shape=static_ints(shape))
+    x, shape = convert(tensor), static_ints(shape)
+    _shape_args.check_reshape(shape, int(np.prod(x.shape)))
+    return call(_reshape, x, shape=shape)
 
 
 def _transpose(x, perm, conj):
@@ -281,10 +284,27 @@ def _where1(c):
 
 
 def where(condition, x=None, y=None, name=None):
-    if x is None and y is None:
-        c = convert(condition)
+    """``tf.where``: with ``x`` and ``y``, elements of either as the boolean ``condition``
+    says (broadcasting the three); without, the coordinates of ``condition``'s true entries."""
+    if (x is None) != (y is None):
+        raise _errors.GradkitValueError(
+            "tf.where got only one of x and y: TensorFlow takes both (to choose between them) or neither (for "
+            "the coordinates of the true entries)."
+        )
+    c = convert(condition)
+    if c.dtype != np.bool_:
+        raise _errors.InvalidArgumentTypeError(
+            f"tf.where takes a bool condition, as TensorFlow does, but got {np.dtype(c.dtype).name}. "
+            "Compare first (tf.where(c != 0, x, y)) or cast it (tf.cast(c, tf.bool))."
+        )
+    if x is None:
+        if c.ndim == 0:
+            raise _errors.InvalidArgumentValueError(
+                "tf.where(condition) takes a condition of rank 1 or more, as TensorFlow does, but got a scalar. "
+                "Write tf.where(tf.reshape(condition, [1]))."
+            )
         return Tensor.concrete(_where1(np.asarray(c.__array__() if isinstance(c, Tensor) else c)))
-    return call(_where3, convert(condition), *convert_like(x, y, what="tf.where"))
+    return call(_where3, c, *convert_like(x, y, what="tf.where"))
 
 
 def _gather(params, indices, axis, batch_dims):
@@ -350,6 +370,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     x = convert(value)
     if isinstance(num_or_size_splits, (builtins.int, np.integer)):
         sections = int(num_or_size_splits)
+        _shape_args.check_split_count(sections, x.shape[axis], int(axis))
     else:
         sizes = list(static_ints(num_or_size_splits))
         _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))

@@ -22,6 +22,7 @@ from gradkit._tape.tensor import Tensor
 
 from ._convert import call, convert, static_ints
 from ._indexing import bad_indices, check_indices, out_of_range_dropped
+from ._segment import _segment_prod
 
 
 def _nd_index(indices):
@@ -163,11 +164,21 @@ def slices_of(sparse_delta, method: str):
 def _rows(tensor, indices, values, how):
     if how == "set":
         return _scatter_nd(tensor, indices[..., None], values, how)  # a row's index is a 1-tuple
+    if how in ("multiply", "divide") and jnp.issubdtype(tensor.dtype, jnp.inexact):
+        # TensorFlow applies a repeated row's values one after another: the row is multiplied by
+        # their product. jax differentiates a scatter product only at distinct indices, so the
+        # product per row is a segment product (with TensorFlow's gradient where values are 0).
+        values = jnp.broadcast_to(values, tuple(indices.shape) + tuple(tensor.shape[1:])).astype(tensor.dtype)
+        if how == "divide":
+            values = 1 / values
+        rows = values.reshape((-1, *tensor.shape[1:]))
+        return tensor * _segment_prod(rows, indices.reshape(-1), tensor.shape[0], False)
     return getattr(tensor.at[indices], how)(values)
 
 
 def scatter_rows(tensor, indices, values, how, what="Variable.scatter_update"):
-    """Rows ``indices`` (any shape) of ``tensor`` set or added to ``values``."""
+    """Rows ``indices`` (any shape) of ``tensor`` set to ``values``, or combined with them
+    (``how``: add, max, min, multiply, divide)."""
     tensor, indices = convert(tensor), convert(indices)
     check_indices(indices, tensor.shape[0], what)
     return call(_rows, tensor, indices, convert(values), how=how)

@@ -91,3 +91,42 @@ def check_broadcasts(shape, to_shape, what: str, name: str, to_name: str) -> Non
             f"{what}: {name} of shape {tuple(shape)} does not broadcast to {to_name}'s shape {tuple(to_shape)}; "
             "TensorFlow refuses it too."
         ) from None
+
+
+def check_reshape(shape: tuple, size: int) -> None:
+    """``tf.reshape`` to a shape with a -1 and a 0, where jax would divide by zero inferring the
+    -1 (other shapes that do not fit are refused by jax's reshape, with the input named)."""
+    if -1 not in shape or 0 not in shape:
+        return
+    if size:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.reshape cannot give a tensor of {size} values the shape {list(shape)}, which holds none; "
+            "TensorFlow refuses it too. Fix the shape."
+        )
+    raise _errors.InvalidArgumentValueError(
+        f"tf.reshape cannot infer the -1 in {list(shape)} for an empty tensor: with a 0 among the other sizes "
+        "any size fits there. Write the size instead of -1."
+    )
+
+
+def check_split_count(count: int, size: int, axis: int) -> None:
+    """``tf.split``'s number of equal parts: at least one, dividing the axis."""
+    if count < 1 or size % count:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.split got num_or_size_splits={count} for axis {axis} of size {size}: TensorFlow needs a number of "
+            "equal parts that is at least 1 and divides the axis. Pass that, or a list of sizes."
+        )
+
+
+def check_range(start, limit, delta) -> None:
+    """``tf.range``'s arguments: a non-zero step that moves ``start`` towards ``limit``."""
+    if delta == 0:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.range got delta=0 (start={start}, limit={limit}): TensorFlow requires a non-zero step."
+        )
+    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
+        need = "start <= limit" if delta > 0 else "start >= limit"
+        raise _errors.InvalidArgumentValueError(
+            f"tf.range got start={start}, limit={limit}, delta={delta}: TensorFlow requires {need} for a "
+            f"{'positive' if delta > 0 else 'negative'} delta. Swap start and limit, or change delta's sign."
+        )

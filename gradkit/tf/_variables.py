@@ -13,7 +13,7 @@ from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
-from . import _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
+from . import _array, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
 from ._convert import TensorShape, check_python_value, convert, wrap
 from ._variable_options import (
     VariableAggregationV2,
@@ -169,6 +169,10 @@ class Variable(_GkVariable):
         out = super().assign_sub(delta)
         return out if read_value else None
 
+    def __iter__(self):
+        """Its rows as tensors, as iterating a TensorFlow Variable gives (its value read once)."""
+        return iter(self.read_value())
+
     def __getitem__(self, index):
         # As a tensor's index: a concrete boolean mask (v[v > 0]) selects its True entries, and an
         # int index outside its axis raises as in TensorFlow (jax would clamp v[5] to the last row).
@@ -209,6 +213,53 @@ class Variable(_GkVariable):
     def scatter_sub(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_sub")
         return self.assign(_scatter.scatter_rows(self.value, indices, -convert(values), "add", "Variable.scatter_sub"))
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None):
+        """``v[sparse_delta.indices] = maximum(v[...], sparse_delta.values)`` along the first axis."""
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_max")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "max", "Variable.scatter_max"))
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None):
+        """``v[sparse_delta.indices] = minimum(v[...], sparse_delta.values)`` along the first axis."""
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_min")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "min", "Variable.scatter_min"))
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None):
+        """``v[sparse_delta.indices] *= sparse_delta.values`` (a repeated row takes each value)."""
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_mul")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "multiply", "Variable.scatter_mul"))
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None):
+        """``v[sparse_delta.indices] /= sparse_delta.values`` (a repeated row takes each value)."""
+        indices, values = _scatter.slices_of(sparse_delta, "scatter_div")
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "divide", "Variable.scatter_div"))
+
+    def scatter_nd_max(self, indices, updates, name=None):
+        """``v[indices[i]] = maximum(v[indices[i]], updates[i])``."""
+        return self.assign(_scatter.tensor_scatter_nd_max(self.value, indices, updates))
+
+    def scatter_nd_min(self, indices, updates, name=None):
+        """``v[indices[i]] = minimum(v[indices[i]], updates[i])``."""
+        return self.assign(_scatter.tensor_scatter_nd_min(self.value, indices, updates))
+
+    def batch_scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """For indices of shape ``batch + (n,)``: ``v[b..., indices[b..., j]] = values[b..., j]``,
+        TensorFlow's batched row update along axis ``rank(indices) - 1``."""
+        indices, values = _scatter.slices_of(sparse_delta, "batch_scatter_update")
+        indices = convert(indices)
+        if indices.ndim <= 1:
+            return self.scatter_update(sparse_delta)
+        grids = np.meshgrid(*[np.arange(n) for n in indices.shape], indexing="ij")[:-1]
+        nd = _array.stack([*(convert(g, indices.dtype) for g in grids), indices], axis=-1)
+        return self.scatter_nd_update(nd, values)
+
+    def sparse_read(self, indices, name=None):
+        """``tf.gather(v, indices)``: rows of the Variable."""
+        return _array.gather(self, indices)
+
+    def gather_nd(self, indices, name=None):
+        """``tf.gather_nd(v, indices)``."""
+        return _indexing.gather_nd(self, indices)
 
     def __repr__(self) -> str:
         try:
