@@ -136,7 +136,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
     if limit is None:
         start, limit = 0, start
     args = (start, limit, delta)
-    vals = [np.asarray(convert(v).__array__() if isinstance(v, (Tensor, Variable)) else v) for v in args]
+    vals = [np.asarray(convert(v).__array__() if isinstance(v, (Tensor, Variable, VariableSlice)) else v) for v in args]
     if dtype is None:
         names = [_range_dtype(v).name for v in args]
         known = [n for n in names if n in _RANGE_DTYPES]

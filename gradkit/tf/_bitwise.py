@@ -16,11 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core.variable import Variable
-from gradkit._tape.tensor import Tensor
 
 from ._array import cast
-from ._convert import call, convert
+from ._convert import TENSOR_LIKE, call, convert
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"]
 
@@ -38,7 +36,7 @@ def _integer(x, fn: str):
 def _pair(x, y, fn: str):
     # As TensorFlow converts an op's inputs: a value that is not a tensor (a number, a list, a
     # NumPy array) takes the dtype of the tensor beside it.
-    x_tensor, y_tensor = (isinstance(v, (Tensor, Variable)) for v in (x, y))
+    x_tensor, y_tensor = (isinstance(v, TENSOR_LIKE) for v in (x, y))
     x, y = _integer(x, fn), _integer(y, fn)
     if np.dtype(x.dtype) != np.dtype(y.dtype) and x_tensor != y_tensor:
         x, y = (x, cast(y, x.dtype)) if x_tensor else (cast(x, y.dtype), y)

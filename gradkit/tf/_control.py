@@ -31,20 +31,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core.variable import Variable
+from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _name_scope, _random, _untaken
 from . import _nest as nest
 from ._array import convert_to_tensor, stack, unstack
-from ._convert import call, convert, wrap
+from ._convert import TENSOR_LIKE, call, convert, wrap
 
 
 def _value(x):
     """The value behind a tensor, Variable or number (a tracer inside tf.function)."""
-    if isinstance(x, Variable):
-        x = x.value
+    if isinstance(x, (Variable, VariableSlice)):
+        x = convert(x)
     return x.__gradkit_value__() if isinstance(x, Tensor) else x
 
 
@@ -53,7 +53,7 @@ def _traced(x) -> bool:
 
 
 def _is_value(x) -> bool:
-    return isinstance(x, (Tensor, Variable))
+    return isinstance(x, TENSOR_LIKE)
 
 
 def _arrays(tree):
@@ -317,7 +317,7 @@ def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, 
     """``tf.print``: the values of ``inputs`` (inside ``tf.function``, when the program runs)."""
     if _untaken.quiet():  # a branch not taken, traced for what it reads: it never runs
         return None
-    values = [_value(x) if isinstance(x, (Tensor, Variable)) else x for x in inputs]
+    values = [_value(x) if isinstance(x, TENSOR_LIKE) else x for x in inputs]
     if builtins.any(isinstance(v, jax.core.Tracer) for v in values):
         arrays = [v for v in values if isinstance(v, jax.core.Tracer)]
         text = sep.join(
@@ -333,4 +333,4 @@ def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, 
 
 def is_tensor(x) -> bool:
     """Whether ``x`` is a tensor or a Variable (TensorFlow counts a Variable as tensor-like)."""
-    return isinstance(x, (Tensor, Variable))
+    return isinstance(x, TENSOR_LIKE)

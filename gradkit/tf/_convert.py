@@ -23,6 +23,11 @@ from gradkit._tape.tensor import Tensor
 _stack = lift(jnp.stack)
 
 
+# What TensorFlow counts as a tensor: a tensor, a Variable, and a read of a Variable's slice
+# (``v[0]``, which is also a handle for ``v[0].assign``).
+TENSOR_LIKE = (Tensor, Variable, VariableSlice)
+
+
 def _has_tensor(x) -> bool:
     if isinstance(x, (Tensor, Variable, VariableSlice)):
         return True
@@ -196,8 +201,8 @@ def known_value(x):
 
 def static_ints(x):
     """A shape-like argument (list, tuple, tensor) as a tuple of Python ints."""
-    if isinstance(x, (Tensor, Variable)):
-        x = np.asarray(x.numpy() if isinstance(x, Tensor) else x.value)
+    if isinstance(x, TENSOR_LIKE):
+        x = np.asarray(x.numpy() if isinstance(x, Tensor) else convert(x))
     if isinstance(x, (jax.Array, np.ndarray)):
         x = np.asarray(x).tolist()
     if isinstance(x, (int, np.integer)):

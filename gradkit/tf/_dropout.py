@@ -20,11 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
 from . import _random
-from ._convert import call, convert, static_ints
+from ._convert import TENSOR_LIKE, call, convert, static_ints
 
 
 def _uniform(shape, dtype, seed):
@@ -64,7 +63,7 @@ def _noise_shape(noise_shape, shape, what):
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """``tf.nn.dropout(x, rate, noise_shape=None, seed=None)``; a ``rate`` of 0 returns ``x``."""
     what = "tf.nn.dropout"
-    is_number = isinstance(rate, numbers.Real) and not isinstance(rate, (Tensor, Variable))
+    is_number = isinstance(rate, numbers.Real) and not isinstance(rate, TENSOR_LIKE)
     if is_number and not 0 <= rate < 1:
         raise _errors.GradkitValueError(
             f"{what}: rate={rate!r}; TensorFlow takes a probability in [0, 1) (the fraction of entries dropped)."

@@ -263,10 +263,10 @@ def as_dtype(type_value):
 
 def _is_tensor_like(value) -> bool:
     """A gradkit tensor or Variable, which tf.as_dtype refuses as TensorFlow does for its tensors."""
-    from gradkit._core.variable import Variable
+    from gradkit._core.variable import Variable, VariableSlice
     from gradkit._tape.tensor import Tensor
 
-    return isinstance(value, (Tensor, Variable))
+    return isinstance(value, (Tensor, Variable, VariableSlice))
 
 
 def _cannot_convert(type_value):

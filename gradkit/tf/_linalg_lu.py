@@ -77,10 +77,10 @@ def _lu_solve(lower_upper, perm, rhs):
 
 
 def _is_tensor(value) -> bool:
-    from gradkit._core.variable import Variable
+    from gradkit._core.variable import Variable, VariableSlice
     from gradkit._tape.tensor import Tensor
 
-    return isinstance(value, (Tensor, Variable))
+    return isinstance(value, (Tensor, Variable, VariableSlice))
 
 
 def _check_lu(op: str, lower_upper, perm, given_perm, allowed=_checks.TRIANGULAR) -> None:

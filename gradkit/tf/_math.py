@@ -94,10 +94,38 @@ def _binary(jfn, tf_name):
     return op
 
 
+@jax.custom_jvp
+def _float_divide(x, y):
+    return x / y
+
+
+@_float_divide.defjvp
+def _float_divide_jvp(primals, tangents):
+    # TensorFlow's RealDiv gradient, (-x / y) / y for y, which stays finite in float32 where
+    # jax's x / y**2 overflows (y = 1e-20) or gives 0 * inf (x = 0, y = 1e-30).
+    # The barrier keeps XLA from folding (x / y) / y back into x / (y * y).
+    x, y = primals
+    dx, dy = tangents
+    out = _float_divide(x, y)
+    return out, _float_divide(dx, y) + dy * _float_divide(-jax.lax.optimization_barrier(out), y)
+
+
+def _tf_divide(x, y):
+    """``x / y`` as TensorFlow's truediv: integers divide in floating point (float64 for 32- and
+    64-bit integers, float32 for narrower ones; float32 where JAX's 64-bit types are off)."""
+    if jnp.issubdtype(x.dtype, jnp.inexact) and jnp.issubdtype(y.dtype, jnp.inexact):
+        return _float_divide(x, y)
+    if jnp.issubdtype(x.dtype, jnp.integer) and x.dtype == y.dtype:
+        wide = np.dtype(x.dtype).itemsize >= 4
+        real = jax.dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
+        return x.astype(real) / y.astype(real)
+    return jnp.true_divide(x, y)
+
+
 add = _binary(jnp.add, "add")
 subtract = _binary(jnp.subtract, "subtract")
 multiply = _binary(jnp.multiply, "multiply")
-divide = _binary(jnp.true_divide, "divide")
+divide = _binary(_tf_divide, "divide")
 # Its gradient w.r.t. the exponent is 0 where x <= 0, as TensorFlow's (jax's is NaN at x < 0).
 # ``x ** p`` on tensors is gradkit's shared operator, which keeps jax's rule.
 pow = _binary(tf_pow, "pow")  # noqa: A001
@@ -118,14 +146,19 @@ def complex(real, imag, name=None):  # noqa: A001  (TensorFlow's name)
     return call(_tf_complex, convert(real), convert(imag))
 
 
-# At a tie TensorFlow sends the whole gradient to x (jnp.maximum splits it in halves);
-# a NaN in either operand propagates, as in TensorFlow.
+# At a tie TensorFlow sends the whole gradient to x (jnp.maximum splits it in halves); a NaN in
+# either operand propagates, as in TensorFlow, whose gradient follows the same mask (x >= y),
+# so a NaN x sends it to y.
 def _tf_maximum(x, y):
-    return jnp.where((x >= y) | jnp.isnan(x), x, y)
+    return _nan_of_x(x, jnp.where(x >= y, x, y))
 
 
 def _tf_minimum(x, y):
-    return jnp.where((x <= y) | jnp.isnan(x), x, y)
+    return _nan_of_x(x, jnp.where(x <= y, x, y))
+
+
+def _nan_of_x(x, out):
+    return jnp.where(jnp.isnan(x), out + jax.lax.stop_gradient(x), out) if jnp.issubdtype(x.dtype, jnp.inexact) else out
 
 
 maximum = _binary(_tf_maximum, "maximum")
@@ -140,7 +173,7 @@ less_equal = _binary(jnp.less_equal, "less_equal")
 logical_and = _binary(jnp.logical_and, "logical_and")
 logical_or = _binary(jnp.logical_or, "logical_or")
 logical_xor = _binary(jnp.logical_xor, "logical_xor")
-truediv = realdiv = _binary(jnp.true_divide, "truediv")
+truediv = realdiv = _binary(_tf_divide, "truediv")
 atan2 = _binary(jnp.arctan2, "atan2")
 floormod = mod = _binary(jnp.remainder, "floormod")
 
@@ -163,7 +196,7 @@ def _divide_no_nan(x, y):
     # 0 where y == 0, with TensorFlow's gradients there (zero for both x and y).
     x, y = jnp.broadcast_arrays(x, y)  # a broadcasting op in TensorFlow
     zero = y == 0
-    return jnp.where(zero, jnp.zeros_like(x / jnp.ones_like(y)), x / jnp.where(zero, jnp.ones_like(y), y))
+    return jnp.where(zero, jnp.zeros_like(x / jnp.ones_like(y)), _tf_divide(x, jnp.where(zero, jnp.ones_like(y), y)))
 
 
 xlogy = _binary(_xlogy, "xlogy")

@@ -16,11 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core.variable import Variable
-from gradkit._tape.tensor import Tensor
 
 from . import _array, _shape_args
-from ._convert import axis_arg, call, convert
+from ._convert import TENSOR_LIKE, axis_arg, call, convert
 
 
 def _axes(axes, what, allow_int=False):
@@ -35,7 +33,7 @@ def _axes(axes, what, allow_int=False):
 def _like(value, dtype, name, what):
     """``value`` as an operand of a ``dtype`` computation: a Python or NumPy value converted to
     it, a tensor checked against it (TensorFlow's ops refuse mixed dtypes)."""
-    if not isinstance(value, (Tensor, Variable)):
+    if not isinstance(value, TENSOR_LIKE):
         return convert(np.asarray(value), dtype)
     value = convert(value)
     if np.dtype(value.dtype) != np.dtype(dtype):

@@ -17,10 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
-from gradkit._core.variable import Variable
-from gradkit._tape.tensor import Tensor
 
-from ._convert import call, convert, static_ints
+from ._convert import TENSOR_LIKE, call, convert, static_ints
 from ._indexing import bad_indices, check_indices, out_of_range_dropped
 from ._segment import _segment_prod
 
@@ -63,7 +61,7 @@ def _scatter(tensor, indices, updates, how, what, policy=""):
     tensor, indices = convert(tensor), convert(indices)
     # A tensor keeps its dtype (another one is refused below); numbers and NumPy arrays take the
     # tensor's, as TensorFlow converts them.
-    updates = convert(updates) if isinstance(updates, (Tensor, Variable)) else convert(updates, tensor.dtype)
+    updates = convert(updates) if isinstance(updates, TENSOR_LIKE) else convert(updates, tensor.dtype)
     k = indices.shape[-1] if indices.ndim else 0
     want = tuple(indices.shape[:-1]) + tuple(tensor.shape[k:])
     # jax's .at[] would broadcast updates and cast their dtype; TensorFlow raises.
@@ -92,7 +90,7 @@ def tensor_scatter_nd_add(tensor, indices, updates, bad_indices_policy="", name=
 
 
 def tensor_scatter_nd_sub(tensor, indices, updates, bad_indices_policy="", name=None):
-    if not isinstance(updates, (Tensor, Variable)):
+    if not isinstance(updates, TENSOR_LIKE):
         updates = convert(updates, convert(tensor).dtype)
     return _scatter(tensor, indices, -convert(updates), "add", "tf.tensor_scatter_nd_sub", bad_indices_policy)
 
