@@ -1,4 +1,4 @@
-"""Array ops' argument rules where gradkit.tf once parted from TensorFlow 2.21 on code it accepts
+"""Array and math ops' argument rules where gradkit.tf once parted from TensorFlow 2.21 on code it accepts
 (found by a differential fuzzer): ``tf.concat`` of one tensor, ``tf.fill`` of a recorded value,
 ``tf.gather``'s default axis with a negative ``batch_dims``, ``tf.matmul``'s ``output_type``,
 ``tf.math.unsorted_segment_mean`` of integers, ``tf.clip_by_value`` with crossed bounds, the
@@ -263,6 +263,13 @@ ERROR_PROGRAMS = {
     "range_zero_step": lambda tf: tf.range(1, 4, 0),
     "range_wrong_direction": lambda tf: tf.range(5, 1),
     "range_wrong_direction_negative_step": lambda tf: tf.range(1, 5, -1),
+    "logical_not_of_floats": lambda tf: tf.math.logical_not(tf.constant([1.0, 0.0])),
+    "logical_and_of_floats": lambda tf: tf.math.logical_and(tf.constant([1.0]), tf.constant([0.0])),
+    "ceil_of_integers": lambda tf: tf.math.ceil(tf.constant([1, 2])),
+    "floor_of_integers": lambda tf: tf.math.floor(tf.constant([1, 2])),
+    "rint_of_integers": lambda tf: tf.math.rint(tf.constant([1, 2])),
+    "atan2_of_integers": lambda tf: tf.math.atan2(tf.constant([1, 2]), tf.constant([3, 3])),
+    "xlogy_of_integers": lambda tf: tf.math.xlogy(tf.constant([1, 2]), tf.constant([3, 3])),
 }
 
 

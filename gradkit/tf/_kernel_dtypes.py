@@ -24,7 +24,7 @@ def check_dtype(x, allowed, fn):
     if name not in allowed:
         raise _errors.InvalidArgumentTypeError(
             f"{fn} takes a tensor of dtype {_either(allowed)}, as in TensorFlow, but got dtype {name}. "
-            f"Cast it first: {fn}(tf.cast(x, tf.float32))."
+            f"Cast it first: {fn}(tf.cast(x, tf.{'bool' if allowed == ('bool',) else 'float32'}))."
         )
 
 

@@ -13,7 +13,7 @@ from gradkit._tape import record
 
 from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
-from ._kernel_dtypes import INEXACT, REAL, unary
+from ._kernel_dtypes import INEXACT, REAL, check_dtype, unary
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
 _MSG_FLOAT_ONLY = (
@@ -30,6 +30,7 @@ _FLOAT_ONLY_UNARY = {
         INEXACT,
     ),
     **dict.fromkeys("erf lgamma digamma is_nan is_finite".split(), REAL),
+    "logical_not": ("bool",),
 }
 
 
@@ -86,9 +87,16 @@ is_nan = _unary(jnp.isnan, "is_nan")
 is_finite = _unary(jnp.isfinite, "is_finite")
 
 
-def _binary(jfn, tf_name):
+def _binary(jfn, tf_name, allowed=None):
+    """``tf.math.tf_name(x, y)``: ``jfn`` recorded as one op, for operands of the dtypes
+    ``allowed`` (names; None: any dtype)."""
+
     def op(x, y, name=None):
-        return call(jfn, *convert_like(x, y, what=f"tf.math.{tf_name}"))
+        operands = convert_like(x, y, what=f"tf.math.{tf_name}")
+        if allowed is not None:
+            for operand in operands:
+                check_dtype(operand, allowed, f"tf.math.{tf_name}")
+        return call(jfn, *operands)
 
     op.__name__ = op.__qualname__ = tf_name
     return op
@@ -170,11 +178,11 @@ greater = _binary(jnp.greater, "greater")
 greater_equal = _binary(jnp.greater_equal, "greater_equal")
 less = _binary(jnp.less, "less")
 less_equal = _binary(jnp.less_equal, "less_equal")
-logical_and = _binary(jnp.logical_and, "logical_and")
-logical_or = _binary(jnp.logical_or, "logical_or")
-logical_xor = _binary(jnp.logical_xor, "logical_xor")
+logical_and = _binary(jnp.logical_and, "logical_and", ("bool",))
+logical_or = _binary(jnp.logical_or, "logical_or", ("bool",))
+logical_xor = _binary(jnp.logical_xor, "logical_xor", ("bool",))
 truediv = realdiv = _binary(_tf_divide, "truediv")
-atan2 = _binary(jnp.arctan2, "atan2")
+atan2 = _binary(jnp.arctan2, "atan2", REAL)
 floormod = mod = _binary(jnp.remainder, "floormod")
 
 
@@ -199,7 +207,7 @@ def _divide_no_nan(x, y):
     return jnp.where(zero, jnp.zeros_like(x / jnp.ones_like(y)), _tf_divide(x, jnp.where(zero, jnp.ones_like(y), y)))
 
 
-xlogy = _binary(_xlogy, "xlogy")
+xlogy = _binary(_xlogy, "xlogy", INEXACT)
 divide_no_nan = _binary(_divide_no_nan, "divide_no_nan")
 
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from gradkit._tape import record
 
 from ._convert import call, convert, convert_like
+from ._kernel_dtypes import REAL, check_dtype
 
 
 def _round(x):
@@ -55,15 +56,21 @@ def round(x, name=None):  # noqa: A001  (TensorFlow's name)
 
 
 def floor(x, name=None):
-    return call(_floor, convert(x))
+    x = convert(x)
+    check_dtype(x, REAL, "tf.math.floor")  # TensorFlow has no integer kernel for it
+    return call(_floor, x)
 
 
 def ceil(x, name=None):
-    return call(_ceil, convert(x))
+    x = convert(x)
+    check_dtype(x, REAL, "tf.math.ceil")  # TensorFlow has no integer kernel for it
+    return call(_ceil, x)
 
 
 def rint(x, name=None):
-    return call(_rint, convert(x))
+    x = convert(x)
+    check_dtype(x, REAL, "tf.math.rint")  # TensorFlow has no integer kernel for it
+    return call(_rint, x)
 
 
 def floordiv(x, y, name=None):
