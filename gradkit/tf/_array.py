@@ -370,7 +370,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     x = convert(value)
     if isinstance(num_or_size_splits, (builtins.int, np.integer)):
         sections = int(num_or_size_splits)
-        _shape_args.check_split_count(sections, x.shape[axis], int(axis))
+        if -x.ndim <= int(axis) < x.ndim:  # an axis out of range is refused by the split itself
+            _shape_args.check_split_count(sections, x.shape[axis], int(axis))
     else:
         sizes = list(static_ints(num_or_size_splits))
         _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))

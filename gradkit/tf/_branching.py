@@ -24,14 +24,15 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from ._control import _traced, _traced_arrays, _value, picked
+from ._control import _traced, _traced_arrays, _value, branch_assignments_refused, picked
 from ._convert import wrap
 
 
 def _switch(index, fns, what):
     """``jax.lax.switch`` over ``fns`` at a traced index (already within range)."""
     branches = [lambda fn=fn: _traced_arrays(fn(), what) for fn in fns]
-    return wrap(jax.lax.switch(index, branches))
+    with branch_assignments_refused(f"tf.{what}"):
+        return wrap(jax.lax.switch(index, branches))
 
 
 def _branches(branch_fns):

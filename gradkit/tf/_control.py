@@ -24,6 +24,7 @@ known, so they run the same way in both.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import sys
 
 import jax
@@ -73,10 +74,29 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
             )
         taken = builtins.bool(np.asarray(_value(pred)))
         return picked(true_fn if taken else false_fn, [false_fn if taken else true_fn])
-    out = jax.lax.cond(
-        _value(pred), lambda: _traced_arrays(true_fn(), "cond"), lambda: _traced_arrays(false_fn(), "cond")
-    )
+    with branch_assignments_refused("tf.cond"):
+        out = jax.lax.cond(
+            _value(pred), lambda: _traced_arrays(true_fn(), "cond"), lambda: _traced_arrays(false_fn(), "cond")
+        )
     return wrap(out)
+
+
+@contextlib.contextmanager
+def branch_assignments_refused(what: str):
+    """A Variable assigned in a branch or loop body that a traced value drives (a jax control-flow
+    body) as an error that says how to write it for gradkit.tf."""
+    try:
+        yield
+    except _errors.AssignmentError as e:
+        if "was assigned inside a jax transform or control-flow body" not in str(e):
+            raise
+        raise _errors.AssignmentError(
+            f"{what} inside tf.function, driven by a value known only when the program runs, cannot assign "
+            "Variables in its branches or body (gradkit runs them as jax.lax.cond / while_loop, whose bodies "
+            "are pure), where TensorFlow can. Compute the new value and assign once outside: "
+            "v.assign(tf.where(pred, v + x, v - x)), or carry the value through tf.while_loop's loop_vars and "
+            "assign the result after the loop; or make the predicate known when tracing (a Python value)."
+        ) from None
 
 
 def picked(fn, others):
@@ -191,14 +211,16 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
 
     initial = (jnp.asarray(done, jnp.uint32), [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")])
     if maximum_iterations is None:
-        _, final = jax.lax.while_loop(go_on, advance, initial)
+        with branch_assignments_refused("tf.while_loop"):
+            _, final = jax.lax.while_loop(go_on, advance, initial)
     elif _traced(maximum_iterations):
         limit = jnp.asarray(_value(maximum_iterations))
 
         def bounded(carry):
             return jnp.logical_and(carry[0].astype(limit.dtype) < limit, go_on(carry))
 
-        _, final = jax.lax.while_loop(bounded, advance, initial)
+        with branch_assignments_refused("tf.while_loop"):
+            _, final = jax.lax.while_loop(bounded, advance, initial)
     else:
 
         def masked(carry, _):
@@ -208,7 +230,8 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
             return (jnp.logical_not(go), (i + 1, [jnp.where(go, n, v) for n, v in zip(new, values)])), None
 
         carry = (jnp.asarray(False), initial)
-        (_, (_, final)), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
+        with branch_assignments_refused("tf.while_loop"):
+            (_, (_, final)), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
     final = wrap(final)
     return _like(loop_vars, final)
 
