@@ -73,3 +73,22 @@ def test_a_batch_jacobian_over_a_fold_of_the_batch_is_refused_not_nan():
     s = X.sum()
     by_hand = np.eye(3) * (np.cos(X) * s)[:, :, None] + np.sin(X).sum(axis=0)[None, :, None]
     np.testing.assert_allclose(expected, by_hand, rtol=1e-5, atol=1e-6)
+
+
+def test_a_traced_while_loop_carries_nested_loop_variables():
+    def program(tf):
+        @tf.function
+        def f(n, x):
+            return tf.while_loop(
+                lambda i, s: i < n,
+                lambda i, s: (i + 1, {"b": s["b"] * 2, "a": (s["a"][0] + x, s["a"][1] - 1.0)}),
+                (tf.constant(0), {"b": tf.constant([1, 2]), "a": (tf.constant(0.0), tf.constant([1.0, 2.0]))}),
+            )
+
+        i, s = f(tf.constant(3), tf.constant(0.5))
+        return [i, s["a"][0], s["a"][1], s["b"]]
+
+    out = _ok(program)
+    # by hand: 3 steps of the body
+    np.testing.assert_allclose(out[1], 1.5)
+    np.testing.assert_array_equal(out[3], [8, 16])

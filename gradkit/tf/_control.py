@@ -198,18 +198,28 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
     # iteration, so each iteration draws anew, as TensorFlow's stateful random ops do.
     body_draws, cond_draws = _random.replaying(op_seeds=False), _random.replaying(op_seeds=False)
 
+    # The loop carries the loop variables' leaves (a dict or tuple among them is structure).
+    def structured(values):
+        return nest.pack_sequence_as(state, list(wrap(values)))
+
     def go_on(carry):
         i, values = carry
         with cond_draws.at(i):
-            return jnp.asarray(_traced_arrays(cond(*wrap(values)), "while_loop"), bool)
+            return jnp.asarray(_traced_arrays(cond(*structured(values)), "while_loop"), bool)
 
     def advance(carry):
         i, values = carry
         with body_draws.at(i):
-            out = _traced_arrays(step(wrap(values)), "while_loop")
+            out = nest.flatten(_traced_arrays(step(structured(values)), "while_loop"))
+        if len(out) != len(values):
+            raise _errors.GradkitValueError(
+                f"tf.while_loop's body returned {len(out)} values for {len(values)} loop variables' entries; "
+                "TensorFlow requires the body to return loop_vars' structure."
+            )
         return i + 1, [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
 
-    initial = (jnp.asarray(done, jnp.uint32), [jnp.asarray(v) for v in _traced_arrays(state, "while_loop")])
+    flat = nest.flatten(_traced_arrays(state, "while_loop"))
+    initial = (jnp.asarray(done, jnp.uint32), [jnp.asarray(v) for v in flat])
     if maximum_iterations is None:
         with branch_assignments_refused("tf.while_loop"):
             _, final = jax.lax.while_loop(go_on, advance, initial)
@@ -232,8 +242,7 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
         carry = (jnp.asarray(False), initial)
         with branch_assignments_refused("tf.while_loop"):
             (_, (_, final)), _ = jax.lax.scan(masked, carry, None, length=int(maximum_iterations) - done)
-    final = wrap(final)
-    return _like(loop_vars, final)
+    return _like(loop_vars, structured(final))
 
 
 def _over_leading_axis(elems):
