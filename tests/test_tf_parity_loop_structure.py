@@ -92,3 +92,17 @@ def test_a_traced_while_loop_carries_nested_loop_variables():
     # by hand: 3 steps of the body
     np.testing.assert_allclose(out[1], 1.5)
     np.testing.assert_array_equal(out[3], [8, 16])
+
+
+def test_map_fn_and_scan_over_no_rows_give_empty_results_of_the_right_shape():
+    def program(tf):
+        x = tf.zeros([0, 2])
+        return [
+            tf.map_fn(lambda r: r * 2, x),
+            tf.map_fn(lambda r: tf.reduce_sum(r), x),
+            tf.scan(lambda a, r: a + r, x, initializer=tf.zeros([2])),
+            tf.foldl(lambda a, r: a + r, x, initializer=tf.ones([2])),
+        ]
+
+    out = _ok(program)
+    assert [o.shape for o in out] == [(0, 2), (0,), (0, 2), (2,)]

@@ -252,6 +252,19 @@ def _over_leading_axis(elems):
     return [nest.pack_sequence_as(elems, list(row)) for row in zip(*columns)]
 
 
+def _no_rows(fn, elems, *before):
+    """What stacking ``fn``'s per-row results gives over zero rows: each result's shape and dtype
+    (``fn`` traced abstractly, on one row's shape), with a leading axis of 0, as TensorFlow gives."""
+    leaves = [convert(leaf) for leaf in nest.flatten(elems)]
+    specs = [jax.ShapeDtypeStruct(tuple(leaf.shape[1:]), leaf.dtype) for leaf in leaves]
+
+    def one_row(*row):
+        return _arrays(fn(*before, nest.pack_sequence_as(elems, list(wrap(list(row))))))
+
+    shapes = jax.eval_shape(one_row, *specs)
+    return jax.tree_util.tree_map(lambda s: wrap(jnp.zeros((0, *s.shape), s.dtype)), shapes)
+
+
 def _stacked(outputs):
     """Per-row results (structures of tensors) stacked leaf by leaf, in their structure."""
     columns = zip(*[nest.flatten(out) for out in outputs])
@@ -261,7 +274,10 @@ def _stacked(outputs):
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
            infer_shape=True, name=None, fn_output_signature=None):  # fmt: skip
     """``tf.map_fn(fn, elems)``: ``fn`` of each row of ``elems`` (along axis 0), stacked."""
-    return _one_op(_stacked([fn(row) for row in _over_leading_axis(elems)]), elems)
+    rows = _over_leading_axis(elems)
+    if not rows:
+        return _no_rows(fn, elems)
+    return _one_op(_stacked([fn(row) for row in rows]), elems)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -270,6 +286,8 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     rows = _over_leading_axis(elems)
     if reverse:
         rows = rows[::-1]
+    if not rows and initializer is not None:
+        return _no_rows(fn, elems, initializer)
     acc = rows.pop(0) if initializer is None else initializer
     outputs = [acc] if initializer is None else []
     for row in rows:
