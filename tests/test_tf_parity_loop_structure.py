@@ -98,11 +98,13 @@ def test_map_fn_and_scan_over_no_rows_give_empty_results_of_the_right_shape():
     def program(tf):
         x = tf.zeros([0, 2])
         return [
-            tf.map_fn(lambda r: r * 2, x),
             tf.map_fn(lambda r: tf.reduce_sum(r), x),
             tf.scan(lambda a, r: a + r, x, initializer=tf.zeros([2])),
             tf.foldl(lambda a, r: a + r, x, initializer=tf.ones([2])),
         ]
 
     out = _ok(program)
-    assert [o.shape for o in out] == [(0, 2), (0,), (0, 2), (2,)]
+    assert [o.shape for o in out] == [(0,), (0, 2), (2,)]
+    # A row's result of shape (2,) stacks to (0, 2); eager TensorFlow gives (0,) here, its empty
+    # TensorArray not knowing the element shape.
+    assert gtf.map_fn(lambda r: r * 2, gtf.zeros([0, 2])).shape == (0, 2)
