@@ -110,3 +110,35 @@ def test_bad_arguments_raise_as_in_tensorflow_with_a_gradkit_message(name):
     assert isinstance(run_both(BAD[name]), Exception)
     with pytest.raises(GradkitError, match=r"^\[gradkit\] tf\.(case|switch_case)"):
         BAD[name](gtf)
+
+
+@pytest.mark.parametrize(
+    "x,exclusive,with_default",
+    [
+        (2.0, True, True),
+        (6.0, True, True),
+        (9.0, True, True),
+        (9.0, False, False),
+        (2.0, False, False),
+        (6.0, True, False),
+    ],
+)
+def test_a_traced_case_checks_exclusive_and_a_missing_default_when_it_runs(x, exclusive, with_default):
+    def program(tf):
+        v = tf.Variable(3.0)
+
+        @tf.function
+        def f(x):
+            default = (lambda: x) if with_default else None
+            return tf.case([(x < 5, lambda: x * 10), (x < 7, lambda: x * 100)], default=default, exclusive=exclusive)
+
+        try:
+            return f(tf.constant(x))
+        finally:
+            assert float(v.numpy()) == 3.0
+
+    out = run_both(program)
+    expect_error = (exclusive and x < 5) or (not with_default and x >= 7)
+    assert isinstance(out, Exception) == expect_error, out
+    if expect_error:
+        assert str(out).startswith("[gradkit] tf.case:"), out

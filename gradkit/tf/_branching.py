@@ -24,6 +24,7 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
+from ._assertions import require
 from ._control import _traced, _traced_arrays, _value, branch_assignments_refused, picked
 from ._convert import wrap
 
@@ -78,6 +79,16 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     return _switch(jnp.where(inside, index, len(fns)), every, "switch_case")
 
 
+def _case_error(why: str):
+    def make_error(ok, true_count):
+        return _errors.GradkitInvalidArgumentError(
+            f"tf.case: {why} ({int(true_count)} True) when the program ran, which TensorFlow refuses too. "
+            "Make the predicates exclusive (or pass exclusive=False), or pass default=."
+        )
+
+    return make_error
+
+
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """``tf.case``: the function of the first pair whose predicate is True, else ``default``."""
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
@@ -110,5 +121,12 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             )
         return picked(default, fns)
     stacked = jnp.stack([jnp.asarray(_value(p), bool).reshape(()) for p in preds] + [jnp.asarray(True)])
+    # TensorFlow's run-time checks of a traced case: with exclusive=True at most one predicate is
+    # True, and without a default at least one is.
+    true_count = jnp.sum(stacked[:-1].astype(jnp.int32))
+    if exclusive:
+        require(true_count <= 1, _case_error("more than one predicate is True, with exclusive=True"), true_count)
+    if default is None:
+        require(true_count >= 1, _case_error("none of the predicates is True and there is no default"), true_count)
     first = jnp.argmax(stacked)  # the first True; len(preds) when none is
     return _switch(first, [*fns, fns[-1] if default is None else default], "case")
