@@ -186,6 +186,8 @@ def dtypes(tf):
         tf.range(np.int64(4)).dtype.name,
         tf.linspace(0, 10, 5).dtype.name,
         tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), np.array([0, 0, 1]), 2).dtype.name,
+        tf.math.divide(tf.constant([1, 2]), tf.constant([3, 3])).dtype.name,
+        *[t.dtype.name for t in tf.function(lambda n: (3, 2.5, n, True))(2)],
     ]
 
 print(json.dumps({"tf": dtypes(tf_real), "gk": dtypes(gtf)}))
@@ -195,7 +197,14 @@ print(json.dumps({"tf": dtypes(tf_real), "gk": dtypes(gtf)}))
 @needs_tf
 def test_with_64_bit_types_the_inferred_dtypes_are_tensorflows():
     out = run_script(_X64_SCRIPT, [])
-    assert out["gk"] == out["tf"] == ["int64", "int64", "float64", "int64", "float64", "float64"]
+    assert (
+        out["gk"]
+        == out["tf"]
+        == [
+            *["int64", "int64", "float64", "int64", "float64", "float64", "float64"],
+            *["int32", "float32", "int32", "bool"],  # a tf.function's Python numbers
+        ]
+    )
 
 
 @needs_tf

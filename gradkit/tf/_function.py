@@ -78,6 +78,10 @@ def _is_leaf(x) -> bool:
     return isinstance(x, (Tensor, Variable))
 
 
+def _python_number_as_tensor(x):
+    return convert(x) if isinstance(x, (bool, int, float, complex)) else x
+
+
 def _plain(x):
     # With no tape recording, pass a Tensor's value: gk.jit retraces once more on the
     # second call when given gk.Tensor arguments; under a tape the Tensor must stay, so
@@ -198,7 +202,10 @@ class Function:
         args, kwargs = layout.rebuild(traced)
         try:
             with _random.tracing(seed), _name_scope.graph():
-                return self.python_function(*args, **kwargs)
+                out = self.python_function(*args, **kwargs)
+            # A Python number it returns is a tensor of TensorFlow's dtype for it (int32,
+            # float32), also where JAX's 64-bit types are on.
+            return jax.tree_util.tree_map(_python_number_as_tensor, out, is_leaf=_is_leaf)
         except _TRACER_ERRORS as e:
             name = getattr(self.python_function, "__qualname__", repr(self.python_function))
             raise _errors.TracedValueNeededError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
