@@ -108,3 +108,17 @@ def test_map_fn_and_scan_over_no_rows_give_empty_results_of_the_right_shape():
     # A row's result of shape (2,) stacks to (0, 2); eager TensorFlow gives (0,) here, its empty
     # TensorArray not knowing the element shape.
     assert gtf.map_fn(lambda r: r * 2, gtf.zeros([0, 2])).shape == (0, 2)
+
+
+def test_a_traced_while_loop_whose_body_grows_a_variable_says_how_to_write_it():
+    @gtf.function
+    def f(n):
+        return gtf.while_loop(
+            lambda i, x: i < n,
+            lambda i, x: (i + 1, gtf.concat([x, x], 0)),
+            [gtf.constant(0), gtf.ones([1])],
+            shape_invariants=[gtf.TensorShape([]), gtf.TensorShape([None])],
+        )
+
+    with pytest.raises(ValueError, match=r"^\[gradkit\] tf.while_loop inside tf.function.*shape \(1,\).*shape \(2,\)"):
+        f(gtf.constant(3))

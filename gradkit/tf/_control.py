@@ -216,6 +216,15 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
                 f"tf.while_loop's body returned {len(out)} values for {len(values)} loop variables' entries; "
                 "TensorFlow requires the body to return loop_vars' structure."
             )
+        for v, w in zip(out, values):
+            if jnp.shape(v) != jnp.shape(w):
+                raise _errors.GradkitValueError(
+                    f"tf.while_loop inside tf.function, with a condition known only when the program runs, got a "
+                    f"loop variable of shape {tuple(jnp.shape(w))} back from its body as shape {tuple(jnp.shape(v))}. "
+                    "gradkit runs it as jax.lax.while_loop, whose loop variables keep their shapes (TensorFlow's "
+                    "shape_invariants cannot loosen that). Preallocate the largest shape and fill it "
+                    "(tf.tensor_scatter_nd_update), or loop in Python with a known number of steps."
+                )
         return i + 1, [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
 
     flat = nest.flatten(_traced_arrays(state, "while_loop"))
