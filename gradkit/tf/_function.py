@@ -159,7 +159,9 @@ def _bind(fn_name, spec, x):
     """``x`` as ``spec`` asks: Python values converted to its dtype, tensors checked."""
     if not isinstance(spec, TensorSpec):
         return x
-    if isinstance(x, (Tensor, Variable, jax.Array, np.ndarray)):
+    # A tensor must match the spec; NumPy and Python values are converted to it, as TensorFlow
+    # converts them.
+    if isinstance(x, (Tensor, Variable, jax.Array)):
         if np.dtype(x.dtype) != spec.dtype or not _fits(tuple(x.shape), spec.shape):
             got = f"shape={tuple(x.shape)} dtype={np.dtype(x.dtype).name}"
             raise _errors.GradkitTypeError(
