@@ -35,3 +35,8 @@ def test_a_tensor_of_another_dtype_is_refused():
     tf_real = pytest.importorskip("tensorflow")
     with pytest.raises((TypeError, ValueError)):
         _doubled(tf_real)(tf_real.constant([1, 2]))
+
+
+def test_a_string_result_is_refused_clearly():
+    with pytest.raises(TypeError, match=r"^\[gradkit\] a tf.function returned the string 'a'"):
+        gtf.function(lambda x: ("a", x))(gtf.constant(1.0))

@@ -79,6 +79,12 @@ def _is_leaf(x) -> bool:
 
 
 def _python_number_as_tensor(x):
+    if isinstance(x, (str, bytes)):
+        raise _errors.GradkitTypeError(
+            f"a tf.function returned the string {x!r:.40}; TensorFlow returns it as a string tensor, but gradkit "
+            "has no string tensors (JAX arrays hold numbers). Return it from a plain Python function, or keep it "
+            "out of the compiled function's results."
+        )
     return convert(x) if isinstance(x, (bool, int, float, complex)) else x
 
 
