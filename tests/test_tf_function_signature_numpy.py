@@ -1,5 +1,6 @@
 """A ``tf.function`` with an ``input_signature`` converts NumPy arrays and Python lists to the
-spec's dtype, as TensorFlow does, and refuses a tensor of another dtype, as TensorFlow does.
+spec's dtype, as TensorFlow does, and refuses a tensor of another dtype, as TensorFlow does; a
+string result, which TensorFlow returns as a string tensor, is refused with a clear error.
 Checked against real TensorFlow where it is installed; the expected values are by hand."""
 
 import numpy as np
