@@ -149,18 +149,28 @@ def zeta(x, q, name=None):
 # jax's igamma and igammac differentiate as TensorFlow's: igamma_grad_a in a, and
 # exp(-x + (a - 1) log x - lgamma(a)) in x. Their values outside the domain a > 0 are
 # TensorFlow's: igamma is 0 at x = 0 whatever a is, and NaN at a = 0 elsewhere (jax: 1);
-# igammac is NaN at a = 0 (jax: 0).
+# igammac is NaN at a = 0 (jax: 0). At a = +inf igamma is 0 and igammac 1, also at x = +inf
+# (jax: NaN, and 1 for igamma(inf, inf)).
 def _igamma(a, x):
     a, x = jnp.broadcast_arrays(a, x)
-    out = jax.lax.igamma(a, x)
-    out = jnp.where(~(a > 0) & (x == 0), jnp.zeros_like(out), out)
+    fixed = (~(a > 0) & (x == 0)) | (a == jnp.inf)  # 0 there, with a zero gradient
+    out = jax.lax.igamma(*_elsewhere(fixed, a, x))
+    out = jnp.where(fixed, jnp.zeros_like(out), out)
     return jnp.where((a == 0) & (x != 0), jnp.full_like(out, jnp.nan), out)
 
 
 def _igammac(a, x):
     a, x = jnp.broadcast_arrays(a, x)
-    out = jax.lax.igammac(a, x)
+    fixed = a == jnp.inf  # TensorFlow's 1 there, 0 at x = +inf too, with a zero gradient
+    out = jax.lax.igammac(*_elsewhere(fixed, a, x))
+    out = jnp.where(fixed, jnp.where(x == jnp.inf, jnp.zeros_like(out), jnp.ones_like(out)), out)
     return jnp.where(a == 0, jnp.full_like(out, jnp.nan), out)
+
+
+def _elsewhere(fixed, a, x):
+    """``a`` and ``x`` with 1 where the result is ``fixed``: jax's gradient there would be NaN,
+    which a ``where`` that discards the value still multiplies in."""
+    return jnp.where(fixed, jnp.ones_like(a), a), jnp.where(fixed, jnp.ones_like(x), x)
 
 
 def igamma(a, x, name=None):
