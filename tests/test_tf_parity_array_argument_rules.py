@@ -188,6 +188,10 @@ def dtypes(tf):
         tf.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), np.array([0, 0, 1]), 2).dtype.name,
         tf.math.divide(tf.constant([1, 2]), tf.constant([3, 3])).dtype.name,
         *[t.dtype.name for t in tf.function(lambda n: (3, 2.5, n, True))(2)],
+        tf.linalg.matrix_rank(tf.constant([[1.0, 2.0], [2.0, 4.0]])).dtype.name,
+        *[t.dtype.name for t in tf.image.non_max_suppression_padded(
+            tf.constant([[0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1], [0.0, 2.0, 1.0, 3.0]], tf.float32),
+            tf.constant([0.9, 0.8, 0.7], tf.float32), 2, pad_to_max_output_size=True)],
     ]
 
 print(json.dumps({"tf": dtypes(tf_real), "gk": dtypes(gtf)}))
@@ -203,6 +207,7 @@ def test_with_64_bit_types_the_inferred_dtypes_are_tensorflows():
         == [
             *["int64", "int64", "float64", "int64", "float64", "float64", "float64"],
             *["int32", "float32", "int32", "bool"],  # a tf.function's Python numbers
+            *["int32", "int32", "int32"],  # matrix_rank; non_max_suppression_padded's indices and count
         ]
     )
 

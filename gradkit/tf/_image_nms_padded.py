@@ -162,7 +162,7 @@ def _padded_kernel(
         tiled = jnp.broadcast_to(box_slice[:, None], (batch, num_tiles, tile_size, 4))
         boxes = tiled * mask + boxes.reshape(batch, num_tiles, tile_size, 4) * (1 - mask)
         boxes = boxes.reshape(batch, padded_size, 4)
-        output_size = output_size + jnp.sum(jnp.any(box_slice > 0, axis=2).astype(jnp.int32), axis=1)
+        output_size = output_size + jnp.sum(jnp.any(box_slice > 0, axis=2), axis=1, dtype=jnp.int32)
         return boxes, output_size, tile + 1
 
     def tile_cond(state):

@@ -81,7 +81,9 @@ def cholesky(input, name=None):  # noqa: A002
 
 
 def _logdet(a):
-    diagonal = jnp.diagonal(_cholesky(a), axis1=-2, axis2=-1)
+    # The Cholesky factor's diagonal is real and positive: TensorFlow's log det is real, float32
+    # for complex64.
+    diagonal = jnp.diagonal(_cholesky(a), axis1=-2, axis2=-1).real
     return 2.0 * jnp.sum(jnp.log(diagonal), axis=-1)
 
 
@@ -119,9 +121,14 @@ def slogdet(input, name=None):  # noqa: A002
 
 
 def _lower_hermitian(a):
-    # TensorFlow's eigh reads only the lower triangle, so its gradient is lower triangular.
-    lower = jnp.tril(a)
-    return lower + jnp.conj(jnp.swapaxes(jnp.tril(a, -1), -1, -2))
+    # TensorFlow's eigh reads only the lower triangle, so its gradient is lower triangular; of
+    # a complex diagonal it reads the real part alone (a Hermitian matrix's diagonal is real).
+    strictly_lower = jnp.tril(a, -1)
+    diagonal = jnp.diagonal(a, axis1=-2, axis2=-1)
+    if jnp.iscomplexobj(a):
+        diagonal = diagonal.real.astype(a.dtype)
+    eye = jnp.eye(a.shape[-1], dtype=bool)
+    return strictly_lower + jnp.conj(jnp.swapaxes(strictly_lower, -1, -2)) + jnp.where(eye, diagonal[..., None, :], 0)
 
 
 def _eigh(a):

@@ -160,7 +160,7 @@ def _matrix_rank(a, tol):
         tol = eps * max(a.shape[-2:]) * jnp.max(s, axis=-1, keepdims=True)
     shape = jnp.broadcast_shapes(s.shape, tol.shape)
     above = jnp.broadcast_to(s, shape) > jnp.broadcast_to(tol, shape)
-    return jnp.sum(above.astype(jnp.int32), axis=-1)
+    return jnp.sum(above, axis=-1, dtype=jnp.int32)
 
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):

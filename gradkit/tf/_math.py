@@ -430,6 +430,10 @@ def _norm(x, ord, axis, keepdims):
         return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
         return jnp.max(_tf_abs(x), axis=axis, keepdims=keepdims)
+    if axis is None and not isinstance(ord, str):
+        # TensorFlow's p-norm of all the elements (jax would take a matrix norm of a matrix).
+        out = jnp.linalg.norm(x.reshape(-1), ord=ord)
+        return out.reshape((1,) * x.ndim) if keepdims else out
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
