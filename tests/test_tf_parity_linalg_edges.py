@@ -1,7 +1,7 @@
 """tf.linalg edges where gradkit.tf once parted from TensorFlow 2.21: complex ``eigh`` reads the
 real part of the diagonal alone (so its gradient there is real), complex ``logdet`` is real,
 ``matrix_rank`` is int32, and ``tf.norm`` with a general ``ord`` and no axis is the p-norm of all
-the elements. Oracles: finite differences of gradkit's own forward (in complex128, needing
+the elements, and ``tf.norm`` refuses the orders and axes TensorFlow refuses. Oracles: finite differences of gradkit's own forward (in complex128, needing
 64-bit types: a subprocess), NumPy, and hand derivations."""
 
 import numpy as np
@@ -71,3 +71,35 @@ def test_norm_with_a_general_order_and_no_axis_is_over_all_elements(ord, shape):
     # d||x||_p / dx = sign(x) |x|^(p-1) / ||x||_p^(p-1)
     np.testing.assert_allclose(tape.gradient(out, v).numpy(), (np.abs(x) ** (ord - 1) / p_norm ** (ord - 1)), rtol=1e-4)
     assert gtf.norm(x, ord=ord, keepdims=True).shape == (1,) * len(shape)
+
+
+NORM_REFUSED = [
+    {"ord": "fro"},
+    {"ord": "fro", "axis": 1},
+    {"ord": "nuc", "axis": (0, 1)},
+    {"ord": 0},
+    {"ord": -1},
+    {"ord": -np.inf},
+    {"axis": (0,)},
+    {"axis": (1, 1)},
+    {"ord": 3, "axis": (0, 1)},
+]
+
+
+@pytest.mark.parametrize("kwargs", NORM_REFUSED, ids=lambda k: "-".join(f"{a}={b}" for a, b in k.items()))
+def test_norm_refuses_what_tensorflow_refuses(kwargs):
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"^\[gradkit\] tf.norm got"):
+        gtf.norm(x, **kwargs)
+    tf_real = pytest.importorskip("tensorflow")
+    with pytest.raises(ValueError):
+        tf_real.norm(x, **kwargs)
+
+
+def test_norm_refuses_integers_and_takes_the_valid_neighbours():
+    with pytest.raises(TypeError, match=r"^\[gradkit\] tf.norm takes a tensor of dtype"):
+        gtf.norm(gtf.constant([3, 4]))
+    x = np.array([[3.0, 0.0, -4.0], [1.0, 2.0, 2.0]], np.float32)
+    np.testing.assert_allclose(float(gtf.norm(x, ord="fro", axis=(0, 1))), np.sqrt(34.0), rtol=1e-6)
+    np.testing.assert_allclose(float(gtf.norm(x, ord=np.inf, axis=(0, 1))), 7.0)  # the largest row sum
+    np.testing.assert_allclose(gtf.norm(x, ord=1, axis=1).numpy(), [7.0, 5.0])

@@ -444,7 +444,32 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     >>> float(tf.norm([tf.constant(3.0), tf.Variable(4.0)]))
     5.0
     """
-    return call(_norm, convert(tensor), ord=ord, axis=axis_arg(axis), keepdims=bool(keepdims))
+    x, axis = convert(tensor), axis_arg(axis)
+    _check_norm_arguments(ord, axis)
+    check_dtype(x, INEXACT, "tf.norm")
+    return call(_norm, x, ord=ord, axis=axis, keepdims=bool(keepdims))
+
+
+def _check_norm_arguments(ord, axis) -> None:
+    """TensorFlow's ``ord`` and ``axis``: None, an axis, or two distinct axes (a matrix norm of
+    order 'euclidean', 'fro', 1, 2 or inf); a vector norm of order 'euclidean' or p > 0."""
+    if isinstance(axis, tuple) and (len(axis) != 2 or axis[0] == axis[1]):
+        raise _errors.GradkitValueError(
+            f"tf.norm got axis={axis}: TensorFlow takes None, an integer, or a tuple of 2 distinct integers "
+            "(a matrix norm)."
+        )
+    if isinstance(axis, tuple):
+        if not (ord in ("euclidean", "fro") or (not isinstance(ord, str) and ord in (1, 2, np.inf))):
+            raise _errors.GradkitValueError(
+                f"tf.norm got ord={ord!r} for a matrix norm (axis={axis}): TensorFlow takes 'euclidean', 'fro', "
+                "1, 2 or inf there."
+            )
+        return
+    if ord != "euclidean" and (isinstance(ord, str) or not ord > 0):
+        raise _errors.GradkitValueError(
+            f"tf.norm got ord={ord!r} for a vector norm: TensorFlow takes 'euclidean' or a number p > 0 (inf "
+            "too) there; 'fro' needs axis as a pair of axes."
+        )
 
 
 def _clip_by_norm(t, clip_norm, axes):
