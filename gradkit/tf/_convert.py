@@ -211,13 +211,19 @@ def static_ints(x):
 
 
 class TensorShape(Shape):
-    """TensorFlow's ``tf.TensorShape``: a tuple of ints with ``as_list()``, ``rank``, ...
+    """TensorFlow's ``tf.TensorShape``: a tuple of ints with ``as_list()``, ``rank``, ...;
+    ``TensorShape(None)`` is a shape of unknown rank.
 
-    >>> TensorShape((2, 3)).as_list(), TensorShape((2, 3)).rank
-    ([2, 3], 2)
+    >>> TensorShape((2, 3)).as_list(), TensorShape((2, 3)).rank, TensorShape(None).rank
+    ([2, 3], 2, None)
     """
 
     __slots__ = ()
+
+    def __new__(cls, dims=()):
+        if dims is None:
+            return tuple.__new__(_UnknownRank)
+        return super().__new__(cls, dims)
 
     def __repr__(self):
         return f"TensorShape({list(self)})"
@@ -228,3 +234,43 @@ class TensorShape(Shape):
 
     def num_elements(self):
         return None if None in self else super().num_elements()
+
+
+class _UnknownRank(TensorShape):
+    """``tf.TensorShape(None)``: any number of dimensions, of any sizes."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+    def __str__(self):
+        return "<unknown>"
+
+    def __eq__(self, other):
+        return isinstance(other, _UnknownRank)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(_UnknownRank)
+
+    def as_list(self):
+        raise _errors.GradkitValueError("as_list() is not defined on an unknown TensorShape, as in TensorFlow.")
+
+    @property
+    def rank(self):
+        return None
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return None
+
+    def is_fully_defined(self) -> bool:
+        return False
+
+    def num_elements(self):
+        return None

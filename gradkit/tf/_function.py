@@ -38,7 +38,8 @@ class TensorSpec:
 
     def __init__(self, shape=None, dtype=_dtypes.float32, name=None):
         # An unknown dimension is None, as in TensorFlow (-1 is taken for one too).
-        self.shape = None if shape is None else TensorShape(None if d is None or d == -1 else int(d) for d in shape)
+        unknown_rank = shape is None or (isinstance(shape, TensorShape) and shape.rank is None)
+        self.shape = None if unknown_rank else TensorShape(None if d is None or d == -1 else int(d) for d in shape)
         self.dtype = np.dtype(dtype)
         self.name = name
 

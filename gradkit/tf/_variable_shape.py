@@ -48,7 +48,10 @@ def _dims(shape, what: str) -> tuple:
 
 
 def compatible(declared: tuple, shape: tuple) -> bool:
-    """Whether a value of ``shape`` fits the declared shape (a None size takes any)."""
+    """Whether a value of ``shape`` fits the declared shape (a None size takes any; an unknown
+    rank, any shape)."""
+    if isinstance(declared, TensorShape) and declared.rank is None:
+        return True
     return len(declared) == len(shape) and all(d is None or d == s for d, s in zip(declared, shape))
 
 
@@ -57,6 +60,8 @@ def declared_shape(shape, value_shape: tuple, what: str):
     is not given or names the initial value's shape exactly), checked against the initial value."""
     if shape is None:
         return None
+    if isinstance(shape, TensorShape) and shape.rank is None:
+        return shape  # tf.TensorShape(None): an assign may change the rank too
     dims = _dims(shape, what)
     if not compatible(dims, tuple(value_shape)):
         raise _errors.GradkitValueError(
@@ -71,7 +76,7 @@ def check_assignable(declared: TensorShape, value, name: str) -> tuple:
     """The shape of ``value``, which a Variable declared with ``declared`` may take; raise if not."""
     got = getattr(value, "shape", None)
     got = tuple(np.shape(value) if got is None else got)
-    if not compatible(tuple(declared), got):
+    if not compatible(declared, got):
         raise _errors.AssignmentError(
             f"cannot assign a value of shape {got} to Variable {name}, declared with shape {tuple(declared)}: the "
             "sizes it declared must stay, as TensorFlow requires (a None size may change). Assign a value of a "
