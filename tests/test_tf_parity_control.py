@@ -150,4 +150,36 @@ def test_print_prints_values(capsys):
     import gradkit.tf as gtf
 
     gtf.print("loss", gtf.constant([1.0, 2.0]), output_stream=__import__("sys").stdout)
-    assert capsys.readouterr().out == "loss [1. 2.]\n"
+    assert capsys.readouterr().out == "loss [1 2]\n"  # TensorFlow's summary: 2.0 prints as 2
+
+
+def _prints(tf):
+    import sys
+
+    @tf.function
+    def traced(x):
+        tf.print("in", x, {"a": x * 2}, summarize=1)
+        return x
+
+    traced(tf.constant([1.0, 2.0, 3.0]))
+    tf.print(tf.range(20))
+    tf.print(tf.constant([1.5, 2.25, 3.0]), 1.0, tf.constant(1 / 3), tf.constant(123456789.0), tf.constant(1e-8))
+    tf.print(tf.constant([[1.0, 2.0], [3.0, 4.0]]), tf.constant([True, False]))
+    tf.print("a", 1, 2.5, [1, 2], {"k": tf.constant(1)}, (tf.constant(1.5),))
+    tf.print(tf.reshape(tf.range(64), (8, 8)))
+    tf.print(tf.reshape(tf.range(24), (2, 3, 4)))
+    tf.print(tf.range(20), summarize=-1)
+    tf.print(tf.range(20), summarize=2, output_stream=sys.stdout)
+    tf.print(
+        tf.constant(np.nan), tf.constant([-np.inf]), tf.constant(np.float16(0.1)), tf.constant([1 + 2j], tf.complex64)
+    )
+
+
+def test_print_writes_what_tensorflow_writes(capfd):
+    import gradkit.tf as gtf
+
+    _prints(tf_real)
+    expected = capfd.readouterr()
+    _prints(gtf)
+    got = capfd.readouterr()
+    assert (got.out, got.err) == (expected.out, expected.err)

@@ -36,7 +36,7 @@ from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
-from . import _name_scope, _random, _untaken
+from . import _name_scope, _print_format, _random, _untaken
 from . import _nest as nest
 from ._array import convert_to_tensor, stack, unstack
 from ._convert import TENSOR_LIKE, call, convert, wrap
@@ -372,21 +372,35 @@ def executing_eagerly() -> bool:
     return not _name_scope.in_graph() and not isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
-def print(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=None, name=None):  # noqa: A001
+_STDERR_AT_IMPORT = sys.stderr
+
+
+def print(*inputs, output_stream=_STDERR_AT_IMPORT, sep=" ", end="\n", summarize=None, name=None):  # noqa: A001
     """``tf.print``: the values of ``inputs`` (inside ``tf.function``, when the program runs)."""
     if _untaken.quiet():  # a branch not taken, traced for what it reads: it never runs
         return None
-    values = [_value(x) if isinstance(x, TENSOR_LIKE) else x for x in inputs]
-    if builtins.any(isinstance(v, jax.core.Tracer) for v in values):
-        arrays = [v for v in values if isinstance(v, jax.core.Tracer)]
-        text = sep.join(
-            "{}" if isinstance(v, jax.core.Tracer) else str(v).replace("{", "{{").replace("}", "}}") for v in values
-        )
-        jax.debug.print(text, *arrays)
-        return None
-    builtins.print(
-        *[np.asarray(v) if isinstance(v, jax.Array) else v for v in values], sep=sep, end=end, file=output_stream
-    )
+    values = nest.map_structure(lambda x: _value(x) if isinstance(x, TENSOR_LIKE) else x, list(inputs))
+    leaves = nest.flatten(values)
+    traced = [i for i, v in enumerate(leaves) if isinstance(v, jax.core.Tracer)]
+    # The host values, with the traced ones filled in when the program runs.
+    template = [
+        None if i in traced else (np.asarray(v) if isinstance(v, jax.Array) else v) for i, v in enumerate(leaves)
+    ]
+
+    def emit(*arrays):
+        host = list(template)
+        for i, array in zip(traced, arrays):
+            host[i] = np.asarray(array)
+        shown = nest.pack_sequence_as(values, host)
+        # The default stream is stderr as it is when the line is written (redirected, say), as
+        # Python's print finds it.
+        stream = sys.stderr if output_stream is _STDERR_AT_IMPORT else output_stream
+        _print_format.write(sep.join(_print_format.text(v, summarize) for v in shown) + end, stream)
+
+    if traced:
+        jax.debug.callback(emit, *[leaves[i] for i in traced])
+    else:
+        emit()
     return None
 
 
