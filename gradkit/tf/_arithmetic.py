@@ -34,7 +34,23 @@ from ._math import _divide_no_nan, _xlog1py
 from ._scatter import IndexedSlices
 
 asinh = _unary(jnp.arcsinh, "asinh", _INEXACT)
-acosh = _unary(jnp.arccosh, "acosh", _INEXACT)
+
+
+@jax.custom_jvp
+def _acosh(x):
+    return jnp.arccosh(x)
+
+
+@_acosh.defjvp
+def _acosh_jvp(primals, tangents):
+    # TensorFlow's AcoshGrad, dx / sinh(acosh(x)): NaN outside the domain (x < 1), where jax's
+    # 1 / sqrt(x**2 - 1) is finite below -1.
+    (x,), (dx,) = primals, tangents
+    y = _acosh(x)
+    return y, dx / jnp.sinh(y)
+
+
+acosh = _unary(_acosh, "acosh", _INEXACT)
 atanh = _unary(jnp.arctanh, "atanh", _INEXACT)
 is_inf = _unary(jnp.isinf, "is_inf", _REAL)
 

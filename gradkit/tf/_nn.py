@@ -60,7 +60,22 @@ tanh = _math.tanh
 softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
 relu6 = _math._unary(jax.nn.relu6, "relu6")
-softsign = _unary(jax.nn.soft_sign, "softsign", _INEXACT)
+
+
+@jax.custom_jvp
+def _softsign(x):
+    return jax.nn.soft_sign(x)
+
+
+@_softsign.defjvp
+def _softsign_jvp(primals, tangents):
+    # TensorFlow's SoftsignGrad, dx / (1 + |x|)**2: 0 at +-inf, where jax's chain rule through
+    # x / (1 + |x|) gives NaN.
+    (x,), (dx,) = primals, tangents
+    return _softsign(x), dx / jnp.square(1 + jnp.abs(x))
+
+
+softsign = _unary(_softsign, "softsign", _INEXACT)
 
 
 def _elu(x):
