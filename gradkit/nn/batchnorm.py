@@ -66,13 +66,14 @@ class BatchNorm(Layer):
         self.moving_mean = self.add_weight("moving_mean", n, self.moving_mean_initializer, trainable=False)
         self.moving_variance = self.add_weight("moving_variance", n, self.moving_variance_initializer, trainable=False)
 
-    def call(self, x, training: bool = False):
+    def call(self, x, training: bool = False, mask=None):
+        """``mask`` (the input's shape without its last axis) leaves the entries it marks False
+        out of the batch statistics, as Keras' BatchNormalization does with a sequence mask."""
         axes = tuple(a for a in range(len(x.shape)) if a != self.axis)
         # Same-rank operands throughout (works under jax_numpy_rank_promotion='raise').
         full = tuple(x.shape[a] if a == self.axis else 1 for a in range(len(x.shape)))
         if training:
-            mean = gnp.mean(x, axis=axes, keepdims=True)
-            var = gnp.var(x, axis=axes, keepdims=True)
+            mean, var = _moments(x, axes) if mask is None else _masked_moments(x, axes, mask)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + gnp.reshape(mean, (-1,)) * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + gnp.reshape(var, (-1,)) * (1.0 - m))
@@ -84,3 +85,23 @@ class BatchNorm(Layer):
         if self.center:
             y = y + gnp.reshape(self.beta.value, full)
         return y
+
+
+def _moments(x, axes):
+    return gnp.mean(x, axis=axes, keepdims=True), gnp.var(x, axis=axes, keepdims=True)
+
+
+def _masked_moments(x, axes, mask):
+    """Keras' weighted moments: the mask, broadcast over the last axis, weighs each entry (with
+    its epsilon of 1e-7 beside the weights' sum, so an all-False mask gives zeros)."""
+    mask = gnp.asarray(mask)
+    if len(mask.shape) != len(x.shape) - 1:
+        raise _errors.GradkitValueError(
+            f"BatchNorm got a mask of shape {tuple(mask.shape)} for inputs of shape {tuple(x.shape)}: the mask "
+            "has the inputs' shape without its last axis, as Keras requires."
+        )
+    weights = gnp.broadcast_to(gnp.expand_dims(gnp.astype(mask, x.dtype), -1), tuple(x.shape))
+    total = gnp.sum(weights, axis=axes, keepdims=True) + 1e-7
+    mean = gnp.sum(weights * x, axis=axes, keepdims=True) / total
+    var = gnp.sum(weights * gnp.square(weights * x - mean), axis=axes, keepdims=True) / total
+    return mean, var

@@ -143,6 +143,7 @@ class Variable(_GkVariable):
 
     # TensorFlow's assignment signatures; with read_value=False TensorFlow returns None.
     def assign(self, value, use_locking=False, name=None, read_value=True):
+        _check_value_dtype(self, value, "assign")
         declared = self.__dict__.get("_declared_shape")
         if declared is None:
             out = super().assign(value)
@@ -162,10 +163,12 @@ class Variable(_GkVariable):
             raise
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        _check_value_dtype(self, delta, "assign_add")
         out = super().assign_add(delta)
         return out if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        _check_value_dtype(self, delta, "assign_sub")
         out = super().assign_sub(delta)
         return out if read_value else None
 
@@ -276,13 +279,27 @@ class _VariableSlice(_GkVariableSlice):
     __slots__ = ()
 
     def assign(self, value, name=None):
+        _check_value_dtype(self._var, value, "assign")
         return super().assign(value)
 
     def assign_add(self, delta, name=None):
+        _check_value_dtype(self._var, delta, "assign_add")
         return super().assign_add(delta)
 
     def assign_sub(self, delta, name=None):
+        _check_value_dtype(self._var, delta, "assign_sub")
         return super().assign_sub(delta)
+
+
+def _check_value_dtype(var, value, method: str) -> None:
+    """A tensor (or Variable) assigned must have the Variable's dtype, as in TensorFlow, which
+    converts Python and NumPy values but not tensors."""
+    if isinstance(value, (Tensor, _GkVariable, _GkVariableSlice)) and np.dtype(value.dtype) != np.dtype(var.dtype):
+        raise _errors.GradkitValueError(
+            f"Variable.{method} got a tensor of dtype {np.dtype(value.dtype).name} for Variable {var._label()} of "
+            f"dtype {np.dtype(var.dtype).name}; TensorFlow refuses that too. Cast it: "
+            f"v.{method}(tf.cast(value, v.dtype))."
+        )
 
 
 # TensorFlow eager arithmetic on a Variable gives a tensor with .numpy(): wrap the results.

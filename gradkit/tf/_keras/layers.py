@@ -168,10 +168,11 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
     def _keras_config_values(self) -> dict:
         return {"axis": self.__dict__.get("_keras_axis", self.axis)}
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         # A frozen BatchNormalization runs in inference mode, as in Keras: the moving
-        # statistics normalise and are left alone.
-        return nn.BatchNorm.call(self, inputs, training=bool(training) and self.trainable)
+        # statistics normalise and are left alone. A mask (an Embedding's with mask_zero, say)
+        # leaves the padding out of the batch statistics.
+        return nn.BatchNorm.call(self, inputs, training=bool(training) and self.trainable, mask=mask)
 
 
 # Re-exports of the layers in their own files (imported last: they build on _KerasLayer above).

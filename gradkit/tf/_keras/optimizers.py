@@ -492,6 +492,11 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name=None, **kwargs):
         options = _check_options("SGD", kwargs)
+        if not 0.0 <= float(momentum) <= 1.0:
+            raise _errors.GradkitValueError(
+                f"SGD got momentum={momentum!r}: Keras takes a float in [0, 1] (the fraction of the last update "
+                "kept), and refuses others."
+            )
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
         super().__init__(learning_rate, rules.sgd, (float(momentum), bool(nesterov)), options, name)
 
