@@ -284,6 +284,9 @@ ERROR_PROGRAMS = {
     "rint_of_integers": lambda tf: tf.math.rint(tf.constant([1, 2])),
     "atan2_of_integers": lambda tf: tf.math.atan2(tf.constant([1, 2]), tf.constant([3, 3])),
     "xlogy_of_integers": lambda tf: tf.math.xlogy(tf.constant([1, 2]), tf.constant([3, 3])),
+    "assign_an_int_tensor_to_a_float_variable": lambda tf: tf.Variable([1.0, 2.0]).assign(tf.constant([1, 2])),
+    "assign_add_an_int_variable": lambda tf: tf.Variable([1.0, 2.0]).assign_add(tf.Variable([1, 2])),
+    "assign_an_int_tensor_to_a_slice": lambda tf: tf.Variable([1.0, 2.0])[0].assign(tf.constant(1)),
 }
 
 
@@ -306,6 +309,8 @@ def test_the_valid_neighbours_of_those_inputs_agree():
             tf.where(x > 2.0),
             tf.range(5, 1, -1),
             tf.range(3, 3),
+            tf.Variable([1.0, 2.0]).assign(np.array([3, 4])),  # NumPy values are converted
+            tf.Variable([1.0, 2.0]).assign_add([1, 1]),
         ]
 
     _same(program)
