@@ -223,7 +223,7 @@ class MultiHeadAttention(Layer):
         value_shape = query_shape if value_shape is None else value_shape
         key_shape = value_shape if key_shape is None else key_shape
         for shape, arg in ((query_shape, "query"), (value_shape, "value"), (key_shape, "key")):
-            layer_args.check_rank(shape, 3, f"(batch, seq, features) {arg}", self._what())
+            _check_rank3(shape, arg, self._what())
         if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
             raise _errors.GradkitValueError(
                 f"{self._what()}: value has shape {tuple(value_shape)} and key {tuple(key_shape)}; all their axes "
@@ -305,7 +305,7 @@ class MultiHeadAttention(Layer):
             )
         key = value if key is None else key
         for t, arg in ((query, "query"), (value, "value"), (key, "key")):
-            layer_args.check_rank(t.shape, 3, f"(batch, seq, features) {arg}", what)
+            _check_rank3(t.shape, arg, what)
             layer_args.check_float(t, what)
         built = (self._query_dense.kernel.shape[0], self._key_dense.kernel.shape[0], self._value_dense.kernel.shape[0])
         got = (query.shape[-1], key.shape[-1], value.shape[-1])
@@ -381,3 +381,14 @@ def _and(a, b):
 
 def _query_rows(query_mask):
     return query_mask.astype(bool)[:, :, None]  # (batch, T, 1): a padded query attends nowhere
+
+
+def _check_rank3(shape, arg: str, what: str) -> None:
+    """gradkit.tf's MultiHeadAttention attends over axis 1 of rank-3 inputs; Keras also takes
+    higher ranks (with ``attention_axes``), which it does not implement."""
+    if len(shape) != 3:
+        raise _errors.GradkitValueError(
+            f"{what} got a {arg} of shape {tuple(shape)}: gradkit.tf's MultiHeadAttention takes rank-3 (batch, seq, "
+            "features) inputs. Keras also takes higher ranks, attending over attention_axes, which gradkit.tf does "
+            "not implement: fold the extra axes into the batch first (tf.reshape), and unfold the result."
+        )
