@@ -103,3 +103,30 @@ def test_norm_refuses_integers_and_takes_the_valid_neighbours():
     np.testing.assert_allclose(float(gtf.norm(x, ord="fro", axis=(0, 1))), np.sqrt(34.0), rtol=1e-6)
     np.testing.assert_allclose(float(gtf.norm(x, ord=np.inf, axis=(0, 1))), 7.0)  # the largest row sum
     np.testing.assert_allclose(gtf.norm(x, ord=1, axis=1).numpy(), [7.0, 5.0])
+
+
+@pytest.mark.parametrize(
+    ("ord", "axis", "complex_result"),
+    [("euclidean", None, True), (2, 1, True), ("fro", (0, 1), True), (1, None, False), (3, None, False), (2, (0, 1), False)],
+)
+def test_complex_norm_keeps_tensorflows_dtype(ord, axis, complex_result):
+    # TensorFlow's Euclidean and Frobenius norms are sqrt(sum(x * conj(x))), complex with a zero
+    # imaginary part; the orders that go through abs or singular values are real.
+    a = np.array([[3 + 4j, 1j], [2, 1 - 1j]], np.complex64)
+    out = gtf.norm(gtf.constant(a), ord=ord, axis=axis)
+    assert out.dtype == (np.complex64 if complex_result else np.float32)
+    if axis is None and ord not in ("euclidean", "fro"):
+        expected = np.sum(np.abs(a) ** ord) ** (1 / ord)  # TensorFlow's p-norm of all elements
+    else:
+        expected = np.linalg.norm(a, ord=None if ord in ("euclidean", "fro") else ord, axis=axis)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+
+
+def test_complex_euclidean_norm_gradient_is_x_over_norm():
+    # For a real f of z = u + iv TensorFlow returns df/du + i df/dv; for f = ||z|| that is
+    # z / ||z|| (a hand derivation: d sqrt(sum u^2 + v^2) = (u du + v dv) / ||z||).
+    a = np.array([[3 + 4j, 1j], [2, 1 - 1j]], np.complex64)
+    x = gtf.Variable(a)
+    with gtf.GradientTape() as tape:
+        y = gtf.math.real(gtf.norm(x))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), a / np.linalg.norm(a), rtol=1e-6)

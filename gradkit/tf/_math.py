@@ -425,7 +425,10 @@ def tensordot(a, b, axes, name=None):
 
 def _norm(x, ord, axis, keepdims):
     if ord == "euclidean" or (ord == 2 and not isinstance(axis, tuple)) or ord == "fro":
-        return jnp.sqrt(jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims).real)
+        # TensorFlow's sqrt(sum(x * conj(x))) keeps a complex dtype (zero imaginary part); the
+        # other orders go through abs (or singular values) and are real.
+        squares = jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims)
+        return jnp.sqrt(squares.real).astype(x.dtype) if jnp.iscomplexobj(x) else jnp.sqrt(squares)
     if ord == 1 and not isinstance(axis, tuple):
         return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
