@@ -1,8 +1,9 @@
 """tf.linalg edges where gradkit.tf once parted from TensorFlow 2.21: complex ``eigh`` reads the
 real part of the diagonal alone (so its gradient there is real), complex ``logdet`` is real,
 ``matrix_rank`` is int32, and ``tf.norm`` with a general ``ord`` and no axis is the p-norm of all
-the elements, and ``tf.norm`` refuses the orders and axes TensorFlow refuses. Oracles: finite differences of gradkit's own forward (in complex128, needing
-64-bit types: a subprocess), NumPy, and hand derivations."""
+the elements, ``tf.norm`` refuses the orders and axes TensorFlow refuses, and its Euclidean
+norm of a complex tensor stays complex. Oracles: finite differences of gradkit's own forward (in
+complex128, needing 64-bit types: a subprocess), NumPy, and hand derivations."""
 
 import numpy as np
 import pytest
