@@ -81,6 +81,9 @@ def _path_name(path) -> str:
     return "_".join(parts)
 
 
+_OPTIONAL_SIZES = (1, 11)
+
+
 def _specs(value, name):
     """``value`` with each tensor (or spec) a TensorSpec named after its place, as TensorFlow names them."""
     leaves, treedef = jax.tree_util.tree_flatten_with_path(value, is_leaf=_is_leaf)
@@ -316,14 +319,23 @@ class ConcreteFunction:
         first = self._function._output_info(*self._with_tensors(self._examples_for(2)))
         if not self._unknown_dims():
             return jax.tree_util.tree_map(lambda s: TensorSpec(s.shape, s.dtype), first)
-        second = self._function._output_info(*self._with_tensors(self._examples_for(3)))
+        # gradkit has no symbolic shapes: a None dimension is traced at several sizes, and an
+        # output dimension is static only where every trace agrees. Sizes 2 and 3 must trace;
+        # 1 (where ``x[:2]`` saturates) and 11 (where ``n // 4`` moves) count where they trace
+        # (a size-1 input may fail to broadcast against a fixed size that a real one meets).
+        traces = [first, self._function._output_info(*self._with_tensors(self._examples_for(3)))]
+        for size in _OPTIONAL_SIZES:
+            try:
+                traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size))))
+            except Exception:  # noqa: BLE001  (a size this function refuses tells nothing)
+                continue
 
-        def spec(a, b):
-            if len(a.shape) != len(b.shape):
+        def spec(a, *others):
+            if any(len(o.shape) != len(a.shape) for o in others):
                 return TensorSpec(None, a.dtype)
-            return TensorSpec(tuple(d if d == e else None for d, e in zip(a.shape, b.shape)), a.dtype)
+            return TensorSpec(tuple(d if all(o.shape[i] == d for o in others) else None for i, d in enumerate(a.shape)), a.dtype)
 
-        return jax.tree_util.tree_map(spec, first, second)
+        return jax.tree_util.tree_map(spec, *traces)
 
     @property
     def structured_outputs(self):

@@ -7,7 +7,6 @@ Variable is stacked with ``gnp.stack`` so the tape records the stacking.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 import jax
@@ -51,12 +50,13 @@ def convert(x, dtype=None):
         if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
             if arr.dtype == np.float64:
                 arr = arr.astype(np.float32)
-            elif arr.dtype == np.int64:
-                arr = arr.astype(np.int32)
-        # Integer and boolean data given in Python or NumPy stays known inside tf.function, as
-        # a TensorFlow graph constant is: indices, ids and counts are checked there as eagerly.
-        known = arr.dtype.kind in "biu" and (dtype is None or np.dtype(dtype).kind in "biu")
-        with jax.ensure_compile_time_eval() if known else contextlib.nullcontext():
+            elif arr.dtype == np.int64 and _fits(arr, np.int32):
+                arr = arr.astype(np.int32)  # TensorFlow's int32, and int64 only where it must
+        _check_integers_fit(arr, x)
+        # Data given in Python or NumPy stays known inside tf.function, as a TensorFlow graph
+        # constant is: indices, ids and counts are checked there as eagerly, and a tf.data
+        # pipeline built inside the function can hold it.
+        with jax.ensure_compile_time_eval():
             x = owned_array(arr)  # tf.constant copies: later writes to a NumPy input must not leak in
             if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
                 x = _cast(x, np.dtype(dtype))
@@ -64,6 +64,28 @@ def convert(x, dtype=None):
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
     return x
+
+
+def _fits(arr: np.ndarray, dtype) -> bool:
+    info = np.iinfo(dtype)
+    return arr.size == 0 or (int(arr.min()) >= info.min and int(arr.max()) <= info.max)
+
+
+def _check_integers_fit(arr: np.ndarray, x) -> None:
+    """64-bit integers that JAX would wrap into 32 bits (its 64-bit types are off): a clear error
+    rather than a silently different number (2**40 would become 0)."""
+    if arr.dtype.kind not in "iu" or arr.dtype.itemsize != 8:
+        return
+    narrow = np.dtype(jax.dtypes.canonicalize_dtype(arr.dtype))
+    if narrow.itemsize == 8 or _fits(arr, narrow):
+        return
+    shown = str(arr.tolist()) if arr.size <= 6 else f"of shape {arr.shape}"
+    raise _errors.GradkitValueError(
+        f"the integer data {shown} ({type(x).__name__}) does not fit in {narrow.name}, and JAX's "
+        f"64-bit types are off, so it would silently wrap (TensorFlow makes it {arr.dtype.name}). Turn them "
+        "on before creating any array: jax.config.update('jax_enable_x64', True), or the environment "
+        "variable JAX_ENABLE_X64=1."
+    )
 
 
 def _is_python_value(x) -> bool:

@@ -101,19 +101,24 @@ class Concatenate(Dataset):
 class _WindowPart(Dataset):
     """One component of one window: a dataset of the rows it holds."""
 
-    def __init__(self, array: np.ndarray, spec):
+    def __init__(self, rows: list, spec):
         super().__init__()
-        self._array, self._spec_of_rows = array, spec
+        self._rows, self._spec_of_rows = [np.asarray(row) for row in rows], spec
 
     def _chunks(self):
-        if len(self._array):
-            yield Chunk(LEAF, [self._array])
+        if not self._rows:
+            return
+        if len({row.shape for row in self._rows}) == 1:
+            yield Chunk(LEAF, [np.stack(self._rows)])
+        else:  # rows of different shapes (a spec with unknown sizes): a chunk each
+            for row in self._rows:
+                yield Chunk(LEAF, [row[None]])
 
     def _compute_spec(self):
         return LEAF, [self._spec_of_rows]
 
     def _cardinality(self) -> int:
-        return len(self._array)
+        return len(self._rows)
 
 
 class Window(Dataset):
@@ -151,7 +156,7 @@ class Window(Dataset):
         holders = []
         for i, spec in enumerate(specs):
             holder = np.empty((1,), object)
-            holder[0] = _WindowPart(np.stack([np.asarray(row[i]) for row in rows]), spec)
+            holder[0] = _WindowPart([row[i] for row in rows], spec)
             holders.append(holder)
         return Chunk(structure, holders)
 

@@ -134,16 +134,22 @@ class Interleave(Dataset):
             index, block_index = (index + 1) % self._cycle, 0
 
     def _compute_spec(self):
-        """The element_spec of the datasets the function makes: made from zeros of the input's
-        spec, unknown sizes 1 and then 2 (a dimension they decide is unknown), or from the first
-        element where that fails."""
+        """The element_spec of the datasets the function makes, from placeholder elements of the
+        input's spec: unknown sizes 1, 2 and 3 filled with 0, 1 and 2, so that a dimension the
+        input's size or value decides (``tf.fill([v], v)``, ``batch(v + 1)``) comes out unknown,
+        as TensorFlow's shape inference leaves it; from the first element where that fails."""
         structure, specs = self._inputs[0]._structure_and_specs()
         try:
-            made = [self._dataset_of(structure, _zeros(specs, size))._structure_and_specs() for size in (1, 2)]
-        except Exception:  # noqa: BLE001  (a function zeros do not suit: use an element instead)
+            made = [
+                self._dataset_of(structure, _placeholders(specs, size, fill))._structure_and_specs()
+                for size, fill in ((1, 0), (2, 1), (3, 2))
+            ]
+        except Exception:  # noqa: BLE001  (a function placeholders do not suit: use an element instead)
             made = None
-        if made is not None and made[0][0] == made[1][0]:
-            merged = [most_specific_compatible(a, b) for a, b in zip(made[0][1], made[1][1])]
+        if made is not None and all(m[0] == made[0][0] for m in made):
+            merged = made[0][1]
+            for other in made[1:]:
+                merged = [None if a is None else most_specific_compatible(a, b) for a, b in zip(merged, other[1])]
             if None not in merged:
                 return made[0][0], merged
         for chunk in self._inputs[0]._chunks():
@@ -154,10 +160,10 @@ class Interleave(Dataset):
         )
 
 
-def _zeros(specs, size: int) -> list:
+def _placeholders(specs, size: int, fill: int) -> list:
     if any(isinstance(s, DatasetSpec) or s.shape is None for s in specs):
         raise ValueError("no placeholder for this spec")
-    return [np.zeros(tuple(size if d is None else d for d in s.shape), s.dtype) for s in specs]
+    return [np.full(tuple(size if d is None else d for d in s.shape), fill, s.dtype) for s in specs]
 
 
 def reduce(dataset: Dataset, initial_state, reduce_func):

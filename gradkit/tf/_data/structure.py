@@ -162,13 +162,8 @@ def as_component(value, what: str) -> np.ndarray:
     if isinstance(value, (Tensor, Variable)):
         try:
             array = np.asarray(value.numpy())
-        except (_errors.TracedValueNeededError, jax.errors.TracerArrayConversionError) as error:
-            raise _errors.GradkitTypeError(
-                f"{what} holds a value traced by a tf.function (it reads the function's arguments, a Variable or a "
-                "random draw inside it): a dataset iterated inside a tf.function runs its pipeline while the "
-                "function is traced, and its elements must be known then. Iterate the dataset outside the "
-                "tf.function and pass each batch in (for x, y in dataset: train_step(x, y))."
-            ) from error
+        except _TRACED as error:
+            raise _traced_value_error(what) from error
     elif isinstance(value, (np.ndarray, np.generic, jax.Array)):
         array = np.asarray(value)
     elif isinstance(value, (str, bytes)) or _holds_text(value):
@@ -176,6 +171,10 @@ def as_component(value, what: str) -> np.ndarray:
     else:
         try:
             array = np.asarray(convert(value))
+        except _errors.GradkitError:
+            raise
+        except _TRACED as error:  # a list of tensors the function computes
+            raise _traced_value_error(what) from error
         except (TypeError, ValueError) as error:
             raise _errors.GradkitValueError(
                 f"{what} holds {_short(value)}, which is not a tensor: a Python list must be rectangular and "
@@ -188,6 +187,18 @@ def as_component(value, what: str) -> np.ndarray:
             "tf.keras.utils.to_categorical), or keep them out of the pipeline."
         )
     return np.array(array, dtype=canonical(array.dtype))
+
+
+_TRACED = (_errors.TracedValueNeededError, jax.errors.TracerArrayConversionError)
+
+
+def _traced_value_error(what: str) -> Exception:
+    return _errors.GradkitTypeError(
+        f"{what} holds a value traced by a tf.function (it reads the function's arguments, a Variable or a "
+        "random draw inside it): a dataset iterated inside a tf.function runs its pipeline while the "
+        "function is traced, and its elements must be known then. Iterate the dataset outside the "
+        "tf.function and pass each batch in (for x, y in dataset: train_step(x, y))."
+    )
 
 
 def _holds_text(value) -> bool:
