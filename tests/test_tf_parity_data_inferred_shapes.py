@@ -56,7 +56,7 @@ def test_concrete_function_output_of_a_saturating_slice_is_unknown():
     tf_real = pytest.importorskip("tensorflow")
     shapes = []
     for tf in (tf_real, gtf):
-        fn = tf.function(lambda x: (x[:2], x[:, 0], tf.zeros([tf.shape(x)[0] // 4])))
+        fn = tf.function(lambda x, tf=tf: (x[:2], x[:, 0], tf.zeros([tf.shape(x)[0] // 4])))
         outputs = fn.get_concrete_function(tf.TensorSpec((None, 3), tf.float32)).structured_outputs
         shapes.append([_shapes(o) for o in outputs])
     assert shapes[1] == shapes[0] == [(None, 3), (None,), (None,)]
@@ -93,10 +93,12 @@ _IN_FUNCTION = {
     "from_tensors": lambda tf: tf.data.Dataset.from_tensors(3.0).get_single_element(),
     "from_tensor_slices": lambda tf: tf.data.Dataset.from_tensor_slices([1.0, 2.0]).reduce(0.0, lambda s, x: s + x),
     "reduce_state": lambda tf: tf.data.Dataset.range(3).reduce(tf.constant(0.0), lambda s, x: s + 1.0),
-    "padding_values": lambda tf: tf.data.Dataset.range(1, 3)
-    .map(lambda v: tf.ones([v]))
-    .padded_batch(2, padding_values=-1.0)
-    .get_single_element(),
+    "padding_values": lambda tf: (
+        tf.data.Dataset.range(1, 3)
+        .map(lambda v: tf.ones([v]))
+        .padded_batch(2, padding_values=-1.0)
+        .get_single_element()
+    ),
 }
 
 

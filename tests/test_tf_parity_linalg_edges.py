@@ -108,7 +108,14 @@ def test_norm_refuses_integers_and_takes_the_valid_neighbours():
 
 @pytest.mark.parametrize(
     ("ord", "axis", "complex_result"),
-    [("euclidean", None, True), (2, 1, True), ("fro", (0, 1), True), (1, None, False), (3, None, False), (2, (0, 1), False)],
+    [
+        ("euclidean", None, True),
+        (2, 1, True),
+        ("fro", (0, 1), True),
+        (1, None, False),
+        (3, None, False),
+        (2, (0, 1), False),
+    ],
 )
 def test_complex_norm_keeps_tensorflows_dtype(ord, axis, complex_result):
     # TensorFlow's Euclidean and Frobenius norms are sqrt(sum(x * conj(x))), complex with a zero

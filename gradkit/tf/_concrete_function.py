@@ -333,7 +333,9 @@ class ConcreteFunction:
         def spec(a, *others):
             if any(len(o.shape) != len(a.shape) for o in others):
                 return TensorSpec(None, a.dtype)
-            return TensorSpec(tuple(d if all(o.shape[i] == d for o in others) else None for i, d in enumerate(a.shape)), a.dtype)
+            return TensorSpec(
+                tuple(d if all(o.shape[i] == d for o in others) else None for i, d in enumerate(a.shape)), a.dtype
+            )
 
         return jax.tree_util.tree_map(spec, *traces)
 
