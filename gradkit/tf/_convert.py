@@ -145,7 +145,12 @@ def _cast(x, dtype):
 
 
 def wrap(out):
-    """Concrete JAX arrays in ``out`` become ``gk.Tensor`` (traced values stay as they are)."""
+    """Concrete JAX arrays in ``out`` become ``gk.Tensor`` (traced values stay as they are); a
+    dict keeps its keys' order (a Keras model's dict output), which jax's tree_map would sort."""
+    if type(out) is dict:
+        return {key: wrap(value) for key, value in out.items()}
+    if type(out) in (list, tuple):
+        return type(out)(wrap(value) for value in out)
     return jax.tree_util.tree_map(
         lambda v: Tensor.concrete(v) if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) else v,
         out,

@@ -28,7 +28,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
-from . import _config, _dtypes, _name_scope, _random
+from . import _config, _dtypes, _name_scope, _output_order, _random
 from ._convert import TensorShape, convert, wrap
 from ._trace_types import Static, TraceTypes
 
@@ -204,6 +204,7 @@ class Function:
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._reduce_retracing = reduce_retracing
         self._traces = TraceTypes(fn, self.input_signature, reduce_retracing)  # TensorFlow's count
+        self._key_orders: dict = {}  # per layout, the order of the dict keys its trace returned
         functools.update_wrapper(self, fn)
 
     def _run(self, layout: _Layout, *traced, seeded):
@@ -212,6 +213,7 @@ class Function:
         try:
             with _random.tracing(seed), _name_scope.graph():
                 out = self.python_function(*args, **kwargs)
+            self._key_orders[layout] = _output_order.key_orders(out)
             # A Python number it returns is a tensor of TensorFlow's dtype for it (int32,
             # float32), also where JAX's 64-bit types are on.
             return jax.tree_util.tree_map(_python_number_as_tensor, out, is_leaf=_is_leaf)
@@ -234,7 +236,7 @@ class Function:
             else:
                 self._called = True
                 self._traces.note_call(layout, traced, args, kwargs)
-                return out
+                return _output_order.in_order(self._key_orders.get(layout), out)
         seed = _random.function_seed()
         try:
             out = wrap(self._seeded(layout, seed, *traced))
@@ -244,7 +246,7 @@ class Function:
             raise
         self._called = True
         self._traces.note_call(layout, traced, args, kwargs)
-        return out
+        return _output_order.in_order(self._key_orders.get(layout), out)
 
     def _note_failed_run(self, error, layout, traced, args, kwargs) -> None:
         """A call whose program was traced and then failed a runtime check (a tf.debugging

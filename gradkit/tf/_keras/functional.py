@@ -28,6 +28,8 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
+from . import input_standardization
+
 _counter = itertools.count()  # nodes are numbered as they are made: a topological order
 _symbolic = threading.local()  # .runs: the symbolic runs under way in this thread (see symbolic_run)
 
@@ -198,6 +200,14 @@ def is_symbolic(structure) -> bool:
 
 
 def _substitute(structure, values: dict):
+    """``structure`` with each KerasTensor replaced by its value; a dict keeps its keys' order
+    (Keras returns a dict output as the model was given it; jax's tree_map would sort it)."""
+    if isinstance(structure, KerasTensor):
+        return values[id(structure)]
+    if type(structure) is dict:
+        return {key: _substitute(value, values) for key, value in structure.items()}
+    if type(structure) in (list, tuple):
+        return type(structure)(_substitute(value, values) for value in structure)
     return jax.tree_util.tree_map(
         lambda x: values[id(x)] if isinstance(x, KerasTensor) else x,
         structure,
@@ -273,17 +283,15 @@ class Graph:
         """The outputs' values for the inputs' ``values`` (the inputs' structure)."""
         known: dict[int, object] = {}
         flat_inputs = _leaves(self.inputs)
-        if isinstance(self.inputs, dict) and isinstance(values, dict):
-            given = [values[k] for k in self.inputs]
-        else:
-            given = list(values) if isinstance(values, (list, tuple)) else [values]
+        names = list(self.inputs) if isinstance(self.inputs, dict) else [t.name for t in flat_inputs]
+        given = input_standardization.by_position(values, names, takes_dict=isinstance(self.inputs, dict))
         if len(given) != len(flat_inputs):
             raise _errors.GradkitValueError(
                 f"The functional model expects {len(flat_inputs)} input(s), but it received {len(given)} input "
                 "tensors. Pass them in the structure of the model's inputs."
             )
-        for t, v in zip(flat_inputs, given):
-            known[id(t)] = v
+        for t, v, name in zip(flat_inputs, given, names):
+            known[id(t)] = input_standardization.adjust_rank(v, t.shape, name)
         for node in self.nodes:
             out = node.layer(*_substitute(node.args, known), **_substitute(node.kwargs, known))
             flat_symbolic = jax.tree_util.tree_leaves(

@@ -215,10 +215,11 @@ class Functional(Model):
 
     @property
     def output_names(self):
-        """Keras': the names of the output layers (a dict output is named by its keys instead)."""
+        """Keras': the names of the output layers, in the order of the flattened outputs (a dict's
+        by sorted key)."""
         outputs = self.outputs
         if isinstance(outputs, dict):
-            return sorted(outputs)
+            outputs = [outputs[key] for key in sorted(outputs)]
         return [t._node.layer.name for t in functional._leaves(outputs)]
 
     # Keras' singular names: the structure given to the constructor.

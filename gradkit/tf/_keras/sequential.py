@@ -6,7 +6,7 @@ import inspect
 
 from gradkit import _errors
 
-from . import layer_config, model_config
+from . import input_standardization, layer_config, model_config
 from .input_layer import InputLayer
 from .model import Model
 
@@ -112,6 +112,10 @@ class Sequential(Model):
 
     def call(self, inputs, training=None, mask=None):
         x = inputs
+        declared = self._keras_input_layer
+        if declared is not None:  # Keras 3 runs such a Sequential as a functional model
+            x = input_standardization.one_input(x, declared.name)
+            x = input_standardization.adjust_rank(x, tuple(declared.batch_shape), declared.name)
         for layer in self._sequence:
             x = layer(x, training=training) if training is not None and _takes_training(layer) else layer(x)
         return x

@@ -23,7 +23,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from .. import _function, _math, _tape
+from .. import _function, _math, _output_order, _tape
 from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizer_registry, optimizers
@@ -386,7 +386,8 @@ class Trainer:
             raise _errors.GradkitValueError(
                 "tf.keras.Model.predict got no batches (an empty or exhausted input); pass data with at least one batch."
             )
-        return jax.tree_util.tree_map(lambda *parts: np.concatenate(parts, axis=0), *outputs)
+        joined = jax.tree_util.tree_map(lambda *parts: np.concatenate(parts, axis=0), *outputs)
+        return _output_order.in_order(_output_order.key_orders(outputs[0]), joined)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._compile_state("train_on_batch")
@@ -452,11 +453,12 @@ def _callback_list(model, callbacks, verbose, steps: int, epochs: int = 1, add_h
 
 
 def _to_numpy(outputs):
-    return jax.tree_util.tree_map(
+    arrays = jax.tree_util.tree_map(
         lambda t: np.asarray(t.numpy() if isinstance(t, Tensor) else t),
         outputs,
         is_leaf=lambda t: isinstance(t, Tensor),
     )
+    return _output_order.in_order(_output_order.key_orders(outputs), arrays)  # a dict output as the model gives it
 
 
 def _should_eval(epoch: int, validation_freq) -> bool:
