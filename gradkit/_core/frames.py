@@ -165,6 +165,11 @@ def trace_state():
     return get_opaque_trace_state(convention="gradkit")
 
 
+def under_jax_trace() -> bool:
+    """Whether a jax transformation (jit, grad, vmap, a lax loop's body) is tracing now."""
+    return trace_state() != _EAGER_TRACE
+
+
 def check_same_trace(var, value, token) -> None:
     """Refuse a traced ``value`` for ``var`` made under a trace other than ``token``'s.
 
@@ -217,3 +222,6 @@ def concrete(x):
     # Computed concretely even under a trace, as in ``live``: a layer above may cache it.
     with jax.ensure_compile_time_eval():
         return get(x)
+
+
+_EAGER_TRACE = trace_state()  # jax's eager evaluation, the same in every thread

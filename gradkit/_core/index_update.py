@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .index_bounds import check_indices
+
 # How each update combines the slice's current values with the update (``apply`` takes a function).
 _COMBINE = {
     "set": lambda old, u: u,
@@ -47,6 +49,8 @@ def index_update(current, index, update, how: str, **kwargs):
     ``power``, ``min``, ``max``, or ``apply`` (``update`` is then the function).
     """
     current = jnp.asarray(current)
+    if "mode" not in kwargs:  # jax's own out-of-range modes, asked for by name, are kept
+        check_indices(index, current.shape)
     if (how not in _COMBINE and how != "apply") or _scatters(index):
         return getattr(current.at[index], how)(update, **kwargs)
     old = current[index]

@@ -20,6 +20,7 @@ differentiates through ``gk.grad`` as through ``tape.gradient``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -204,6 +205,23 @@ def _wrt_tangent(var: Variable, tangent):
     return converted
 
 
+@contextlib.contextmanager
+def _complex_errors(transform: str):
+    """jax's refusal of complex inputs or outputs without ``holomorphic=True`` as gradkit's error,
+    which names the transform's own option and the way for a non-holomorphic function."""
+    try:
+        yield
+    except TypeError as e:
+        if "holomorphic" not in str(e) or str(e).startswith("[gradkit]"):
+            raise
+        raise _errors.GradkitTypeError(
+            f"{transform} got complex values: {str(e).splitlines()[0]} For a holomorphic function of complex "
+            f"inputs with complex outputs, pass {transform}(..., holomorphic=True). For a real function of complex "
+            "inputs, gk.grad (or gk.vjp) gives its gradient, as jax.grad does; for other non-holomorphic functions, "
+            "differentiate the real and imaginary parts as separate real inputs."
+        ) from None
+
+
 def _check_scalar(transform):
     def check(out):
         shape = jnp.shape(out)
@@ -229,6 +247,7 @@ def value_and_grad(
     wrt=None,
     has_aux: bool = False,
     return_state: bool = False,
+    holomorphic: bool = False,
 ) -> Callable:
     """Like ``jax.value_and_grad``, for functions that read and assign Variables.
 
@@ -239,6 +258,8 @@ def value_and_grad(
         respect to (their values on entry); the gradients mirror this structure.
       has_aux: ``fn`` returns ``(output, aux)``; aux is returned beside the value.
       return_state: also return the State of every Variable ``fn`` assigned.
+      holomorphic: ``fn`` is holomorphic in complex inputs (and returns a complex scalar), as
+        ``jax.value_and_grad``'s ``holomorphic``.
 
     Returns:
       A function returning ``(value, grads)`` (``((value, aux), grads)`` with ``has_aux``).
@@ -262,14 +283,25 @@ def value_and_grad(
         plan = _Plan("gk.grad", argnums, wrt, args, float_args=True)
         pure = plan.pure(fn, kwargs, has_aux, _check_scalar("gk.grad"))
         n = 1 + len(plan.argnums)
-        (value, (aux, state)), grads = jax.value_and_grad(pure, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+        with _complex_errors("gk.grad"):
+            (value, (aux, state)), grads = jax.value_and_grad(
+                pure, argnums=tuple(range(n)), has_aux=True, holomorphic=holomorphic
+            )(*plan.primals())
         head = (value, aux) if has_aux else value
         return _finish((head, plan.pack(grads)), state, return_state)
 
     return _recordable(run, "gk.grad")
 
 
-def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False) -> Callable:
+def grad(
+    fn: Callable,
+    argnums=_DEFAULT,
+    *,
+    wrt=None,
+    has_aux: bool = False,
+    return_state: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
     """Like ``jax.grad``, for functions that read and assign Variables.
 
     Arguments as for :func:`value_and_grad`. Returns the gradients (``(grads, aux)`` with
@@ -285,7 +317,7 @@ def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, ret
     >>> float(gk.grad(pipeline)(0.5))                            # 2c(b - a)
     3.0
     """
-    vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True)
+    vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True, holomorphic=holomorphic)
 
     def run(*args, **kwargs):
         (head, grads), state = vg(*args, **kwargs)
@@ -297,7 +329,15 @@ def grad(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, ret
 
 
 def _jacobian(jax_transform, name):
-    def transform(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, return_state: bool = False):
+    def transform(
+        fn: Callable,
+        argnums=_DEFAULT,
+        *,
+        wrt=None,
+        has_aux: bool = False,
+        return_state: bool = False,
+        holomorphic: bool = False,
+    ):
         def run(*args, **kwargs):
             plan = _Plan(name, argnums, wrt, args, float_args=True)
             pure = plan.pure(fn, kwargs, has_aux)
@@ -309,15 +349,17 @@ def _jacobian(jax_transform, name):
                 out_tree.append(jax.tree_util.tree_structure(out))
                 return out, rest
 
-            try:
-                jac, (aux, state) = jax_transform(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
-            except TypeError as e:
-                if jax_transform is not jax.jacfwd or not _no_forward_rule(e):
-                    raise
-                # A custom gradient inside (a jax.custom_vjp) has no forward rule: the same
-                # Jacobian, by reverse mode.
-                out_tree.clear()
-                jac, (aux, state) = jax.jacrev(outputs_only, argnums=tuple(range(n)), has_aux=True)(*plan.primals())
+            options = {"argnums": tuple(range(n)), "has_aux": True, "holomorphic": holomorphic}
+            with _complex_errors(name):
+                try:
+                    jac, (aux, state) = jax_transform(outputs_only, **options)(*plan.primals())
+                except TypeError as e:
+                    if jax_transform is not jax.jacfwd or not _no_forward_rule(e):
+                        raise
+                    # A custom gradient inside (a jax.custom_vjp) has no forward rule: the same
+                    # Jacobian, by reverse mode.
+                    out_tree.clear()
+                    jac, (aux, state) = jax.jacrev(outputs_only, **options)(*plan.primals())
             per_output = out_tree[0].flatten_up_to(jac)
             packed = out_tree[0].unflatten([plan.pack(j) for j in per_output])
             return _finish((packed, aux) if has_aux else packed, state, return_state)
@@ -348,7 +390,7 @@ jacfwd.__doc__ = """Like ``jax.jacfwd`` (forward mode), for functions that read 
     """
 
 
-def hessian(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False) -> Callable:
+def hessian(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, holomorphic: bool = False) -> Callable:
     """Like ``jax.hessian`` (forward over reverse), for functions over Variables.
 
     With ``wrt=[u, v]`` the result is nested ``H[i][j] = d2 f / d wrt[i] d wrt[j]``, each
@@ -362,8 +404,8 @@ def hessian(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False) 
     >>> float(gk.hessian(f, wrt=x)())   # 48 x
     96.0
     """
-    inner = jacrev(fn, argnums, wrt=wrt, has_aux=has_aux)
-    return jacfwd(inner, argnums, wrt=wrt, has_aux=has_aux)
+    inner = jacrev(fn, argnums, wrt=wrt, has_aux=has_aux, holomorphic=holomorphic)
+    return jacfwd(inner, argnums, wrt=wrt, has_aux=has_aux, holomorphic=holomorphic)
 
 
 def jvp(

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _errors
 from . import frames
+from .index_bounds import check_indices
 from .index_update import index_update
 from .operators import ValueOperators
 
@@ -445,6 +446,7 @@ class VariableSlice(ValueOperators):
     def __init__(self, var: Variable, index):
         self._var = var
         self._index = index = _mask_as_indices(index)
+        check_indices(index, var.shape)  # jax would clamp a read and drop a write
         self._base = var._read_value()
         # Under a frame (a recording tape, a transform) the slice is taken now, where it is
         # recorded, so it is a tensor of that frame even when used after it; otherwise only

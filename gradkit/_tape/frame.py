@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import weakref
 
+import jax
+
 from .. import _errors
 from .._core import frames
 from . import graph, record
@@ -163,6 +165,7 @@ class TapeFrame(frames.Frame):
         """Give the live Variables the values assigned while recording."""
         s = self.session
         finals = {}
+        assigned = []
         for key, (node, index) in list(s.bindings.items()):
             var = s.variables[key]
             base = node
@@ -172,7 +175,16 @@ class TapeFrame(frames.Frame):
                 base = base.inputs[0][0]
             if base.op is None and base.origin is not None and base.origin[1] is var:
                 finals[key] = (node, index, _held_below(self, var))  # only ever read: unchanged
-                continue
+            else:
+                assigned.append((key, node, index, var))
+        if self.parent is None and assigned and frames.under_jax_trace():
+            # A tape inside a plain jax.jit / jax.grad / lax loop: its values are that trace's
+            # tracers, which must not outlive it in a live Variable. Refused before any is
+            # written, as a plain assignment there is (gk.jit threads them out instead).
+            for _, node, index, var in assigned:
+                if isinstance(record.materialize(node)[index], jax.core.Tracer):
+                    raise _errors.AssignmentError(_errors.MSG_TRACER_INTO_LIVE_VARIABLE.format(name=var._label()))
+        for key, node, index, var in assigned:
             if self.parent is None and node.values is None:
                 # Left pending: computed at the first read, or never if overwritten first
                 # (a training loop that resets its weights before the next step).

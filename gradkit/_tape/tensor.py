@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
+from .._core import index_bounds
 from .._core.operators import DIRECT_REFLECTED, install_binary_operators
 from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index
 from . import array_methods, bounded, graph, record
@@ -73,19 +74,14 @@ def _is_static_index(index) -> bool:
 def _concrete_index(item):
     """An index item's value as a NumPy array when it is a concrete integer or boolean index (a
     number, a NumPy or JAX array, a tensor already computed), else None."""
-    if isinstance(item, (int, np.integer, np.bool_, np.ndarray)):
-        value = np.asarray(item)
-    elif isinstance(item, Tensor):
+    if isinstance(item, Tensor):
         values = item._node.values
         value = None if values is None else values[item._index]
         if value is None or isinstance(value, jax.core.Tracer):
             return None
         value = np.asarray(value)
-    elif isinstance(item, jax.Array) and not isinstance(item, jax.core.Tracer):
-        value = np.asarray(item)
-    else:
-        return None
-    return value if value.dtype.kind in "iub" else None
+        return value if value.dtype.kind in "iub" else None
+    return index_bounds.concrete_index(item)
 
 
 @contextlib.contextmanager
@@ -108,33 +104,7 @@ def _index_errors(index, shape):
 def _check_indices(index, shape) -> None:
     """Refuse an integer index outside its axis, as NumPy and TensorFlow do (jax would clamp it
     silently to the last element)."""
-    items = index if type(index) is tuple else (index,)
-    ellipsis = next((i for i, item in enumerate(items) if item is Ellipsis), None)
-    if ellipsis is None:
-        _check_run(items, shape, 0)
-        return
-    head, tail = items[:ellipsis], items[ellipsis + 1 :]
-    _check_run(head, shape, 0)
-    if all(item is None or isinstance(item, (int, np.integer, slice)) for item in tail):
-        _check_run(tail, shape, len(shape) - sum(item is not None for item in tail))
-
-
-def _check_run(items, shape, axis: int) -> None:
-    for item in items:
-        if item is None:
-            continue
-        if isinstance(item, slice):
-            axis += 1
-            continue
-        value = None if isinstance(item, (bool, np.bool_)) else _concrete_index(item)
-        if value is None or value.dtype.kind == "b":
-            return  # a boolean or a traced index: the axes after it are not counted here
-        if axis < len(shape) and value.size and (value.min() < -shape[axis] or value.max() >= shape[axis]):
-            bad = value[(value < -shape[axis]) | (value >= shape[axis])].flat[0]
-            raise _errors.GradkitIndexError(
-                f"[gradkit] index {bad} is out of bounds for axis {axis} with size {shape[axis]}."
-            )
-        axis += 1
+    index_bounds.check_indices(index, shape, _concrete_index)
 
 
 def _boolean_mask_index(index):

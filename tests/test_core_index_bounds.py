@@ -1,0 +1,65 @@
+"""An integer index outside its axis, given to a Variable's slice, is refused as NumPy refuses it
+(jax would clamp a read and drop a write, silently), on every path: eager, under a tape, inside
+``gk.grad`` and ``gk.jit``, and through ``State.at``; the Variable is left unchanged. Oracle:
+NumPy's own indexing of the same array."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gradkit as gk
+
+START = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+def _numpy_refuses(index) -> bool:
+    try:
+        START.copy()[index] = 9.0
+    except IndexError:
+        return True
+    return False
+
+
+def _paths(v):
+    return {
+        "eager assign": lambda index: v[index].assign(9.0),
+        "eager read": lambda index: v[index] * 1.0,
+        "assign under a tape": lambda index: _under_tape(lambda: v[index].assign(9.0)),
+        "gk.grad": lambda index: gk.grad(lambda: jnp.sum(v[index].assign(9.0) * 1.0), wrt=v)(),
+        "gk.jit": lambda index: gk.jit(lambda: v[index].assign(9.0) * 1.0)(),
+        "State.at": lambda index: gk.State.of([v]).at[v][index].set(9.0),
+    }
+
+
+def _under_tape(fn):
+    with gk.GradientTape():
+        return fn()
+
+
+@pytest.mark.parametrize("index", [3, -4, np.int64(7), np.array([0, 5]), jnp.array([5]), (slice(None), ...)])
+@pytest.mark.parametrize("path", sorted(_paths(None)))
+def test_out_of_range_indices_are_refused_as_numpy_refuses_them(path, index):
+    v = gk.Variable(jnp.asarray(START), name="v")
+    run = _paths(v)[path]
+    if _numpy_refuses(np.asarray(index) if isinstance(index, jnp.ndarray) else index):
+        with pytest.raises(IndexError, match=r"\[gradkit\] index -?\d+ is out of bounds for axis 0 with size 3"):
+            run(index)
+    else:
+        run(index)
+        return
+    np.testing.assert_array_equal(v.numpy(), START)
+
+
+@pytest.mark.parametrize("index", [2, -3, np.array([0, -1])])
+def test_in_range_indices_write_where_numpy_writes(index):
+    v = gk.Variable(jnp.asarray(START), name="v")
+    v[index].assign(9.0)
+    expected = START.copy()
+    expected[index] = 9.0
+    np.testing.assert_array_equal(v.numpy(), expected)
+
+
+def test_jax_modes_asked_for_by_name_keep_jaxs_behaviour():
+    v = gk.Variable(jnp.asarray(START), name="v")
+    state = gk.State.of([v]).at[v][5].set(9.0, mode="drop")
+    np.testing.assert_array_equal(np.asarray(state[v]), START)
