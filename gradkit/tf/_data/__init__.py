@@ -71,6 +71,9 @@ def namespace():
         ThreadingOptions=ThreadingOptions,
         cardinality=cardinality,
         get_single_element=get_single_element,
+        choose_from_datasets=Dataset.choose_from_datasets,
+        sample_from_datasets=Dataset.sample_from_datasets,
+        Counter=Dataset.counter,
     )
     return _DataNamespace(
         "gradkit.tf.data",

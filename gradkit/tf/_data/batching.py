@@ -86,6 +86,11 @@ class Batch(Dataset):
 def unbatched_chunks(chunks, what: str):
     """Each element's components split along their first axis into elements."""
     for chunk in chunks:
+        if any(a.ndim < 2 for a in chunk.arrays):  # an element of unknown rank that is a scalar
+            raise _errors.GradkitInvalidArgumentError(
+                f"Input element must have a non-scalar value in each component ({what} splits each component "
+                "along its first axis)."
+            )
         sizes = [a.shape[1] for a in chunk.arrays]
         if len(set(sizes)) > 1:
             other = next(i for i, s in enumerate(sizes) if s != sizes[0])

@@ -69,7 +69,24 @@ def bool_arg(value, what: str) -> bool:
     raise _errors.GradkitTypeError(f"{what} got {value!r}: it must be a Python bool (or a boolean scalar tensor).")
 
 
-class Dataset:
+class _DatasetType(type):
+    """``tf.data.Dataset.<name>`` for a static method gradkit.tf lacks: gradkit's error, as for
+    an instance's missing method."""
+
+    def __getattr__(cls, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise _errors.GradkitAttributeError(_MSG_MISSING.format(name=name))
+
+
+_MSG_MISSING = (
+    "tf.data.Dataset has no {name!r} in gradkit.tf, which covers the sources, transformations and "
+    "reductions input pipelines for training use. Write the step with map, filter or flat_map, or as a "
+    "Python generator read by tf.data.Dataset.from_generator."
+)
+
+
+class Dataset(metaclass=_DatasetType):
     """``tf.data.Dataset``: build one with ``from_tensor_slices``, ``from_tensors``, ``range``,
     ``from_generator`` or ``zip``, chain transformations, iterate it (see the module docstring)."""
 
@@ -160,11 +177,7 @@ class Dataset:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        raise _errors.GradkitAttributeError(
-            f"tf.data.Dataset has no {name!r} in gradkit.tf, which covers the sources, transformations and "
-            "reductions input pipelines for training use. Write the step with map, filter or flat_map, or as a "
-            "Python generator read by tf.data.Dataset.from_generator."
-        )
+        raise _errors.GradkitAttributeError(_MSG_MISSING.format(name=name))
 
     # -- sources ----------------------------------------------------------------------------------
     @staticmethod
@@ -190,6 +203,24 @@ class Dataset:
         """The elements ``generator(*args)`` yields, checked against ``output_signature`` (or the
         older ``output_types``/``output_shapes``); the generator is called afresh for each pass."""
         return sources.Generated(generator, output_types, output_shapes, args, output_signature)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=np.int64, name=None) -> Dataset:
+        """``start``, ``start + step``, ... without end (int64, or ``dtype``)."""
+        return choosing.Counter(start, step, dtype)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> Dataset:
+        """The next element of ``datasets[i]`` for each index ``i`` of ``choice_dataset``."""
+        return choosing.ChooseFromDatasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(
+        datasets, weights=None, seed=None, stop_on_empty_dataset=False, rerandomize_each_iteration=None
+    ) -> Dataset:
+        """Each element from one of ``datasets``, drawn with ``weights`` (equal by default); see
+        ``choosing.py`` for how its draws relate to TensorFlow's."""
+        return choosing.SampleFromDatasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
 
     @staticmethod
     def zip(*args, datasets=None, name=None) -> Dataset:
@@ -358,5 +389,5 @@ class Iterator:
 
 
 # The kinds of datasets subclass Dataset, so they are imported once it exists.
-from . import batching, combine, mapping, sources, transforms  # noqa: E402
+from . import batching, choosing, combine, mapping, sources, transforms  # noqa: E402
 from . import shuffle as shuffle_module  # noqa: E402

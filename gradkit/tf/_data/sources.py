@@ -214,7 +214,7 @@ class Generated(Dataset):
                 leaf = leaf.numpy()
             try:
                 array = np.asarray(leaf, dtype=dtype)
-            except (TypeError, ValueError) as error:
+            except (TypeError, ValueError, OverflowError) as error:
                 raise _errors.InvalidArgumentTypeError(
                     f"`generator` yielded an element that could not be converted to the expected type. The expected "
                     f"type was {dtype.name}, but the yielded element was {leaf!r}."
