@@ -147,3 +147,11 @@ print(json.dumps({
 def test_integers_beyond_int32_are_int64_with_64_bit_types():
     out = run_script(_X64_SCRIPT, [])
     assert out == {"constant": ["int64", 2**40], "small": "int32", "dataset": ["int64", [1, 2**40]]}
+
+
+def test_integers_beyond_int32_convert_to_a_float_dtype_asked_for():
+    # TensorFlow reads them as int64 first; the float is the nearest to the integer either way.
+    expected = np.float32(2.0**40)
+    assert gtf.constant(2**40, dtype=gtf.float32).numpy() == expected
+    assert gtf.constant(np.array([2**40]), dtype=gtf.float32).numpy().tolist() == [expected]
+    assert gtf.cast(np.array([2**40, 3]), gtf.float32).numpy().tolist() == [expected, 3.0]

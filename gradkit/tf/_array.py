@@ -272,7 +272,10 @@ def _cast_to(x, dtype):
 
 
 def cast(x, dtype, name=None):
-    return call(_cast_to, convert(x), dtype=np.dtype(dtype))
+    target = np.dtype(dtype)
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "iu" and target.kind in "fc":
+        x = np.asarray(x).astype(target)  # 64-bit integers reach a float without a 64-bit JAX type
+    return call(_cast_to, convert(x), dtype=target)
 
 
 def _where3(c, x, y):

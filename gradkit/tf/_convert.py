@@ -52,6 +52,8 @@ def convert(x, dtype=None):
                 arr = arr.astype(np.float32)
             elif arr.dtype == np.int64 and _fits(arr, np.int32):
                 arr = arr.astype(np.int32)  # TensorFlow's int32, and int64 only where it must
+        if dtype is not None and arr.dtype.kind in "iu" and np.dtype(dtype).kind in "fc":
+            arr = arr.astype(np.dtype(dtype))  # in NumPy: 2**40 as a float needs no 64-bit JAX integer
         _check_integers_fit(arr, x)
         # Data given in Python or NumPy stays known inside tf.function, as a TensorFlow graph
         # constant is: indices, ids and counts are checked there as eagerly, and a tf.data
