@@ -93,7 +93,9 @@ def test_a_dict_of_inputs_without_an_input_name_is_refused():
 
 def _dict_output_model(tf):
     i = tf.keras.Input((4,))
-    return tf.keras.Model(i, {"r": tf.keras.layers.Dense(2, name="reg")(i), "c": tf.keras.layers.Dense(3, name="cls")(i)})
+    return tf.keras.Model(
+        i, {"r": tf.keras.layers.Dense(2, name="reg")(i), "c": tf.keras.layers.Dense(3, name="cls")(i)}
+    )
 
 
 def test_a_dict_output_keeps_its_order_and_output_names_are_layer_names():
