@@ -68,21 +68,67 @@ sqrt = _unary(with_tf_gradient_kernel(jnp.sqrt), "sqrt")
 rsqrt = _unary(with_tf_gradient_kernel(jax.lax.rsqrt), "rsqrt")
 abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
-sign = _unary(jnp.sign, "sign")
+def _tf_sign(x):
+    # For a complex z TensorFlow's sign is z / |z| (0 at 0), which varies with z; jnp.sign's
+    # derivative is zero everywhere, right only for real inputs.
+    if not jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    zero = x == 0
+    return jnp.where(zero, 0, x / jnp.where(zero, 1, jnp.abs(x)).astype(x.dtype))
+
+
+def _imag_of_real(x):
+    return jnp.zeros(x.shape, x.dtype)
+
+
+def _angle_of_real(x):
+    # TensorFlow's where(x < 0, pi, 0): 0 at -0.0 and at NaN.
+    return jnp.where(x < 0, jnp.asarray(np.pi).astype(x.dtype), jnp.zeros((), x.dtype))
+
+
+# Of a real tensor both are piecewise constant, with no gradient in TensorFlow (None).
+record.cut_by_design(_imag_of_real, "tf.math.imag of a real tensor (zeros: no gradient in TensorFlow)")
+record.cut_by_design(_angle_of_real, "tf.math.angle of a real tensor (0 or pi: no gradient in TensorFlow)")
+
+
+def _by_kind(complex_op, real_fn, tf_name):
+    def op(input, name=None):  # noqa: A002
+        x = convert(input)
+        return complex_op(x) if jnp.iscomplexobj(x) else call(real_fn, x)
+
+    op.__name__ = op.__qualname__ = tf_name
+    op.__doc__ = f"``tf.math.{tf_name}``; of a real tensor TensorFlow's constant, with no gradient."
+    return op
+
+
+@jax.custom_jvp
+def _digamma(x):
+    return jax.scipy.special.digamma(x)
+
+
+@_digamma.defjvp
+def _digamma_jvp(primals, tangents):
+    # trigamma(x) -> 0 as x -> inf, where jax's polygamma(1, inf) is NaN.
+    (x,), (dx,) = primals, tangents
+    trigamma = jax.scipy.special.polygamma(1, x)
+    return _digamma(x), jnp.where(jnp.isposinf(x), jnp.zeros_like(trigamma), trigamma) * dx
+
+
+sign = _unary(_tf_sign, "sign")
 softplus = _unary(_tf_softplus, "softplus")
 sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
 reciprocal = _unary(with_tf_gradient_kernel(_reciprocal), "reciprocal")
 real = _unary(jnp.real, "real")
-imag = _unary(jnp.imag, "imag")
+imag = _by_kind(_unary(jnp.imag, "imag"), _imag_of_real, "imag")
 conj = _unary(jnp.conj, "conj")
-angle = _unary(jnp.angle, "angle")
+angle = _by_kind(_unary(jnp.angle, "angle"), _angle_of_real, "angle")
 asin = _unary(jnp.arcsin, "asin")
 acos = _unary(jnp.arccos, "acos")
 atan = _unary(jnp.arctan, "atan")
 log_sigmoid = _unary(jax.nn.log_sigmoid, "log_sigmoid")
 erf = _unary(jax.scipy.special.erf, "erf")
 lgamma = _unary(jax.scipy.special.gammaln, "lgamma")
-digamma = _unary(jax.scipy.special.digamma, "digamma")
+digamma = _unary(_digamma, "digamma")
 is_nan = _unary(jnp.isnan, "is_nan")
 is_finite = _unary(jnp.isfinite, "is_finite")
 
@@ -171,7 +217,12 @@ def _nan_of_x(x, out):
 
 maximum = _binary(_tf_maximum, "maximum")
 minimum = _binary(_tf_minimum, "minimum")
-squared_difference = _binary(lambda x, y: jnp.square(x - y), "squared_difference")
+def _squared_difference(x, y):
+    d = x - y
+    return jnp.conj(d) * d if jnp.iscomplexobj(d) else jnp.square(d)  # TensorFlow's conj(x - y) (x - y)
+
+
+squared_difference = _binary(_squared_difference, "squared_difference")
 equal = _binary(jnp.equal, "equal")
 not_equal = _binary(jnp.not_equal, "not_equal")
 greater = _binary(jnp.greater, "greater")

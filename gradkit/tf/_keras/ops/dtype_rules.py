@@ -72,7 +72,13 @@ def result_type(*dtypes) -> np.dtype:
     weakly typed, None as ``floatx()``; no dtypes: ``floatx()``)."""
     if not dtypes:
         return np.dtype(FLOATX)
-    return np.dtype(jax.dtypes.canonicalize_dtype(jnp.result_type(*(_entry(d) for d in dtypes))))
+    entries = [_entry(d) for d in dtypes]
+    out = np.dtype(jax.dtypes.canonicalize_dtype(jnp.result_type(*entries)))
+    # A Python number alone widens nothing: it is floatx / int32 / complex64, also where JAX's
+    # 64-bit types are on (jax would make it float64 / int64 there).
+    strong = {np.dtype(e) for e in entries if e is not int and e is not float}
+    narrow = {"float64": np.dtype(FLOATX), "int64": np.dtype("int32"), "complex128": np.dtype("complex64")}
+    return narrow[out.name] if out.name in narrow and out not in strong else out
 
 
 def dtype_of(x):
