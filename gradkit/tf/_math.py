@@ -68,6 +68,8 @@ sqrt = _unary(with_tf_gradient_kernel(jnp.sqrt), "sqrt")
 rsqrt = _unary(with_tf_gradient_kernel(jax.lax.rsqrt), "rsqrt")
 abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
+
+
 def _tf_sign(x):
     # For a complex z TensorFlow's sign is z / |z| (0 at 0), which varies with z; jnp.sign's
     # derivative is zero everywhere, right only for real inputs.
@@ -217,6 +219,8 @@ def _nan_of_x(x, out):
 
 maximum = _binary(_tf_maximum, "maximum")
 minimum = _binary(_tf_minimum, "minimum")
+
+
 def _squared_difference(x, y):
     d = x - y
     return jnp.conj(d) * d if jnp.iscomplexobj(d) else jnp.square(d)  # TensorFlow's conj(x - y) (x - y)
