@@ -124,10 +124,10 @@ def _clone_functional(model, clone_layer, input_tensors, call_function):
     if input_tensors is None:
         input_tensors = _map(
             lambda t: Input(batch_shape=t.shape, dtype=t.dtype, name=getattr(t, "_keras_input_layer", t).name),
-            model.inputs,
+            model.input,
         )
     else:
-        given, expected = functional._leaves(input_tensors), functional._leaves(model.inputs)
+        given, expected = functional._leaves(input_tensors), model.inputs
         if not all(isinstance(t, functional.KerasTensor) for t in given):
             raise _errors.GradkitValueError(
                 "All entries in `input_tensors` must be KerasTensors (tf.keras.Input(...)). Received invalid values: "

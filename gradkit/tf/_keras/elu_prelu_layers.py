@@ -19,6 +19,7 @@ from __future__ import annotations
 import numbers
 
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -120,7 +121,7 @@ class ThresholdedReLU(KerasNamedLayer, Layer):
             raise _errors.GradkitValueError(
                 f"ThresholdedReLU takes theta as a float >= 0, as Keras does, but got theta={theta!r}."
             )
-        self.theta = float(theta)
+        self.theta = float(np.float32(theta))  # Keras holds it as a float32 tensor (its config too)
 
     def call(self, inputs):
         return call(_thresholded_relu, inputs, theta=self.theta)

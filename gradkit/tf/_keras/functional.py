@@ -215,9 +215,21 @@ def _substitute(structure, values: dict):
     )
 
 
-def _example(t: KerasTensor, unknown: int):
-    shape = tuple(unknown if d is None else d for d in t.shape)
-    return Tensor.concrete(jax.numpy.zeros(shape, t.dtype))
+# gradkit has no symbolic shapes: a layer called on KerasTensors runs on zeros twice, each None
+# dimension at two sizes, and an output dimension that differs between the runs is None. The
+# batch axis takes small sizes (cheap); the others larger ones, past common kernel, pool and
+# crop sizes, so that a pooled or strided axis (13 -> 6, 17 -> 8) is seen to vary.
+PROBES = ((2, 13), (3, 17))
+
+
+def probe_shape(shape, probe) -> tuple:
+    """``shape`` with each None dimension at ``probe``'s size (batch first, then the others)."""
+    batch, other = probe
+    return tuple((batch if i == 0 else other) if d is None else d for i, d in enumerate(shape))
+
+
+def _example(t: KerasTensor, probe):
+    return Tensor.concrete(jax.numpy.zeros(probe_shape(t.shape, probe), t.dtype))
 
 
 def record_call(layer, args, kwargs):
@@ -228,8 +240,8 @@ def record_call(layer, args, kwargs):
     runs = []
     symbolic = [t for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)]
     with symbolic_run(unknown_batch=any(not t.shape or t.shape[0] is None for t in symbolic)):
-        for unknown in (2, 3):
-            examples = {id(t): _example(t, unknown) for t in symbolic}
+        for probe in PROBES:
+            examples = {id(t): _example(t, probe) for t in symbolic}
             out = wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples)))
             runs.append(out)
     node = Node(layer, args, kwargs)

@@ -393,14 +393,17 @@ def deserialize_layer(config: dict, custom_objects=None):
 
 def traced_output_shape(layer, input_shape) -> tuple:
     """The output shape of a built layer, found by tracing its call (``jax.eval_shape``) on inputs
-    of that shape, with two sizes for each None dimension: one that differs is None."""
+    of that shape, with two sizes for each None dimension (``functional.PROBES``): one that
+    differs is None."""
     from gradkit._core.functionalize import values_of
     from gradkit._tape.tensor import Tensor
 
     shape = tuple(input_shape)
     found = []
-    for size in (2, 3):
-        spec = jax.ShapeDtypeStruct(tuple(size if d is None else int(d) for d in shape), np.float32)
+    from .functional import PROBES, probe_shape
+
+    for probe in PROBES:
+        spec = jax.ShapeDtypeStruct(probe_shape(tuple(None if d is None else int(d) for d in shape), probe), np.float32)
         out = jax.eval_shape(lambda x: values_of(layer(Tensor.concrete(x))), spec)
         if not hasattr(out, "shape"):
             raise NotImplementedError(

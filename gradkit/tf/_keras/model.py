@@ -205,33 +205,46 @@ class Functional(Model):
     def layers(self) -> list:
         return list(self._functional_layers)
 
+    # Keras 3's names: ``input``/``output`` are the structures given to the constructor,
+    # ``inputs``/``outputs`` always flat lists of them (a dict's by sorted key).
     @property
-    def inputs(self):
+    def input(self):
         return self._keras_graph.inputs
 
     @property
-    def outputs(self):
+    def output(self):
         return self._keras_graph.outputs
+
+    @property
+    def inputs(self) -> list:
+        return functional._leaves(self._keras_graph.inputs)
+
+    @property
+    def outputs(self) -> list:
+        return functional._leaves(self._keras_graph.outputs)
+
+    @property
+    def input_shape(self):
+        """The inputs' shapes (batch first, None where unknown): one tuple for one input, else a list."""
+        return _one_or_list([tuple(t.shape) for t in self.inputs])
+
+    @property
+    def output_shape(self):
+        """The outputs' shapes, as ``input_shape`` gives the inputs'."""
+        return _one_or_list([tuple(t.shape) for t in self.outputs])
 
     @property
     def output_names(self):
         """Keras': the names of the output layers, in the order of the flattened outputs (a dict's
         by sorted key)."""
-        outputs = self.outputs
-        if isinstance(outputs, dict):
-            outputs = [outputs[key] for key in sorted(outputs)]
-        return [t._node.layer.name for t in functional._leaves(outputs)]
-
-    # Keras' singular names: the structure given to the constructor.
-    input = inputs
-    output = outputs
+        return [t._node.layer.name for t in self.outputs]
 
     def call(self, inputs, training=None, mask=None):
         return self._keras_graph.run(inputs)
 
     def compute_output_shape(self, input_shape):
         return jax.tree_util.tree_map(
-            lambda t: t.shape, self.outputs, is_leaf=lambda t: isinstance(t, functional.KerasTensor)
+            lambda t: t.shape, self.output, is_leaf=lambda t: isinstance(t, functional.KerasTensor)
         )
 
     def get_config(self):
@@ -239,3 +252,7 @@ class Functional(Model):
         from . import functional_config
 
         return functional_config.get_config(self)
+
+
+def _one_or_list(shapes: list):
+    return shapes[0] if len(shapes) == 1 else shapes

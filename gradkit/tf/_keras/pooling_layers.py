@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import gradkit.numpy as gnp
+import numpy as np
+
 from gradkit.nn.layer import Layer, unique_name
 
-from .. import _pooling
+from .. import _array, _math, _pooling
 from . import layer_args
 from .layers import _KerasLayer
 from .spatial_args import layout, spatial_axes, standardize_data_format, tf_data_format
@@ -92,8 +93,14 @@ class GlobalAveragePooling2D(_KerasLayer, Layer):
     def call(self, x):
         what = f"tf.keras.layers.GlobalAveragePooling2D '{self.name}'"
         layer_args.check_rank(x.shape, 4, layout(2, self.data_format, names=True), what)
-        layer_args.check_float(x, what)
-        return gnp.mean(x, axis=spatial_axes(4, self.data_format), keepdims=self.keepdims)
+        return keras_mean(x, axis=spatial_axes(4, self.data_format), keepdims=self.keepdims)
+
+
+def keras_mean(x, axis, keepdims):
+    """Keras' ``ops.mean``: integers and booleans are averaged in floatx (float32), not truncated."""
+    if np.dtype(x.dtype).kind in "biu":
+        x = _array.cast(x, np.float32)
+    return _math.reduce_mean(x, axis=axis, keepdims=keepdims)
 
 
 MaxPool2D = MaxPooling2D

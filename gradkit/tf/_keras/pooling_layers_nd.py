@@ -17,10 +17,11 @@ maximum's gradient equally, as in TensorFlow), each one recorded op.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
-from .. import _math, _pooling
+from .. import _array, _math, _pooling
 from .._convert import call, convert
 from . import layer_args, layer_config, pooling_layers
 from .base_layer import Layer
@@ -176,7 +177,7 @@ class GlobalAveragePooling1D(_GlobalPooling):
     """``GlobalAveragePooling1D(data_format=None, keepdims=False)``, called as ``layer(x, mask=None)``:
     the mean over the steps; with a ``(batch, steps)`` mask, over the steps where it is true."""
 
-    _reduce = staticmethod(_math.reduce_mean)
+    _reduce = staticmethod(pooling_layers.keras_mean)
 
     def compute_mask(self, inputs, mask=None):
         return None  # the steps are averaged away
@@ -193,6 +194,8 @@ class GlobalAveragePooling1D(_GlobalPooling):
                 f"{(inputs.shape[0], inputs.shape[steps_axis])}, but got {tuple(mask.shape)}."
             )
         mask_axis = 2 if self.data_format == "channels_last" else 1
+        if np.dtype(inputs.dtype).kind in "biu":
+            inputs = _array.cast(inputs, np.float32)  # as keras_mean: integers averaged in floatx
         return call(_masked_mean, inputs, mask, mask_axis=mask_axis, axis=steps_axis, keepdims=bool(self.keepdims))
 
 
@@ -200,7 +203,7 @@ class GlobalAveragePooling3D(_GlobalPooling):
     """``GlobalAveragePooling3D(data_format=None, keepdims=False)``: the mean over the three spatial axes."""
 
     _n = 3
-    _reduce = staticmethod(_math.reduce_mean)
+    _reduce = staticmethod(pooling_layers.keras_mean)
 
 
 MaxPool1D = MaxPooling1D

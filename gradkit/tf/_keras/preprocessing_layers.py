@@ -197,7 +197,8 @@ class Normalization(KerasNamedLayer, Layer):
 
     def __call__(self, inputs, *args, **kwargs):
         if not self.built:
-            self.build(tuple(convert(inputs).shape))
+            # A KerasTensor (a functional model's input) has a shape but no value to convert.
+            self.build(tuple(inputs.shape) if hasattr(inputs, "shape") else tuple(convert(inputs).shape))
         return super().__call__(inputs, *args, **kwargs)
 
     def compute_output_shape(self, input_shape):

@@ -103,6 +103,41 @@ class Sequential(Model):
             model.build(shape)
         return model
 
+    @property
+    def input_shape(self):
+        """The declared input's batch shape (an Input, an InputLayer, ``input_shape=``, or the
+        shape the model was built for)."""
+        return tuple(self._declared_input("input_shape").batch_shape)
+
+    @property
+    def output_shape(self):
+        """The last layer's output shape for ``input_shape``."""
+        return self.compute_output_shape(self._declared_input("output_shape").batch_shape)
+
+    @property
+    def inputs(self):
+        raise self._no_symbolic_tensors("inputs")
+
+    @property
+    def outputs(self):
+        raise self._no_symbolic_tensors("outputs")
+
+    def _no_symbolic_tensors(self, what: str) -> Exception:
+        return _errors.GradkitAttributeError(
+            f"Sequential model '{self.name}' has no {what} in gradkit.tf: it calls its layers in turn and keeps no "
+            "symbolic tensors (Keras runs it as a functional model). Use input_shape / output_shape for the shapes, "
+            "or build the model with the functional API (x = tf.keras.Input(shape); y = layer(x); ...; "
+            "tf.keras.Model(x, y)) to reach its inputs and outputs."
+        )
+
+    def _declared_input(self, what: str):
+        if self._keras_input_layer is None:
+            raise _errors.GradkitAttributeError(
+                f"Sequential model '{self.name}' has no defined {what} yet: it has no input declaration and has not "
+                "been built. Start it with tf.keras.Input(shape), or call or build it first, as Keras requires."
+            )
+        return self._keras_input_layer
+
     def compute_output_shape(self, input_shape):
         """Each layer's ``compute_output_shape`` in turn, as Keras chains them."""
         shape = tuple(input_shape)
