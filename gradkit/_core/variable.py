@@ -287,6 +287,47 @@ def _mask_as_indices(index):
     return tuple(out)
 
 
+def read_index(index):
+    """``index`` with each Variable (or slice of one) in it read now: as an index item, its
+    current value (a recorded tensor under a tape, so ``x[k]`` follows ``k``); as a slice bound
+    (``x[k:]``), a Python int, since a bound fixes the result's shape. A handle left in the index
+    would be read once, where a compiled program was traced, and never again."""
+    if type(index) is tuple:
+        return tuple(map(_read_item, index)) if any(map(_holds_handle, index)) else index
+    return _read_item(index) if _holds_handle(index) else index
+
+
+def _holds_handle(i) -> bool:
+    if isinstance(i, slice):
+        return any(isinstance(b, (Variable, VariableSlice)) for b in (i.start, i.stop, i.step))
+    return isinstance(i, (Variable, VariableSlice))
+
+
+def _read_item(i):
+    if isinstance(i, slice):
+        return slice(*(_bound(b) for b in (i.start, i.stop, i.step)))
+    return i._read_value() if isinstance(i, (Variable, VariableSlice)) else i
+
+
+def _bound(b):
+    if not isinstance(b, (Variable, VariableSlice)):
+        return b
+    value = frames.concrete(b._read_value())
+    label = b._label() if isinstance(b, Variable) else f"a slice of {b._var._label()}"
+    if isinstance(value, jax.core.Tracer):
+        raise _errors.TracedValueNeededError(
+            f"[gradkit] the slice bound {label} (a Variable) is read inside a compiled function (gk.jit, tf.function), "
+            "where its value is not known while tracing, but a bound fixes the slice's shape. Index with a "
+            "known number, or select with tf.gather(x, tf.range(k, n)) / a mask, whose shape does not depend on it."
+        )
+    if not np.issubdtype(np.asarray(value).dtype, np.integer) or np.ndim(value) != 0:
+        raise _errors.GradkitTypeError(
+            f"[gradkit] the slice bound {label} is not an integer scalar (dtype {np.asarray(value).dtype}, shape "
+            f"{np.shape(value)}); slice bounds are integers."
+        )
+    return int(value)
+
+
 def _index_value(i):
     return frames.concrete(i) if hasattr(type(i), "__gradkit_value__") else i
 
@@ -445,7 +486,7 @@ class VariableSlice(ValueOperators):
 
     def __init__(self, var: Variable, index):
         self._var = var
-        self._index = index = _mask_as_indices(index)
+        self._index = index = _mask_as_indices(read_index(index))
         check_indices(index, var.shape)  # jax would clamp a read and drop a write
         self._base = var._read_value()
         # Under a frame (a recording tape, a transform) the slice is taken now, where it is

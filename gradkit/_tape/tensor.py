@@ -19,7 +19,7 @@ import numpy as np
 from .. import _errors
 from .._core import index_bounds
 from .._core.operators import DIRECT_REFLECTED, install_binary_operators
-from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index
+from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index, read_index
 from . import array_methods, bounded, graph, record
 from .bounded import BoundedDict
 from .graph import Node, make_leaf
@@ -303,6 +303,7 @@ class Tensor:
         return out
 
     def _getitem_checked(self, index):
+        index = read_index(index)  # a Variable in it (x[k:], x[k]) read now, not baked into a cached op
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._node.avals[self._index].shape)

@@ -306,7 +306,9 @@ def where(condition, x=None, y=None, name=None):
                 "tf.where(condition) takes a condition of rank 1 or more, as TensorFlow does, but got a scalar. "
                 "Write tf.where(tf.reshape(condition, [1]))."
             )
-        return Tensor.concrete(_where1(np.asarray(c.__array__() if isinstance(c, Tensor) else c)))
+        known = np.asarray(c.__array__() if isinstance(c, Tensor) else c)
+        with jax.ensure_compile_time_eval():  # a constant condition inside tf.function: known there too
+            return Tensor.concrete(_where1(known))
     return call(_where3, c, *convert_like(x, y, what="tf.where"))
 
 

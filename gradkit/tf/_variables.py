@@ -10,7 +10,7 @@ from gradkit._core import frames
 from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
-from gradkit._core.variable import check_not_list_index
+from gradkit._core.variable import check_not_list_index, read_index
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
 from . import _array, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
@@ -179,6 +179,7 @@ class Variable(_GkVariable):
     def __getitem__(self, index):
         # As a tensor's index: a concrete boolean mask (v[v > 0]) selects its True entries, and an
         # int index outside its axis raises as in TensorFlow (jax would clamp v[5] to the last row).
+        index = read_index(index)
         check_not_list_index(index)
         index = _boolean_mask_index(index)
         _check_indices(index, self._shape)
