@@ -3,6 +3,7 @@
 ``gk.grad`` and ``gk.jit``, and through ``State.at``; the Variable is left unchanged. Oracle:
 NumPy's own indexing of the same array."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -63,3 +64,17 @@ def test_jax_modes_asked_for_by_name_keep_jaxs_behaviour():
     v = gk.Variable(jnp.asarray(START), name="v")
     state = gk.State.of([v]).at[v][5].set(9.0, mode="drop")
     np.testing.assert_array_equal(np.asarray(state[v]), START)
+
+
+@pytest.mark.parametrize("index", [5, -9])
+def test_jax_clip_mode_writes_as_jax_does_on_every_path(index):
+    # jax clamps the index in mode="clip": 5 writes the last element, -9 the first.
+    expected = jnp.asarray(START).at[index].set(9.0, mode="clip")
+    v = gk.Variable(jnp.asarray(START), name="v")
+    np.testing.assert_array_equal(np.asarray(gk.State.of([v]).at[v][index].set(9.0, mode="clip")[v]), expected)
+    np.testing.assert_array_equal(np.asarray(gk.Tensor(jnp.asarray(START)).at[index].set(9.0, mode="clip")), expected)
+    with gk.GradientTape() as tape:
+        y = v.read_value().at[index].set(v[0] * 10.0, mode="clip")
+        loss = gk.numpy.sum(y)
+    grad = jax.grad(lambda a: jnp.sum(a.at[index].set(a[0] * 10.0, mode="clip")))(jnp.asarray(START))
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, v)), grad)

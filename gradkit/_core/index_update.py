@@ -49,8 +49,9 @@ def index_update(current, index, update, how: str, **kwargs):
     ``power``, ``min``, ``max``, or ``apply`` (``update`` is then the function).
     """
     current = jnp.asarray(current)
-    if "mode" not in kwargs:  # jax's own out-of-range modes, asked for by name, are kept
-        check_indices(index, current.shape)
+    if "mode" in kwargs:  # jax's own out-of-range modes, asked for by name: jax's update as it is
+        return getattr(current.at[index], how)(update, **kwargs)
+    check_indices(index, current.shape)
     if (how not in _COMBINE and how != "apply") or _scatters(index):
         return getattr(current.at[index], how)(update, **kwargs)
     old = current[index]

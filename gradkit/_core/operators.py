@@ -26,6 +26,8 @@ BINARY_OPERATORS = {
     "and": (operator.and_, True),
     "or": (operator.or_, True),
     "xor": (operator.xor, True),
+    "lshift": (operator.lshift, True),
+    "rshift": (operator.rshift, True),
     "lt": (operator.lt, False),
     "le": (operator.le, False),
     "gt": (operator.gt, False),

@@ -361,6 +361,8 @@ _SYMBOLS = {
     operator.and_: "&",
     operator.or_: "|",
     operator.xor: "^",
+    operator.lshift: "<<",
+    operator.rshift: ">>",
     operator.lt: "<",
     operator.le: "<=",
     operator.gt: ">",
@@ -391,6 +393,11 @@ def _reflected(fn):
 
 
 install_binary_operators(Tensor, _forward, _reflected)
+# As jax.Array's: divmod(t, y) is (t // y, t % y); round(t) rounds half to even, to integers
+# without ndigits (as Python's round of a float).
+Tensor.__divmod__ = lambda self, other: (self // other, self % other)
+Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
+Tensor.__round__ = lambda self, ndigits=None: record.apply(type(jnp.zeros(())).__round__, self, ndigits)
 DIRECT_REFLECTED.add(Tensor)
 
 

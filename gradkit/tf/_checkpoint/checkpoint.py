@@ -79,6 +79,12 @@ class Checkpoint:
             self.__dict__["_ckpt_root"] = root
             self.__dict__["_ckpt_attached"] = tuple(sorted(kwargs))
             kwargs["root"] = root
+        if "save_counter" in kwargs:
+            raise _errors.GradkitAttributeError(
+                "tf.train.Checkpoint got the keyword save_counter, the name of its own numbering Variable "
+                "(TensorFlow raises AttributeError: property 'save_counter' has no setter). Give the object "
+                "another name, such as step=."
+            )
         for key, value in sorted(kwargs.items()):
             if key != "root" or root is None:
                 _check_trackable(value() if isinstance(value, weakref.ref) else value, key)
@@ -153,7 +159,13 @@ class Checkpoint:
     def _write(self, prefix: str) -> str:
         graph = object_graph.Graph(self)
         records = [
-            {"key": object_graph.variable_key(path), "path": path, "value": _value(v)} for path, v in graph.variables
+            {
+                "key": object_graph.variable_key(path),
+                "path": path,
+                "other_paths": graph.other_paths.get(id(v), []),
+                "value": _value(v),
+            }
+            for path, v in graph.variables
         ]
         records += [
             {
@@ -210,15 +222,17 @@ class Checkpoint:
             )
         bundle = files.Bundle(save_path)
         values = bundle.load(bundle.entries)
-        entries = []
+        entries, other_paths = [], {}
         for key, info in bundle.entries.items():
             slot = info.get("slot")
             slot = None if slot is None else (tuple(slot["variable"]), tuple(slot["optimizer"]), slot["name"])
             entries.append(deferred.Entry(key, tuple(info["path"]), slot, values[key]))
+            other_paths[tuple(info["path"])] = [tuple(p) for p in info.get("other_paths", [])]
+        self._other_paths = other_paths
         writes, waits = [], []
         for entry in entries:
             if entry.slot is None:
-                found, anchor, rest = object_graph.follow(self, entry.path)
+                found, anchor, rest = self._follow(entry.path)
                 if isinstance(found, Variable):
                     writes.append((entry, found))
                 elif found is None:
@@ -237,7 +251,7 @@ class Checkpoint:
         """An optimizer slot's value: written when the optimizer has that state, else left waiting at
         the optimizer (or at the deepest object on the way to it)."""
         var_path, optimizer_path, name = entry.slot
-        variable, var_anchor, var_rest = object_graph.follow(self, var_path)
+        variable, var_anchor, var_rest = self._follow(var_path)
         if isinstance(variable, Variable):
             target = weakref.ref(variable)
         elif variable is None:
@@ -253,6 +267,18 @@ class Checkpoint:
                 waits.append((optimizer, deferred.Waiting(entry, (), target)))
         elif optimizer is None:
             waits.append((anchor, deferred.Waiting(entry, rest, target, finding_optimizer=True)))
+
+    def _follow(self, path: tuple):
+        """``object_graph.follow`` of a saved Variable's path, or of another path that reached it
+        when it was saved, where the first does not lead to a Variable now."""
+        found = object_graph.follow(self, path)
+        if isinstance(found[0], Variable):
+            return found
+        for other in self.__dict__.get("_other_paths", {}).get(path, []):
+            alternative = object_graph.follow(self, other)
+            if isinstance(alternative[0], Variable):
+                return alternative
+        return found
 
     def sync(self):
         """Nothing to wait for: gradkit writes checkpoints synchronously."""

@@ -60,6 +60,8 @@ def write(prefix: str, records: list) -> None:
         member = f"a{i}"
         arrays[member] = _storable(value)
         entry = {"path": list(record["path"]), "shape": list(value.shape), "dtype": value.dtype.name, "array": member}
+        if record.get("other_paths"):
+            entry["other_paths"] = [list(p) for p in record["other_paths"]]
         if record.get("slot") is not None:
             var_path, optimizer_path, name = record["slot"]
             entry["slot"] = {"variable": list(var_path), "optimizer": list(optimizer_path), "name": name}

@@ -175,20 +175,27 @@ def state_of(optimizer, variable, name: str):
     return next((s for v, n, s in optimizer_state(optimizer) if v is variable and n == name), None)
 
 
+_MAX_PATHS = 8  # the other paths kept per object (a layer shared by many models)
+
+
 class Graph:
     """The objects reachable from a checkpoint: ``variables``, ``(path, Variable)`` in the order
     found; ``slots``, ``(variable path, optimizer path, slot name, state Variable)``; ``paths``,
-    the path of every object by ``id``."""
+    the path of every object by ``id`` (the shortest); ``other_paths``, the other paths that
+    reach it (an object reachable twice, ``Checkpoint(model=m, encoder=m.layers[0])``, is saved
+    once and restored through any of them, as TensorFlow's object graph allows)."""
 
     def __init__(self, root):
         self.paths: dict = {id(root): ()}
         self.objects: list = [root]
         self.variables: list = []
         self.slots: list = []
+        edges: list = []  # (parent id, name, child id) for every edge, in the order found
         queue = collections.deque([root])
         while queue:
             obj = queue.popleft()
             for name, item in children(obj):
+                edges.append((id(obj), name, id(item)))
                 if id(item) in self.paths:
                     continue
                 path = (*self.paths[id(obj)], name)
@@ -198,6 +205,7 @@ class Graph:
                     self.variables.append((path, item))
                 else:
                     queue.append(item)
+        self.other_paths = _other_paths(self.paths, edges)
         for obj in self.objects:
             if isinstance(obj, Optimizer):
                 for variable, name, state in optimizer_state(obj):
@@ -208,6 +216,24 @@ class Graph:
     def all_variables(self) -> list:
         """Every Variable found, the optimizers' state included."""
         return [v for _, v in self.variables] + [s for *_, s in self.slots]
+
+
+def _other_paths(paths: dict, edges: list) -> dict:
+    """For each object reached by more than one path, its paths other than the shortest: every
+    edge into it from every path of its parent (a parent's own other paths first found), at most
+    ``_MAX_PATHS``."""
+    every: dict = {child: [paths[child]] for _, _, child in edges}
+    changed = True
+    while changed:  # a parent's other paths may be found after its children's edges: repeat
+        changed = False
+        for parent, name, child in edges:
+            found = every[child]
+            for start in every.get(parent, [paths[parent]]):
+                path = (*start, name)
+                if len(found) <= _MAX_PATHS and path not in found:
+                    found.append(path)
+                    changed = True
+    return {child: found[1:] for child, found in every.items() if len(found) > 1}
 
 
 def escape(name: str) -> str:

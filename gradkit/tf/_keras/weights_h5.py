@@ -285,7 +285,7 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
             f"Unable to open the weights file {path!r}: no such file. Pass the path save_weights wrote."
         )
     h5py = _h5py()
-    writes, failures = [], []
+    writes, failures, loaded = [], [], []
     with h5py.File(path, "r") as f:
         for group_path, layer, name, variables in plan(model):
             parent = f[group_path] if group_path and group_path in f else (f if not group_path else None)
@@ -295,6 +295,7 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
                 failures.append((name, problem))
             else:
                 writes += list(zip(variables, values))
+                loaded.append(layer)
     if failures:
         message = (
             f"A total of {len(failures)} objects could not be loaded. Example error message for object "
@@ -309,3 +310,9 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
         warnings.warn(message, stacklevel=3)
     for v, value in writes:
         deferred.write(v, value)
+    for layer in loaded:
+        # As Keras' load_own_variables: a layer whose computation reads its loaded state through
+        # values made from it (Normalization's mean and variance) makes them again.
+        finalize = getattr(layer, "finalize_state", None)
+        if callable(finalize):
+            finalize()

@@ -1,0 +1,37 @@
+"""``gk.numpy.shape`` / ``ndim`` / ``size`` of a recorded tensor are Python ints, as jax.numpy's
+(so ``gnp.zeros(gnp.shape(x))`` works under a tape), and a tensor has jax.Array's ``<<``, ``>>``,
+``divmod`` and ``round``. Oracle: jax.numpy on the same array."""
+
+import jax.numpy as jnp
+import numpy as np
+
+import gradkit as gk
+
+gnp = gk.numpy
+
+
+def test_structure_functions_give_python_ints_under_a_tape():
+    v = gk.Variable(np.ones((3, 4), np.float32))
+    a = jnp.ones((3, 4))
+    with gk.GradientTape() as tape:
+        x = v.read_value() * 2.0
+        assert gnp.shape(x) == jnp.shape(a) and gnp.ndim(x) == jnp.ndim(a) and gnp.size(x) == jnp.size(a)
+        assert gnp.size(x, 1) == jnp.size(a, 1)
+        y = gnp.sum(gnp.zeros(gnp.shape(x)) + x) + gnp.sum(gnp.reshape(x, (gnp.size(x),)))
+    np.testing.assert_array_equal(np.asarray(tape.gradient(y, v)), np.full((3, 4), 4.0))  # d(2x + 2x)/dx
+
+
+def test_shift_divmod_and_round_match_jax():
+    i, f = jnp.array([1, 2, 3], jnp.int32), jnp.array([1.5, -2.0, 2.5])
+    ti, tf = gk.Tensor(i), gk.Tensor(f)
+    for got, want in [
+        (ti << 1, i << 1),
+        (ti >> 1, i >> 1),
+        (1 << ti, 1 << i),
+        (round(tf), round(f)),
+        (round(tf, 1), round(f, 1)),
+    ]:
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    for got, want in zip(divmod(tf, 2.0), divmod(f, 2.0)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
