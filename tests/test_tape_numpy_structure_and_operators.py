@@ -35,3 +35,27 @@ def test_shift_divmod_and_round_match_jax():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     for got, want in zip(divmod(tf, 2.0), divmod(f, 2.0)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_an_update_at_a_concrete_mask_is_recorded():
+    x0 = np.float32([[0.0, 1.0, 2.0, 3.0]] * 2)
+    mask = x0 > 1.5
+    v = gk.Variable(x0)
+    with gk.GradientTape() as tape:
+        y = v.read_value().at[mask].set(0.0)
+        loss = gnp.sum(y * y)
+    np.testing.assert_array_equal(np.asarray(y), jnp.asarray(x0).at[mask].set(0.0))
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, v)), np.where(mask, 0.0, 2 * x0))
+
+
+def test_a_value_dependent_shape_under_a_tape_names_the_way_out():
+    v = gk.Variable(np.float32([0.0, 1.0, 2.0]))
+    with gk.GradientTape():
+        try:
+            gnp.nonzero(v.read_value())
+        except TypeError as error:
+            assert str(error).startswith("[gradkit] gk.numpy.nonzero needs a value known") and "size=" in str(error)
+        else:
+            raise AssertionError("gnp.nonzero of a recorded tensor did not raise")
+        (found,) = gnp.nonzero(v.read_value(), size=2)
+        assert np.asarray(found).tolist() == [1, 2]

@@ -328,6 +328,13 @@ def _bound(b):
     return int(value)
 
 
+def index_for_update(index):
+    """``index`` as an update (``t.at[index]``, ``v[index].assign``) takes it: Variables in it
+    read (``read_index``) and a concrete boolean mask as the integer indices of its True
+    entries, which a compiled update can take as runtime arrays."""
+    return _mask_as_indices(read_index(index))
+
+
 def _index_value(i):
     return frames.concrete(i) if hasattr(type(i), "__gradkit_value__") else i
 
@@ -486,7 +493,7 @@ class VariableSlice(ValueOperators):
 
     def __init__(self, var: Variable, index):
         self._var = var
-        self._index = index = _mask_as_indices(read_index(index))
+        self._index = index = index_for_update(index)
         check_indices(index, var.shape)  # jax would clamp a read and drop a write
         self._base = var._read_value()
         # Under a frame (a recording tape, a transform) the slice is taken now, where it is

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from .._core.index_update import index_update
+from .._core.variable import index_for_update
 from . import record
 
 
@@ -88,7 +89,7 @@ class IndexUpdates:
         self._tensor = tensor
 
     def __getitem__(self, index):
-        return IndexUpdate(self._tensor, index)
+        return IndexUpdate(self._tensor, index_for_update(index))
 
 
 class IndexUpdate:

@@ -6,6 +6,8 @@ import functools
 import types
 from collections.abc import Callable
 
+import jax
+
 from .. import _errors
 from . import record
 
@@ -45,6 +47,13 @@ def _lift_reporting(fn: Callable, what: str) -> Callable:
     def lifted(*args, **kwargs):
         try:
             return record.apply(fn, *args, **kwargs)
+        except (jax.errors.ConcretizationTypeError, jax.errors.NonConcreteBooleanIndexError) as error:
+            raise _errors.GradkitTypeError(
+                f"[gradkit] {what} needs a value known when it is recorded (its result's shape depends on its "
+                "values, or it reads an argument as a constant), but the tape records each op as a compiled "
+                f"program whose array arguments are traced: {str(error).splitlines()[0]} Pass the size it asks for "
+                "(size=, as jax.jit needs too), or compute on the value outside the tape (t.numpy())."
+            ) from None
         except (TypeError, ValueError, IndexError) as error:
             raise _errors.bad_op_inputs(error, what, args) from error
 
