@@ -59,3 +59,15 @@ def test_a_value_dependent_shape_under_a_tape_names_the_way_out():
             raise AssertionError("gnp.nonzero of a recorded tensor did not raise")
         (found,) = gnp.nonzero(v.read_value(), size=2)
         assert np.asarray(found).tolist() == [1, 2]
+
+
+def test_a_filled_get_out_of_range_under_a_tape():
+    x0 = np.float32([0.0, 1.0, 2.0])
+    v = gk.Variable(x0)
+    with gk.GradientTape() as tape:
+        y = v.read_value().at[jnp.array([1, 9])].get(mode="fill", fill_value=-1.0)
+        loss = gnp.sum(y * 3.0)
+    np.testing.assert_array_equal(
+        np.asarray(y), jnp.asarray(x0).at[jnp.array([1, 9])].get(mode="fill", fill_value=-1.0)
+    )
+    np.testing.assert_array_equal(np.asarray(tape.gradient(loss, v)), [0.0, 3.0, 0.0])

@@ -111,9 +111,11 @@ class IndexUpdate:
 
 
 # Methods whose float arguments are values (bounds, the values an update writes), never shapes
-# or flags: runtime inputs of the program, so a new value compiles nothing new.
-for _fn in _AT_INDEX.values():
-    record.floats_are_runtime(_fn)
+# or flags: runtime inputs of the program, so a new value compiles nothing new. Not ``get``:
+# jax needs its ``fill_value`` known when it traces.
+for _name, _fn in _AT_INDEX.items():
+    if _name != "get":
+        record.floats_are_runtime(_fn)
 
 
 def install(cls) -> None:
