@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jax
+
 import gradkit.numpy as gnp
 from gradkit import _errors
 
@@ -58,6 +60,7 @@ class BatchNorm(Layer):
                 f"[-{len(input_shape)}, {len(input_shape)}), e.g. axis=-1 for the last (feature) axis."
             )
         self.axis %= len(input_shape)
+        self._rank = len(input_shape)  # the axis is counted for this rank: calls must keep it
         n = (input_shape[self.axis],)
         if self.scale:
             self.gamma = self.add_weight("gamma", n, self.gamma_initializer)
@@ -69,6 +72,19 @@ class BatchNorm(Layer):
     def call(self, x, training: bool = False, mask=None):
         """``mask`` (the input's shape without its last axis) leaves the entries it marks False
         out of the batch statistics, as Keras' BatchNormalization does with a sequence mask."""
+        if len(x.shape) != getattr(self, "_rank", len(x.shape)):
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}' was built for inputs of rank {self._rank} (normalising axis "
+                f"{self.axis}), but got an input of shape {tuple(x.shape)}. Keep the rank, or use another layer."
+            )
+        try:
+            training = bool(training)
+        except jax.errors.TracerBoolConversionError:
+            raise _errors.GradkitTypeError(
+                f"{type(self).__name__} '{self.name}' got a traced training flag (an argument of gk.jit): it chooses "
+                "Python code, so it must be known when tracing. Pass it as a static argument, "
+                "gk.jit(step, static_argnums=...), or close over a Python bool."
+            ) from None
         axes = tuple(a for a in range(len(x.shape)) if a != self.axis)
         # Same-rank operands throughout (works under jax_numpy_rank_promotion='raise').
         full = tuple(x.shape[a] if a == self.axis else 1 for a in range(len(x.shape)))
@@ -81,9 +97,11 @@ class BatchNorm(Layer):
             mean = gnp.reshape(self.moving_mean.value, full)
             var = gnp.reshape(self.moving_variance.value, full)
         gamma = gnp.reshape(self.gamma.value, full) if self.scale else 1.0
-        y = (x - mean) * (gamma / gnp.sqrt(var + self.epsilon))
+        # gk.numpy calls, not operators: x may be a raw watched array, whose own operators no
+        # tape records, and the moving statistics are raw arrays too.
+        y = gnp.multiply(gnp.subtract(x, mean), gnp.divide(gamma, gnp.sqrt(gnp.add(var, self.epsilon))))
         if self.center:
-            y = y + gnp.reshape(self.beta.value, full)
+            y = gnp.add(y, gnp.reshape(self.beta.value, full))
         return y
 
 
