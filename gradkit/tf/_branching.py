@@ -109,7 +109,11 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             )
     if not builtins.any(_traced(p) for p in preds):
         truth = [builtins.bool(np.asarray(_value(p))) for p in preds]
-        # exclusive=True: eager TensorFlow 2.21 does not check it either (the first True wins).
+        if exclusive and builtins.sum(truth) > 1:
+            raise _errors.GradkitInvalidArgumentError(
+                f"tf.case with exclusive=True: more than 1 conditions ({builtins.sum(truth)}) evaluated as True, "
+                "as TensorFlow refuses. Make the predicates exclusive, or pass exclusive=False (the first True wins)."
+            )
         every = fns if default is None else [*fns, default]
         if builtins.any(truth):
             chosen = fns[truth.index(True)]

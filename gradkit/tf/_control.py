@@ -38,7 +38,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _name_scope, _print_format, _random, _untaken
 from . import _nest as nest
-from ._array import convert_to_tensor, stack, unstack
+from ._array import convert_to_tensor, identity, stack, unstack
 from ._convert import TENSOR_LIKE, call, convert, wrap
 
 
@@ -76,9 +76,16 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         return picked(true_fn if taken else false_fn, [false_fn if taken else true_fn])
     with branch_assignments_refused("tf.cond"):
         out = jax.lax.cond(
-            _value(pred), lambda: _traced_arrays(true_fn(), "cond"), lambda: _traced_arrays(false_fn(), "cond")
+            _scalar_predicate(_value(pred)),
+            lambda: _traced_arrays(true_fn(), "cond"),
+            lambda: _traced_arrays(false_fn(), "cond"),
         )
     return wrap(out)
+
+
+def _scalar_predicate(pred):
+    """A predicate of one element (shape [1], as TensorFlow takes it) as the scalar jax needs."""
+    return jnp.reshape(pred, ()) if jnp.size(pred) == 1 else pred
 
 
 @contextlib.contextmanager
@@ -205,7 +212,7 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
     def go_on(carry):
         i, values = carry
         with cond_draws.at(i):
-            return jnp.asarray(_traced_arrays(cond(*structured(values)), "while_loop"), bool)
+            return _scalar_predicate(jnp.asarray(_traced_arrays(cond(*structured(values)), "while_loop"), bool))
 
     def advance(carry):
         i, values = carry
@@ -224,6 +231,13 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
                     "gradkit runs it as jax.lax.while_loop, whose loop variables keep their shapes (TensorFlow's "
                     "shape_invariants cannot loosen that). Preallocate the largest shape and fill it "
                     "(tf.tensor_scatter_nd_update), or loop in Python with a known number of steps."
+                )
+        for v, w in zip(out, values):
+            if not isinstance(v, (builtins.bool, builtins.int, builtins.float)) and jnp.result_type(v) != w.dtype:
+                raise _errors.GradkitTypeError(
+                    f"tf.while_loop: a loop variable enters the loop with type {np.dtype(w.dtype).name} but has type "
+                    f"{np.dtype(jnp.result_type(v)).name} after 1 iteration, which TensorFlow refuses too. Cast it "
+                    "in the body (tf.cast(value, dtype)) or start the loop variable with the body's dtype."
                 )
         return i + 1, [jnp.asarray(v, jnp.asarray(w).dtype) for v, w in zip(out, values)]
 
@@ -245,8 +259,11 @@ def _traced_while(cond, step, state, maximum_iterations, done, loop_vars):
         def masked(carry, _):
             stopped, (i, values) = carry
             go = jnp.logical_and(jnp.logical_not(stopped), go_on((i, values)))
-            _, new = advance((i, values))
-            return (jnp.logical_not(go), (i + 1, [jnp.where(go, n, v) for n, v in zip(new, values)])), None
+            # Only the iterations the loop takes run its body (a cond, not a select of both): the
+            # body's side effects (tf.print, assertions) and its derivative at the state the loop
+            # stopped in (x / n at n = 0: 0 * inf) stay out of the rest.
+            i, values = jax.lax.cond(go, advance, lambda c: (c[0] + 1, [jnp.asarray(v) for v in c[1]]), (i, values))
+            return (jnp.logical_not(go), (i, values)), None
 
         carry = (jnp.asarray(False), initial)
         with branch_assignments_refused("tf.while_loop"):
@@ -258,6 +275,11 @@ def _over_leading_axis(elems):
     """``elems`` (a tensor, or a nested structure of them) as a list of per-row structures."""
     leaves = nest.flatten(elems)
     columns = [unstack(convert(leaf)) for leaf in leaves]
+    if len({len(c) for c in columns}) > 1:
+        raise _errors.GradkitValueError(
+            f"The elements' leading dimensions differ ({', '.join(str(len(c)) for c in columns)}): TensorFlow "
+            "raises 'Dimensions ... are not compatible'. Every tensor in elems must have the same number of rows."
+        )
     return [nest.pack_sequence_as(elems, list(row)) for row in zip(*columns)]
 
 
@@ -311,7 +333,7 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return _one_op(acc, (elems, initializer))
+    return _one_op(_as_tensors(acc), (elems, initializer))
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -320,7 +342,13 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = rows.pop(0) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return _one_op(acc, (elems, initializer))
+    return _one_op(_as_tensors(acc), (elems, initializer))
+
+
+def _as_tensors(structure):
+    """A fold's result as tensors: an initializer Variable never folded into is read, as TensorFlow
+    returns a tensor (a later assignment to the Variable must not change the result)."""
+    return nest.map_structure(lambda x: identity(x) if isinstance(x, Variable) else x, structure)
 
 
 def _is_float(x) -> bool:

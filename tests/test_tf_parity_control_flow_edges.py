@@ -1,0 +1,92 @@
+"""Control flow where gradkit.tf once parted from TensorFlow 2.21: a traced ``tf.while_loop``
+with ``maximum_iterations`` runs its body only for the iterations it takes (no NaN gradient from
+the state it stopped in, no extra prints or failed assertions); a loop variable may not change
+dtype; ``map_fn`` refuses elems of different lengths; folds return tensors, not the initializer
+Variable; one-element predicates work traced; ``tf.case(exclusive=True)`` checks eagerly too.
+Oracles: hand derivations, and TensorFlow where it is installed."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+
+def _harmonic_loop(tf):
+    @tf.function
+    def f(x, n):
+        _, acc = tf.while_loop(
+            lambda n, acc: n > 0.0, lambda n, acc: (n - 1.0, acc + x / n), (n, tf.zeros_like(x)), maximum_iterations=5
+        )
+        return acc
+
+    x = tf.constant(2.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x, tf.constant(3.0))
+    return float(y), float(tape.gradient(y, x))
+
+
+def test_a_bounded_traced_loop_differentiates_only_the_iterations_it_takes():
+    value, grad = _harmonic_loop(gtf)
+    # y = x (1 + 1/2 + 1/3): dy/dx = 11/6 (a hand derivation); the stopped state n = 0 is never a divisor.
+    np.testing.assert_allclose([value, grad], [2.0 * 11 / 6, 11 / 6], rtol=1e-6)
+
+
+def test_a_bounded_traced_loop_runs_its_side_effects_only_when_it_iterates(capfd):
+    @gtf.function
+    def f(n):
+        def body(n):
+            gtf.print("n =", n, output_stream=sys.stdout)
+            gtf.debugging.assert_positive(n)
+            return (n - 1,)
+
+        return gtf.while_loop(lambda n: n > 0, body, (n,), maximum_iterations=5)
+
+    (out,) = f(gtf.constant(2))
+    assert int(out) == 0
+    assert capfd.readouterr().out.splitlines() == ["n = 2", "n = 1"]
+
+
+def test_a_loop_variable_may_not_change_dtype():
+    f = gtf.function(
+        lambda y0: gtf.while_loop(
+            lambda y: y < 3, lambda y: (gtf.cast(y, gtf.float32) + 0.7,), (y0,), maximum_iterations=10
+        )
+    )
+    with pytest.raises(TypeError, match=r"\[gradkit\] tf.while_loop: a loop variable enters the loop with type int32"):
+        f(gtf.constant(0))
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_map_fn_refuses_elems_of_different_lengths(compiled):
+    f = lambda a, b: gtf.map_fn(lambda e: e[0] + e[1], (a, b))  # noqa: E731
+    with pytest.raises(ValueError, match=r"\[gradkit\] The elements' leading dimensions differ \(2, 3\)"):
+        (gtf.function(f) if compiled else f)(gtf.constant([1.0, 2.0]), gtf.constant([10.0, 20.0, 30.0]))
+
+
+def test_folds_return_a_tensor_not_the_initializer_variable():
+    v = gtf.Variable(1.0)
+    a = gtf.foldl(lambda acc, e: acc + e, gtf.zeros([0]), initializer=v)
+    b = gtf.foldr(lambda acc, e: acc, gtf.constant([7.0, 8.0]), initializer=v)
+    v.assign(5.0)
+    assert float(a) == 1.0 and float(b) == 1.0 and not isinstance(a, gtf.Variable)
+
+
+def test_one_element_predicates_inside_tf_function():
+    c = gtf.function(lambda x, p: gtf.cond(p, lambda: x * 2.0, lambda: x))
+    w = gtf.function(lambda x: gtf.while_loop(lambda a: a < 10.0, lambda a: (a * 2.0,), (x,), maximum_iterations=10))
+    assert float(c(gtf.constant(1.5), gtf.constant([True]))) == 3.0
+    assert w(gtf.constant([1.5]))[0].numpy().tolist() == [12.0]  # 1.5 * 2**3
+
+
+def test_case_exclusive_checks_eagerly():
+    x = gtf.constant(1.5)
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\] tf.case with exclusive=True"):
+        gtf.case([(x > 1.0, lambda: x * 2.0), (x > 0.0, lambda: x * 3.0)], default=lambda: x, exclusive=True)
+
+
+def test_against_tensorflow():
+    tf_real = pytest.importorskip("tensorflow")
+    np.testing.assert_allclose(_harmonic_loop(gtf), _harmonic_loop(tf_real), rtol=1e-6)
