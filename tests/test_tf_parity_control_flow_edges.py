@@ -90,3 +90,20 @@ def test_case_exclusive_checks_eagerly():
 def test_against_tensorflow():
     tf_real = pytest.importorskip("tensorflow")
     np.testing.assert_allclose(_harmonic_loop(gtf), _harmonic_loop(tf_real), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["foldl", "foldr", "scan"])
+def test_no_rows_and_no_initializer_is_tensorflows_out_of_range(op):
+    with pytest.raises(gtf.errors.OutOfRangeError, match=rf"\[gradkit\] tf.{op} got elems with no rows"):
+        getattr(gtf, op)(lambda a, e: a + e, gtf.zeros([0]))
+
+
+def test_branches_that_differ_and_a_missing_branch_get_gradkits_errors():
+    with pytest.raises(TypeError, match=r"\[gradkit\] tf.cond\(\): 'true_fn' must be a callable"):
+        gtf.cond(gtf.constant(True), None, lambda: 1.0)
+    cond = gtf.function(lambda p: gtf.cond(p, lambda: gtf.constant(1.0), lambda: gtf.constant(1)))
+    with pytest.raises(TypeError, match=r"\[gradkit\] tf.cond inside tf.function.*different dtypes"):
+        cond(gtf.constant(True))
+    switch = gtf.function(lambda i: gtf.switch_case(i, [lambda: gtf.constant([1.0]), lambda: gtf.constant(1.0)]))
+    with pytest.raises(TypeError, match=r"\[gradkit\] tf.switch_case inside tf.function.*different dtypes"):
+        switch(gtf.constant(0))

@@ -63,6 +63,12 @@ def _arrays(tree):
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """``tf.cond(pred, true_fn, false_fn)``: the result of the branch ``pred`` picks."""
+    for arg, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if not callable(fn):
+            raise _errors.GradkitTypeError(
+                f"tf.cond(): '{arg}' must be a callable (a function of no arguments returning the branch's value), "
+                f"but got {type(fn).__name__}, as TensorFlow requires. Write lambda: value."
+            )
     if not _traced(pred):
         if isinstance(pred, (builtins.bool, builtins.int)) and not executing_eagerly():
             # TensorFlow's graph takes a boolean tensor only: a Python bool raises TypeError, a
@@ -94,6 +100,14 @@ def branch_assignments_refused(what: str):
     body) as an error that says how to write it for gradkit.tf."""
     try:
         yield
+    except TypeError as e:
+        if not any(m in str(e) for m in ("must have equal output types", "must have identical types")):
+            raise
+        raise _errors.GradkitTypeError(
+            f"{what} inside tf.function, driven by a value known only when the program runs, got branches (or a "
+            f"loop body) that return different dtypes, shapes or structures, which TensorFlow refuses too: "
+            f"{str(e).splitlines()[0]} Make every branch return the same (tf.cast, tf.reshape)."
+        ) from None
     except _errors.AssignmentError as e:
         if "was assigned inside a jax transform or control-flow body" not in str(e):
             raise
@@ -314,12 +328,13 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
          infer_shape=True, reverse=False, name=None):  # fmt: skip
     """``tf.scan(fn, elems, initializer)``: every accumulator ``a = fn(a, row)``, stacked."""
+    what = "tf.scan"
     rows = _over_leading_axis(elems)
     if reverse:
         rows = rows[::-1]
     if not rows and initializer is not None:
         return _no_rows(fn, elems, initializer)
-    acc = rows.pop(0) if initializer is None else initializer
+    acc = _first_row(rows, what) if initializer is None else initializer
     outputs = [acc] if initializer is None else []
     for row in rows:
         acc = fn(acc, row)
@@ -329,8 +344,9 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """``tf.foldl(fn, elems, initializer)``: the last accumulator of ``scan``."""
+    what = "tf.foldl"
     rows = _over_leading_axis(elems)
-    acc = rows.pop(0) if initializer is None else initializer
+    acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
     return _one_op(_as_tensors(acc), (elems, initializer))
@@ -338,11 +354,22 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """``tf.foldr(fn, elems, initializer)``: ``foldl`` from the last row to the first."""
+    what = "tf.foldr"
     rows = _over_leading_axis(elems)[::-1]
-    acc = rows.pop(0) if initializer is None else initializer
+    acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
     return _one_op(_as_tensors(acc), (elems, initializer))
+
+
+def _first_row(rows: list, what: str):
+    """The first row, the accumulator's start when no initializer is given."""
+    if not rows:
+        raise _errors.GradkitOutOfRangeError(
+            f"{what} got elems with no rows and no initializer (TensorFlow: 'Tried to read from index 0 but array "
+            "size is: 0'). Pass initializer= for the accumulator to start from."
+        )
+    return rows.pop(0)
 
 
 def _as_tensors(structure):
