@@ -158,3 +158,32 @@ def _reflected(fn):
 
 
 install_binary_operators(ValueOperators, _forward, _reflected)
+
+
+# jax.Array's methods that read a value (``w.max()``, ``w.clip(0, 1)``, ``w.transpose()``): on a
+# Variable they are its current value's (recorded under a tape, as the value's own methods are).
+# ``at`` is left out: on a Variable, ``v[idx].assign`` is the update that changes it.
+ARRAY_METHODS = (
+    "all any argmax argmin argsort clip conj conjugate cumprod cumsum diagonal dot flatten item max min "
+    "nonzero prod ptp ravel repeat round searchsorted sort squeeze std swapaxes take trace transpose var"
+).split()
+
+
+def _value_method(name: str):
+    def method(self, *args, **kwargs):
+        return getattr(self._read_value(), name)(*args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"The current value's ``{name}`` (as ``jax.Array.{name}``)."
+    return method
+
+
+def _value_property(name: str):
+    return property(lambda self: getattr(self._read_value(), name), doc=f"The current value's ``{name}``.")
+
+
+for _name in ARRAY_METHODS:
+    if not hasattr(ValueOperators, _name):
+        setattr(ValueOperators, _name, _value_method(_name))
+for _name in ("real", "imag"):
+    setattr(ValueOperators, _name, _value_property(_name))

@@ -222,8 +222,22 @@ def _complex_errors(transform: str):
         ) from None
 
 
+def _describe_tree(out) -> str:
+    leaves = jax.tree_util.tree_leaves(out)
+    shapes = ", ".join(str(tuple(jnp.shape(x))) if hasattr(x, "shape") else type(x).__name__ for x in leaves[:4])
+    return f"leaves {shapes}{', ...' if len(leaves) > 4 else ''}"
+
+
 def _check_scalar(transform):
     def check(out):
+        if isinstance(out, (tuple, list, dict)):
+            kinds = type(out).__name__ + (f" of {len(out)}" if isinstance(out, (tuple, list)) else "")
+            raise _errors.GradkitTypeError(
+                f"{transform} needs a function that returns a scalar, but it returned a {kinds} "
+                f"({_describe_tree(out)}). If the function returns (loss, aux), pass has_aux=True: "
+                f"{transform}(fn, ..., has_aux=True) differentiates the first element and returns the aux "
+                "as it is; otherwise reduce the output to one scalar."
+            )
         shape = jnp.shape(out)
         if shape != ():
             raise _errors.GradkitTypeError(_errors.MSG_NON_SCALAR.format(transform=transform, shape=shape))

@@ -395,6 +395,17 @@ class Variable(ValueOperators):
             if adopt is None or not adopt(self, traced):
                 raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE)
 
+    def __getstate__(self):
+        # Pickled (or deep-copied) with its value, computed if a tape left it pending: the
+        # recording behind a pending value holds functions and weak references no pickle takes.
+        slots = {}
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                if name not in ("__weakref__", "__dict__") and hasattr(self, name):
+                    slots[name] = getattr(self, name)
+        slots["_value"] = frames.live(self)
+        return (getattr(self, "__dict__", None) or None, slots)
+
     # -- reading ---------------------------------------------------------------------------
     def _read_value(self):
         return frames.read(self)

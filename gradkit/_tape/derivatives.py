@@ -164,7 +164,7 @@ def run_vjp(tape, t_refs, s_refs, cts):
         entry = programs[key] = _VjpEntry(plan, ct_spec)
     ct_values = [as_array(c) for c in live_cts if c is not None]
     leaf_values = [leaf.values[0] for leaf in leaves]
-    targets, grads = entry.compiled(leaf_values, ct_values)
+    targets, grads = entry.run(leaf_values, ct_values)
     # Called inside a jax trace the graph was not recorded in (a gk.jit step or tf.function
     # differentiating a tape recorded outside it), the targets keep no value: a later read
     # outside that trace could not use its tracers.
@@ -200,6 +200,7 @@ class _VjpEntry:
         self.present = [i for i in range(n) if plan.source_slots[i] is not None]
         self.ct_spec = ct_spec
         self.compiled = jax.jit(self._flat(replay.vjp_program(plan)))
+        self.op_by_op = False  # set when the program cannot be compiled (see ``run``)
         from_boundary = self._flat(replay.vjp_program(plan, from_boundary=True))
         n_boundary = len(plan.boundary)
 
@@ -209,6 +210,20 @@ class _VjpEntry:
         # One function per cached program, so that a recorded gradient has the same op (and
         # the graph around it the same structure) every time: no recompiles in a loop.
         self.recorded_op = gradient
+
+    def run(self, leaf_values, ct_values):
+        """The targets' values and the gradients: one compiled program, or, where the program
+        needs a value while it is compiled (a custom gradient's ``grad_fn`` that branches in
+        Python on ``float(dy)``), op by op on concrete values, as eager TensorFlow runs it."""
+        if not self.op_by_op:
+            try:
+                return self.compiled(leaf_values, ct_values)
+            except frames.TRACER_VALUE_ERRORS:
+                if any(isinstance(v, jax.core.Tracer) for v in (*leaf_values, *ct_values)):
+                    raise  # inside a trace there are no concrete values to run on
+                self.op_by_op = True
+        with jax.disable_jit():
+            return self._flat(replay.vjp_program(self.plan))(leaf_values, ct_values)
 
     def _flat(self, vjp):
         ct_spec, present = self.ct_spec, self.present

@@ -53,7 +53,12 @@ def _integers(value) -> bool:
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded."""
     check_python_value(value, dtype, "tf.convert_to_tensor")
-    return wrap(convert(value, dtype))
+    out = wrap(convert(value, dtype))
+    if isinstance(value, Variable) and record.is_recorded(out):
+        # A read of its own, as TensorFlow's: a gradient with respect to the result counts only
+        # the paths through it, not every use of the Variable.
+        return identity(out)
+    return out
 
 
 def zeros(shape, dtype=_dtypes.float32, name=None, layout=None):

@@ -452,7 +452,9 @@ def print(*inputs, output_stream=_STDERR_AT_IMPORT, sep=" ", end="\n", summarize
         stream = sys.stderr if output_stream is _STDERR_AT_IMPORT else output_stream
         _print_format.write(sep.join(_print_format.text(v, summarize) for v in shown) + end, stream)
 
-    if traced:
+    if traced or not executing_eagerly():
+        # Inside tf.function a line of constants is printed at every call too, as TensorFlow's
+        # PrintV2 op runs whenever its program does.
         jax.debug.callback(emit, *[leaves[i] for i in traced])
     else:
         emit()

@@ -16,6 +16,7 @@ function keeps the tensor it captured when traced (a later call that does not re
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 
 import jax
@@ -156,6 +157,47 @@ _MSG_SIGNATURE = (
 )
 
 
+_MSG_UNHASHABLE = (
+    "tf.function {fn} was called with an argument of type {kind} that cannot be hashed ({value}). "
+    "tf.function keys its traces by the value of each Python argument, and a mutable one could change "
+    "after a trace that read it, which would then be reused with the old value; TensorFlow raises "
+    "TypeError here too. Pass what the function reads from it as tensors or Python numbers "
+    "(f(x, cfg.scale)), or make the class immutable and hashable (@dataclasses.dataclass(frozen=True))."
+)
+
+
+def _by_position(fn, count: int, args: tuple, kwargs: dict):
+    """``(args, kwargs)`` of a call of ``fn`` whose ``input_signature`` has ``count`` specs, keyword
+    arguments naming its first ``count`` parameters moved into place, as TensorFlow binds them;
+    unchanged where they do not fit (the caller's error then says what is wrong)."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return args, kwargs
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in parameters if p.kind in kinds]
+    missing = names[len(args) :]
+    if len(names) != count or set(kwargs) != set(missing):
+        return args, kwargs
+    return (*args, *(kwargs[name] for name in missing)), {}
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _short_repr(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = object.__repr__(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _fits(shape, spec_shape) -> bool:
     if spec_shape is None:
         return True
@@ -258,6 +300,8 @@ class Function:
         """The static part of a call (a ``_Layout``) and its traced leaves, the input_signature applied."""
         if self.input_signature is not None:
             name = getattr(self.python_function, "__qualname__", "the function")
+            if kwargs:
+                args, kwargs = _by_position(self.python_function, len(self.input_signature), args, kwargs)
             if kwargs or len(args) != len(self.input_signature):
                 raise _errors.GradkitTypeError(
                     f"{name} has an input_signature of {len(self.input_signature)} TensorSpecs but was called "
@@ -272,7 +316,17 @@ class Function:
             )
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         traced = [_plain(x) for x in leaves if _is_traced(x)]
-        return _Layout(treedef, tuple(None if _is_traced(x) else Static(x) for x in leaves)), traced
+        statics = tuple(None if _is_traced(x) else Static(x) for x in leaves)
+        for static in statics:
+            if static is not None and not _hashable(static.value):
+                raise _errors.GradkitTypeError(
+                    _MSG_UNHASHABLE.format(
+                        fn=getattr(self.python_function, "__qualname__", "the function"),
+                        kind=type(static.value).__name__,
+                        value=_short_repr(static.value),
+                    )
+                )
+        return _Layout(treedef, statics), traced
 
     def _start_seeded(self) -> None:
         """The function draws random numbers: from now on it is compiled with a runtime seed argument."""

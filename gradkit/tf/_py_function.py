@@ -26,12 +26,16 @@ from ._convert import convert, wrap
 
 
 def _refuse_traced(inputs, what: str) -> None:
-    if any(isinstance(_control._value(x), jax.core.Tracer) for x in inputs):
+    # Inside tf.function even a call on constants is refused: run now, while the function is
+    # traced, it would run once and its result would be baked into the program, where
+    # TensorFlow calls the Python function at every call.
+    if not _control.executing_eagerly() or any(isinstance(_control._value(x), jax.core.Tracer) for x in inputs):
         raise _errors.GradkitTypeError(
-            f"tf.{what} was called inside tf.function, where its inputs are only known when the compiled "
-            "program runs. gradkit's tf.function compiles the whole function with jax.jit and cannot call "
-            "back into Python with results of unknown shape. Call the step eagerly (without @tf.function), "
-            "or write the Python part with tf ops."
+            f"tf.{what} was called inside tf.function, where TensorFlow calls the Python function at every "
+            "call of the compiled program, on inputs only known then. gradkit's tf.function compiles the whole "
+            "function with jax.jit, which cannot call back into arbitrary Python with results of unknown shape "
+            "(and running it once now would bake its result into every call). Call the step eagerly (without "
+            "@tf.function), or write the Python part with tf ops."
         )
 
 

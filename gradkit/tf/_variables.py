@@ -11,6 +11,7 @@ from gradkit._core.operators import ValueOperators
 from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index, read_index
+from gradkit._tape.record import is_recorded
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
 from . import _array, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
@@ -42,6 +43,12 @@ def _computed_in_trace(initial_value, value) -> bool:
     if isinstance(value, jax.core.Tracer):
         return True
     return isinstance(initial_value, Tensor) and value.ndim == 0 and value.dtype.kind in "biu"
+
+
+def own_read(value):
+    """A Variable's read ``value`` as a new tensor: an identity op where a tape records it, so a
+    gradient with respect to it is not that with respect to the Variable."""
+    return _array.identity(value) if isinstance(value, Tensor) and is_recorded(value) else wrap(value)
 
 
 class Variable(_GkVariable):
@@ -139,7 +146,9 @@ class Variable(_GkVariable):
         return out[()] if out.ndim == 0 else out
 
     def read_value(self):
-        return wrap(self.value)
+        """The current value as a tensor of its own, as TensorFlow's read op gives it: a gradient
+        with respect to it counts only the paths through this read, not every use of the Variable."""
+        return own_read(self.value)
 
     # TensorFlow's assignment signatures; with read_value=False TensorFlow returns None.
     def assign(self, value, use_locking=False, name=None, read_value=True):

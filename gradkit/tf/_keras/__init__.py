@@ -165,7 +165,10 @@ NOISE_LAYERS = (
 )
 UPSAMPLING_LAYERS = "UpSampling1D UpSampling2D UpSampling3D"
 CALLBACKS = "Callback CallbackList History"
-SCHEDULES = "LearningRateSchedule CosineDecay ExponentialDecay InverseTimeDecay PiecewiseConstantDecay PolynomialDecay"
+SCHEDULES = (
+    "LearningRateSchedule CosineDecay CosineDecayRestarts ExponentialDecay InverseTimeDecay PiecewiseConstantDecay "
+    "PolynomialDecay serialize deserialize"
+)
 RANDOM = "SeedGenerator normal uniform randint truncated_normal dropout shuffle categorical gamma binomial beta"
 SAVING = (
     "register_keras_serializable get_registered_name get_registered_object custom_object_scope CustomObjectScope "

@@ -18,6 +18,7 @@ from gradkit import _errors
 
 from .. import _array, _math, _nn
 from .._convert import convert
+from . import activations
 from .base_layer import Layer
 
 
@@ -120,7 +121,7 @@ class Softmax(Layer):
         if isinstance(self.axis, (tuple, list)) and len(self.axis) > 1:
             out = _math.exp(x - _math.reduce_logsumexp(x, axis=list(self.axis), keepdims=True))
         else:
-            out = _nn.softmax(x, axis=self.axis[0] if isinstance(self.axis, (tuple, list)) else self.axis)
+            out = activations.softmax(x, axis=self.axis[0] if isinstance(self.axis, (tuple, list)) else self.axis)
         if mask is not None:
             out = _array.where(mask, out, 0.0)
         return out

@@ -16,6 +16,7 @@ from gradkit.nn import activations as _nn_activations
 
 from .. import _array, _math, _nn, _ordering
 from .._convert import convert
+from . import keras_logits
 
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
@@ -96,7 +97,8 @@ def log_softmax(x, axis=-1):
 
 
 def softmax(x, axis=-1):
-    return _nn.softmax(x, axis=axis)
+    x = convert(x)
+    return keras_logits.remember(_nn.softmax(x, axis=axis), x)
 
 
 def log_sigmoid(x):
@@ -108,7 +110,8 @@ def linear(x):
 
 
 def sigmoid(x):
-    return _math.sigmoid(x)
+    x = convert(x)
+    return keras_logits.remember(_math.sigmoid(x), x)
 
 
 def tanh(x):
@@ -259,6 +262,18 @@ def get(identifier):
         f"tf.keras.activations.get got {identifier!r}, which is not a Keras activation gradkit.tf has; use one of "
         f"{sorted(BY_NAME)} or a callable."
     )
+
+
+def for_layer(activation):
+    """A Keras layer's ``activation=``: ``'softmax'`` and ``'sigmoid'`` as Keras' own functions,
+    whose outputs remember their logits for a cross-entropy (``keras_logits.py``); anything
+    else as given (gradkit.nn's table resolves the other names)."""
+    if isinstance(activation, str) and activation in _KEEPS_LOGITS:
+        return BY_NAME[activation]
+    return activation
+
+
+_KEEPS_LOGITS = ("softmax", "sigmoid")
 
 
 def serialize(activation):

@@ -8,6 +8,7 @@ from gradkit.nn import activations
 from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv
+from . import activations as _keras_activations
 from . import layer_args, layer_regularization
 from .layers import _KerasLayer
 from .spatial_args import channels_axis, layout, standardize_data_format, tf_data_format
@@ -91,7 +92,7 @@ class _Conv(_KerasLayer, Layer):
             bias_constraint=bias_constraint,
         )
         self.data_format = data_format
-        self.activation = activations.get(activation)
+        self.activation = activations.get(_keras_activations.for_layer(activation))
         self.use_bias = bool(use_bias)
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer

@@ -18,6 +18,7 @@ import gradkit.numpy as gnp
 from gradkit import _errors, nn
 
 from .. import _array, _dropout
+from . import activations as _activations
 from .base_layer import Layer
 from .spatial_args import standardize_data_format
 
@@ -79,7 +80,7 @@ class Activation(Layer):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
-        self.activation = nn.activations.get(activation)
+        self.activation = nn.activations.get(_activations.for_layer(activation))
         self.built = True
 
     def call(self, inputs):

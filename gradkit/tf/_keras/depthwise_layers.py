@@ -27,6 +27,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _conv
 from .._convert import call
+from . import activations as _keras_activations
 from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
 from .spatial_args import channels_axis, channels_last_shape, channels_placed, layout, standardize_data_format
@@ -117,7 +118,7 @@ class _DepthwiseConv(_KerasLayer, Layer):
                 self, pointwise_regularizer=pointwise_regularizer, pointwise_constraint=pointwise_constraint
             )
         self.data_format = data_format
-        self.activation = activations.get(activation)
+        self.activation = activations.get(_keras_activations.for_layer(activation))
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = depthwise_initializer
         self.bias_initializer = bias_initializer

@@ -28,6 +28,7 @@ from gradkit.nn import activations
 from gradkit.nn.layer import Layer, unique_name
 
 from .._convert import call
+from . import activations as _keras_activations
 from . import initializers as _initializers
 from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
@@ -178,7 +179,7 @@ class EinsumDense(_KerasLayer, Layer):
         self.equation = equation
         self.partial_output_shape = (output_shape,) if isinstance(output_shape, int) else tuple(output_shape)
         self.bias_axes = bias_axes
-        self.activation = activations.get(activation)
+        self.activation = activations.get(_keras_activations.for_layer(activation))
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
         self.kernel = None  # (in this order: the variables are listed kernel, bias, as in Keras)

@@ -7,6 +7,7 @@ import numbers
 
 from gradkit import _errors, nn
 
+from . import activations as _activations
 from . import initializers as _initializers
 from . import layer_regularization
 from .base_layer import Layer as Layer
@@ -74,6 +75,7 @@ class Dense(_KerasLayer, nn.Dense):
             )
         check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         kwargs["activity_regularizer"] = activity_regularizer
+        activation = _activations.for_layer(activation)
         super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, **kwargs)
         layer_regularization.keep_options(
             self,

@@ -24,7 +24,7 @@ from .._grad_kernels import with_tf_gradient_kernel
 from .._losses import _sigmoid_xent, _softmax_xent, _sparse_softmax_xent
 from .._math import _clip_by_value, _divide_no_nan, _tf_abs, _tf_maximum, _tf_minimum
 from .._namespace import missing
-from . import masking
+from . import keras_logits, masking
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -377,6 +377,7 @@ def _cross_entropy(name, fn, y_true, y_pred, from_logits, label_smoothing, axis,
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """Binary cross-entropy averaged over ``axis``; ``y_pred`` is probabilities (clipped to
     ``[1e-7, 1 - 1e-7]``) unless ``from_logits``; ``label_smoothing`` squeezes labels toward 0.5."""
+    y_pred, from_logits = keras_logits.prediction(y_pred, from_logits, "binary_crossentropy")
     return _cross_entropy(
         "binary_crossentropy", _binary_crossentropy, y_true, y_pred, from_logits, label_smoothing, axis
     )
@@ -387,6 +388,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     probabilities are renormalized along ``axis`` and clipped to ``[1e-7, 1 - 1e-7]`` unless
     ``from_logits``."""
     axis = _int_axis(axis)
+    y_pred, from_logits = keras_logits.prediction(y_pred, from_logits, "categorical_crossentropy")
     y_true, y_pred = _pair(y_true, y_pred)
     _check_same_shape("categorical_crossentropy", y_true, y_pred)
     if y_pred.ndim and y_pred.shape[-1] == 1:
@@ -411,6 +413,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     """Cross-entropy of integer class labels ``y_true`` against ``y_pred`` (probabilities, clipped
     to ``[1e-7, 1 - 1e-7]``, unless ``from_logits``) along the last axis."""
     fn = "tf.keras.losses.sparse_categorical_crossentropy"
+    y_pred, from_logits = keras_logits.prediction(y_pred, from_logits, "sparse_categorical_crossentropy")
     y_pred = convert(y_pred)
     y_true = convert(y_true)
     axis = _int_axis(axis)
@@ -525,7 +528,7 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         in_mask = masking.get_keras_mask(y_pred)  # a Keras mask on the prediction (mask_zero)
-        y_pred = convert(y_pred, self._dtype)
+        y_pred = keras_logits.carry(y_pred, convert(y_pred, self._dtype))
         y_true = convert(y_true, self._dtype)
         losses = convert(self.call(y_true, y_pred))
         weights = None if sample_weight is None else convert(sample_weight, self._dtype)
@@ -566,8 +569,8 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
-        y_true, y_pred = call(same_rank, y_true, y_pred)
-        return self.fn(y_true, y_pred, **self._fn_kwargs)
+        y_true, ranked = call(same_rank, y_true, y_pred)
+        return self.fn(y_true, keras_logits.carry(y_pred, ranked), **self._fn_kwargs)
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}

@@ -77,16 +77,27 @@ class Model(Trainer, Layer):
     """``tf.keras.Model(name=None, trainable=True)`` for subclassing; see the module docstring."""
 
     def __new__(cls, *args, **kwargs):
-        # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one.
+        # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one; a
+        # subclass called so (one that overrides train_step, say) is a functional model too.
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
-            cls = Functional
+            cls = Functional  # whose constructor says what is wrong with arguments that are not Keras tensors
+        elif not issubclass(cls, Functional) and _functional_arguments(args, kwargs):
+            cls = _functional_subclass(cls)
         return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
-        if args or "inputs" in kwargs or "outputs" in kwargs:
+        if _functional_arguments(args, kwargs):
+            # super().__init__(inputs=..., outputs=...) in a subclass's __init__: as Keras does,
+            # the model becomes a functional one of its class.
+            self.__class__ = _functional_subclass(type(self))
+            Functional.__init__(self, *args, **kwargs)
+            return
+        if args:
             raise _errors.GradkitTypeError(
-                f"{type(self).__name__}(inputs, outputs): a subclass of tf.keras.Model writes call() and takes its "
-                "own arguments; tf.keras.Model(inputs, outputs) itself makes a functional model."
+                f"{type(self).__name__}.__init__ passed positional arguments {_short(args)} to "
+                "tf.keras.Model.__init__, which takes only name= and trainable= for a subclass that writes "
+                "call(); a functional model is made by tf.keras.Model(inputs, outputs) or "
+                f"{type(self).__name__}(inputs, outputs) with Keras tensors from tf.keras.Input."
             )
         super().__init__(**kwargs)
 
@@ -186,6 +197,37 @@ class Model(Trainer, Layer):
         return model_json.to_json(self, **kwargs)
 
     export = _keras_export_only("export")
+
+
+def _functional_arguments(args, kwargs) -> bool:
+    """Whether a model's constructor got Keras' functional arguments: ``inputs`` and ``outputs``,
+    by keyword or as the first two positional arguments made of Keras tensors."""
+    if "inputs" in kwargs or "outputs" in kwargs:
+        return True
+    if len(args) < 2:
+        return False
+    leaves = jax.tree_util.tree_leaves(args[:2], is_leaf=lambda x: isinstance(x, functional.KerasTensor))
+    return bool(leaves) and all(isinstance(x, functional.KerasTensor) for x in leaves)
+
+
+def _short(args) -> str:
+    text = repr(args)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_FUNCTIONAL_SUBCLASSES: dict = {}
+
+
+def _functional_subclass(cls):
+    """``cls`` (a subclass of tf.keras.Model) as a functional model, as Keras makes
+    ``CustomModel(inputs, outputs)``: its own methods (``train_step``, ...) over ``Functional``'s
+    graph. One class per ``cls``, named as ``cls``."""
+    made = _FUNCTIONAL_SUBCLASSES.get(cls)
+    if made is None:
+        made = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        made._keras_functional_of = cls
+        _FUNCTIONAL_SUBCLASSES[cls] = made
+    return made
 
 
 class Functional(Model):

@@ -21,7 +21,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._core.variable import Variable
 
-from . import schedules
+from . import schedules, serialization_registry
 from .schedules import LearningRateSchedule
 
 # Keras 3's base options, in the order its get_config lists them, with their defaults.
@@ -41,12 +41,21 @@ _SCHEDULE_MODULE = "keras.optimizers.schedules"
 
 
 def serialize_schedule(schedule: LearningRateSchedule) -> dict:
-    """``keras.optimizers.schedules.serialize``: the schedule as Keras writes it in a config."""
+    """``keras.optimizers.schedules.serialize``: the schedule as Keras writes it in a config (a
+    schedule class of your own by its module, None for ``__main__``, and its registered name)."""
+    cls = type(schedule)
+    if getattr(schedules, cls.__name__, None) is cls:
+        return {
+            "module": _SCHEDULE_MODULE,
+            "class_name": cls.__name__,
+            "config": schedule.get_config(),
+            "registered_name": None,
+        }
     return {
-        "module": _SCHEDULE_MODULE,
-        "class_name": type(schedule).__name__,
+        "module": None if cls.__module__ == "__main__" else cls.__module__,
+        "class_name": cls.__name__,
         "config": schedule.get_config(),
-        "registered_name": None,
+        "registered_name": serialization_registry.get_registered_name(cls),
     }
 
 
@@ -54,12 +63,17 @@ def deserialize_schedule(config: dict, custom_objects=None) -> LearningRateSched
     """The schedule a ``serialize_schedule`` dict describes (a class of ``custom_objects`` by its
     name first, then gradkit.tf's schedules)."""
     name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or getattr(schedules, str(name), None)
+    cls = (
+        (custom_objects or {}).get(name)
+        or serialization_registry.get_registered_object(config.get("registered_name") or name, custom_objects)
+        or getattr(schedules, str(name), None)
+    )
     if not (isinstance(cls, type) and issubclass(cls, LearningRateSchedule)):
         raise _errors.GradkitValueError(
             f"the optimizer config's learning_rate names the schedule {name!r}, which gradkit.tf does not have. "
             "Pass its class in custom_objects={name: cls}, or use one of tf.keras.optimizers.schedules' "
-            "(ExponentialDecay, InverseTimeDecay, PiecewiseConstantDecay, PolynomialDecay, CosineDecay)."
+            "(ExponentialDecay, InverseTimeDecay, PiecewiseConstantDecay, PolynomialDecay, CosineDecay, "
+            "CosineDecayRestarts)."
         )
     return cls.from_config(dict(config.get("config", {})))
 

@@ -209,3 +209,69 @@ class CosineDecay(LearningRateSchedule):
             target,
             float(self.warmup_steps),
         )
+
+
+def _cosine_restarts(step, lr, first_decay_steps, t_mul, m_mul, alpha):
+    fraction = step.astype(jnp.float32) / first_decay_steps
+    if t_mul == 1.0:
+        restart = jnp.floor(fraction)
+        fraction = fraction - restart
+    else:
+        # The periods grow by t_mul: period i starts at (1 - t_mul**i) / (1 - t_mul) periods.
+        restart = jnp.floor(jnp.log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+        started = (1.0 - jnp.power(t_mul, restart)) / (1.0 - t_mul)
+        fraction = (fraction - started) / jnp.power(t_mul, restart)
+    cosine = 0.5 * jnp.power(m_mul, restart) * (1.0 + jnp.cos(math.pi * fraction))
+    return lr * ((1 - alpha) * cosine + alpha)
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): decays from the rate to ``alpha`` times it over
+    ``first_decay_steps``, then restarts, each period ``t_mul`` times longer and starting
+    ``m_mul`` times lower than the one before."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0, name="SGDRDecay"):
+        if first_decay_steps <= 0:
+            raise _errors.GradkitValueError(
+                f"CosineDecayRestarts: first_decay_steps must be > 0, as Keras requires. Received: "
+                f"first_decay_steps={first_decay_steps}"
+            )
+        self.initial_learning_rate, self.first_decay_steps, self.alpha, self.name = (
+            initial_learning_rate,
+            first_decay_steps,
+            alpha,
+            name,
+        )
+        self._t_mul, self._m_mul = t_mul, m_mul
+        self._config = dict(
+            initial_learning_rate=initial_learning_rate,
+            first_decay_steps=first_decay_steps,
+            t_mul=t_mul,
+            m_mul=m_mul,
+            alpha=alpha,
+            name=name,
+        )
+
+    def __call__(self, step):
+        return lift(_cosine_restarts)(
+            convert(step),
+            float(self.initial_learning_rate),
+            float(self.first_decay_steps),
+            float(self._t_mul),
+            float(self._m_mul),
+            float(self.alpha),
+        )
+
+
+def serialize(learning_rate_schedule) -> dict:
+    """``keras.optimizers.schedules.serialize``: the schedule as Keras writes it in a config."""
+    from .optimizer_config import serialize_schedule
+
+    return serialize_schedule(learning_rate_schedule)
+
+
+def deserialize(config, custom_objects=None):
+    """``keras.optimizers.schedules.deserialize``: the schedule ``serialize`` described."""
+    from .optimizer_config import deserialize_schedule
+
+    return deserialize_schedule(config, custom_objects)

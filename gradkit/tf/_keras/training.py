@@ -60,6 +60,25 @@ def _attribute_metrics(obj) -> list:
     return [m for value in vars(obj).values() for m in nested_values(value) if isinstance(m, metrics_module.Metric)]
 
 
+class _CompiledMetrics:
+    """``model.compiled_metrics`` (see ``Trainer.compiled_metrics``)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def update_state(self, y, y_pred, sample_weight=None):
+        warnings.warn(
+            "`model.compiled_metrics()` is deprecated. Instead, use e.g.:\n```\nfor metric in self.metrics:\n"
+            "    metric.update_state(y, y_pred)\n```\n",
+            stacklevel=2,
+        )
+        for metric in self._model.metrics:
+            if isinstance(metric, metrics_module.Mean):
+                metric.update_state(y_pred, sample_weight=sample_weight)
+            else:
+                metric.update_state(y, y_pred, sample_weight=sample_weight)
+
+
 class Trainer:
     """The training-loop methods of ``tf.keras.Model`` (a mixin: see the module docstring)."""
 
@@ -194,6 +213,23 @@ class Trainer:
         for term in terms[1:]:
             total = total + term
         return total
+
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """Keras 2's ``self.compiled_loss(y, y_pred)`` in a custom ``train_step``, kept by Keras 3
+        (deprecated) as ``compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)``."""
+        warnings.warn(
+            "`model.compiled_loss()` is deprecated. Instead, use `model.compute_loss(x, y, y_pred, sample_weight, "
+            "training)`.",
+            stacklevel=2,
+        )
+        return self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    @property
+    def compiled_metrics(self):
+        """Keras 2's ``self.compiled_metrics.update_state(y, y_pred)``, kept by Keras 3 (deprecated):
+        it updates every metric of ``self.metrics`` as Keras 3 does, a ``Mean`` (the loss tracker
+        among them) with ``y_pred``, any other with ``(y, y_pred)``."""
+        return _CompiledMetrics(self)
 
     def _compute_loss(self, x, y, y_pred, sample_weight, training):
         if _takes(self.compute_loss, "training"):

@@ -4,8 +4,7 @@
 
 ``softmax``/``log_softmax`` take ``axis=None`` (over every entry) or a tuple of axes, as Keras does.
 Keras' TensorFlow ``sigmoid``/``softmax`` also remember their logits, which its cross-entropies
-then use instead of the probabilities; gradkit's tensors do not, so a cross-entropy of such an
-output is computed from the (clipped) probabilities, as from any other.
+then use instead of the probabilities (``keras_logits.py``); so do these.
 
 >>> import gradkit.tf as tf
 >>> ops = tf.keras.ops
@@ -18,6 +17,7 @@ from __future__ import annotations
 import builtins
 
 from ... import _array, _math, _nn
+from .. import keras_logits
 from .dispatch import keras_op, tensor
 
 NAMES = (
@@ -37,7 +37,15 @@ def _plain(name, tf_op, doc):
 
 relu = _plain("relu", _nn.relu, "``max(x, 0)``")
 relu6 = _plain("relu6", _nn.relu6, "``min(max(x, 0), 6)``")
-sigmoid = _plain("sigmoid", _math.sigmoid, "``1 / (1 + exp(-x))``")
+
+
+@keras_op
+def sigmoid(x):
+    """``keras.ops.sigmoid(x)``: ``1 / (1 + exp(-x))``."""
+    x = tensor(x)
+    return keras_logits.remember(_math.sigmoid(x), x)
+
+
 softplus = _plain("softplus", _math.softplus, "``log(1 + exp(x))``")
 softsign = _plain("softsign", _nn.softsign, "``x / (1 + abs(x))``")
 selu = _plain("selu", _nn.selu, "the scaled exponential linear unit")
@@ -120,7 +128,8 @@ def _over_axes(fn, x, axis):
 def softmax(x, axis=-1):
     """``keras.ops.softmax(x, axis=-1)``: ``exp(x) / sum(exp(x))`` along ``axis`` (an int, a tuple, or
     None for every entry)."""
-    return _over_axes(_nn.softmax, x, axis)
+    x = tensor(x)
+    return keras_logits.remember(_over_axes(_nn.softmax, x, axis), x)
 
 
 @keras_op

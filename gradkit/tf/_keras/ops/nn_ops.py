@@ -21,6 +21,7 @@ import numpy as np
 from gradkit import _errors
 
 from ... import _array, _conv, _losses, _math, _nn, _pooling
+from .. import keras_logits
 from .dispatch import cast, keras_op, tensor
 from .dtype_rules import EPSILON, standardize_dtype
 from .linalg_ops import norm
@@ -80,7 +81,7 @@ def _clipped(output):
 def binary_crossentropy(target, output, from_logits=False):
     """``keras.ops.binary_crossentropy(target, output, from_logits=False)``: ``-(t log p + (1 - t) log(1 - p))``
     per entry (from ``sigmoid(output)`` when ``from_logits``)."""
-    output = tensor(output)
+    output, from_logits = keras_logits.prediction(tensor(output), from_logits, "binary_crossentropy")
     target = tensor(target, output.dtype)
     _same_shape("binary_crossentropy", target, output)
     if from_logits:
@@ -99,7 +100,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """``keras.ops.categorical_crossentropy(target, output, from_logits=False, axis=-1)``:
     ``-sum(t * log(p), axis)`` with ``p`` renormalized along ``axis`` and clipped (``softmax(output)``
     when ``from_logits``)."""
-    output = tensor(output)
+    output, from_logits = keras_logits.prediction(tensor(output), from_logits, "categorical_crossentropy")
     target = tensor(target, output.dtype)
     if target.ndim < 1:
         raise _errors.GradkitValueError(
@@ -117,7 +118,7 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """``keras.ops.sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1)``:
     ``-log(p[target])`` per example, ``target`` integer class indices (a trailing axis of size 1
     allowed); ``axis`` must be the last, as on Keras' TensorFlow backend."""
-    output = tensor(output)
+    output, from_logits = keras_logits.prediction(tensor(output), from_logits, "sparse_categorical_crossentropy")
     if axis != -1 and axis != output.ndim - 1:
         raise _errors.GradkitValueError(
             f"tf.keras.ops.sparse_categorical_crossentropy got axis={axis}: only the last axis (-1) is supported, as "
