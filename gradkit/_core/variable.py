@@ -404,7 +404,18 @@ class Variable(ValueOperators):
                 if name not in ("__weakref__", "__dict__") and hasattr(self, name):
                     slots[name] = getattr(self, name)
         slots["_value"] = frames.live(self)
+        del slots["_uid"]
         return (getattr(self, "__dict__", None) or None, slots)
+
+    def __setstate__(self, state):
+        # A copy is a Variable of its own: a new identity, so it is never taken for the
+        # original (nor for one made before it, by a transform telling its local Variables apart).
+        attributes, slots = state
+        if attributes:
+            self.__dict__.update(attributes)
+        for name, value in slots.items():
+            object.__setattr__(self, name, value)
+        self._uid = next(_counter)
 
     # -- reading ---------------------------------------------------------------------------
     def _read_value(self):

@@ -252,10 +252,20 @@ class TensorShape(Shape):
     def __new__(cls, dims=()):
         if dims is None:
             return tuple.__new__(_UnknownRank)
-        return super().__new__(cls, dims)
+        if isinstance(dims, TensorShape) and dims.rank is None:
+            return dims
+        if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+            dims = (dims,)  # TensorFlow takes one number as a shape of one dimension
+        if isinstance(dims, (str, bytes)):
+            raise _errors.GradkitTypeError(f"tf.TensorShape got {dims!r}; pass a list of sizes (None where unknown).")
+        sizes = tuple(_dimension(d) for d in dims)
+        return super().__new__(cls, sizes)
 
     def __repr__(self):
         return f"TensorShape({list(self)})"
+
+    def __str__(self):
+        return repr(tuple(self))  # TensorFlow prints (2, 3), (None, 3), (2,)
 
     # A tf.TensorSpec's shape may have unknown (None) dimensions.
     def is_fully_defined(self) -> bool:
@@ -263,6 +273,106 @@ class TensorShape(Shape):
 
     def num_elements(self):
         return None if None in self else super().num_elements()
+
+    # TensorFlow's shape algebra: None is an unknown size, TensorShape(None) an unknown rank.
+    def is_compatible_with(self, other) -> bool:
+        other = TensorShape(other)
+        if self.rank is None or other.rank is None:
+            return True
+        return self.rank == other.rank and all(a is None or b is None or a == b for a, b in zip(self, other))
+
+    def merge_with(self, other):
+        other = TensorShape(other)
+        if self.rank is None:
+            return other
+        if other.rank is None:
+            return self
+        if not self.is_compatible_with(other):
+            raise _errors.GradkitValueError(f"Shapes {self} and {other} are not compatible")
+        return TensorShape([b if a is None else a for a, b in zip(self, other)])
+
+    def most_specific_compatible_shape(self, other):
+        other = TensorShape(other)
+        if self.rank is None or other.rank is None or self.rank != other.rank:
+            return TensorShape(None)
+        return TensorShape([a if a == b else None for a, b in zip(self, other)])
+
+    def concatenate(self, other):
+        other = TensorShape(other)
+        if self.rank is None or other.rank is None:
+            return TensorShape(None)
+        return TensorShape(tuple(self) + tuple(other))
+
+    def with_rank(self, rank):
+        if self.rank is None:
+            return TensorShape([None] * int(rank))
+        if self.rank != rank:
+            raise _errors.GradkitValueError(f"Shape {self} must have rank {rank}")
+        return self
+
+    def with_rank_at_least(self, rank):
+        if self.rank is not None and self.rank < rank:
+            raise _errors.GradkitValueError(f"Shape {self} must have rank at least {rank}")
+        return self
+
+    def with_rank_at_most(self, rank):
+        if self.rank is not None and self.rank > rank:
+            raise _errors.GradkitValueError(f"Shape {self} must have rank at most {rank}")
+        return self
+
+    def assert_has_rank(self, rank) -> None:
+        if self.rank not in (None, rank):
+            raise _errors.GradkitValueError(f"Shape {self} must have rank {rank}")
+
+    def assert_same_rank(self, other) -> None:
+        other = TensorShape(other)
+        if self.rank is not None and other.rank is not None and self.rank != other.rank:
+            raise _errors.GradkitValueError(f"Shapes {self} and {other} must have the same rank")
+
+    def assert_is_compatible_with(self, other) -> None:
+        if not self.is_compatible_with(other):
+            raise _errors.GradkitValueError(f"Shapes {self} and {TensorShape(other)} are incompatible")
+
+    def assert_is_fully_defined(self) -> None:
+        if not self.is_fully_defined():
+            raise _errors.GradkitValueError(f"Shape {self} is not fully defined")
+
+
+def _dimension(d):
+    """One size of a ``tf.TensorShape``: None (unknown) or an int >= 0, as TensorFlow accepts."""
+    d = getattr(d, "value", d)  # a tf.compat.v1 Dimension
+    if d is None:
+        return None
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        try:
+            as_int = int(d)
+        except (TypeError, ValueError):
+            raise _errors.GradkitTypeError(
+                f"tf.TensorShape got the size {d!r} ({type(d).__name__}); each size is an int >= 0 or None."
+            ) from None
+        if as_int != d:
+            raise _errors.GradkitTypeError(f"tf.TensorShape got the size {d!r}; each size is an int >= 0 or None.")
+        d = as_int
+    if d < 0:
+        raise _errors.GradkitValueError(
+            f"Dimension {int(d)} must be >= 0 (tf.TensorShape takes None for an unknown size)."
+        )
+    return int(d)
+
+
+SHAPE_ALGEBRA = (
+    "is_compatible_with merge_with most_specific_compatible_shape concatenate with_rank with_rank_at_least "
+    "with_rank_at_most assert_has_rank assert_same_rank assert_is_compatible_with assert_is_fully_defined"
+).split()
+
+
+def _on_tensor_shape(name: str):
+    def method(self, *args):
+        return getattr(TensorShape(self), name)(*args)
+
+    method.__name__ = name
+    method.__doc__ = f"TensorFlow's ``TensorShape.{name}``."
+    return method
 
 
 class _UnknownRank(TensorShape):
@@ -275,6 +385,10 @@ class _UnknownRank(TensorShape):
 
     def __str__(self):
         return "<unknown>"
+
+    def __getitem__(self, key):
+        # TensorFlow: any size of a shape of unknown rank is unknown, and so is any part of it.
+        return self if isinstance(key, slice) else None
 
     def __eq__(self, other):
         return isinstance(other, _UnknownRank)
@@ -303,3 +417,8 @@ class _UnknownRank(TensorShape):
 
     def num_elements(self):
         return None
+
+
+# A tensor's ``.shape`` (the tape's Shape, always fully known) answers TensorFlow's shape algebra too.
+for _name in SHAPE_ALGEBRA:
+    setattr(Shape, _name, _on_tensor_shape(_name))

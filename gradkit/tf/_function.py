@@ -56,6 +56,16 @@ class TensorSpec:
     def __hash__(self):
         return hash((self.shape, self.dtype, self.name))
 
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        """``tf.TensorSpec.from_tensor``: the spec of ``tensor``'s shape and dtype."""
+        return cls(tuple(tensor.shape), tensor.dtype, name)
+
+    @classmethod
+    def from_spec(cls, spec, name=None):
+        """``tf.TensorSpec.from_spec``: a spec of ``spec``'s shape and dtype (and name unless given)."""
+        return cls(spec.shape, spec.dtype, spec.name if name is None else name)
+
     def is_compatible_with(self, spec_or_value) -> bool:
         """Whether a tensor (or spec) of that dtype and shape fits this spec, as TensorFlow's."""
         dtype = np.dtype(spec_or_value.dtype)
@@ -279,11 +289,11 @@ class Function:
                 self._called = True
                 self._traces.note_call(layout, traced, args, kwargs)
                 return _output_order.in_order(self._key_orders.get(layout), out)
-        seed = _random.function_seed()
+        seed = _random.function_seed(self)
         try:
             out = wrap(self._seeded(layout, seed, *traced))
         except BaseException as error:
-            _random.give_back(seed)
+            _random.give_back(seed, self)
             self._note_failed_run(error, layout, traced, args, kwargs)
             raise
         self._called = True
@@ -350,11 +360,11 @@ class Function:
                 return self._compiled.lower(layout, *traced).out_info[0]
             except _random.NeedsSeed:
                 self._start_seeded()
-        seed = _random.function_seed()
+        seed = _random.function_seed(self)
         try:
             return self._seeded.lower(layout, seed, *traced).out_info[0]
         finally:
-            _random.give_back(seed)
+            _random.give_back(seed, self)
 
     def get_concrete_function(self, *args, **kwargs):
         """TensorFlow's ``get_concrete_function``: the function for one input signature.
@@ -430,6 +440,8 @@ def function(
     >>> [float(step(tf.constant(float(i)))) for i in range(3)], float(v.numpy()), step.trace_count <= 2
     ([2.0, 4.0, 8.0], 4.0, True)
     """
+    # TensorFlow's deprecated name for reduce_retracing.
+    reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
     if func is None:
         return functools.partial(
             function, input_signature=input_signature, jit_compile=jit_compile, reduce_retracing=reduce_retracing

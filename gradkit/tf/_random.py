@@ -19,6 +19,7 @@ tape differentiates through them.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import zlib
 
@@ -36,7 +37,14 @@ from ._convert import convert, known_value, static_ints
 _DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
 _global_seed = [None]
 _op_counts: dict = {}  # (op, dtype, op seed) -> its draws since set_seed
-_calls = [0]  # tf.function calls since set_seed (a call that raised gives its seed back)
+# tf.function calls since set_seed (a call that raised gives its seed back): with a global seed
+# set, counted per function, as TensorFlow's op seeds follow each function's own ops (two
+# functions of the same ops draw the same numbers); without one, all together (every call
+# draws anew, as TensorFlow's random op seeds do).
+_calls: dict = {}
+# Folded into every tf.function call's key, so that its draws are never those of the eager
+# sequence (split off the same global seed) or of a Generator seeded with the same number.
+_FUNCTION_DOMAIN = 0x6A09E667
 
 
 class _Traces(threading.local):
@@ -51,23 +59,33 @@ _traces = _Traces()
 
 
 def set_seed(seed):
-    """``tf.random.set_seed``: seeds the global sequence and restarts every op seed's."""
-    initializers.set_seed(seed)
-    _global_seed[0] = int(seed)
+    """``tf.random.set_seed``: seeds the global sequence and restarts every op seed's. ``None``
+    clears the global seed, as in TensorFlow: the draws that follow are not reproducible."""
+    if seed is None:
+        initializers.set_seed(secrets.randbits(32))
+        _global_seed[0] = None
+    else:
+        initializers.set_seed(seed)
+        _global_seed[0] = int(seed)
     _op_counts.clear()
-    _calls[0] = 0
+    _calls.clear()
 
 
-def function_seed():
-    """The runtime seed of one ``tf.function`` call (a uint32 pair, an argument of the compiled
-    program, so each call draws afresh, as in TensorFlow, instead of a draw baked in at trace
-    time); inside the trace of another one, derived from its key."""
+def function_seed(owner=None):
+    """The runtime seed of one call of the ``tf.function`` ``owner`` (a uint32 pair, an argument
+    of the compiled program, so each call draws afresh, as in TensorFlow, instead of a draw baked
+    in at trace time); inside the trace of another one, derived from its key."""
     if _traces.stack:
         return jax.random.bits(_next_traced_key(), (2,), np.uint32)
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
-    call = _calls[0]
-    _calls[0] += 1
+    slot = _slot(owner)
+    call = _calls.get(slot, 0)
+    _calls[slot] = call + 1
     return np.array([global_seed & 0xFFFFFFFF, call & 0xFFFFFFFF], np.uint32)
+
+
+def _slot(owner):
+    return None if owner is None or _global_seed[0] is None else id(owner)
 
 
 def init_seed(call_seed):
@@ -78,11 +96,12 @@ def init_seed(call_seed):
         return np.asarray(jax.random.bits(initializers.next_key(), (2,), np.uint32))
 
 
-def give_back(seed) -> None:
-    """A call given ``seed`` (``function_seed``'s) raised: the next call gets it again, as a
-    failed call in TensorFlow leaves its random state alone."""
-    if not isinstance(seed, jax.core.Tracer) and _calls[0] == int(seed[1]) + 1:
-        _calls[0] -= 1
+def give_back(seed, owner=None) -> None:
+    """A call given ``seed`` (``function_seed(owner)``'s) raised: the next call gets it again, as
+    a failed call in TensorFlow leaves its random state alone."""
+    slot = _slot(owner)
+    if not isinstance(seed, jax.core.Tracer) and _calls.get(slot, 0) == int(seed[1]) + 1:
+        _calls[slot] -= 1
 
 
 class NeedsSeed(Exception):
@@ -102,7 +121,11 @@ class tracing:
         self.seed = seed
 
     def __enter__(self):
-        key = None if self.seed is None else jax.random.fold_in(jax.random.key(self.seed[0]), self.seed[1])
+        if self.seed is None:
+            key = None
+        else:
+            key = jax.random.fold_in(jax.random.key(self.seed[0]), _FUNCTION_DOMAIN)
+            key = jax.random.fold_in(key, self.seed[1])
         _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False, None])
 
     def __exit__(self, *exc):

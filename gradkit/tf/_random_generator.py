@@ -26,13 +26,18 @@ from . import _dtypes, _random, _random_stateless
 from ._namespace import missing
 from ._variables import Variable
 
+_GENERATOR_DOMAIN = 0xBB67AE85
+
 
 def _key_of_seed(seed) -> np.ndarray:
     if isinstance(seed, Tensor):
         seed = seed.numpy()
     seed = int(np.asarray(seed))
     with jax.ensure_compile_time_eval():
-        key = jax.random.fold_in(jax.random.key(seed & 0xFFFFFFFF), (seed >> 32) & 0xFFFFFFFF)
+        # A domain of its own folded in first: Generator.from_seed(s) does not replay the global
+        # sequence tf.random.set_seed(s) starts.
+        key = jax.random.fold_in(jax.random.key(seed & 0xFFFFFFFF), _GENERATOR_DOMAIN)
+        key = jax.random.fold_in(key, (seed >> 32) & 0xFFFFFFFF)
         return np.asarray(jax.random.key_data(key))
 
 

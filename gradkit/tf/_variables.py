@@ -145,6 +145,10 @@ class Variable(_GkVariable):
         out = np.array(frames.concrete(self.value))
         return out[()] if out.ndim == 0 else out
 
+    def __copy__(self):
+        # TensorFlow's copy.copy of a Variable is the Variable itself (copy.deepcopy makes a new one).
+        return self
+
     def read_value(self):
         """The current value as a tensor of its own, as TensorFlow's read op gives it: a gradient
         with respect to it counts only the paths through this read, not every use of the Variable."""

@@ -25,6 +25,7 @@ from . import augmentation_shear_perspective as _augmentation_shear_perspective
 from . import augmentation_value_layers as _augmentation_value_layers
 from . import backend_config as _backend_config
 from . import callbacks as _callbacks
+from . import callbacks_checkpoint as _callbacks_checkpoint
 from . import callbacks_monitor as _callbacks_monitor
 from . import callbacks_more as _callbacks_more
 from . import callbacks_progbar as _callbacks_progbar
@@ -338,6 +339,7 @@ api = Namespace(
         **_members(_callbacks_progbar, "ProgbarLogger"),
         **_members(_callbacks_more, "TerminateOnNaN LambdaCallback CSVLogger SwapEMAWeights"),
         **_members(_callbacks_monitor, "EarlyStopping ReduceLROnPlateau LearningRateScheduler"),
+        ModelCheckpoint=_callbacks_checkpoint.ModelCheckpoint,
     ),
     backend=Namespace("gradkit.tf.keras.backend", **_members(_backend_config, _backend_config.NAMES)),
     config=Namespace("gradkit.tf.keras.config", **_members(_backend_config, _backend_config.CONFIG_NAMES)),

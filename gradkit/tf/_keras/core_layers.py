@@ -19,6 +19,7 @@ from gradkit import _errors, nn
 
 from .. import _array, _dropout
 from . import activations as _activations
+from . import keras_random
 from .base_layer import Layer
 from .spatial_args import standardize_data_format
 
@@ -91,7 +92,8 @@ class Dropout(Layer):
     """``Dropout(rate, noise_shape=None, seed=None)``: ``tf.nn.dropout`` when called with a true
     ``training`` (passed, or reaching it from the enclosing model call), else the input as it
     is. The masks are fresh at each call, also at each call of a ``tf.function``; they are not
-    TensorFlow's draws."""
+    TensorFlow's draws. With a ``seed`` they come from the layer's own
+    ``tf.keras.random.SeedGenerator(seed)``, as in Keras."""
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -113,6 +115,9 @@ class Dropout(Layer):
         self.rate = rate
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
+        # As in Keras, a layer given a seed draws its masks from a SeedGenerator of its own: two
+        # Dropout(rate, seed=1) layers start from the same mask, whatever tf.random.set_seed says.
+        self.__dict__["_keras_seed_generator"] = None if seed is None else keras_random.SeedGenerator(seed)
         self.built = True
 
     def call(self, inputs, training=False):
@@ -123,4 +128,7 @@ class Dropout(Layer):
         noise_shape = None
         if self.noise_shape is not None:
             noise_shape = [s if d is None else d for d, s in zip(self.noise_shape, inputs.shape)]
+        generator = self.__dict__.get("_keras_seed_generator")
+        if generator is not None:
+            return keras_random.dropout(inputs, self.rate, noise_shape=noise_shape, seed=generator)
         return _dropout.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed)
