@@ -75,3 +75,28 @@ def test_a_variable_has_the_array_methods_of_its_value():
     with gk.GradientTape() as tape:
         loss = gnp.sum(w.clip(-1.0, 1.0) * w.transpose()) + w.max()
     np.testing.assert_allclose(tape.gradient(loss, w), jax.grad(pure)(w0), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("gk.grad", lambda: gk.grad(3.0)),
+        ("gk.value_and_grad", lambda: gk.value_and_grad(jnp.ones(2))),
+        ("gk.jacrev", lambda: gk.jacrev(None)),
+        ("gk.jacfwd", lambda: gk.jacfwd(2)),
+        ("gk.hessian", lambda: gk.hessian(1.0)),
+        ("gk.vmap", lambda: gk.vmap(1.0)),
+        ("gk.jvp", lambda: gk.jvp(1.0, (1.0,), (1.0,))),
+        ("gk.vjp", lambda: gk.vjp(1.0, 1.0)),
+    ],
+)
+def test_a_transform_of_something_not_callable_is_refused_at_once(name, call):
+    with pytest.raises(TypeError, match=rf"\[gradkit\] {name} takes the function to transform"):
+        call()
+
+
+def test_jvp_primals_must_be_a_tuple():
+    with pytest.raises(TypeError, match=r"\[gradkit\] gk.jvp takes primals as a tuple"):
+        gk.jvp(jnp.sin, 1.0, 1.0)
+    out, tangent = gk.jvp(jnp.sin, (1.0,), (1.0,))
+    np.testing.assert_allclose([out, tangent], [np.sin(1.0), np.cos(1.0)], rtol=1e-6)

@@ -222,6 +222,20 @@ def _complex_errors(transform: str):
         ) from None
 
 
+def check_callable(fn, transform: str) -> None:
+    """A transform's function must be callable: ``gk.grad(loss(x))`` is a common slip."""
+    if not callable(fn):
+        raise _errors.GradkitTypeError(
+            f"{transform} takes the function to transform, but got {_short(fn)} ({type(fn).__name__}). Pass the "
+            f"function itself: {transform}(loss)(x), not {transform}(loss(x))."
+        )
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _describe_tree(out) -> str:
     leaves = jax.tree_util.tree_leaves(out)
     shapes = ", ".join(str(tuple(jnp.shape(x))) if hasattr(x, "shape") else type(x).__name__ for x in leaves[:4])
@@ -292,6 +306,7 @@ def value_and_grad(
     >>> float(value), float(da), float(db)
     (9.0, 6.0, 6.0)
     """
+    check_callable(fn, "gk.value_and_grad")
 
     def run(*args, **kwargs):
         plan = _Plan("gk.grad", argnums, wrt, args, float_args=True)
@@ -331,6 +346,7 @@ def grad(
     >>> float(gk.grad(pipeline)(0.5))                            # 2c(b - a)
     3.0
     """
+    check_callable(fn, "gk.grad")
     vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True, holomorphic=holomorphic)
 
     def run(*args, **kwargs):
@@ -352,6 +368,8 @@ def _jacobian(jax_transform, name):
         return_state: bool = False,
         holomorphic: bool = False,
     ):
+        check_callable(fn, name)
+
         def run(*args, **kwargs):
             plan = _Plan(name, argnums, wrt, args, float_args=True)
             pure = plan.pure(fn, kwargs, has_aux)
@@ -418,6 +436,7 @@ def hessian(fn: Callable, argnums=_DEFAULT, *, wrt=None, has_aux: bool = False, 
     >>> float(gk.hessian(f, wrt=x)())   # 48 x
     96.0
     """
+    check_callable(fn, "gk.hessian")
     inner = jacrev(fn, argnums, wrt=wrt, has_aux=has_aux, holomorphic=holomorphic)
     return jacfwd(inner, argnums, wrt=wrt, has_aux=has_aux, holomorphic=holomorphic)
 
@@ -448,6 +467,13 @@ def jvp(
     >>> float(out), float(t)    # d(a x^2) = x^2 da + 2 a x dx
     (12.0, 16.0)
     """
+    check_callable(fn, "gk.jvp")
+    for what, given in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(given, (tuple, list)):
+            raise _errors.GradkitTypeError(
+                f"gk.jvp takes {what} as a tuple or list, one entry per positional argument of the function, as "
+                f"jax.jvp does, but got {_short(given)} ({type(given).__name__}). Write gk.jvp(f, (x,), (v,))."
+            )
     if _recorded():
 
         def pushed(primals, tangents, wrt_tangents):
@@ -544,6 +570,7 @@ def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: b
     >>> pull(jnp.array([1.0, 1.0]))[1]
     Array([3., 3.], dtype=float32)
     """
+    check_callable(fn, "gk.vjp")
     if _recorded():
         return _recorded_vjp(fn, primals, wrt, has_aux, return_state)
     plan = _Plan("gk.vjp", tuple(range(len(primals))), wrt, primals)
@@ -653,6 +680,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
     >>> gk.vmap(dot)(jnp.array([[1.0, 1.0], [3.0, -1.0]]))
     Array([3., 1.], dtype=float32)
     """
+    check_callable(fn, "gk.vmap")
     _check_axes_spec("in_axes", in_axes)
     _check_axes_spec("out_axes", out_axes)
 

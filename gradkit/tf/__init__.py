@@ -297,6 +297,14 @@ random = _Namespace(
     Generator=_random_generator.Generator,
     get_global_generator=_random_generator.get_global_generator,
     set_global_generator=_random_generator.set_global_generator,
+    experimental=_Namespace(
+        "gradkit.tf.random.experimental",
+        stateless_split=_random_seeds.split,
+        stateless_fold_in=_random_seeds.fold_in,
+        Generator=_random_generator.Generator,
+        get_global_generator=_random_generator.get_global_generator,
+        set_global_generator=_random_generator.set_global_generator,
+    ),
 )
 nest = _Namespace(
     "gradkit.tf.nest",

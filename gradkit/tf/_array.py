@@ -278,6 +278,8 @@ def _cast_to(x, dtype):
 
 def cast(x, dtype, name=None):
     target = np.dtype(dtype)
+    if isinstance(x, Tensor) and np.dtype(x.dtype) == target:
+        return x  # TensorFlow's cast to a tensor's own dtype is that tensor: no op of its own
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "iu" and target.kind in "fc":
         x = np.asarray(x).astype(target)  # 64-bit integers reach a float without a 64-bit JAX type
     return call(_cast_to, convert(x), dtype=target)
