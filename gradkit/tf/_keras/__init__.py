@@ -29,6 +29,7 @@ from . import callbacks_checkpoint as _callbacks_checkpoint
 from . import callbacks_monitor as _callbacks_monitor
 from . import callbacks_more as _callbacks_more
 from . import callbacks_progbar as _callbacks_progbar
+from . import callbacks_tensorboard as _callbacks_tensorboard
 from . import cloning as _cloning
 from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
@@ -340,6 +341,7 @@ api = Namespace(
         **_members(_callbacks_more, "TerminateOnNaN LambdaCallback CSVLogger SwapEMAWeights"),
         **_members(_callbacks_monitor, "EarlyStopping ReduceLROnPlateau LearningRateScheduler"),
         ModelCheckpoint=_callbacks_checkpoint.ModelCheckpoint,
+        TensorBoard=_callbacks_tensorboard.TensorBoard,
     ),
     backend=Namespace("gradkit.tf.keras.backend", **_members(_backend_config, _backend_config.NAMES)),
     config=Namespace("gradkit.tf.keras.config", **_members(_backend_config, _backend_config.CONFIG_NAMES)),
