@@ -30,6 +30,7 @@ from . import (
     _convert,
     _cumulative_logsumexp,
     _custom,
+    _distribute,
     _integer_data,
     _keras,
     _linalg,
@@ -315,6 +316,21 @@ nest = _Namespace(
     is_nested=_nest.is_nested,
 )
 autodiff = _Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
+distribute = _Namespace(
+    "gradkit.tf.distribute",
+    **{n: getattr(_distribute, n) for n in _distribute.NAMES.split()},
+    experimental=_Namespace(
+        "gradkit.tf.distribute.experimental",
+        ValueContext=_distribute.ValueContext,
+        ParameterServerStrategy=_distribute.ParameterServerStrategy,
+        TPUStrategy=_distribute.TPUStrategy,
+        MultiWorkerMirroredStrategy=_distribute.MultiWorkerMirroredStrategy,
+    ),
+)
+# The TensorFlow release whose API and behaviour gradkit.tf reproduces (its tests compare with
+# that release), for code that checks tf.__version__; gradkit's own is gradkit.__version__.
+__version__ = "2.21.0"
+version = _Namespace("gradkit.tf.version", VERSION=__version__)
 saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )

@@ -1,0 +1,104 @@
+"""``tf.distribute`` as one replica: the distributed-training guide's custom loop (a loss scaled
+by ``compute_average_loss`` over the global batch, ``strategy.run``, ``strategy.reduce``, a
+distributed dataset) and ``fit`` under ``strategy.scope()`` train as TensorFlow's
+``MirroredStrategy`` does on one CPU; contexts and reductions follow TensorFlow's rules;
+``tf.__version__`` names the TensorFlow release gradkit.tf follows. Oracles: TensorFlow 2.21
+where installed, and the plain (strategy-free) loop."""
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+_RNG = np.random.default_rng(1)
+_X = _RNG.normal(size=(16, 3)).astype(np.float32)
+_Y = (_X @ np.array([[0.5], [-1.0], [2.0]], np.float32)).astype(np.float32)
+_W0 = [np.full((3, 1), 0.1, np.float32), np.zeros(1, np.float32)]
+
+
+def _custom_loop(tf, use_strategy=True):
+    strategy = tf.distribute.MirroredStrategy() if use_strategy else None
+    global_batch = 8
+
+    def build():
+        model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+        model.set_weights(_W0)
+        return model, tf.keras.optimizers.SGD(0.1)
+
+    if use_strategy:
+        with strategy.scope():
+            model, optimizer = build()
+    else:
+        model, optimizer = build()
+    dataset = tf.data.Dataset.from_tensor_slices((_X, _Y)).batch(global_batch)
+    if use_strategy:
+        dataset = strategy.experimental_distribute_dataset(dataset)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            per_example = tf.reduce_sum(tf.square(model(x) - y), axis=-1)
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    @tf.function
+    def distributed_step(x, y):
+        if not use_strategy:
+            return train_step(x, y)
+        per_replica = strategy.run(train_step, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+    losses = []
+    for _ in range(3):
+        for x, y in dataset:
+            losses.append(float(distributed_step(x, y)))
+    return losses, [w.numpy() if hasattr(w, "numpy") else np.asarray(w) for w in model.get_weights()]
+
+
+def test_the_custom_loop_trains_as_without_a_strategy():
+    with_strategy, plain = _custom_loop(gtf), _custom_loop(gtf, use_strategy=False)
+    np.testing.assert_allclose(with_strategy[0], plain[0], rtol=1e-6)
+    for a, b in zip(with_strategy[1], plain[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_the_custom_loop_matches_tensorflows_mirrored_strategy():
+    tf = pytest.importorskip("tensorflow")
+    if len(tf.config.list_logical_devices()) != 1:
+        pytest.skip("TensorFlow sees more than one device here: its MirroredStrategy has several replicas")
+    ours, theirs = _custom_loop(gtf), _custom_loop(tf)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5)
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def _contexts(tf):
+    strategy = tf.distribute.MirroredStrategy()
+    out = [tf.distribute.has_strategy(), tf.distribute.in_cross_replica_context(), strategy.num_replicas_in_sync]
+    with strategy.scope():
+        out += [tf.distribute.has_strategy(), tf.distribute.in_cross_replica_context()]
+        out.append(tf.distribute.get_strategy() is strategy)
+        out.append(strategy.run(lambda: tf.distribute.in_cross_replica_context()))
+        value = strategy.run(lambda x: x * 2.0, args=(tf.constant([[1.0, 2.0], [3.0, 4.0]]),))
+        out.append(strategy.reduce("SUM", value, axis=0).numpy().tolist())
+        out.append(strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None).numpy().tolist())
+        out.append(len(strategy.experimental_local_results(value)))
+    return out
+
+
+def test_contexts_and_reductions_follow_tensorflows_rules():
+    assert _contexts(gtf) == [False, False, 1, True, True, True, False, [8.0, 12.0], [[2.0, 4.0], [6.0, 8.0]], 1]
+
+
+def test_contexts_and_reductions_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    if len(tf.config.list_logical_devices()) != 1:
+        pytest.skip("TensorFlow sees more than one device here")
+    assert _contexts(gtf) == _contexts(tf)
+
+
+def test_multi_worker_strategies_are_refused_and_the_version_is_tensorflows():
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\] tf.distribute.MultiWorkerMirroredStrategy"):
+        gtf.distribute.MultiWorkerMirroredStrategy()
+    assert gtf.__version__ == gtf.version.VERSION == "2.21.0"
