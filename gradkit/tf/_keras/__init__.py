@@ -35,6 +35,7 @@ from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
 from . import dot_attention_layers as _dot_attention_layers
+from . import dtype_policies as _dtype_policies
 from . import einsum_dense as _einsum_dense
 from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
@@ -344,7 +345,17 @@ api = Namespace(
         TensorBoard=_callbacks_tensorboard.TensorBoard,
     ),
     backend=Namespace("gradkit.tf.keras.backend", **_members(_backend_config, _backend_config.NAMES)),
-    config=Namespace("gradkit.tf.keras.config", **_members(_backend_config, _backend_config.CONFIG_NAMES)),
+    config=Namespace(
+        "gradkit.tf.keras.config",
+        **_members(_backend_config, _backend_config.CONFIG_NAMES),
+        **_members(_dtype_policies, _dtype_policies.CONFIG_NAMES),
+    ),
+    mixed_precision=Namespace(
+        "gradkit.tf.keras.mixed_precision",
+        **_members(_dtype_policies, _dtype_policies.NAMES),
+        LossScaleOptimizer=_loss_scale_optimizer.LossScaleOptimizer,
+    ),
+    DTypePolicy=_dtype_policies.DTypePolicy,
     ops=Namespace(
         "gradkit.tf.keras.ops",
         **OPS_NUMPY,

@@ -1,0 +1,42 @@
+"""``tf.keras.mixed_precision`` and ``tf.keras.config``'s dtype policies: a ``DTypePolicy``'s
+compute and variable dtypes as Keras gives them; the global policy is float32, the one policy
+gradkit's Keras layers compute in, and setting another is refused. Oracles: Keras 3 where
+installed, and Keras' documented meaning of the policy names."""
+
+import pytest
+
+import gradkit.tf as gtf
+
+NAMES = ["float32", "float16", "bfloat16", "float64", "mixed_float16", "mixed_bfloat16"]
+
+
+def _facts(K, name):
+    policy = K.mixed_precision.Policy(name)
+    return policy.name, policy.compute_dtype, policy.variable_dtype
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_policy_dtypes(name):
+    expected = {"mixed_float16": ("float16", "float32"), "mixed_bfloat16": ("bfloat16", "float32")}
+    compute, variable = expected.get(name, (name, name))
+    assert _facts(gtf.keras, name) == (name, compute, variable)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_policy_dtypes_match_keras(name):
+    keras = pytest.importorskip("keras")
+    assert _facts(gtf.keras, name) == _facts(keras, name)
+
+
+def test_the_global_policy_is_float32_and_others_are_refused():
+    mp = gtf.keras.mixed_precision
+    assert mp.global_policy().name == gtf.keras.config.dtype_policy().name == "float32"
+    mp.set_global_policy("float32")
+    gtf.keras.config.set_dtype_policy(None)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*set_global_policy\('mixed_float16'\).*float32 only"):
+        mp.set_global_policy("mixed_float16")
+    assert mp.global_policy().name == "float32"
+    with pytest.raises(ValueError, match=r"\[gradkit\] Cannot convert 'int8'"):
+        mp.Policy("int8")
+    layer = gtf.keras.layers.Dense(2, dtype=mp.Policy("float32"))
+    assert layer(gtf.ones([1, 3])).dtype == "float32"
