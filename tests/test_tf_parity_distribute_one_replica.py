@@ -102,3 +102,12 @@ def test_multi_worker_strategies_are_refused_and_the_version_is_tensorflows():
     with pytest.raises(NotImplementedError, match=r"\[gradkit\] tf.distribute.MultiWorkerMirroredStrategy"):
         gtf.distribute.MultiWorkerMirroredStrategy()
     assert gtf.__version__ == gtf.version.VERSION == "2.21.0"
+
+
+def test_symbolic_gradients_are_refused_with_the_tape_to_use():
+    for name in ("gradients", "hessians"):
+        with pytest.raises(RuntimeError, match=rf"\[gradkit\] tf.{name} differentiates a TensorFlow graph.*tape"):
+            getattr(gtf, name)(gtf.constant(1.0), gtf.constant(2.0))
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(RuntimeError):  # eager TensorFlow refuses too
+        tf.gradients(tf.constant(1.0), tf.constant(2.0))

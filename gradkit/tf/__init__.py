@@ -316,6 +316,8 @@ nest = _Namespace(
     is_nested=_nest.is_nested,
 )
 autodiff = _Namespace("gradkit.tf.autodiff", ForwardAccumulator=_autodiff.ForwardAccumulator)
+gradients = _autodiff.gradients
+hessians = _autodiff.hessians
 distribute = _Namespace(
     "gradkit.tf.distribute",
     **{n: getattr(_distribute, n) for n in _distribute.NAMES.split()},

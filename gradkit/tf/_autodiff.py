@@ -44,3 +44,26 @@ def _check_tangent_dtypes(primals, tangents) -> None:
                 f"{np.dtype(p_dtype).name} (entry {k}); TensorFlow refuses a tangent of another dtype. Cast it "
                 f"first: tf.cast(tangent, tf.{np.dtype(p_dtype).name})."
             )
+
+
+def _symbolic(name: str, tape_form: str):
+    def refuse(ys, xs, *args, **kwargs):
+        from gradkit._errors import GradkitRuntimeError
+
+        raise GradkitRuntimeError(
+            f"tf.{name} differentiates a TensorFlow graph symbolically, and gradkit.tf builds no graph, inside "
+            f"tf.function or out (eager TensorFlow raises RuntimeError here too). Record the computation on a tape "
+            f"and ask it: {tape_form}."
+        )
+
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = f"``tf.{name}``: refused; see the error it raises."
+    return refuse
+
+
+gradients = _symbolic("gradients", "with tf.GradientTape() as tape: tape.watch(x); y = f(x)  then  tape.gradient(y, x)")
+hessians = _symbolic(
+    "hessians",
+    "with tf.GradientTape() as outer: with tf.GradientTape() as inner: y = f(x); g = inner.gradient(y, x)  then  "
+    "outer.jacobian(g, x)",
+)

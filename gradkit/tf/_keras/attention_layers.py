@@ -21,10 +21,18 @@ from gradkit.nn.layer import unique_name
 
 from .. import _dropout
 from .._convert import call, convert
-from . import functional, layer_args, layer_regularization, masking
+from . import functional, keras_random, layer_args, layer_regularization, masking
 from .base_layer import Layer, _as_input
 
 _LARGE_NEGATIVE = -1e9  # Keras' Softmax sets masked logits to this (float32)
+
+
+def _uniform_draws(shape, seed):
+    """Uniform [0, 1) draws for attention dropout: from a seeded layer's own SeedGenerator, else
+    from TensorFlow's random sequence (an op seed)."""
+    if isinstance(seed, keras_random.SeedGenerator):
+        return keras_random.uniform(shape, seed=seed)
+    return _dropout._uniform(shape, np.dtype(np.float32), seed)
 
 
 class _Projection(Layer):
@@ -48,8 +56,12 @@ def _leading_ones(a, ndim):
     return jnp.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
 
 
-def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal):
-    """Keras' ``MultiHeadAttention.call`` for rank-3 inputs: the output and the probabilities."""
+def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal, fused):
+    """Keras' ``MultiHeadAttention.call`` for rank-3 inputs: the output and the probabilities.
+
+    ``fused``: Keras' path through ``ops.dot_product_attention`` (a layer without dropout, not
+    asked for its scores), where a query row masked whole attends to every position alike;
+    on its other path such a row gives zeros."""
     q = _project(query, wq, bq) * jnp.asarray(scale, query.dtype)  # (B, T, N, H)
     k = _project(key, wk, bk)  # (B, S, N, H)
     v = _project(value, wv, bv)  # (B, S, N, V)
@@ -61,7 +73,7 @@ def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped,
     if keep is not None:
         logits = jnp.where(keep, logits, jnp.asarray(_LARGE_NEGATIVE, logits.dtype))
     probs = jax.nn.softmax(logits, axis=-1)
-    if keep is not None:  # a row masked whole gives zeros, not a uniform distribution
+    if keep is not None and not fused:  # a row masked whole gives zeros, not a uniform distribution
         probs = jnp.where(keep, probs, jnp.zeros((), probs.dtype))
     used = probs
     if dropped is not None:
@@ -183,6 +195,7 @@ class MultiHeadAttention(Layer):
         self.output_shape = output_shape
         self.attention_axes = axes  # Keras' form: None (the default), or the tuple/list given
         self.seed = seed
+        keras_random.own_generator(self, seed)
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
 
@@ -318,7 +331,7 @@ class MultiHeadAttention(Layer):
         mask = self._mask(attention_mask, value_mask, key_mask, (batch, t_len, s_len))
         dropped = None
         if training and self.dropout > 0:
-            dropped = _dropout._uniform((batch, self.num_heads, t_len, s_len), np.dtype(np.float32), self.seed)
+            dropped = _uniform_draws((batch, self.num_heads, t_len, s_len), keras_random.layer_seed(self))
         q, k, v, o = self._query_dense, self._key_dense, self._value_dense, self._output_dense
         out, scores = call(
             _attention,
@@ -338,6 +351,7 @@ class MultiHeadAttention(Layer):
             scale=1.0 / math.sqrt(float(self.key_dim)),
             rate=self.dropout,
             causal=bool(use_causal_mask),
+            fused=not (self.dropout > 0 or return_attention_scores),
         )
         return (out, scores) if return_attention_scores else out
 

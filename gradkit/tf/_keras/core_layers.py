@@ -117,7 +117,7 @@ class Dropout(Layer):
         self.seed = seed
         # As in Keras, a layer given a seed draws its masks from a SeedGenerator of its own: two
         # Dropout(rate, seed=1) layers start from the same mask, whatever tf.random.set_seed says.
-        self.__dict__["_keras_seed_generator"] = None if seed is None else keras_random.SeedGenerator(seed)
+        keras_random.own_generator(self, seed)
         self.built = True
 
     def call(self, inputs, training=False):
@@ -128,7 +128,7 @@ class Dropout(Layer):
         noise_shape = None
         if self.noise_shape is not None:
             noise_shape = [s if d is None else d for d, s in zip(self.noise_shape, inputs.shape)]
-        generator = self.__dict__.get("_keras_seed_generator")
-        if generator is not None:
+        generator = keras_random.layer_seed(self)
+        if isinstance(generator, keras_random.SeedGenerator):
             return keras_random.dropout(inputs, self.rate, noise_shape=noise_shape, seed=generator)
         return _dropout.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed)

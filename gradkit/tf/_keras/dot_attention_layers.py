@@ -33,7 +33,7 @@ from gradkit.nn.layer import Layer, unique_name
 
 from .. import _dropout
 from .._convert import call, convert
-from . import layer_args, layer_config
+from . import keras_random, layer_args, layer_config
 from .layers import _KerasLayer
 
 _MASKED = 1.0e9  # Keras subtracts this from a masked step's score (65504 for float16, not taken here)
@@ -83,6 +83,14 @@ def _shapes(input_shape):
     return input_shape
 
 
+def _uniform_draws(shape, seed):
+    """Uniform [0, 1) draws for attention dropout: from a seeded layer's own SeedGenerator, else
+    from TensorFlow's random sequence (an op seed)."""
+    if isinstance(seed, keras_random.SeedGenerator):
+        return keras_random.uniform(shape, seed=seed)
+    return _dropout._uniform(shape, np.dtype(np.float32), seed)
+
+
 class Attention(_KerasLayer, Layer):
     """``tf.keras.layers.Attention(use_scale=False, score_mode='dot', dropout=0.0, seed=None)``,
     called as ``layer([query, value(, key)], mask=None, training=False,
@@ -106,6 +114,7 @@ class Attention(_KerasLayer, Layer):
         self.score_mode = score_mode
         self.dropout = dropout
         self.seed = seed
+        keras_random.own_generator(self, seed)
         self.scale = None  # (in this order: scale, then concat_score_weight, as in Keras)
         self.concat_score_weight = None
 
@@ -186,7 +195,7 @@ class Attention(_KerasLayer, Layer):
                 )
         dropped = None
         if training and self.dropout > 0:
-            dropped = _dropout._uniform(scores_shape, np.dtype(np.float32), self.seed)
+            dropped = _uniform_draws(scores_shape, keras_random.layer_seed(self))
         out, weights = call(
             _attend,
             query,

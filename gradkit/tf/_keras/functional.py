@@ -220,6 +220,10 @@ def _substitute(structure, values: dict):
 # batch axis takes small sizes (cheap); the others larger ones, past common kernel, pool and
 # crop sizes, so that a pooled or strided axis (13 -> 6, 17 -> 8) is seen to vary.
 PROBES = ((2, 13), (3, 17))
+# A layer that needs an unknown axis of a size divisible by something (Reshape((-1, 8)) on
+# (None, 4) features, a split in two) fails at 13 or 17: its call is run again at these sizes,
+# divisible by 2, 3, 4, 6, 8, 12 and 24.
+DIVISIBLE_PROBES = ((2, 24), (3, 48))
 
 
 def probe_shape(shape, probe) -> tuple:
@@ -237,13 +241,25 @@ def record_call(layer, args, kwargs):
     recorded as a node, and KerasTensors of the outputs' shapes returned."""
     from .._convert import wrap
 
-    runs = []
     symbolic = [t for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)]
-    with symbolic_run(unknown_batch=any(not t.shape or t.shape[0] is None for t in symbolic)):
-        for probe in PROBES:
-            examples = {id(t): _example(t, probe) for t in symbolic}
-            out = wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples)))
-            runs.append(out)
+
+    def run_at(probes):
+        runs = []
+        with symbolic_run(unknown_batch=any(not t.shape or t.shape[0] is None for t in symbolic)):
+            for probe in probes:
+                examples = {id(t): _example(t, probe) for t in symbolic}
+                runs.append(wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples))))
+        return runs
+
+    try:
+        runs = run_at(PROBES)
+    except (ValueError, TypeError, IndexError) as error:
+        if not any(d is None for t in symbolic for d in t.shape[1:]):
+            raise
+        try:
+            runs = run_at(DIVISIBLE_PROBES)
+        except Exception:
+            raise error from None
     node = Node(layer, args, kwargs)
     flat_two, treedef = jax.tree_util.tree_flatten(runs[0], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
     flat_three = jax.tree_util.tree_leaves(runs[1], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
@@ -304,8 +320,19 @@ class Graph:
             )
         for t, v, name in zip(flat_inputs, given, names):
             known[id(t)] = input_standardization.adjust_rank(v, t.shape, name)
+        from . import masking
+
         for node in self.nodes:
-            out = node.layer(*_substitute(node.args, known), **_substitute(node.kwargs, known))
+            args, kwargs = _substitute(node.args, known), _substitute(node.kwargs, known)
+            # Keras' functional model hands each layer the masks its graph recorded, so a layer
+            # that takes the masks off its inputs (MultiHeadAttention) leaves them for the other
+            # layers reading those inputs (a residual Add).
+            inputs = jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+            masks = [(x, masking.get_keras_mask(x)) for x in inputs if isinstance(x, Tensor)]
+            out = node.layer(*args, **kwargs)
+            for x, mask in masks:
+                if mask is not None and masking.get_keras_mask(x) is None:
+                    masking.set_keras_mask(x, mask)
             flat_symbolic = jax.tree_util.tree_leaves(
                 node.outputs, is_leaf=lambda x: isinstance(x, KerasTensor) or x is None
             )

@@ -85,6 +85,20 @@ class SeedGenerator:
         return f"<SeedGenerator name={self.name}>"
 
 
+def own_generator(layer, seed) -> None:
+    """Give ``layer`` a SeedGenerator of its own when ``seed`` is an int, as Keras gives each
+    seeded layer (Dropout, the noise layers, attention, RNN dropout): two layers made with one
+    seed then draw the same numbers, whatever ``tf.random.set_seed`` says."""
+    layer.__dict__["_keras_seed_generator"] = None if seed is None else SeedGenerator(seed)
+
+
+def layer_seed(layer):
+    """The seed a layer's draws take: its own SeedGenerator (``own_generator``), else its
+    ``seed`` attribute as a TensorFlow op seed (None: the global random sequence)."""
+    generator = layer.__dict__.get("_keras_seed_generator")
+    return generator if generator is not None else getattr(layer, "seed", None)
+
+
 def draw_seed(seed):
     """The int32 (or uint32) pair a stateless draw takes, by Keras' rules for ``seed``."""
     if isinstance(seed, SeedGenerator):

@@ -31,7 +31,7 @@ from gradkit._tape.tensor import Tensor
 
 from .. import _array, _dropout, _random
 from .._convert import call
-from . import layer_args, layer_config
+from . import keras_random, layer_args, layer_config
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer, default_name
 from .spatial_args import standardize_data_format
@@ -43,7 +43,10 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _draw(kind: str, shape, dtype, seed):
     """Standard normal or uniform [0, 1) draws from ``gradkit.tf.random``'s generator (from the
-    call's runtime seed inside a ``tf.function``)."""
+    call's runtime seed inside a ``tf.function``), or from a seeded layer's own SeedGenerator."""
+    if isinstance(seed, keras_random.SeedGenerator):
+        draw = keras_random.normal if kind == "normal" else keras_random.uniform
+        return draw(shape, dtype=dtype, seed=seed)
     with jax.ensure_compile_time_eval():
         key = _random._key(seed, f"keras_{kind}", dtype)
         sample = jax.random.normal(key, shape, dtype) if kind == "normal" else jax.random.uniform(key, shape, dtype)
@@ -93,12 +96,13 @@ class GaussianNoise(_Noise):
         _check_fraction(stddev, "stddev", "GaussianNoise")
         self.stddev = stddev
         self.seed = seed
+        keras_random.own_generator(self, seed)
 
     def call(self, inputs, training=False):
         if not training or self.stddev == 0:
             return inputs
         self._float_input(inputs)
-        noise = _draw("normal", tuple(inputs.shape), inputs.dtype, self.seed)
+        noise = _draw("normal", tuple(inputs.shape), inputs.dtype, keras_random.layer_seed(self))
         return call(_add_noise, inputs, noise, stddev=float(self.stddev))
 
 
@@ -111,6 +115,7 @@ class GaussianDropout(_Noise):
         _check_fraction(rate, "rate", "GaussianDropout")
         self.rate = rate
         self.seed = seed
+        keras_random.own_generator(self, seed)
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
@@ -121,7 +126,7 @@ class GaussianDropout(_Noise):
                 "(Keras fails with a ZeroDivisionError). Use a rate below 1."
             )
         self._float_input(inputs)
-        noise = _draw("normal", tuple(inputs.shape), inputs.dtype, self.seed)
+        noise = _draw("normal", tuple(inputs.shape), inputs.dtype, keras_random.layer_seed(self))
         return call(_scale_by_noise, inputs, noise, stddev=math.sqrt(self.rate / (1.0 - self.rate)))
 
 
@@ -136,6 +141,7 @@ class AlphaDropout(_Noise):
         self.rate = rate
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
+        keras_random.own_generator(self, seed)
 
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
@@ -156,7 +162,7 @@ class AlphaDropout(_Noise):
                     f"shape {shape}; each entry must be None, 1 or the input's size there."
                 )
             shape = tuple(s if d is None else d for d, s in zip(self.noise_shape, shape))
-        u = _draw("uniform", shape, inputs.dtype, self.seed)
+        u = _draw("uniform", shape, inputs.dtype, keras_random.layer_seed(self))
         return call(_alpha_dropout, inputs, u, rate=float(self.rate))
 
 
@@ -172,6 +178,7 @@ class _SpatialDropout(Layer):
         super().__init__(name=default_name(self, name), dtype=dtype)
         self.rate = rate
         self.seed = seed
+        keras_random.own_generator(self, seed)
         self.data_format = "channels_last"
         self.built = True
 
@@ -190,6 +197,9 @@ class _SpatialDropout(Layer):
         channels = -1 if self.data_format == "channels_last" else 1
         noise_shape = [1] * len(shape)
         noise_shape[0], noise_shape[channels] = shape[0], shape[channels]
+        seed = keras_random.layer_seed(self)
+        if isinstance(seed, keras_random.SeedGenerator):
+            return keras_random.dropout(inputs, self.rate, noise_shape=noise_shape, seed=seed)
         return _dropout.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed)
 
     def compute_output_shape(self, input_shape):

@@ -30,7 +30,16 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _array, _control
 from .._convert import convert, wrap
 from . import activations as _keras_activations
-from . import initializers, layer_args, layer_config, layer_regularization, masking, rnn_dropout, rnn_state
+from . import (
+    initializers,
+    keras_random,
+    layer_args,
+    layer_config,
+    layer_regularization,
+    masking,
+    rnn_dropout,
+    rnn_state,
+)
 from .layers import _KerasLayer
 
 
@@ -278,6 +287,7 @@ class _RNN(_KerasLayer, Layer):
         self.recurrent_dropout = recurrent_dropout
         self.implementation = 1 if recurrent_dropout != 0.0 else implementation
         self.seed = seed
+        keras_random.own_generator(self, seed)
         self.kernel = self.recurrent_kernel = self.bias = None
 
     def _what(self) -> str:
@@ -366,9 +376,11 @@ class _RNN(_KerasLayer, Layer):
         batch, features = shape[0], shape[-1]
         input_masks = state_masks = None
         if rnn_dropout.applies(self, self.dropout, training):
-            input_masks = rnn_dropout.draw_masks(self.dropout, count, (batch, features), self.seed)
+            input_masks = rnn_dropout.draw_masks(self.dropout, count, (batch, features), keras_random.layer_seed(self))
         if rnn_dropout.applies(self, self.recurrent_dropout, training):
-            state_masks = rnn_dropout.draw_masks(self.recurrent_dropout, count, (batch, self.units), self.seed)
+            state_masks = rnn_dropout.draw_masks(
+                self.recurrent_dropout, count, (batch, self.units), keras_random.layer_seed(self)
+            )
         return input_masks, state_masks
 
     def call(self, sequences, initial_state=None, mask=None, training=None):

@@ -35,7 +35,7 @@ from gradkit import _errors
 from gradkit._core import frames
 
 from .. import _control
-from . import rnn_dropout
+from . import keras_random, rnn_dropout
 
 _RATES = ("dropout", "recurrent_dropout")
 _RESETS = {"dropout": "reset_dropout_mask()", "recurrent_dropout": "reset_recurrent_dropout_mask()"}
@@ -71,7 +71,7 @@ def kept(cell, rate_name: str, shape: tuple):
             )
         return masks
     count = getattr(cell, "dropout_mask_count", None) or 1
-    masks = rnn_dropout.draw_masks(getattr(cell, rate_name), count, tuple(shape), cell.seed)
+    masks = rnn_dropout.draw_masks(getattr(cell, rate_name), count, tuple(shape), keras_random.layer_seed(cell))
     store[(rate_name, context)] = (token, masks)
     return masks
 

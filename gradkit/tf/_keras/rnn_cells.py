@@ -32,6 +32,7 @@ from .. import _array, _name_scope
 from .._convert import convert, wrap
 from . import (
     base_layer,
+    keras_random,
     layer_args,
     layer_config,
     layer_regularization,
@@ -146,6 +147,7 @@ class _Cell(rnn_cell_dropout.DropoutRNNCell, _KerasLayer, Layer):
         if implementation == 1 and self.gates > 1:
             self.dropout_mask_count = self.gates  # Keras' attribute, set only where a mask is per gate
         self.seed = seed
+        keras_random.own_generator(self, seed)
         self.kernel = self.recurrent_kernel = self.bias = None
 
     # The recurrent layers' config form of the activations, bias shape and bias initializer

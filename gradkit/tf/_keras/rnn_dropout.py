@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 
 from .. import _array, _dropout
+from . import keras_random
 
 
 def clamped_rate(value, arg: str, what: str) -> float:
@@ -48,6 +49,8 @@ def draw_masks(rate: float, count: int, shape: tuple, seed):
     if rate >= 1.0:
         return _array.zeros((count, *shape), "float32")
     ones = _array.ones(shape, "float32")
+    if isinstance(seed, keras_random.SeedGenerator):  # a seeded layer's own generator
+        return _array.stack([keras_random.dropout(ones, rate, seed=seed) for _ in range(count)])
     return _array.stack([_dropout.dropout(ones, rate, seed=seed) for _ in range(count)])
 
 
