@@ -88,3 +88,46 @@ def test_bad_checkpoint_paths_are_refused():
         callbacks.ModelCheckpoint("model.ckpt")
     with pytest.raises(ValueError, match=r"\[gradkit\] Unrecognized save_freq"):
         callbacks.ModelCheckpoint("m.keras", save_freq="batch")
+
+
+def _resume(K, directory):
+    x = np.random.RandomState(0).randn(16, 3).astype("float32")
+    y = x[:, :1] * 2
+    m = K.Sequential([K.Input((3,)), K.layers.Dense(1, kernel_initializer="ones")])
+    m.compile(K.optimizers.Adam(0.1), "mse")
+    m.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)  # 4 steps
+    path = os.path.join(directory, "a.weights.h5")
+    m.save_weights(path)
+    m.optimizer.learning_rate.assign(0.001)
+    m.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)  # a detour: 4 more steps
+    m.load_weights(path)
+    state = int(np.asarray(m.optimizer.iterations)), float(np.asarray(m.optimizer.learning_rate))
+    m.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    return state, m.get_weights()
+
+
+def _straight(K):
+    x = np.random.RandomState(0).randn(16, 3).astype("float32")
+    y = x[:, :1] * 2
+    m = K.Sequential([K.Input((3,)), K.layers.Dense(1, kernel_initializer="ones")])
+    m.compile(K.optimizers.Adam(0.1), "mse")
+    m.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    return m.get_weights()
+
+
+def test_load_weights_restores_the_optimizer_state(tmp_path):
+    state, resumed = _resume(gtf.keras, str(tmp_path))
+    assert state == (4, pytest.approx(0.1))
+    # Resumed from the checkpoint, the detour is undone: as if trained 8 steps straight (the
+    # optimizer's moments and step count included).
+    for a, b in zip(resumed, _straight(gtf.keras)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_resuming_matches_keras(tmp_path):
+    keras = pytest.importorskip("keras")
+    ours = _resume(gtf.keras, str(tmp_path / "ours") if os.makedirs(tmp_path / "ours") is None else "")
+    theirs = _resume(keras, str(tmp_path / "theirs") if os.makedirs(tmp_path / "theirs") is None else "")
+    assert ours[0][0] == theirs[0][0] and ours[0][1] == pytest.approx(theirs[0][1])
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5)

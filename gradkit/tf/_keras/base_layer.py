@@ -551,6 +551,16 @@ class Layer(LayerLosses, nn.Layer):
     def supports_masking(self, value) -> None:
         self.__dict__["_keras_supports_masking"] = bool(value)
 
+    @property
+    def input(self):
+        """Keras 3's ``layer.input``: the Keras tensor(s) of the layer's first call in a functional model."""
+        return functional.first_call_tensors(self, "input")
+
+    @property
+    def output(self):
+        """Keras 3's ``layer.output``: the Keras tensor(s) its first call in a functional model made."""
+        return functional.first_call_tensors(self, "output")
+
     def compute_mask(self, inputs, previous_mask=None):
         """The mask of the output (Keras' default: the input's)."""
         return previous_mask

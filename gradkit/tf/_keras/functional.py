@@ -184,6 +184,21 @@ class Node:
         return [t for t in _leaves((self.args, self.kwargs)) if isinstance(t, KerasTensor)]
 
 
+def first_call_tensors(layer, which: str):
+    """Keras 3's ``layer.input`` / ``layer.output``: the KerasTensors of the layer's first call on
+    Keras tensors (one tensor alone, several as a list)."""
+    nodes = layer.__dict__.get("_keras_inbound_nodes")
+    if not nodes:
+        raise _errors.GradkitAttributeError(
+            f"The layer {layer.name} has never been called on Keras tensors (tf.keras.Input and what layers made "
+            f"of them) and thus has no defined {which}. Build a functional model, tf.keras.Model(inputs, outputs), "
+            f"and read {which} of its layers."
+        )
+    node = nodes[0]
+    values = node.inputs() if which == "input" else _leaves(node.outputs)
+    return values[0] if len(values) == 1 else values
+
+
 def _leaves(structure) -> list:
     return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: isinstance(x, (KerasTensor, Tensor)) or x is None)
 
@@ -261,6 +276,8 @@ def record_call(layer, args, kwargs):
         except Exception:
             raise error from None
     node = Node(layer, args, kwargs)
+    if hasattr(layer, "__dict__"):  # a layer (not an operator): its calls, for layer.input/output
+        layer.__dict__.setdefault("_keras_inbound_nodes", []).append(node)
     flat_two, treedef = jax.tree_util.tree_flatten(runs[0], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
     flat_three = jax.tree_util.tree_leaves(runs[1], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
     symbolic = []

@@ -78,18 +78,23 @@ class Metric:
         return list(self._variables)
 
     def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum", name=None):
-        """A non-trainable state Variable, zeros to start with (the only initializer gradkit.tf has here)."""
-        if initializer not in ("zeros", None):
-            raise _errors.GradkitValueError(
-                f"{type(self).__name__}.add_variable(initializer={initializer!r}) is not supported by gradkit.tf: "
-                "metric state starts at zeros. Create it with initializer='zeros' and assign the start value "
-                "to the returned Variable (v.assign(...))."
-            )
-        variable = Variable(np.zeros(shape, dtype or self._dtype), trainable=False, name=name)
+        """A non-trainable state Variable starting at ``initializer``'s values (a Keras initializer,
+        its name, or None for zeros); ``reset_state`` sets it to zeros, as Keras' does."""
+        dtype = np.dtype(dtype or self._dtype)
+        shape = tuple(int(d) for d in ((shape,) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else shape))
+        if initializer in ("zeros", None):
+            start = np.zeros(shape, dtype)
+        else:
+            from . import initializers
+
+            start = np.asarray(initializers.get(initializer)(shape, dtype=dtype)).astype(dtype)
+        variable = Variable(start, trainable=False, name=name)
         self._variables.append(variable)
         return variable
 
-    add_weight = add_variable
+    def add_weight(self, shape=(), initializer=None, dtype=None, name=None):
+        """Keras 3's ``Metric.add_weight(shape=(), initializer=None, dtype=None, name=None)``: ``add_variable``."""
+        return self.add_variable(shape, initializer=initializer, dtype=dtype, name=name)
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"[gradkit] {type(self).__name__} must define update_state.")

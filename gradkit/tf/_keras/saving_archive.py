@@ -26,7 +26,7 @@ import zipfile
 
 from gradkit import _errors
 
-from . import model_config, optimizer_state_h5, weights_h5
+from . import model_config, weights_h5
 
 KERAS_VERSION = "3.15.1"  # the Keras whose format gradkit.tf writes
 _METADATA = "metadata.json"
@@ -91,10 +91,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs) -> None:
     directory = os.path.dirname(path) or "."
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         weights = os.path.join(scratch, _WEIGHTS)
-        weights_h5.save_weights(model, weights)
-        if model.compiled and model.optimizer is not None:
-            with h5py.File(weights, "a") as f:
-                optimizer_state_h5.save(model.optimizer, model.trainable_variables, f)
+        weights_h5.save_weights(model, weights, optimizer_errors="raise")  # a compiled model's optimizer state too
         archive = os.path.join(scratch, "model.keras")
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr(_METADATA, metadata)
@@ -147,8 +144,5 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             weights = os.path.join(scratch, _WEIGHTS)
             with zf.open(_WEIGHTS) as source, open(weights, "wb") as target:
                 shutil.copyfileobj(source, target)
-            weights_h5.load_weights(model, weights)
-            if compile and model.compiled and model.optimizer is not None:
-                with h5py.File(weights, "r") as f:
-                    optimizer_state_h5.load(model.optimizer, model.trainable_variables, f)
+            weights_h5.load_weights(model, weights)  # and a compiled model's optimizer state
     return model

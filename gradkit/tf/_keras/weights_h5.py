@@ -11,9 +11,11 @@ the same way, so files written by Keras load here and files written here load in
 models built the same way. A few of gradkit's layers keep their weights differently from
 Keras' (an LSTM keeps its cell's weights itself); they are written where Keras writes them.
 
-The optimizer is left out: a file written here holds the model's weights only, and the
-``optimizer`` group of a file Keras wrote from a compiled model is not read (save the
-optimizer's state with ``tf.train.Checkpoint(model=model, optimizer=optimizer)``).
+As in Keras, a compiled model's file also holds its optimizer's state (the ``optimizer/vars``
+group, in Keras' order: ``optimizer_state_h5.py``), and ``load_weights`` into a compiled model
+reads it back, so training resumed from a checkpoint continues with the saved step count,
+learning rate and slots (an optimizer of another layout, or not yet built, is skipped with
+Keras' warning).
 
 h5py is imported only here, when a weights file is written or read: gradkit does not depend on it.
 """
@@ -177,7 +179,7 @@ def _check_built(model, verb: str) -> None:
         )
 
 
-def save_weights(model, filepath, overwrite=True, max_shard_size=None) -> None:
+def save_weights(model, filepath, overwrite=True, max_shard_size=None, optimizer_errors="warn") -> None:
     """Write ``model``'s weights to ``filepath`` (which must end in ``.weights.h5``) in Keras 3's layout.
 
     With ``overwrite=False`` and an existing file, Keras asks on the terminal whether to
@@ -211,6 +213,9 @@ def save_weights(model, filepath, overwrite=True, max_shard_size=None) -> None:
                 group.attrs["name"] = name
                 for i, v in enumerate(variables):
                     group[str(i)] = np.asarray(v.numpy())
+            optimizer = _compiled_optimizer(model)
+            if optimizer is not None:
+                _save_optimizer(optimizer, model, f, optimizer_errors)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -268,6 +273,26 @@ def _layer_values(group, name: str, variables: list, built: bool):
     return values, None
 
 
+def _compiled_optimizer(model):
+    """The optimizer Keras walks with the model's state: a compiled model's."""
+    if not getattr(model, "compiled", False):
+        return None
+    return getattr(model, "optimizer", None)
+
+
+def _save_optimizer(optimizer, model, h5file, errors: str) -> None:
+    from . import optimizer_state_h5
+
+    try:
+        optimizer_state_h5.save(optimizer, model.trainable_variables, h5file)
+    except _errors.GradkitNotImplementedError as error:
+        if errors == "raise":  # model.save: an archive without the optimizer's state would not resume training
+            raise
+        warnings.warn(
+            f"save_weights wrote the model's weights but not the state of its optimizer: {error}", stacklevel=4
+        )
+
+
 def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
     """Load a Keras 3 ``.weights.h5`` file into ``model`` (built as the saved one was). Every
     layer's weights are checked before any is written; with ``skip_mismatch=True`` the layers
@@ -286,7 +311,9 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
         )
     h5py = _h5py()
     writes, failures, loaded = [], [], []
+    optimizer = _compiled_optimizer(model)
     with h5py.File(path, "r") as f:
+        has_optimizer_state = "optimizer" in f and "vars" in f["optimizer"]
         for group_path, layer, name, variables in plan(model):
             parent = f[group_path] if group_path and group_path in f else (f if not group_path else None)
             group = parent["vars"] if parent is not None and "vars" in parent else {}
@@ -310,6 +337,11 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
         warnings.warn(message, stacklevel=3)
     for v, value in writes:
         deferred.write(v, value)
+    if optimizer is not None and has_optimizer_state:
+        from . import optimizer_state_h5
+
+        with h5py.File(path, "r") as f:
+            optimizer_state_h5.load(optimizer, model.trainable_variables, f)
     for layer in loaded:
         # As Keras' load_own_variables: a layer whose computation reads its loaded state through
         # values made from it (Normalization's mean and variance) makes them again.
