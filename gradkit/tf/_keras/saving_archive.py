@@ -87,7 +87,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs) -> None:
     metadata = json.dumps(
         {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     )
-    h5py = weights_h5._h5py()
+    weights_h5._h5py()  # h5py must be installed: refuse at once, with the clear error
     directory = os.path.dirname(path) or "."
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         weights = os.path.join(scratch, _WEIGHTS)
@@ -130,7 +130,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     path = _path(filepath, "tf.keras.models.load_model")
     if not (path.endswith(".keras") and os.path.isfile(path) and zipfile.is_zipfile(path)):
         _refuse(path)
-    h5py = weights_h5._h5py()
+    weights_h5._h5py()  # h5py must be installed: refuse at once, with the clear error
     with zipfile.ZipFile(path, "r") as zf:
         names = zf.namelist()
         if _CONFIG not in names or _WEIGHTS not in names:
