@@ -83,3 +83,32 @@ def test_metric_add_weight_takes_keras_3s_signature():
 def test_metric_add_weight_matches_keras():
     tf = pytest.importorskip("tensorflow")
     assert _counter(gtf) == _counter(tf)
+
+
+def _recompiled(tf):
+    x = np.random.RandomState(0).randn(8, 3).astype("float32")
+    y = np.arange(8) % 2
+    m = tf.keras.Sequential(
+        [tf.keras.Input((3,)), tf.keras.layers.Dense(3, kernel_initializer="ones"), tf.keras.layers.Dense(2)]
+    )
+    m.compile("sgd", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    m.fit(x, y, verbose=0)
+    m.layers[0].trainable = False
+    m.compile("sgd")  # a new optimizer only: the loss and metrics compiled before stay
+    h = m.fit(x, y, verbose=0)
+    return sorted(h.history), [x.name for x in m.metrics], h.history["loss"][0], m.get_weights()
+
+
+def test_recompiling_without_loss_or_metrics_keeps_them():
+    names, metrics, loss, _ = _recompiled(gtf)
+    assert names == ["accuracy", "loss"] and metrics == ["loss", "compile_metrics"]
+    assert np.isfinite(loss)
+
+
+def test_recompiling_matches_keras():
+    tf = pytest.importorskip("tensorflow")
+    theirs = _recompiled(tf)
+    gtf.keras.utils.set_random_seed(0)
+    ours = _recompiled(gtf)
+    assert ours[:2] == theirs[:2]
+    assert np.isfinite(ours[2]) and np.isfinite(theirs[2])  # the second Dense's random start differs

@@ -132,9 +132,18 @@ class Trainer:
                 f"tf.keras.Model.compile: optimizer is {optimizer!r}, which is not a tf.keras optimizer. Pass an "
                 "instance (tf.keras.optimizers.Adam(1e-3)) or a name ('adam', 'sgd', ...)."
             )
+        previous = self.__dict__.get("_keras_compile_state")
         self.__dict__["_keras_compile_state"] = _CompileState(
             loss, metrics, weighted_metrics, loss_weights, self.output_names
         )
+        if previous is not None:
+            # As Keras, compiling again without a loss (or without metrics) keeps the ones compiled
+            # before (freeze some layers, then recompile with only a new optimizer).
+            state = self._keras_compile_state
+            if loss is None:
+                state.loss, loss = previous.loss, self.loss
+            if metrics is None and weighted_metrics is None:
+                state.metrics = previous.metrics
         # As given, for tf.keras.models.clone_model to compile a clone alike (Keras' compile
         # config); kept in the compile state, where the model's metrics are not looked for.
         self._keras_compile_state.given = given
