@@ -11,6 +11,7 @@ import contextlib
 import math
 import operator
 import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +25,9 @@ from . import array_methods, bounded, graph, record
 from .bounded import BoundedDict
 from .graph import Node, make_leaf
 from .shape import Shape
+
+# While a tf.data function is traced for its element spec: {id(tensor): the sizes set_shape declared}.
+SHAPE_DECLARATIONS = threading.local()
 
 
 def _getitem(x, index):
@@ -174,6 +178,12 @@ class Tensor:
         if shape is None or getattr(shape, "rank", 0) is None:
             return
         dims = [None if d is None or d == -1 else int(d) for d in shape]
+        declarations = getattr(SHAPE_DECLARATIONS, "found", None)
+        if declarations is not None:
+            # Traced on stand-in sizes for a dataset's element spec: the declaration is kept for
+            # the spec (TensorFlow's static shape), and checked when the function runs on data.
+            declarations[id(self)] = dims
+            return
         if len(dims) != len(self.shape) or any(d is not None and d != s for d, s in zip(dims, self.shape)):
             from .._errors import GradkitValueError
 

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.tensor import SHAPE_DECLARATIONS
 
 from .._convert import convert
 from .._function import TensorSpec
@@ -70,6 +71,7 @@ def _traced_spec(func, structure: Structure, specs: list):
     from .._function import function
 
     found = {}
+    declared: dict = {}  # id(tensor) -> the sizes its set_shape declared
 
     def flat_call(*components):
         result = call(func, structure.pack(list(components)), eager=False)
@@ -78,14 +80,26 @@ def _traced_spec(func, structure: Structure, specs: list):
         found["structure"], leaves = Structure.split(result)
         if not leaves:
             raise ValueError("no component")
+        found["declared"] = [declared.get(id(leaf)) for leaf in leaves]
         return tuple(convert(leaf) for leaf in leaves)
 
-    with unrecorded():
-        outputs = function(flat_call).get_concrete_function(*specs).structured_outputs
+    outer, SHAPE_DECLARATIONS.found = getattr(SHAPE_DECLARATIONS, "found", None), declared
+    try:
+        with unrecorded():
+            outputs = function(flat_call).get_concrete_function(*specs).structured_outputs
+    finally:
+        SHAPE_DECLARATIONS.found = outer
     # An input of unknown rank is traced as a vector: what it decides cannot be told apart from
     # what it does not, so every output's shape is unknown then.
     unknown_rank = any(s.shape is None for s in specs)
-    return found["structure"], [TensorSpec(None if unknown_rank else s.shape, s.dtype) for s in outputs]
+    out = []
+    for spec, sizes in zip(outputs, found["declared"]):
+        shape = None if unknown_rank else spec.shape
+        if sizes is not None and (shape is None or len(shape) == len(sizes)):
+            # set_shape's sizes, as TensorFlow's static shape has them; the traced ones elsewhere.
+            shape = tuple(d if d is not None else (None if shape is None else shape[i]) for i, d in enumerate(sizes))
+        out.append(TensorSpec(shape, spec.dtype))
+    return found["structure"], out
 
 
 def _first_element_spec(func, dataset, what: str):

@@ -79,6 +79,12 @@ class Sequential(Model):
     def _maybe_build(self) -> None:
         if self._keras_input_layer is not None and self._sequence:
             self.build(self._keras_input_layer.batch_shape)
+        elif len(self._sequence) > 1 and isinstance(self._sequence[0], Model):
+            # As Keras' _maybe_rebuild: a first layer that is a model with a declared input
+            # (a data-augmentation Sequential) builds this one for that input's shape.
+            shape = _known_input_shape(self._sequence[0])
+            if shape is not None:
+                self.build(shape)
 
     def get_config(self) -> dict:
         """Keras 3's config: each layer as Keras serializes it (an input declaration first), and
@@ -154,3 +160,14 @@ class Sequential(Model):
         for layer in self._sequence:
             x = layer(x, training=training) if training is not None and _takes_training(layer) else layer(x)
         return x
+
+
+def _known_input_shape(model):
+    """A model's declared input shape (batch first), or None where it declares none."""
+    try:
+        shape = model.input_shape
+    except (AttributeError, ValueError, TypeError):
+        return None
+    if not isinstance(shape, tuple) or not all(d is None or isinstance(d, int) for d in shape):
+        return None  # several inputs: Keras does not build from them either
+    return shape
