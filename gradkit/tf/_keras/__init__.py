@@ -78,6 +78,7 @@ from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from . import serialization_registry as _serialization_registry
+from . import timeseries as _timeseries
 from . import training_data as _training_data
 from . import training_epochs as _training_epochs
 from . import unit_rms_normalization as _unit_rms_normalization
@@ -331,6 +332,7 @@ api = Namespace(
         pack_x_y_sample_weight=_training_data.pack_x_y_sample_weight,
         unpack_x_y_sample_weight=_training_data.unpack_x_y_sample_weight,
         **_members(_utils_data, _utils_data.NAMES),
+        **_members(_timeseries, _timeseries.NAMES),
         **_members(_serialization_registry, SAVING),
         Progbar=_progbar.Progbar,
         clear_session=_backend_config.clear_session,
