@@ -1,0 +1,68 @@
+"""``tf.random.log_uniform_candidate_sampler`` / ``uniform_candidate_sampler`` (the Word2Vec
+tutorial's negative samples): the distribution the classes are drawn from, distinct classes with
+``unique=True``, and TensorFlow's expected counts. Oracles: TensorFlow's documented formulas
+(checked against TensorFlow itself where installed: its expected counts without ``unique`` are
+deterministic), and the empirical frequencies of many draws."""
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+_TRUE = np.array([[1], [3], [7]], np.int64)
+
+
+def _log_uniform_p(k, range_max):
+    return (np.log(k + 2.0) - np.log(k + 1.0)) / np.log(range_max + 1.0)
+
+
+def test_expected_counts_without_unique_are_num_sampled_times_p():
+    sampled, true_count, sampled_count = gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 6, False, 50, seed=3)
+    sampled = np.asarray(sampled)
+    np.testing.assert_allclose(np.asarray(true_count), 6 * _log_uniform_p(_TRUE, 50), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(sampled_count), 6 * _log_uniform_p(sampled, 50), rtol=1e-6)
+    assert sampled.shape == (6,) and ((0 <= sampled) & (sampled < 50)).all()
+
+
+def test_unique_candidates_are_distinct_with_counts_for_a_whole_number_of_tries():
+    sampled, true_count, sampled_count = gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 8, True, 30, seed=4)
+    sampled = np.asarray(sampled)
+    assert len(set(sampled.tolist())) == 8
+    p = _log_uniform_p(sampled.astype(np.float64), 30)
+    tries = np.log1p(-np.asarray(sampled_count, np.float64)) / np.log1p(-p)  # -expm1(tries * log1p(-p))
+    assert np.allclose(tries, np.round(tries[0]), rtol=1e-4) and tries[0] >= 8 - 1e-3
+
+
+def test_draws_follow_the_log_uniform_distribution():
+    draws = np.concatenate(
+        [np.asarray(gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 200, False, 10, seed=s)[0]) for s in range(20)]
+    )
+    frequencies = np.bincount(draws, minlength=10) / draws.size
+    np.testing.assert_allclose(frequencies, _log_uniform_p(np.arange(10), 10), atol=0.02)
+
+
+def test_uniform_sampler_and_errors():
+    sampled, true_count, _ = gtf.random.uniform_candidate_sampler(_TRUE, 1, 5, True, 5, seed=0)
+    assert sorted(np.asarray(sampled).tolist()) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match=r"\[gradkit\].*num_sampled=6 distinct classes"):
+        gtf.random.uniform_candidate_sampler(_TRUE, 1, 6, True, 5)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*\[batch_size, num_true=1\]"):
+        gtf.random.log_uniform_candidate_sampler([1, 2], 1, 2, True, 5)
+
+
+def test_expected_counts_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    ours = gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 6, False, 50, seed=3)
+    theirs = tf.random.log_uniform_candidate_sampler(_TRUE, 1, 6, False, 50, seed=3)
+    np.testing.assert_allclose(np.asarray(ours[1]), theirs[1].numpy(), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ours[2]), 6 * _log_uniform_p(np.asarray(ours[0]), 50), rtol=1e-5)
+    np.testing.assert_allclose(theirs[2].numpy(), 6 * _log_uniform_p(theirs[0].numpy(), 50), rtol=1e-5)
+
+
+def test_inside_tf_function_the_sampler_is_refused():
+    @gtf.function
+    def f(x):
+        return gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 2, True, 5)[0]
+
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*inside tf.function.*outside"):
+        f(gtf.constant(1.0))
