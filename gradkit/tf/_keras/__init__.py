@@ -78,6 +78,7 @@ from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from . import serialization_registry as _serialization_registry
+from . import skipgrams as _skipgrams
 from . import timeseries as _timeseries
 from . import training_data as _training_data
 from . import training_epochs as _training_epochs
@@ -378,6 +379,11 @@ api = Namespace(
     ),
     preprocessing=Namespace(
         "gradkit.tf.keras.preprocessing",
-        sequence=Namespace("gradkit.tf.keras.preprocessing.sequence", pad_sequences=_utils_data.pad_sequences),
+        sequence=Namespace(
+            "gradkit.tf.keras.preprocessing.sequence",
+            pad_sequences=_utils_data.pad_sequences,
+            skipgrams=_skipgrams.skipgrams,
+            make_sampling_table=_skipgrams.make_sampling_table,
+        ),
     ),
 )
