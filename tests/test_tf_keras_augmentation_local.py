@@ -358,7 +358,13 @@ def test_elastic_compiled_calls_draw_anew_and_compile_once():
     outputs = [step(IMAGES).numpy() for _ in range(3)]
     assert count_compiles(lambda: step(IMAGES)) == 0
     assert step.experimental_get_tracing_count() == 1
-    assert len({o.tobytes() for o in outputs}) == 3
+    assert all(out.shape == IMAGES.shape for out in outputs)
+    # Each call transforms an image or, by its apply_transform draw, leaves it as it is (two calls
+    # may both leave it), so what must be new at each call are the draws themselves.
+    draw = gtf.function(lambda x: layer.get_random_transformation(x, training=True))
+    noises = [np.asarray(draw(IMAGES)["noise"]) for _ in range(3)]
+    assert len({n.tobytes() for n in noises}) == 3
+    assert count_compiles(lambda: draw(IMAGES)) == 0
     # a transformation traced inside a compiled function (its distortion unknown when traced)
     transformation = _as_numpy(layer.get_random_transformation(IMAGES, seed=3))
     transformation["distortion_factor"] = np.float32(0.95)  # a 7 x 7 blur
