@@ -112,3 +112,34 @@ def test_recompiling_matches_keras():
     ours = _recompiled(gtf)
     assert ours[:2] == theirs[:2]
     assert np.isfinite(ours[2]) and np.isfinite(theirs[2])  # the second Dense's random start differs
+
+
+_FEATURES = np.random.default_rng(0).normal(size=(2, 4)).astype(np.float32)
+
+
+def _feature_extractor(K, weights=None):
+    model = K.Sequential([K.Input((4,)), K.layers.Dense(3, activation="relu", name="a"), K.layers.Dense(2, name="b")])
+    if weights is not None:
+        model.set_weights(weights)
+    extractor = K.Model(inputs=model.inputs, outputs=[layer.output for layer in model.layers])
+    shapes = [tuple(t.shape) for t in model.inputs + model.outputs]
+    return model, shapes, [np.asarray(o) for o in extractor([_FEATURES])]
+
+
+def test_a_sequential_with_an_input_has_keras_inputs_and_outputs():
+    model, shapes, (hidden, out) = _feature_extractor(gtf.keras)
+    assert shapes == [(None, 4), (None, 2)]
+    kernel_a, bias_a, kernel_b, bias_b = model.get_weights()
+    # The feature-extraction recipe gives each layer's output for the input (by hand).
+    np.testing.assert_allclose(hidden, np.maximum(_FEATURES @ kernel_a + bias_a, 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, hidden @ kernel_b + bias_b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, np.asarray(model(_FEATURES)), rtol=1e-6)
+
+
+def test_sequential_feature_extraction_matches_keras():
+    keras = pytest.importorskip("keras")
+    theirs_model, theirs_shapes, theirs = _feature_extractor(keras)
+    _, ours_shapes, ours = _feature_extractor(gtf.keras, theirs_model.get_weights())
+    assert ours_shapes == theirs_shapes
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

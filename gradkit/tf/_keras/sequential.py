@@ -6,7 +6,7 @@ import inspect
 
 from gradkit import _errors
 
-from . import input_standardization, layer_config, model_config
+from . import functional, input_standardization, layer_config, model_config
 from .input_layer import InputLayer
 from .model import Model
 
@@ -120,20 +120,36 @@ class Sequential(Model):
         """The last layer's output shape for ``input_shape``."""
         return self.compute_output_shape(self._declared_input("output_shape").batch_shape)
 
+    # Keras 3 runs a Sequential with a declared input as a functional model; here its symbolic
+    # tensors are made when first asked for: the input's KerasTensor and the layers called on it
+    # in turn, which also gives each layer its `input` and `output` (Keras' feature-extraction
+    # recipe: tf.keras.Model(model.inputs, [layer.output for layer in model.layers])).
     @property
     def inputs(self):
-        raise self._no_symbolic_tensors("inputs")
+        return [self._symbolic("inputs")[0]]
 
     @property
     def outputs(self):
-        raise self._no_symbolic_tensors("outputs")
+        return [self._symbolic("outputs")[1]]
+
+    def _symbolic(self, what: str):
+        found = self.__dict__.get("_keras_symbolic")
+        if found is None:
+            declared = self._keras_input_layer
+            if declared is None or not self._sequence:
+                raise self._no_symbolic_tensors(what)
+            x = functional.KerasTensor(declared.batch_shape, declared.dtype, name=declared.name)
+            x._keras_input_layer = declared
+            y = x
+            for layer in self._sequence:
+                y = layer(y)
+            found = self.__dict__["_keras_symbolic"] = (x, y)
+        return found
 
     def _no_symbolic_tensors(self, what: str) -> Exception:
         return _errors.GradkitAttributeError(
-            f"Sequential model '{self.name}' has no {what} in gradkit.tf: it calls its layers in turn and keeps no "
-            "symbolic tensors (Keras runs it as a functional model). Use input_shape / output_shape for the shapes, "
-            "or build the model with the functional API (x = tf.keras.Input(shape); y = layer(x); ...; "
-            "tf.keras.Model(x, y)) to reach its inputs and outputs."
+            f"Sequential model '{self.name}' has no {what} yet: it has no declared input (Keras raises too). Start "
+            "it with tf.keras.Input(shape), or build it (model.build((None, ...))) or call it once, then ask again."
         )
 
     def _declared_input(self, what: str):
