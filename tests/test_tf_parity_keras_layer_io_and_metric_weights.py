@@ -143,3 +143,12 @@ def test_sequential_feature_extraction_matches_keras():
     assert ours_shapes == theirs_shapes
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_sequential_s_outputs_follow_added_layers():
+    model = gtf.keras.Sequential([gtf.keras.Input((4,)), gtf.keras.layers.Dense(3)])
+    assert tuple(model.outputs[0].shape) == (None, 3)
+    model.add(gtf.keras.layers.Dense(5))
+    assert tuple(model.outputs[0].shape) == (None, 5)
+    model.pop()
+    assert tuple(model.outputs[0].shape) == (None, 3)

@@ -62,10 +62,12 @@ class Sequential(Model):
             if shape is not None:
                 self.__dict__["_keras_input_layer"] = InputLayer(shape=shape)
         self._sequence.append(layer)
+        self.__dict__.pop("_keras_symbolic", None)  # its symbolic tensors are made again when asked for
         if rebuild:
             self._maybe_build()
 
     def pop(self, rebuild=True):
+        self.__dict__.pop("_keras_symbolic", None)
         return self._sequence.pop()
 
     def build(self, input_shape) -> None:
