@@ -202,3 +202,25 @@ def test_probabilities_made_elsewhere_are_still_clipped():
     probs = gtf.nn.softmax(gtf.constant([[0.0, 40.0]]))
     loss = gtf.keras.losses.sparse_categorical_crossentropy(np.array([0]), probs)
     np.testing.assert_allclose(loss.numpy(), [-math.log(1e-7)], rtol=1e-5)
+
+
+def _wrapper(K):
+    class Wrapper(K.Model):
+        # Keras tensors given to a subclass's own __init__, which does not pass them on: it stays
+        # a subclassed model (Keras decides in Model.__init__, by the arguments it gets).
+        def __init__(self, inp, out):
+            super().__init__()
+            self.inner = K.Model(inp, out)
+
+        def call(self, x):
+            return self.inner(x) * 2
+
+    i = K.Input((3,))
+    w = Wrapper(i, K.layers.Dense(2, kernel_initializer="ones")(i))
+    return type(w).__name__, np.asarray(w(np.ones((1, 3), np.float32))).tolist()
+
+
+def test_keras_tensors_given_to_a_subclass_init_stay_its_own():
+    assert _wrapper(gtf.keras) == ("Wrapper", [[6.0, 6.0]])  # (1 + 1 + 1) * 2 per output, by hand
+    keras = pytest.importorskip("keras")
+    assert _wrapper(keras) == _wrapper(gtf.keras)

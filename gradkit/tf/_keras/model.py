@@ -77,18 +77,16 @@ class Model(Trainer, Layer):
     """``tf.keras.Model(name=None, trainable=True)`` for subclassing; see the module docstring."""
 
     def __new__(cls, *args, **kwargs):
-        # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one; a
-        # subclass called so (one that overrides train_step, say) is a functional model too.
+        # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one.
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             cls = Functional  # whose constructor says what is wrong with arguments that are not Keras tensors
-        elif not issubclass(cls, Functional) and _functional_arguments(args, kwargs):
-            cls = _functional_subclass(cls)
         return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
         if _functional_arguments(args, kwargs):
-            # super().__init__(inputs=..., outputs=...) in a subclass's __init__: as Keras does,
-            # the model becomes a functional one of its class.
+            # A subclass given inputs and outputs (CustomModel(inputs, outputs), or
+            # super().__init__(inputs=..., outputs=...) in its __init__): as Keras does, the model
+            # becomes a functional one of its class, keeping its own methods (train_step, ...).
             self.__class__ = _functional_subclass(type(self))
             Functional.__init__(self, *args, **kwargs)
             return
