@@ -12,6 +12,7 @@ from . import _linalg_checks as _checks
 from . import _math
 from ._convert import call, convert, convert_like
 from ._linalg_checks import TRIANGULAR
+from ._linalg_svd import _off_diagonal_reciprocal
 
 matmul = _math.matmul
 norm = _math.norm
@@ -133,8 +134,28 @@ def _lower_hermitian(a):
     return strictly_lower + jnp.conj(jnp.swapaxes(strictly_lower, -1, -2)) + jnp.where(eye, diagonal[..., None, :], 0)
 
 
+@jax.custom_jvp
+def _eigh_hermitian(a):
+    return jnp.linalg.eigh(a, symmetrize_input=False)
+
+
+@_eigh_hermitian.defjvp
+def _eigh_hermitian_jvp(primals, tangents):
+    # JAX's rule with TensorFlow's broadened 1 / (e_j - e_i) (_SelfAdjointEigV2Grad's
+    # _SafeReciprocal): where two eigenvalues are equal it is 0, so a loss of the eigenvectors
+    # gets TensorFlow's finite gradient there (an identity-initialised covariance, a matrix
+    # square root), not JAX's inf * 0 = NaN. The rule calls _eigh_hermitian itself, so
+    # derivatives of derivatives follow it again, as TensorFlow's do.
+    (a,), (da,) = primals, tangents
+    e, v = _eigh_hermitian(a)
+    projected = jnp.conj(jnp.swapaxes(v, -1, -2)) @ da @ v
+    gaps = _off_diagonal_reciprocal(e[..., None, :] - e[..., :, None]).astype(v.dtype)
+    de = jnp.real(jnp.diagonal(projected, axis1=-2, axis2=-1)).astype(e.dtype)
+    return (e, v), (de, v @ (gaps * projected))
+
+
 def _eigh(a):
-    e, v = jnp.linalg.eigh(_lower_hermitian(a), symmetrize_input=False)
+    e, v = _eigh_hermitian(_lower_hermitian(a))
     return e.astype(a.dtype), v  # TensorFlow's eigenvalues have the input's dtype, complex too
 
 
