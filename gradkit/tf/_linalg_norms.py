@@ -45,7 +45,7 @@ def _global_norm(tensors):
         return jnp.zeros((), jnp.float32)
     # TensorFlow: sqrt(2 * sum of L2Loss(t) = sum(t ** 2) / 2).
     half_squared = jnp.stack([jnp.sum(t * t) / 2 for t in tensors])
-    return jnp.sqrt(jnp.sum(half_squared) * 2)
+    return _math._tf_sqrt(jnp.sum(half_squared) * 2)  # TensorFlow's SqrtGrad: 0 for a zero upstream
 
 
 def global_norm(t_list, name=None):

@@ -64,7 +64,11 @@ log1p = _unary(jnp.log1p, "log1p")
 expm1 = _unary(jnp.expm1, "expm1")
 logical_not = _unary(jnp.logical_not, "logical_not")
 square = _unary(jnp.square, "square")
-sqrt = _unary(with_tf_gradient_kernel(jnp.sqrt), "sqrt")
+# sqrt with TensorFlow's SqrtGrad (0 for a zero upstream): the composites built on it
+# (norms, reduce_std, clip_by_global_norm) use it too, so ``tf.norm(v) ** 2`` at v = 0 has
+# TensorFlow's gradient 0, not 0 * inf = NaN.
+_tf_sqrt = with_tf_gradient_kernel(jnp.sqrt)
+sqrt = _unary(_tf_sqrt, "sqrt")
 rsqrt = _unary(with_tf_gradient_kernel(jax.lax.rsqrt), "rsqrt")
 abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
@@ -307,6 +311,8 @@ def _mean(x, axis, keepdims):
 def _euclidean_norm(x, axis, keepdims):
     if _is_integer(x):
         return jnp.sqrt(_sum(x * x, axis, keepdims).astype(jnp.float32)).astype(x.dtype)
+    # TensorFlow's EuclideanNorm kernel has a gradient of its own (upstream * x / norm): NaN at
+    # a zero norm, unlike tf.norm's sqrt of a sum.
     return jnp.sqrt(jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims))
 
 
@@ -342,7 +348,13 @@ reduce_max = _reduction(_max, "reduce_max")
 reduce_min = _reduction(_min, "reduce_min")
 reduce_prod = _reduction(_prod, "reduce_prod")
 reduce_euclidean_norm = _reduction(_euclidean_norm, "reduce_euclidean_norm")
-reduce_std = _reduction(jnp.std, "reduce_std", float_only=True)
+
+
+def _std(x, axis, keepdims):
+    return _tf_sqrt(jnp.var(x, axis=axis, keepdims=keepdims))  # TensorFlow's sqrt(reduce_variance(x))
+
+
+reduce_std = _reduction(_std, "reduce_std", float_only=True)
 reduce_variance = _reduction(jnp.var, "reduce_variance", float_only=True)
 reduce_any = _reduction(jnp.any, "reduce_any")
 reduce_all = _reduction(jnp.all, "reduce_all")
@@ -483,7 +495,7 @@ def _norm(x, ord, axis, keepdims):
         # TensorFlow's sqrt(sum(x * conj(x))) keeps a complex dtype (zero imaginary part); the
         # other orders go through abs (or singular values) and are real.
         squares = jnp.sum(x * jnp.conj(x), axis=axis, keepdims=keepdims)
-        return jnp.sqrt(squares.real).astype(x.dtype) if jnp.iscomplexobj(x) else jnp.sqrt(squares)
+        return _tf_sqrt(squares.real).astype(x.dtype) if jnp.iscomplexobj(x) else _tf_sqrt(squares)
     if ord == 1 and not isinstance(axis, tuple):
         return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
@@ -568,8 +580,9 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def _clip_by_global_norm(ts, clip_norm):
-    norm = jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in ts))
+    norm = _tf_sqrt(sum(jnp.sum(jnp.square(t)) for t in ts))
     # TensorFlow's formula: an infinite or NaN norm makes every clipped value NaN.
+    # 1.0 / norm is TensorFlow's RealDiv (NaN gradient at a zero norm), not its Reciprocal.
     scale = clip_norm * _tf_minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
     return [t * scale.astype(t.dtype) for t in ts], norm
 
