@@ -324,23 +324,31 @@ class Graph:
                 stack.extend(t._node.inputs())
         self.nodes = sorted(nodes.values(), key=lambda n: n.order)
 
-    def run(self, values):
-        """The outputs' values for the inputs' ``values`` (the inputs' structure)."""
+    def run(self, values, model_name: str = "functional", training=None):
+        """The outputs' values for the inputs' ``values`` (the inputs' structure). A ``training``
+        other than None replaces the one each layer was called with when the graph was built
+        (Keras 3's ``operation_fn``): ``layer(x, training=False)`` trains under ``fit``."""
         known: dict[int, object] = {}
         flat_inputs = _leaves(self.inputs)
-        names = list(self.inputs) if isinstance(self.inputs, dict) else [t.name for t in flat_inputs]
+        # A dict's leaves come in its sorted keys' order (as Keras' tree.flatten gives them), not
+        # the order the dict was written in: the names must follow the same order.
+        names = sorted(self.inputs) if isinstance(self.inputs, dict) else [t.name for t in flat_inputs]
         given = input_standardization.by_position(values, names, takes_dict=isinstance(self.inputs, dict))
         if len(given) != len(flat_inputs):
             raise _errors.GradkitValueError(
                 f"The functional model expects {len(flat_inputs)} input(s), but it received {len(given)} input "
                 "tensors. Pass them in the structure of the model's inputs."
             )
-        for t, v, name in zip(flat_inputs, given, names):
+        for index, (t, v, name) in enumerate(zip(flat_inputs, given, names)):
             known[id(t)] = input_standardization.adjust_rank(v, t.shape, name)
+            input_standardization.check_compatible(known[id(t)], t.shape, index, t.name, model_name)
         from . import masking
+        from .base_layer import _NO_TRAINING
 
         for node in self.nodes:
             args, kwargs = _substitute(node.args, known), _substitute(node.kwargs, known)
+            if training is not None and getattr(type(node.layer), "_keras_training", _NO_TRAINING) is not _NO_TRAINING:
+                kwargs = {**kwargs, "training": training}
             # Keras' functional model hands each layer the masks its graph recorded, so a layer
             # that takes the masks off its inputs (MultiHeadAttention) leaves them for the other
             # layers reading those inputs (a residual Add).

@@ -70,5 +70,24 @@ def adjust_rank(value, expected_shape: tuple, name: str):
     )
 
 
+def check_compatible(value, expected_shape: tuple, index: int, name: str, model_name: str) -> None:
+    """Raise Keras' error where ``value`` (rank adjusted) differs from the ``Input``'s declared
+    sizes past the batch axis: a functional model's input spec, so that inputs passed in the
+    wrong order are refused rather than computed with."""
+    if value is None or expected_shape is None:
+        return
+    shape = tuple(value.shape if hasattr(value, "shape") else np.shape(value))
+    if len(shape) == len(expected_shape) and all(
+        want is None or got is None or want == got for got, want in zip(shape[1:], expected_shape[1:])
+    ):
+        return
+    expected = _shown((None, *expected_shape[1:]))
+    raise _errors.GradkitValueError(
+        f"Input {index} with name '{name}' of layer '{model_name}' is incompatible with the layer: expected "
+        f"shape={expected}, found shape={shape}. Pass the inputs in the order of the model's inputs (or as a dict "
+        "keyed by their names), each of its Input's shape."
+    )
+
+
 def _shown(shape: tuple) -> str:
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -47,6 +47,10 @@ class LayerLosses:
                     f"but got {type(x).__name__} {x!r}. Pass a tensor, e.g. tf.reduce_sum(inputs) * 1e-2 (a "
                     "constant: tf.constant(value))."
                 )
+        from . import functional
+
+        if functional.running_symbolically():
+            return  # a call on zeros that builds a functional model: Keras' symbolic call keeps no loss
         self.__dict__.setdefault("_keras_losses", []).extend(wrap(x) for x in losses)
 
     def _keras_flatten_layers(self) -> list:

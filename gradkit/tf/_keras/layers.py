@@ -8,8 +8,8 @@ import numbers
 from gradkit import _errors, nn
 
 from . import activations as _activations
+from . import functional, layer_regularization
 from . import initializers as _initializers
-from . import layer_regularization
 from .base_layer import Layer as Layer
 from .core_layers import Activation as Activation
 from .core_layers import Dropout as Dropout
@@ -174,7 +174,16 @@ class BatchNormalization(_KerasLayer, nn.BatchNorm):
         # A frozen BatchNormalization runs in inference mode, as in Keras: the moving
         # statistics normalise and are left alone. A mask (an Embedding's with mask_zero, say)
         # leaves the padding out of the batch statistics.
-        return nn.BatchNorm.call(self, inputs, training=bool(training) and self.trainable, mask=mask)
+        training = bool(training) and self.trainable
+        if not (training and functional.running_symbolically()):
+            return nn.BatchNorm.call(self, inputs, training=training, mask=mask)
+        # Run on zeros to build a functional model (a call recorded with training=True): Keras'
+        # symbolic call leaves the moving statistics as they are.
+        kept = self.moving_mean.value, self.moving_variance.value
+        outputs = nn.BatchNorm.call(self, inputs, training=training, mask=mask)
+        self.moving_mean.assign(kept[0])
+        self.moving_variance.assign(kept[1])
+        return outputs
 
 
 # Re-exports of the layers in their own files (imported last: they build on _KerasLayer above).

@@ -280,7 +280,7 @@ class Functional(Model):
         return [t._node.layer.name for t in self.outputs]
 
     def call(self, inputs, training=None, mask=None):
-        return self._keras_graph.run(inputs)
+        return self._keras_graph.run(inputs, self.name, training)
 
     def compute_output_shape(self, input_shape):
         return jax.tree_util.tree_map(
