@@ -13,6 +13,7 @@ from gradkit._tape import record
 
 from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
+from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, unary
 from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
 
@@ -303,9 +304,7 @@ def _prod(x, axis, keepdims):
 def _mean(x, axis, keepdims):
     if not _is_integer(x):
         return jnp.mean(x, axis=axis, keepdims=keepdims)
-    total = _sum(x, axis, keepdims)
-    count = x.size // builtins.max(total.size, 1)
-    return jax.lax.div(total, jnp.asarray(count, x.dtype))  # C's division: truncates toward zero
+    return integer_mean(x, axis, keepdims)  # a 64-bit sum, as TensorFlow's kernel: no overflow
 
 
 def _euclidean_norm(x, axis, keepdims):

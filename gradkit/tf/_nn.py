@@ -205,12 +205,14 @@ def bias_add(value, bias, data_format=None, name=None):
 
 
 def _moments(x, axes, keepdims):
-    mean = jnp.mean(x, axis=axes, keepdims=True)
-    # TensorFlow's formula: the variance treats the mean as a constant (the same gradient).
-    variance = jnp.mean(jnp.square(x - jax.lax.stop_gradient(mean)), axis=axes, keepdims=True)
+    # TensorFlow's formula: float16 in float32; an integer tensor in its own dtype (integer
+    # means, as reduce_mean's); the variance treats the mean as a constant (the same gradient).
+    y = x.astype(jnp.float32) if x.dtype == jnp.float16 else x
+    mean = _math._mean(y, axes, True)
+    variance = _math._mean(jnp.square(y - jax.lax.stop_gradient(mean)), axes, True)
     if not keepdims:
         mean, variance = jnp.squeeze(mean, axes), jnp.squeeze(variance, axes)
-    return mean, variance
+    return mean.astype(x.dtype), variance.astype(x.dtype)
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):
