@@ -86,7 +86,9 @@ def test_a_float_argument_of_clip_or_an_update_is_a_runtime_value(method):
 
     w = gk.Variable(X0)
     compiles, grads = [], []
-    for h in [0.3, 0.4, 0.5, 0.6]:
+    # The first two values warm up (the first step of a fresh process may compile a second time,
+    # for the tape's own helpers); every new value after them must reuse the compiled program.
+    for h in [0.2, 0.25, 0.3, 0.4, 0.5, 0.6]:
 
         def step(h=h):
             with gk.GradientTape() as tape:
@@ -96,7 +98,7 @@ def test_a_float_argument_of_clip_or_an_update_is_a_runtime_value(method):
         compiles.append(count_compiles(step))
         want = jax.grad(lambda u, h=h: jnp.sum(method(u * 1.0, h) ** 2))(jnp.asarray(X0))
         assert_close(grads[-1], np.asarray(want))
-    assert compiles[1:] == [0, 0, 0], compiles
+    assert compiles[2:] == [0, 0, 0, 0], compiles
 
 
 @pytest.mark.parametrize(

@@ -394,13 +394,24 @@ def _static_kinds(values: tuple):
     return tuple(out)
 
 
+# The most elements a known integer result may have and still be computed at trace time: a
+# shape vector (``tf.shape(x)[1:3] * 2``), never a large array.
+_KNOWN_INTEGERS_LIMIT = 64
+
+
 def _known_counter(fn, values, out, args, kwargs=None):
     """``out``, or computed again with its value known where it is an integer or boolean
-    scalar computed from known values inside a jax trace (``jax.jit``, ``tf.function``):
-    a loop counter (``i = tf.constant(0)``, ``i + 1``, ``i < n``) then stays one Python can
-    read, so the loop runs in Python and a tape can record it, as TensorFlow's graph would
-    have it as a constant."""
-    if out.ndim != 0 or out.dtype.kind not in "biu" or any(isinstance(v, jax.core.Tracer) for v in values):
+    scalar or short vector computed from known values inside a jax trace (``jax.jit``,
+    ``tf.function``): a loop counter (``i = tf.constant(0)``, ``i + 1``, ``i < n``) then stays
+    one Python can read, so the loop runs in Python and a tape can record it, and a size
+    computed from ``tf.shape`` (``tf.image.resize(x, tf.shape(x)[1:3] * 2)``) stays a static
+    size, as TensorFlow's graph would have them as constants."""
+    if (
+        out.ndim > 1
+        or out.size > _KNOWN_INTEGERS_LIMIT
+        or out.dtype.kind not in "biu"
+        or any(isinstance(v, jax.core.Tracer) for v in values)
+    ):
         return out
     with jax.ensure_compile_time_eval():
         return fn(*args, **(kwargs or {}))

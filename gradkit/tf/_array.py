@@ -16,7 +16,7 @@ from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
 from . import _dtypes, _shape_args
-from ._convert import axis_arg, call, check_python_value, convert, convert_like, static_ints, wrap
+from ._convert import axis_arg, call, check_python_value, convert, convert_like, known_value, static_ints, wrap
 from ._indexing import check_indices
 
 
@@ -490,8 +490,13 @@ def _roll(x, shift, axis):
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002
-    """``tf.roll``: elements shifted along ``axis`` (ints, or lists of them), wrapping around."""
-    return call(_roll, convert(input), shift=_ints(shift), axis=_ints(axis))
+    """``tf.roll``: elements shifted along ``axis`` (ints, or lists of them), wrapping around.
+    ``shift`` may be a traced tensor inside ``tf.function`` (a random shift, say)."""
+    x = convert(input)
+    shifts = shift if isinstance(shift, (list, tuple)) and not any(isinstance(s, Tensor) for s in shift) else None
+    if shifts is not None or known_value(shift) is not None:
+        return call(_roll, x, shift=_ints(shift), axis=_ints(axis))
+    return call(_roll, x, convert(shift), axis=_ints(axis))
 
 
 def _ints(x):

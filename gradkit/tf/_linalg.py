@@ -10,7 +10,7 @@ from gradkit import _errors
 
 from . import _linalg_checks as _checks
 from . import _math
-from ._convert import call, convert, convert_like
+from ._convert import call, convert, convert_like, known_value
 from ._linalg_checks import TRIANGULAR
 from ._linalg_svd import _off_diagonal_reciprocal
 
@@ -215,8 +215,13 @@ def _band_part(x, num_lower, num_upper):
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
-    """Keep ``num_lower`` sub- and ``num_upper`` superdiagonals (negative: all), zero the rest."""
-    return call(_band_part, convert(input), num_lower=int(num_lower), num_upper=int(num_upper))
+    """Keep ``num_lower`` sub- and ``num_upper`` superdiagonals (negative: all), zero the rest.
+    The bounds may be traced tensors inside ``tf.function`` (the shape does not depend on them)."""
+    x = convert(input)
+    lower, upper = known_value(num_lower), known_value(num_upper)
+    if lower is not None and upper is not None:
+        return call(_band_part, x, num_lower=int(lower), num_upper=int(upper))
+    return call(_band_part, x, convert(num_lower), convert(num_upper))
 
 
 def _matrix_transpose(x, conjugate):
