@@ -94,3 +94,27 @@ def test_shuffle_before_repeat_of_an_endless_dataset_keeps_going():
     ds = tf.data.Dataset.range(6).repeat().shuffle(4, seed=1).take(30)
     order = _order(ds)
     assert len(order) == 30 and set(order) == set(range(6))
+
+
+def test_a_reshuffling_dataset_iterated_inside_tf_function_is_refused():
+    # TensorFlow draws a new order at each call; a trace would fix one order for every call.
+    ds = tf.data.Dataset.range(8).shuffle(8, seed=0).batch(4)
+
+    @tf.function
+    def first_batch():
+        for batch in ds:
+            return batch
+
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*reshuffle_each_iteration=True.*tf.function"):
+        first_batch()
+    fixed = tf.data.Dataset.range(8).shuffle(8, seed=0, reshuffle_each_iteration=False).batch(4)
+
+    @tf.function
+    def fixed_first_batch():
+        for batch in fixed:
+            return batch
+
+    # One fixed order: the same batch at each call, the one iterating outside gives.
+    want = next(iter(fixed)).numpy()
+    np.testing.assert_array_equal(fixed_first_batch().numpy(), want)
+    np.testing.assert_array_equal(fixed_first_batch().numpy(), want)

@@ -11,7 +11,8 @@ time it is asked for; where it cannot be traced (Python control flow on a tensor
 running it on the first element, its dimensions then unknown. A dataset iterated inside a
 ``tf.function`` is read while the function is traced (there is no autograph loop): its elements
 are constants of the compiled program, so a pipeline whose functions read the tf.function's
-arguments, Variables or random draws is refused there; iterate outside and pass batches in.
+arguments, Variables or random draws is refused there, and so is a ``shuffle`` that reshuffles
+at each pass (each call would see the same order); iterate outside and pass batches in.
 
 >>> import gradkit.tf as tf
 >>> ds = tf.data.Dataset.from_tensor_slices(([1.0, 2.0, 3.0], [0, 1, 0]))

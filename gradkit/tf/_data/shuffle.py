@@ -28,7 +28,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit.nn import initializers
 
-from .. import _random
+from .. import _graph_helpers, _random
 from .chunks import gather
 from .dataset import Dataset, bool_arg, int_arg
 from .options import UNKNOWN_CARDINALITY
@@ -70,6 +70,14 @@ class Shuffle(Dataset):
         return np.random.Generator(np.random.Philox(key=key))
 
     def _chunks(self):
+        if self._reshuffle and _graph_helpers.inside_function():
+            raise _errors.GradkitNotImplementedError(
+                "A dataset shuffled with reshuffle_each_iteration=True was iterated inside a tf.function. TensorFlow "
+                "draws a new order at each call; gradkit reads a dataset iterated inside a tf.function while the "
+                "function is traced, so every call would train on the same order. Iterate the dataset outside and "
+                "pass each batch in (for x, y in dataset: train_step(x, y)), or shuffle with "
+                "reshuffle_each_iteration=False for one fixed order."
+            )
         rng = self._rng()
         capacity = self._buffer
         slot_chunk: list = []  # which stored chunk each buffer slot's element is in
