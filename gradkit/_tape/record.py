@@ -406,13 +406,10 @@ def _known_counter(fn, values, out, args, kwargs=None):
     one Python can read, so the loop runs in Python and a tape can record it, and a size
     computed from ``tf.shape`` (``tf.image.resize(x, tf.shape(x)[1:3] * 2)``) stays a static
     size, as TensorFlow's graph would have them as constants."""
-    if (
-        out.ndim > 1
-        or out.size > _KNOWN_INTEGERS_LIMIT
-        or out.dtype.kind not in "biu"
-        or any(isinstance(v, jax.core.Tracer) for v in values)
-    ):
+    if out.ndim > 1 or out.dtype.kind not in "biu" or any(isinstance(v, jax.core.Tracer) for v in values):
         return out
+    if out.ndim == 1 and not (type(out.shape[0]) is int and out.shape[0] <= _KNOWN_INTEGERS_LIMIT):
+        return out  # a long vector, or one of a symbolic size (jax.export's)
     with jax.ensure_compile_time_eval():
         return fn(*args, **(kwargs or {}))
 
@@ -531,10 +528,19 @@ def _operand(b):
     return b
 
 
+def _wide_int_as_float(a, b):
+    """``b``, or ``float(b)`` where it is a Python int beyond 32 bits and ``a`` holds floats:
+    ``x / 2**32`` then divides as TensorFlow does, where JAX refuses the int (OverflowError)."""
+    if type(b) is int and not -(2**31) <= b < 2**31 and a.dtype.kind in "fc":
+        return float(b)
+    return b
+
+
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
     if type(b) is not Tensor and type(b) not in _PY_SCALARS:
         b = _operand(b)
+    b = _wide_int_as_float(a, b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, False), a, b, b, session)
@@ -545,6 +551,7 @@ def apply_binary_reflected(fn, a, b):
     """``fn(b, a)`` with ``a`` the Tensor whose reflected operator was called."""
     if type(b) is not Tensor and type(b) not in _PY_SCALARS:
         b = _operand(b)
+    b = _wide_int_as_float(a, b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
         return _record_pair(_binary_op(fn, a, b, True), b, a, b, session)

@@ -24,13 +24,14 @@ from gradkit import _errors
 from gradkit._tape import record
 
 from . import _array
-from ._convert import call, convert, convert_like, known_value, static_ints
+from ._convert import call, convert, convert_like, static_ints
 from ._kernel_dtypes import INEXACT as _INEXACT
 from ._kernel_dtypes import INTEGERS as _INTEGERS
 from ._kernel_dtypes import REAL as _REAL
 from ._kernel_dtypes import check_dtype
 from ._kernel_dtypes import unary as _unary
 from ._math import _divide_no_nan, _xlog1py
+from ._nondiff import refuse_integer_division_by_zero
 from ._scatter import IndexedSlices
 
 asinh = _unary(jnp.arcsinh, "asinh", _INEXACT)
@@ -183,12 +184,7 @@ record.cut_by_design(_truncatemod, "tf.truncatemod (it has no gradient in Tensor
 def _truncated(fn, tf_name, allowed):
     def op(x, y, name=None):
         x, y = _same_dtype(f"tf.{tf_name}", allowed, x, y)
-        divisor = known_value(y) if jnp.issubdtype(y.dtype, jnp.integer) else None
-        if divisor is not None and (divisor == 0).any():
-            raise _errors.GradkitValueError(
-                f"tf.{tf_name} got an integer divisor with a zero in it; TensorFlow refuses integer division "
-                f"by zero. Guard it: tf.{tf_name}(x, tf.where(y == 0, 1, y))."
-            )
+        refuse_integer_division_by_zero(y, f"tf.{tf_name}")
         return call(fn, x, y)
 
     op.__name__ = op.__qualname__ = tf_name

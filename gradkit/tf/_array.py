@@ -295,19 +295,20 @@ def _where1(c):
 
 def where(condition, x=None, y=None, name=None):
     """``tf.where``: with ``x`` and ``y``, elements of either as the boolean ``condition``
-    says (broadcasting the three); without, the coordinates of ``condition``'s true entries."""
+    says (broadcasting the three); without, the coordinates of ``condition``'s true (or, for a
+    numeric condition, nonzero) entries."""
     if (x is None) != (y is None):
         raise _errors.GradkitValueError(
             "tf.where got only one of x and y: TensorFlow takes both (to choose between them) or neither (for "
             "the coordinates of the true entries)."
         )
     c = convert(condition)
-    if c.dtype != np.bool_:
+    if c.dtype != np.bool_ and x is not None:
         raise _errors.InvalidArgumentTypeError(
-            f"tf.where takes a bool condition, as TensorFlow does, but got {np.dtype(c.dtype).name}. "
+            f"tf.where(condition, x, y) takes a bool condition, as TensorFlow does, but got {np.dtype(c.dtype).name}. "
             "Compare first (tf.where(c != 0, x, y)) or cast it (tf.cast(c, tf.bool))."
         )
-    if x is None:
+    if x is None:  # the coordinates of the true (for numbers: nonzero) entries
         if c.ndim == 0:
             raise _errors.InvalidArgumentValueError(
                 "tf.where(condition) takes a condition of rank 1 or more, as TensorFlow does, but got a scalar. "

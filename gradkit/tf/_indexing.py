@@ -24,6 +24,8 @@ newaxis = None
 def _gather_nd(params, indices, batch_dims, ignore=False):
     if batch_dims:
         return jax.vmap(lambda p, i: _gather_nd(p, i, batch_dims - 1, ignore))(params, indices)
+    if indices.shape[-1] == 0:  # each (empty) index selects all of params
+        return jnp.broadcast_to(params, indices.shape[:-1] + params.shape)
     if ignore:
         indices = out_of_range_dropped(indices, params.shape[: indices.shape[-1]])
         return params.at[tuple(jnp.moveaxis(indices, -1, 0))].get(mode="fill", fill_value=0)

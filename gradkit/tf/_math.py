@@ -15,7 +15,7 @@ from ._convert import axis_arg, call, convert, convert_like
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, unary
-from ._nondiff import ceil, floor, floordiv, rint, round  # noqa: F401, A004  (tf.math's names)
+from ._nondiff import ceil, floor, floordiv, refuse_integer_division_by_zero, rint, round  # noqa: F401, A004  (tf.math's names)
 
 _MSG_FLOAT_ONLY = (
     "tf.math.{fn} takes a floating-point tensor, as in TensorFlow, but got dtype {dtype}. "
@@ -243,7 +243,17 @@ logical_or = _binary(jnp.logical_or, "logical_or", ("bool",))
 logical_xor = _binary(jnp.logical_xor, "logical_xor", ("bool",))
 truediv = realdiv = _binary(_tf_divide, "truediv")
 atan2 = _binary(jnp.arctan2, "atan2", REAL)
-floormod = mod = _binary(jnp.remainder, "floormod")
+_remainder = _binary(jnp.remainder, "floormod")
+
+
+def floormod(x, y, name=None):
+    """``tf.math.floormod``: the remainder of ``floordiv``, with the sign of ``y``."""
+    x, y = convert_like(x, y, what="tf.math.floormod")
+    refuse_integer_division_by_zero(y, "tf.math.floormod")
+    return _remainder(x, y)
+
+
+mod = floormod
 
 
 def _xlogy(x, y):

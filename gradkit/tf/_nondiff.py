@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from gradkit import _errors
 from gradkit._tape import record
 
-from ._convert import call, convert, convert_like
+from ._convert import call, convert, convert_like, known_value
 from ._kernel_dtypes import REAL, check_dtype
 
 
@@ -73,6 +74,19 @@ def rint(x, name=None):
     return call(_rint, x)
 
 
+def refuse_integer_division_by_zero(y, what: str) -> None:
+    """TensorFlow's "Integer division by zero" for an integer divisor known to hold a 0 (where
+    JAX would give a meaningless number); a traced divisor cannot be checked."""
+    divisor = known_value(y) if jnp.issubdtype(y.dtype, jnp.integer) else None
+    if divisor is not None and (divisor == 0).any():
+        raise _errors.GradkitInvalidArgumentError(
+            f"{what} got an integer divisor with a zero in it: Integer division by zero, which TensorFlow "
+            f"refuses too. Guard it: {what}(x, tf.where(y == 0, 1, y))."
+        )
+
+
 def floordiv(x, y, name=None):
     """``x // y`` rounded toward minus infinity (also a tf.Variable's ``//``)."""
-    return call(_floordiv, *convert_like(x, y, what="tf.math.floordiv"))
+    x, y = convert_like(x, y, what="tf.math.floordiv")
+    refuse_integer_division_by_zero(y, "tf.math.floordiv")
+    return call(_floordiv, x, y)

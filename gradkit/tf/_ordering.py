@@ -22,7 +22,7 @@ def _cumulative(x, axis, exclusive, reverse, prod):
     scan, identity = (jnp.cumprod, jnp.ones_like) if prod else (jnp.cumsum, jnp.zeros_like)
     if reverse:
         x = jnp.flip(x, axis)
-    if exclusive:
+    if exclusive and x.shape[axis] > 0:
         # Shifted by one, starting from the identity: exact, where cumsum(x) - x would round.
         n = x.shape[axis]
         head = identity(jax.lax.slice_in_dim(x, 0, 1, axis=axis))

@@ -193,7 +193,7 @@ class _Missing(Exception):
 
 
 def _deserialize_argument(value, outputs: dict):
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # a tuple in Keras' in-memory config, a list once through JSON
         return [_deserialize_argument(v, outputs) for v in value]
     if not isinstance(value, dict):
         return value

@@ -83,6 +83,20 @@ class InputLayer(Layer):
     def call(self, inputs):
         return inputs
 
+    @property
+    def output(self):
+        """Keras': the KerasTensor this layer declares (what ``tf.keras.Input`` returned)."""
+        tensor = self.__dict__.get("_keras_tensor")
+        if tensor is None:
+            tensor = self.__dict__["_keras_tensor"] = KerasTensor(self.batch_shape, self.dtype, name=self.name)
+            tensor._keras_input_layer = self
+        return tensor
+
+    @property
+    def input(self):
+        """Keras': an InputLayer reads no tensor (an empty list)."""
+        return []
+
 
 def Input(  # noqa: N802  (Keras' name)
     shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None, optional=False
@@ -102,4 +116,5 @@ def Input(  # noqa: N802  (Keras' name)
     )
     tensor = KerasTensor(layer.batch_shape, layer.dtype, name=layer.name)
     tensor._keras_input_layer = layer  # a Sequential started with it takes this declaration
+    layer.__dict__["_keras_tensor"] = tensor  # its output, as Keras' InputLayer has it
     return tensor

@@ -31,6 +31,7 @@ from gradkit._tape.tensor import Tensor
 
 from .. import _array, _dropout, _random
 from .._convert import call
+from .._math import _tf_abs
 from . import keras_random, layer_args, layer_config
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer, default_name
@@ -245,7 +246,7 @@ class SpatialDropout3D(_SpatialDropout):
 def _activity_loss(y, l1, l2):
     loss = jnp.zeros((), y.dtype)
     if l1 != 0.0:
-        loss = loss + jnp.asarray(l1, y.dtype) * jnp.sum(jnp.abs(y))
+        loss = loss + jnp.asarray(l1, y.dtype) * jnp.sum(_tf_abs(y))  # TensorFlow's abs: gradient 0 at 0
     if l2 != 0.0:
         loss = loss + jnp.asarray(l2, y.dtype) * jnp.sum(jnp.square(y))
     if y.ndim == 0:
