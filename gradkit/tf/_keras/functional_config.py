@@ -112,7 +112,48 @@ def _build_config(layer, first_call) -> dict | None:
     return {"shapes_dict": {f"{name}_shape": shape for name, shape in zip(names, shapes)}}
 
 
-def _operation_entry(operation) -> dict:
+# The parameters of tf.keras.ops functions that Keras' operations take in call() (tensors), not
+# in __init__ (the operation's options, written in its config): ops.mean(x, axis=1) is
+# Mean(axis=1) called on x; ops.not_equal(x, 0) is NotEqual() called on (x, 0).
+_CALL_PARAMETERS = frozenset(
+    ("x", "x1", "x2", "xs", "y", "a", "b", "inputs", "input", "condition", "indices", "values", "updates",
+     "start_indices", "logits", "labels", "target", "output", "kernel", "elements", "arrays", "tensors")
+)  # fmt: skip
+# Keras' module of each family of tf.keras.ops (gradkit's files are named after them).
+_OPS_MODULES = {"numpy": "keras.src.ops.numpy", "nn": "keras.src.ops.nn", "linalg": "keras.src.ops.linalg",
+                "math": "keras.src.ops.math", "core": "keras.src.ops.core", "image": "keras.src.ops.image"}  # fmt: skip
+
+
+def _split_op_call(operation, args, kwargs):
+    """A recorded ``tf.keras.ops`` call as Keras' operation has it: (call arguments, options)."""
+    import inspect
+
+    if isinstance(operation, _KerasOperation):
+        return list(args), dict(kwargs), dict(operation.options)
+    bound = inspect.signature(operation.fn).bind(*args, **kwargs)
+    call_args, options = [], {}
+    for name, value in bound.arguments.items():
+        if name in _CALL_PARAMETERS or functional.is_symbolic(value):
+            call_args.append(value)
+        else:
+            options[name] = value
+    return call_args, {}, options
+
+
+def _op_module(operation) -> str:
+    module = getattr(operation.fn, "__module__", "")
+    family = module.rsplit(".", 1)[-1].split("_")[0]
+    return _OPS_MODULES.get(family, _OPS_MODULE)
+
+
+def _operation_entry(operation, options=None) -> dict:
+    if isinstance(operation, functional._OperatorCall) and options is not None:
+        return {
+            "module": _op_module(operation),
+            "class_name": operation.class_name,
+            "config": {"name": operation.name, **_serialize_argument(options, None)},
+            "registered_name": operation.class_name,
+        }
     if isinstance(operation, functional._OperatorCall):
         if operation.fn not in functional._OPERATOR_CLASSES:
             raise _errors.GradkitNotImplementedError(
@@ -152,16 +193,19 @@ def get_config(model) -> dict:
     layers = []
     for operation in graph.operations():
         nodes = []
+        options = None
         for node in calls.get(id(operation), []):
-            kwargs = node.kwargs
+            args, kwargs = node.args, node.kwargs
+            if isinstance(operation, functional._OperatorCall) and operation.fn not in functional._OPERATOR_CLASSES:
+                args, kwargs, options = _split_op_call(operation, args, kwargs)
             if not isinstance(operation, functional._OperatorCall):
                 tensor_arguments = [a for a in (*node.args, *node.kwargs.values()) if functional.is_symbolic(a)]
                 only = tensor_arguments[0] if len(tensor_arguments) == 1 else None
                 kwargs = keras_call_facts.recorded_kwargs(operation, kwargs, len(tensor_arguments), only)
             nodes.append(
-                {"args": _serialize_argument(list(node.args), history), "kwargs": _serialize_argument(kwargs, history)}
+                {"args": _serialize_argument(list(args), history), "kwargs": _serialize_argument(kwargs, history)}
             )
-        entry = _operation_entry(operation)
+        entry = _operation_entry(operation, options)
         if not isinstance(operation, functional._OperatorCall) and not _is_model(operation):
             first = calls.get(id(operation), [None])[0]
             build = _build_config(operation, first)
@@ -224,13 +268,10 @@ def _make_operation(entry: dict, custom_objects):
         class_name in _OPERATORS_BY_CLASS and str(entry.get("module", "")).startswith("keras.src.ops")
     ):
         fn = _OPERATORS_BY_CLASS.get(class_name)
-        if fn is None:
-            raise _errors.GradkitNotImplementedError(
-                f"The functional model's config calls Keras' operation {class_name!r} "
-                f"({entry.get('module')}), which gradkit.tf does not make from a config; it reads the operations "
-                f"of Python operators on symbolic tensors ({', '.join(sorted(_OPERATORS_BY_CLASS))})."
-            )
-        return functional._OperatorCall(fn, name=entry.get("config", {}).get("name", entry.get("name")))
+        if fn is not None:
+            return functional._OperatorCall(fn, name=entry.get("config", {}).get("name", entry.get("name")))
+    if str(entry.get("module", "")).startswith("keras.src.ops"):
+        return _keras_operation(entry)
     if class_name in ("Functional", "Sequential") or "layers" in entry.get("config", {}):
         from . import model_config
 
@@ -238,6 +279,42 @@ def _make_operation(entry: dict, custom_objects):
         if found is not None:
             return model_config.deserialize_model(entry, custom_objects, compile=False)
     return layer_config.deserialize_layer(entry, custom_objects)
+
+
+class _KerasOperation(functional._OperatorCall):
+    """A Keras operation of a config (``NotEqual``, the mask an ``Embedding(mask_zero=True)``
+    makes; ``Mean(axis=1)``, ``ops.mean(x, axis=1)``): the ``tf.keras.ops`` function of its
+    name, called with the operation's own arguments (its config) and the call's."""
+
+    def __init__(self, fn, class_name: str, name: str, options: dict):
+        self.fn, self.class_name, self.name, self.options = fn, class_name, name, options
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **self.options, **kwargs)
+
+
+def _keras_operation(entry: dict):
+    from gradkit.tf import keras  # the public namespaces (built after this module is imported)
+
+    from .layer_names import keras_snake
+
+    ops = keras.ops
+
+    class_name = entry.get("class_name", "")
+    config = dict(entry.get("config") or {})
+    name = config.pop("name", entry.get("name"))
+    snake = keras_snake(class_name)
+    fn = None
+    for namespace in (ops, getattr(ops, "nn", None), getattr(ops, "linalg", None), getattr(ops, "image", None)):
+        fn = getattr(namespace, snake, None) if namespace is not None else None
+        if callable(fn):
+            break
+    if not callable(fn):
+        raise _errors.GradkitNotImplementedError(
+            f"The functional model's config calls Keras' operation {class_name!r} ({entry.get('module')}), which "
+            f"gradkit.tf does not have as tf.keras.ops.{snake}. Replace it in the model with a layer gradkit.tf has."
+        )
+    return _KerasOperation(fn, class_name, name, config)
 
 
 def _call_kwargs(kwargs: dict) -> dict:
