@@ -155,6 +155,8 @@ class Trainer:
             )
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = not self.run_eagerly and jit_compile is not False
+        if self._keras_compile_state.loss is not None:
+            self._keras_compile_state.loss.batches_weighted_by_size = self.run_eagerly
         self.stop_training = False
         self.compiled = True
         self.train_function = self.test_function = self.predict_function = None

@@ -113,6 +113,7 @@ class CompileLoss:
         self._identifier = loss
         self._loss_weights = loss_weights
         self._output_names = output_names
+        self.batches_weighted_by_size = False  # compile(run_eagerly=True) sets it (see __call__)
         self._losses = None  # per output: (loss, weight), or None for an output without a loss
         self._trackers: dict = {}  # output index -> the Mean of its unweighted loss (several losses)
         self.metrics: list = []
@@ -168,7 +169,10 @@ class CompileLoss:
             value = convert(loss(y_t, y_p, sw), "float32")
             tracker = self._trackers.get(i)
             if tracker is not None:
-                tracker.update_state(value, sample_weight=y_p.shape[0])
+                # Keras weighs each output's loss by the batch size, which is unknown (None, so
+                # weight 1: each batch counts alike) in the graph its compiled step runs in, and
+                # known with run_eagerly=True; the History shows that.
+                tracker.update_state(value, sample_weight=y_p.shape[0] if self.batches_weighted_by_size else 1)
             if weight is not None:
                 value = value * weight
             total = value if total is None else total + value
