@@ -161,9 +161,28 @@ class Interleave(Dataset):
 
 
 def _placeholders(specs, size: int, fill: int) -> list:
-    if any(isinstance(s, DatasetSpec) or s.shape is None for s in specs):
-        raise ValueError("no placeholder for this spec")
-    return [np.full(tuple(size if d is None else d for d in s.shape), fill, s.dtype) for s in specs]
+    return [
+        _placeholder_dataset(s, size, fill) if isinstance(s, DatasetSpec) else _placeholder(s, size, fill)
+        for s in specs
+    ]
+
+
+def _placeholder(spec, size: int, fill: int):
+    if spec.shape is None:
+        raise ValueError("no placeholder for a tensor of unknown rank")
+    return np.full(tuple(size if d is None else d for d in spec.shape), fill, spec.dtype)
+
+
+def _placeholder_dataset(spec, size: int, fill: int) -> Dataset:
+    """A dataset of ``size`` placeholder elements of ``spec``'s element spec (a ``window``'s
+    component), so a function of windows is traced without an element (an empty input too)."""
+    import jax
+
+    def stacked(leaf):
+        return np.stack([_placeholder(leaf, size, fill)] * size)
+
+    elements = jax.tree_util.tree_map(stacked, spec.element_spec, is_leaf=lambda x: hasattr(x, "dtype"))
+    return Dataset.from_tensor_slices(elements)
 
 
 def reduce(dataset: Dataset, initial_state, reduce_func):
