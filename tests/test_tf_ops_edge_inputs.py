@@ -71,3 +71,15 @@ def test_matches_tensorflow():
     np.testing.assert_allclose((gtf.constant([1.0, 3.0]) / 2**32).numpy(), (x / 2**32).numpy(), rtol=1e-7)
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.math.floordiv(tf.constant([3, 4]), tf.constant([1, 0]))
+
+
+def test_a_user_built_indexed_slices_converts_to_its_dense_tensor():
+    values = gtf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    slices = gtf.IndexedSlices(values, gtf.constant([2, 0, 2]), gtf.constant([4, 2]))
+    want = np.zeros((4, 2), np.float32)
+    np.add.at(want, [2, 0, 2], values.numpy())  # a repeated index sums its rows
+    np.testing.assert_array_equal(gtf.convert_to_tensor(slices).numpy(), want)
+    assert slices.shape.as_list() == [4, 2] and slices.dtype == np.float32
+    np.testing.assert_array_equal(gtf.convert_to_tensor(-slices).numpy(), -want)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*dense_shape"):
+        gtf.convert_to_tensor(gtf.IndexedSlices(values, gtf.constant([0, 1, 2])))

@@ -37,6 +37,9 @@ def _has_tensor(x) -> bool:
 
 def convert(x, dtype=None):
     """A value an op can take: a Tensor, a traced value, or a strongly typed JAX array."""
+    dense = getattr(type(x), "__gradkit_dense__", None)  # a tf.IndexedSlices: its dense tensor
+    if dense is not None:
+        x = dense(x)
     if isinstance(x, Variable):
         x = x.value
     elif isinstance(x, VariableSlice):

@@ -144,6 +144,35 @@ class IndexedSlices:
     def __repr__(self) -> str:
         return f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
 
+    @property
+    def dtype(self):
+        return convert(self.values).dtype
+
+    @property
+    def shape(self):
+        """The dense tensor's shape: ``dense_shape``, else the values' with an unknown first size."""
+        from ._convert import TensorShape
+
+        if self.dense_shape is not None:
+            return TensorShape(static_ints(self.dense_shape))
+        return TensorShape((None, *convert(self.values).shape[1:]))
+
+    def __neg__(self):
+        from . import _math
+
+        return IndexedSlices(_math.negative(self.values), self.indices, self.dense_shape)
+
+    def __gradkit_dense__(self):
+        """The dense tensor (``tf.convert_to_tensor``): each row the sum of the values at its index."""
+        if self.dense_shape is None:
+            raise _errors.GradkitValueError(
+                "tf.convert_to_tensor of a tf.IndexedSlices without dense_shape: the number of rows is unknown, "
+                "and TensorFlow refuses it too. Give dense_shape=: tf.IndexedSlices(values, indices, dense_shape)."
+            )
+        from ._segment import unsorted_segment_sum
+
+        return unsorted_segment_sum(self.values, self.indices, static_ints(self.dense_shape)[0])
+
 
 _MSG_NOT_SLICES = (
     "Variable.{method} takes a tf.IndexedSlices (rows `indices` get `values`), but got {got}. "

@@ -92,12 +92,21 @@ def mish(x):
     return x * _math.tanh(_math.softplus(x))
 
 
+def _over_axes(x, axis):
+    """``x - logsumexp(x)`` over ``axis``, an axis or (Keras takes one) a tuple of axes."""
+    return _math.subtract(x, _math.reduce_logsumexp(x, axis=list(axis), keepdims=True))
+
+
 def log_softmax(x, axis=-1):
+    if isinstance(axis, (list, tuple)):
+        return _over_axes(convert(x), axis)
     return _nn.log_softmax(x, axis=axis)
 
 
 def softmax(x, axis=-1):
     x = convert(x)
+    if isinstance(axis, (list, tuple)):
+        return _math.exp(_over_axes(x, axis))
     return keras_logits.remember(_nn.softmax(x, axis=axis), x)
 
 

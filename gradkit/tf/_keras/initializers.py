@@ -159,7 +159,10 @@ class RandomUniform(RandomInitializer):
         super().__init__(seed)
 
     def __call__(self, shape, dtype=None):
-        return _concrete(self._rng().uniform(self.minval, self.maxval, _shape(shape)), _dtype(dtype))
+        dtype = _dtype(dtype)
+        if dtype.kind in "iu":  # Keras draws integers in [minval, maxval), each alike
+            return _concrete(self._rng().integers(int(self.minval), int(self.maxval), _shape(shape)), dtype)
+        return _concrete(self._rng().uniform(self.minval, self.maxval, _shape(shape)), dtype)
 
     def get_config(self):
         return {"seed": self.seed, "minval": self.minval, "maxval": self.maxval}

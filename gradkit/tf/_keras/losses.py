@@ -222,6 +222,11 @@ def _binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gam
 def _categorical_focal_crossentropy(y_true, y_pred, alpha, gamma, from_logits, label_smoothing, axis):
     y_true = _smooth_categorical(y_true, label_smoothing)
     output = _class_probabilities(jax.nn.softmax(y_pred, axis=axis) if from_logits else y_pred, axis)
+    alpha = jnp.asarray(alpha, output.dtype)
+    if alpha.ndim:  # one weight per class (Keras takes a list), along the class axis
+        shape = [1] * output.ndim
+        shape[axis] = alpha.shape[0]
+        alpha = jnp.broadcast_to(alpha.reshape(shape), output.shape)
     return jnp.sum(alpha * jnp.power(1.0 - output, gamma) * (-y_true * jnp.log(output)), axis=axis)
 
 
@@ -501,7 +506,7 @@ def categorical_focal_crossentropy(
         from_logits,
         label_smoothing,
         axis,
-        alpha=float(alpha),
+        alpha=tuple(float(a) for a in alpha) if isinstance(alpha, (list, tuple, np.ndarray)) else float(alpha),
         gamma=float(gamma),
     )
 
