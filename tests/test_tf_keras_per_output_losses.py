@@ -51,3 +51,15 @@ def test_matches_keras():
     got = ours.fit(X, [Y1, Y2], batch_size=10, epochs=2, shuffle=False, verbose=0).history
     for key in ("loss", "o1_loss", "o2_loss"):
         np.testing.assert_allclose(got[key], want[key], rtol=1e-5)
+
+
+def test_targets_only_for_the_outputs_with_a_loss():
+    inputs = keras.Input((4,))
+    outputs = [keras.layers.Dense(units)(inputs) for units in (1, 2, 1)]
+    model = keras.Model(inputs, outputs)
+    model.compile("sgd", loss=["mse", None, "mae"])
+    y3 = Y1 * 2.0
+    logs = model.evaluate(X, [Y1, y3], batch_size=24, return_dict=True, verbose=0)
+    p1, _, p3 = model.predict(X, verbose=0)
+    want = np.mean((p1 - Y1) ** 2) + np.mean(np.abs(p3 - y3))  # the output without a loss takes no target
+    np.testing.assert_allclose(logs["loss"], want, rtol=1e-5)

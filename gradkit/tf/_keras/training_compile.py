@@ -152,9 +152,22 @@ class CompileLoss:
             self._trackers = {i: metrics.Mean(name=f"{outputs[i][0] or self._losses[i][0].name}_loss") for i in present}
             self.metrics = list(self._trackers.values())
 
+    def _with_gaps(self, structure, outputs: list):
+        """Targets given only for the outputs that have a loss (``loss=['mse', None, 'mae']``
+        with ``y=[y1, y3]``), as Keras takes them: None put in for the others."""
+        if not isinstance(self._identifier, (list, tuple)) or not isinstance(structure, (list, tuple)):
+            return structure
+        with_loss = [i for i, ident in enumerate(self._identifier) if ident is not None]
+        if len(self._identifier) != len(outputs) or len(structure) != len(with_loss) or len(with_loss) == len(outputs):
+            return structure
+        filled = [None] * len(outputs)
+        for i, value in zip(with_loss, structure):
+            filled[i] = value
+        return filled
+
     def __call__(self, y_true, y_pred, sample_weight=None):
         outputs = flat_outputs(y_pred, self._output_names)
-        targets = _aligned(y_true, outputs, y_pred, "y")
+        targets = _aligned(self._with_gaps(y_true, outputs), outputs, y_pred, "y")
         if self._losses is None:
             self._build(targets, outputs)
         nested = isinstance(sample_weight, (list, tuple, dict))
