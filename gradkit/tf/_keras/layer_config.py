@@ -6,8 +6,9 @@ options gradkit.tf does not implement at the values that mean "off" (``kernel_re
 None``, ...); ``from_config`` takes those back. A layer subclass that does not write its own
 ``get_config`` gets Keras' automatic one: the arguments its ``__init__`` was given (with the
 defaults), when they are plain Python values; else NotImplementedError, as in Keras. A Python
-callable (a custom activation or initializer) stays in the config as the callable: gradkit.tf
-does not serialize Python code.
+callable (a custom activation or initializer) stays in the config as the callable; a saved model
+(``.keras``, ``to_json``) writes a function by its name, as Keras does, and loading finds it
+through ``custom_objects`` or the registry (gradkit.tf does not serialize Python code).
 
 >>> import gradkit.tf as tf
 >>> config = tf.keras.layers.Dense(3, activation="relu", name="d").get_config()
@@ -385,7 +386,9 @@ def deserialize_layer(config: dict, custom_objects=None):
             f"the config names the layer class {name!r}, which gradkit.tf.keras.layers does not have. Pass it in "
             f"custom_objects={{{name!r}: cls}}."
         )
-    return cls.from_config(dict(config.get("config", {})))
+    from .serialization_registry import functions_found
+
+    return cls.from_config(functions_found(dict(config.get("config", {})), custom_objects))
 
 
 # -- compute_output_shape ------------------------------------------------------------------------

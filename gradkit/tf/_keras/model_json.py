@@ -21,10 +21,12 @@ import json
 from gradkit import _errors
 
 from . import model_config
+from .serialization_registry import function_entry
 
 
 def to_json(model, **kwargs) -> str:
     """The model's config as a JSON string, ``json.dumps(serialize_keras_object(model), **kwargs)``."""
+    kwargs.setdefault("default", function_entry)  # a custom activation function: by its name, as Keras
     return json.dumps(model_config.serialize_model(model), **kwargs)
 
 

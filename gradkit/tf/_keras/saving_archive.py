@@ -27,6 +27,7 @@ import zipfile
 from gradkit import _errors
 
 from . import model_config, weights_h5
+from .serialization_registry import function_entry
 
 KERAS_VERSION = "3.15.1"  # the Keras whose format gradkit.tf writes
 _METADATA = "metadata.json"
@@ -83,7 +84,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs) -> None:
             "overwrite it; gradkit does not stop to ask. Pass overwrite=True, or another file name."
         )
     weights_h5._check_built(model, "saving")
-    config = json.dumps(model_config.serialize_model(model))
+    config = json.dumps(model_config.serialize_model(model), default=function_entry)  # functions by name, as Keras
     metadata = json.dumps(
         {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     )

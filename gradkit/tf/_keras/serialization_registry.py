@@ -121,3 +121,41 @@ def find(class_name, registered_name=None, custom_objects=None):
 def clear_scope() -> None:
     """``tf.keras.backend.clear_session``'s part: no custom object scope is in force."""
     _scope.objects = {}
+
+
+def function_entry(fn) -> dict:
+    """A Python function in a saved config, as Keras writes one: by its name (its registered name
+    where it is registered), found again through ``custom_objects`` or the registry."""
+    if not callable(fn) or not hasattr(fn, "__name__"):
+        raise TypeError(f"Object of type {type(fn).__name__} is not JSON serializable")
+    registered = _NAMES.get(fn)
+    return {
+        "module": "builtins",
+        "class_name": "function",
+        "config": registered or fn.__name__,
+        "registered_name": "function",
+    }
+
+
+def functions_found(config, custom_objects=None):
+    """``config`` with each function entry (``function_entry``'s) replaced by the function, or by
+    its name where it names a built-in activation (found by the layer); a [gradkit] error where
+    neither custom_objects nor the registry has it."""
+    if isinstance(config, list):
+        return [functions_found(v, custom_objects) for v in config]
+    if not isinstance(config, dict):
+        return config
+    if config.get("class_name") == "function" and isinstance(config.get("config"), str):
+        name = config["config"]
+        found = find(name, None, custom_objects)
+        if found is not None:
+            return found
+        from . import activations
+
+        if name in activations.BY_NAME:
+            return name
+        raise _errors.GradkitTypeError(
+            f"The config names the function {name!r}, which is not a Keras activation and is not registered. Pass "
+            f"it in custom_objects={{{name!r}: {name}}} (or register it with register_keras_serializable)."
+        )
+    return {k: functions_found(v, custom_objects) for k, v in config.items()}
