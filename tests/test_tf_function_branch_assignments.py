@@ -63,6 +63,26 @@ def test_the_error_names_the_op_and_the_rewrite_and_leaves_the_variable(what, pr
     assert float(v.numpy()) == 5.0
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        # The value assigned is made outside the branch (an argument): the branch not taken must
+        # not assign it, and a loop that runs no iteration must not either.
+        lambda tf, v, x, y: tf.cond(x > 0, lambda: (v.assign(y), x * 1.0)[1], lambda: x * 1.0),
+        lambda tf, v, x, y: tf.cond(x < 0, lambda: x * 1.0, lambda: (v.assign(y), x * 1.0)[1]),
+        lambda tf, v, x, y: tf.while_loop(lambda i: i < x, lambda i: (v.assign(y), i + 1.0)[1], [tf.constant(0.0)]),
+        lambda tf, v, x, y: tf.cond(x > 0, lambda: v.assign(7.0), lambda: v.assign(8.0)),
+    ],
+    ids=["untaken_true_branch", "untaken_false_branch", "loop_of_no_iteration", "constants_in_both"],
+)
+def test_a_value_made_outside_the_branch_is_refused_too(program):
+    v = gtf.Variable(10.0)
+    f = gtf.function(lambda x, y: program(gtf, v, x, y))
+    with pytest.raises(ValueError, match=r"\[gradkit\] tf\.(cond|while_loop) inside tf.function"):
+        f(gtf.constant(-2.0), gtf.constant(3.0))
+    assert float(v.numpy()) == 10.0  # TensorFlow leaves it so where the branch is not taken
+
+
 def test_the_suggested_rewrite_matches_tensorflow_on_the_original_program():
     tf_real = pytest.importorskip("tensorflow")
     v_tf, f_tf = _original(tf_real)

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import frames
 from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
@@ -94,12 +95,40 @@ def _scalar_predicate(pred):
     return jnp.reshape(pred, ()) if jnp.size(pred) == 1 else pred
 
 
+_MSG_BRANCH_ASSIGNMENT = (
+    "{what} inside tf.function, driven by a value known only when the program runs, cannot assign "
+    "Variables in its branches or body (gradkit runs them as jax.lax.cond / while_loop, whose bodies "
+    "are pure), where TensorFlow can. Compute the new value and assign once outside: "
+    "v.assign(tf.where(pred, v + x, v - x)), or carry the value through tf.while_loop's loop_vars and "
+    "assign the result after the loop; or make the predicate known when tracing (a Python value)."
+)
+
+
+class _AssignmentsRefused(frames.Frame):
+    """On top while a traced branch or loop body is traced: reads see the Variables as below;
+    any assignment raises (one of a value made outside the body, a constant or an argument,
+    would otherwise be applied whether or not the body runs)."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def assign(self, var, value) -> None:
+        raise _errors.AssignmentError(_MSG_BRANCH_ASSIGNMENT.format(what=self.what))
+
+    def read_is_recorded(self, var) -> bool:
+        return self.parent is not None and self.parent.read_is_recorded(var)
+
+    def cuts_assignments(self) -> bool:
+        return self.parent is not None and self.parent.cuts_assignments()
+
+
 @contextlib.contextmanager
 def branch_assignments_refused(what: str):
     """A Variable assigned in a branch or loop body that a traced value drives (a jax control-flow
     body) as an error that says how to write it for gradkit.tf."""
     try:
-        yield
+        with _AssignmentsRefused(what):
+            yield
     except TypeError as e:
         if not any(m in str(e) for m in ("must have equal output types", "must have identical types")):
             raise
@@ -111,13 +140,7 @@ def branch_assignments_refused(what: str):
     except _errors.AssignmentError as e:
         if "was assigned inside a jax transform or control-flow body" not in str(e):
             raise
-        raise _errors.AssignmentError(
-            f"{what} inside tf.function, driven by a value known only when the program runs, cannot assign "
-            "Variables in its branches or body (gradkit runs them as jax.lax.cond / while_loop, whose bodies "
-            "are pure), where TensorFlow can. Compute the new value and assign once outside: "
-            "v.assign(tf.where(pred, v + x, v - x)), or carry the value through tf.while_loop's loop_vars and "
-            "assign the result after the loop; or make the predicate known when tracing (a Python value)."
-        ) from None
+        raise _errors.AssignmentError(_MSG_BRANCH_ASSIGNMENT.format(what=what)) from None
 
 
 def picked(fn, others):
