@@ -30,6 +30,7 @@ from . import callbacks_monitor as _callbacks_monitor
 from . import callbacks_more as _callbacks_more
 from . import callbacks_progbar as _callbacks_progbar
 from . import callbacks_tensorboard as _callbacks_tensorboard
+from . import category_encoding as _category_encoding
 from . import cloning as _cloning
 from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
@@ -250,6 +251,7 @@ api = Namespace(
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
+        **_members(_category_encoding, "CategoryEncoding"),
         **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
         **_members(_augmentation_layers, "RandomFlip RandomContrast RandomBrightness RandomCrop"),
         **_members(_augmentation_affine_layers, "RandomRotation RandomZoom RandomTranslation"),
