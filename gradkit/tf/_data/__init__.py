@@ -27,6 +27,16 @@ def get_single_element(dataset):
     return dataset.get_single_element()
 
 
+def take_while(predicate):
+    """``tf.data.experimental.take_while``: for ``dataset.apply``, ``dataset.take_while(predicate)``."""
+    return lambda dataset: dataset.take_while(predicate)
+
+
+def unique():
+    """``tf.data.experimental.unique``: for ``dataset.apply``, ``dataset.unique()``."""
+    return lambda dataset: dataset.unique()
+
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
@@ -42,6 +52,8 @@ __all__ = [
     "ThreadingOptions",
     "cardinality",
     "get_single_element",
+    "take_while",
+    "unique",
 ]
 
 
@@ -74,6 +86,8 @@ def namespace():
         choose_from_datasets=Dataset.choose_from_datasets,
         sample_from_datasets=Dataset.sample_from_datasets,
         Counter=Dataset.counter,
+        take_while=take_while,
+        unique=unique,
     )
     return _DataNamespace(
         "gradkit.tf.data",

@@ -274,6 +274,14 @@ class Dataset(metaclass=_DatasetType):
         """The elements for which ``predicate`` gives True (a boolean scalar)."""
         return mapping.Filter(self, predicate)
 
+    def take_while(self, predicate, name=None) -> Dataset:
+        """The elements up to (not including) the first for which ``predicate`` gives False."""
+        return mapping.TakeWhile(self, predicate)
+
+    def unique(self, name=None) -> Dataset:
+        """Each element the first time it comes, in order (a dataset of integer scalars)."""
+        return mapping.Unique(self)
+
     def flat_map(self, map_func, name=None) -> Dataset:
         """The elements of the datasets ``map_func`` makes of each element, one dataset after the other."""
         return mapping.Interleave(self, map_func, 1, 1, "flat_map")

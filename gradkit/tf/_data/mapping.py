@@ -65,6 +65,51 @@ class Filter(Dataset):
         return self._inputs[0]._structure_and_specs()
 
 
+class TakeWhile(Dataset):
+    """``take_while``: the elements up to the first for which ``predicate`` gives False."""
+
+    def __init__(self, dataset: Dataset, predicate):
+        super().__init__(dataset)
+        self._predicate = _check_callable(predicate, "take_while")
+
+    def _chunks(self):
+        for chunk in self._inputs[0]._chunks():
+            for i, row in enumerate(chunk.rows()):
+                if not functions.predicate_value(functions.call_on_row(self._predicate, chunk.structure, row)):
+                    if i:
+                        yield chunk.slice(0, i)
+                    return
+            yield chunk
+
+    def _compute_spec(self):
+        return self._inputs[0]._structure_and_specs()
+
+
+class Unique(Dataset):
+    """``unique``: each element the first time it comes (elements are integer scalars)."""
+
+    def __init__(self, dataset: Dataset):
+        super().__init__(dataset)
+        structure, specs = dataset._structure_and_specs()
+        if len(specs) != 1 or specs[0].shape is None or tuple(specs[0].shape) != () or specs[0].dtype.kind not in "iu":
+            raise _errors.GradkitTypeError(
+                f"tf.data.Dataset.unique takes a dataset of integer scalars (TensorFlow also takes strings, which "
+                f"gradkit.tf has not), but the elements are {dataset.element_spec}."
+            )
+
+    def _chunks(self):
+        seen: set = set()
+        for chunk in self._inputs[0]._chunks():
+            for i, row in enumerate(chunk.rows()):
+                value = int(np.asarray(row[0]))
+                if value not in seen:
+                    seen.add(value)
+                    yield chunk.slice(i, i + 1)
+
+    def _compute_spec(self):
+        return self._inputs[0]._structure_and_specs()
+
+
 def _default_cycle_length() -> int:
     """TensorFlow's AUTOTUNE cycle length: the CPU cores this process may run on."""
     try:
