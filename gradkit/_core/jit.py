@@ -55,6 +55,11 @@ from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
 from .variable import owned_array
 
+# The attribute under which a layer above leaves a value it gave a Variable while the trace that
+# created it ran (deferred checkpoint restoration): the Variable starts from it, not from its
+# lifted initial value.
+VALUE_GIVEN_AT_CREATION = "_gradkit_value_given_at_creation"
+
 
 class JitFunction:
     """A compiled imperative function; call it like the original.
@@ -445,7 +450,10 @@ class JitFunction:
             raise _errors.GradkitTypeError(message.format(name=variables[0]._label(), fn=fn)) from None
         with jax.ensure_compile_time_eval():  # concrete even while an outer trace is active
             for var, value in zip(variables, initial):
-                frames.set_live(var, owned_array(value, var.dtype))
+                # A value given to the Variable while the trace that created it ran (a checkpoint
+                # restoring it at its creation) replaces the initial value, as it would have eagerly.
+                given = getattr(var, "__dict__", {}).pop(VALUE_GIVEN_AT_CREATION, None)
+                frames.set_live(var, owned_array(value if given is None else given, var.dtype))
         # An assignment computing the initial values made (a random generator's draw advances its
         # state) is applied once, as TensorFlow's init_scope runs the initializer with its side
         # effects; which ones the call's own trace makes again is known once it is traced.

@@ -24,6 +24,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core import frames
+from gradkit._core.jit import VALUE_GIVEN_AT_CREATION
 
 _lock = threading.RLock()
 # id(anchor) -> (weak reference to the anchor, [Waiting, ...]); empty when nothing waits.
@@ -138,6 +139,10 @@ def write(variable, value) -> None:
     else:
         with frames.Suspend(), jax.ensure_compile_time_eval():
             variable.assign(value)
+        # Made by the call being traced, its initial value is computed again outside the call
+        # once traced (gk.jit lifts it): the restored value is the one it keeps.
+        if hasattr(variable, "__dict__"):
+            variable.__dict__[VALUE_GIVEN_AT_CREATION] = np.asarray(value)
 
 
 def _newest(items: list, match) -> Waiting | None:
