@@ -159,3 +159,17 @@ def test_a_saved_function_that_draws_random_numbers_draws_afresh_at_each_call(tm
     first = np.asarray(loaded.noisy(zeros))
     tf.random.set_seed(5)
     np.testing.assert_array_equal(np.asarray(loaded.noisy(zeros)), first)
+
+
+def test_a_loaded_function_refuses_a_tensor_of_another_dtype(tmp_path):
+    class Doubler(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+        def f(self, k):
+            return k * 2
+
+    tf.saved_model.save(Doubler(), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    with pytest.raises(TypeError, match=r"\[gradkit\].*dtype float32.*int32"):
+        loaded.f(tf.constant([1.7, 2.9]))  # TensorFlow refuses it; a cast would truncate silently
+    np.testing.assert_array_equal(loaded.f(tf.constant([1, 2])).numpy(), [2, 4])
+    np.testing.assert_array_equal(loaded.f([3, 4]).numpy(), [6, 8])  # Python values take the signature's dtype

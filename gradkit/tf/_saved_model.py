@@ -29,6 +29,7 @@ from gradkit._core import runtime_checks
 from gradkit._core.compat import InconclusiveDimensionOperation
 from gradkit._core.functionalize import StateFrame, values_of
 from gradkit._core.state import State
+from gradkit._core.variable import Variable
 from gradkit._errors import (
     PREFIX,
     GradkitError,
@@ -264,6 +265,15 @@ def _callable(name, exported, arg_names, seeded=False):
                 f"input_signature it was saved with, but got {len(args)} positional and keyword "
                 f"{sorted(kwargs)}. Pass exactly {count}."
             )
+        for position, (a, aval) in enumerate(zip(args, in_avals)):
+            # A tensor must have the signature's dtype (TensorFlow's loaded function refuses another,
+            # as the tf.function did); Python and NumPy values are converted to it.
+            if isinstance(a, (Tensor, Variable, jax.Array)) and np.dtype(a.dtype) != np.dtype(aval.dtype):
+                raise GradkitTypeError(
+                    f"the loaded function {name} got a tensor of dtype {np.dtype(a.dtype).name} as argument "
+                    f"{position}, where its input_signature has {np.dtype(aval.dtype).name}; TensorFlow refuses it "
+                    f"too. Cast it first: tf.cast(x, tf.{np.dtype(aval.dtype).name})."
+                )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, in_avals)]
         if seeded:  # a new seed at each call (inside a tf.function, from its runtime seed)
             xs.insert(0, _random.function_seed())
