@@ -237,16 +237,17 @@ def test_layers_are_in_keras_order():
     assert names(gtf) == names(tf_real)
 
 
-def test_each_outputs_loss_is_averaged_by_batch_size():
-    """With a learning rate of 0, each output's logged loss over batches of 4 and 2 is the loss
-    over all 6 examples (batches weigh by their size, as Keras' code weighs them; Keras on
-    TensorFlow traces the step with an unknown batch size and so weighs each batch 1)."""
+def test_each_outputs_loss_counts_each_batch_alike_and_the_total_by_size():
+    """With a learning rate of 0, each output's logged loss over batches of 4 and 2 is the mean of
+    the two batches' losses (Keras on TensorFlow traces its step with an unknown batch size and so
+    weighs each batch 1); the total loss is the loss over all 6 examples."""
     model = _two_heads(gtf, as_dict=True)
     model.compile(optimizer=gtf.keras.optimizers.SGD(0.0), loss={"r": "mse", "c": "sparse_categorical_crossentropy"})
     history = model.fit(_X, {"r": _Y_REG, "c": _Y_CLS}, batch_size=4, epochs=1, shuffle=False, verbose=0)
     predicted = model.predict(_X, verbose=0)
-    mse = float(np.mean((predicted["r"] - _Y_REG) ** 2))
-    cross_entropy = float(np.mean(-np.log(predicted["c"][np.arange(6), _Y_CLS])))
-    np.testing.assert_allclose(history.history["r_loss"][0], mse, rtol=1e-5)
-    np.testing.assert_allclose(history.history["c_loss"][0], cross_entropy, rtol=1e-5)
-    np.testing.assert_allclose(history.history["loss"][0], mse + cross_entropy, rtol=1e-5)
+    squared = np.mean((predicted["r"] - _Y_REG) ** 2, axis=-1)
+    cross = -np.log(predicted["c"][np.arange(6), _Y_CLS])
+    batches = (slice(0, 4), slice(4, 6))
+    np.testing.assert_allclose(history.history["r_loss"][0], np.mean([squared[b].mean() for b in batches]), rtol=1e-5)
+    np.testing.assert_allclose(history.history["c_loss"][0], np.mean([cross[b].mean() for b in batches]), rtol=1e-5)
+    np.testing.assert_allclose(history.history["loss"][0], squared.mean() + cross.mean(), rtol=1e-5)

@@ -248,27 +248,27 @@ def make_leaf(value, mask: int, session, keep_numpy: bool = False) -> Node:
 
 _RUNTIME_SCALARS = {float: np.float64, complex: np.complex128}  # their dtypes before canonicalization
 
-# value key -> False (seen once) or the value already on the device.
+# value key -> the value already on the device.
 _resident: dict[tuple, Any] = BoundedDict(bounded.RESIDENT_SCALARS)
 
 
 def resident_scalar(x: float, aval: jax.ShapeDtypeStruct):
-    """``x`` as the program's argument: from its second use on, an array already on the
-    device (weakly typed, as the Python float would be), which a compiled call takes as is.
+    """``x`` as the program's argument: an array on the device (weakly typed, as the Python
+    float would be), kept for the value's later uses, which a compiled call takes as is.
 
     A Python float argument is converted at every call, which costs more than the rest of
     the argument's dispatch (on a CPU, 1.5 us in a warm loop and up to 16 us right after a
-    program ran). Constants of a step (``0.0`` in a ReLU, a fixed learning rate) recur every
-    call; a value used once (a schedule's) stays a float and costs no conversion up front.
+    program ran); constants of a step (``0.0`` in a ReLU, a fixed learning rate) recur every
+    call and are converted once. Every float leaf is a device array, from its first use on:
+    jax.jit compiles a program called with a Python float apart from one called with an array,
+    so a value used once (a schedule's) as a float and a repeated one as an array would each
+    compile the step again.
     """
     if x != x:
         return x  # NaN: never equal to itself, so it would never hit
     key = (x, id(aval), x == 0.0 and math.copysign(1.0, x) < 0.0)  # 0.0 == -0.0, but not as values
     hit = _resident.get(key)
     if hit is None:
-        _resident[key] = False
-        return x
-    if hit is False:
         hit = jnp.asarray(x)  # weakly typed, of the default float dtype, as the float's aval
         if not hit.weak_type or hit.dtype != aval.dtype:
             return x
