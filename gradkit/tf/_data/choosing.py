@@ -96,6 +96,9 @@ class _FromDatasets(Dataset):
         return self._spec
 
     def _cardinality(self) -> int:
+        # TensorFlow's rule: endless as soon as one of the datasets drawn from is; else unknown.
+        if any(d._cardinality() == INFINITE_CARDINALITY for d in self._datasets):
+            return INFINITE_CARDINALITY
         return UNKNOWN_CARDINALITY
 
 

@@ -62,8 +62,8 @@ class Zip(Dataset):
     def _cardinality(self) -> int:
         counts = [d._cardinality() for d in self._inputs]
         known = [c for c in counts if c >= 0]
-        if UNKNOWN_CARDINALITY in counts:
-            return min(known) if known and min(known) == 0 else UNKNOWN_CARDINALITY
+        if UNKNOWN_CARDINALITY in counts:  # TensorFlow's rule: unknown, even beside an empty one
+            return UNKNOWN_CARDINALITY
         return min(known) if known else INFINITE_CARDINALITY
 
 
