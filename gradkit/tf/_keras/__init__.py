@@ -42,6 +42,7 @@ from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
 from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
+from . import keras_object_serialization as _keras_object_serialization
 from . import keras_random as _keras_random
 from . import keras_variable as _keras_variable
 from . import lambda_layer as _lambda_layer
@@ -276,6 +277,8 @@ api = Namespace(
         **_members(_group_normalization, "GroupNormalization"),
         **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
         **_members(_masking_layer, "Masking"),
+        serialize=_keras_object_serialization.serialize_keras_object,
+        deserialize=_keras_object_serialization.deserialize_keras_object,
     ),
     losses=Namespace(
         "gradkit.tf.keras.losses",
@@ -376,6 +379,7 @@ api = Namespace(
     saving=Namespace(
         "gradkit.tf.keras.saving",
         **_members(_serialization_registry, SAVING),
+        **_members(_keras_object_serialization, "serialize_keras_object deserialize_keras_object"),
         save_model=_save_model,
         load_model=_load_model,
     ),

@@ -233,6 +233,8 @@ class Layer(LayerLosses, nn.Layer):
 
     def __init__(self, *args, trainable=True, dtype=None, autocast=True, activity_regularizer=None, **kwargs):
         what = f"{type(self).__name__}"
+        if isinstance(dtype, dict) and dtype.get("class_name") == "DTypePolicy":
+            dtype = (dtype.get("config") or {}).get("name")  # a config's policy, as Keras reads it back
         if dtype is not None and getattr(dtype, "name", dtype) not in ("float32", np.float32):
             _refuse_unsupported(what, {"dtype": dtype})
         self.__dict__["_keras_activity_regularizer"] = layer_regularization.regularizers.get(activity_regularizer)
