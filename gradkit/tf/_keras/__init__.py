@@ -35,6 +35,7 @@ from . import cloning as _cloning
 from . import constraints as _constraints
 from . import conv3d_layers as _conv3d_layers
 from . import depthwise_layers as _depthwise_layers
+from . import discretization as _discretization
 from . import dot_attention_layers as _dot_attention_layers
 from . import dtype_policies as _dtype_policies
 from . import einsum_dense as _einsum_dense
@@ -253,6 +254,7 @@ api = Namespace(
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
         **_members(_category_encoding, "CategoryEncoding"),
+        **_members(_discretization, "Discretization"),
         **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
         **_members(_augmentation_layers, "RandomFlip RandomContrast RandomBrightness RandomCrop"),
         **_members(_augmentation_affine_layers, "RandomRotation RandomZoom RandomTranslation"),
