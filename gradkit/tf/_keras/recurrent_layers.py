@@ -324,6 +324,38 @@ class _RNN(_KerasLayer, Layer):
         if self.stateful:
             rnn_state.build_states(self, input_shape[0])
 
+    @property
+    def cell(self):
+        """Keras 3's ``layer.cell``: the cell of the layer's options (``LSTMCell`` for an LSTM, ...)
+        computing one step with the layer's own weights (``layer.cell.kernel is layer.kernel``)."""
+        from . import rnn_cells
+
+        cell = self.__dict__.get("_keras_cell")  # not an attribute Layer tracks: its weights are the layer's
+        if cell is None:
+            cls = {"simple_rnn": rnn_cells.SimpleRNNCell, "gru": rnn_cells.GRUCell, "lstm": rnn_cells.LSTMCell}[
+                self.kind
+            ]
+            options = {"reset_after": self.reset_after} if self.kind == "gru" else {}
+            if self.kind != "simple_rnn":
+                options["recurrent_activation"] = self.recurrent_activation
+            cell = cls(
+                self.units,
+                activation=self.activation,
+                use_bias=self.use_bias,
+                kernel_initializer=self.kernel_initializer,
+                recurrent_initializer=self.recurrent_initializer,
+                bias_initializer=self.bias_initializer,
+                dropout=self.dropout,
+                recurrent_dropout=self.recurrent_dropout,
+                seed=self.seed,
+                **options,
+            )
+            self.__dict__["_keras_cell"] = cell
+        if self.kernel is not None and cell.kernel is not self.kernel:
+            cell.kernel, cell.recurrent_kernel, cell.bias = self.kernel, self.recurrent_kernel, self.bias
+            cell.built = True
+        return cell
+
     def reset_state(self) -> None:
         """Keras': a stateful layer's states back to zeros (nothing for a layer without state)."""
         rnn_state.reset(self)
