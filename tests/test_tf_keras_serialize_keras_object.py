@@ -71,3 +71,13 @@ def test_matches_keras():
     assert (ours.units, ours.name, ours.get_config()["activation"]) == (4, "d", "tanh")
     back = real_keras.saving.deserialize_keras_object(saving.serialize_keras_object(keras.layers.Dense(4, name="e")))
     assert (back.units, back.name) == (4, "e")
+
+
+def test_saving_save_weights_and_load_weights(tmp_path):
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+    saving.save_weights(model, str(tmp_path / "m.weights.h5"))
+    other = keras.Model.from_config(model.get_config())
+    saving.load_weights(other, str(tmp_path / "m.weights.h5"))
+    for got, want in zip(other.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(got, want)

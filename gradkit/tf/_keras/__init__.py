@@ -88,6 +88,7 @@ from . import training_epochs as _training_epochs
 from . import unit_rms_normalization as _unit_rms_normalization
 from . import upsampling_layers as _upsampling_layers
 from . import utils_data as _utils_data
+from . import weights_h5 as _weights_h5
 from .input_layer import Input as _Input
 from .model import Model as _Model
 from .model import load_model as _load_model
@@ -382,6 +383,8 @@ api = Namespace(
         "gradkit.tf.keras.saving",
         **_members(_serialization_registry, SAVING),
         **_members(_keras_object_serialization, "serialize_keras_object deserialize_keras_object"),
+        save_weights=_weights_h5.saving_save_weights,
+        load_weights=_weights_h5.saving_load_weights,
         save_model=_save_model,
         load_model=_load_model,
     ),

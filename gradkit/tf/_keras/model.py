@@ -169,7 +169,8 @@ class Model(Trainer, Layer):
 
     def save_weights(self, filepath, overwrite=True, max_shard_size=None):
         """Keras 3's ``save_weights``: the weights in a ``.weights.h5`` file, in Keras' layout (real
-        Keras reads it); needs h5py. See ``weights_h5.py`` (the optimizer is not saved)."""
+        Keras reads it), a compiled model's optimizer state too, as Keras writes it; needs h5py.
+        See ``weights_h5.py``."""
         from . import weights_h5
 
         weights_h5.save_weights(self, filepath, overwrite, max_shard_size)

@@ -348,3 +348,13 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
         finalize = getattr(layer, "finalize_state", None)
         if callable(finalize):
             finalize()
+
+
+def saving_save_weights(model, filepath, overwrite=True, max_shard_size=None, **kwargs) -> None:
+    """``tf.keras.saving.save_weights(model, filepath)``: ``model.save_weights(filepath)``."""
+    model.save_weights(filepath, overwrite=overwrite, max_shard_size=max_shard_size, **kwargs)
+
+
+def saving_load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
+    """``tf.keras.saving.load_weights(model, filepath)``: ``model.load_weights(filepath)``."""
+    model.load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
