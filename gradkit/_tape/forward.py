@@ -90,17 +90,31 @@ class ForwardAccumulator:
         s_refs = [tape._source_ref(p) for p in self._primal_leaves]
         result = None
         if t_ref is not None:
-            s = graph.local.session
-            if s is not None and s.active and s is tape._session:
-                # A tape records: the JVP becomes a node over the values the accumulator's
-                # part of the graph reads, so that tape differentiates it along every path.
+            session = tape._session
+            # TensorFlow computes a JVP while the forward ops run, so the tapes and accumulators
+            # recording then record its computation, whether or not they still record when
+            # ``jvp`` fetches it, and this accumulator never sees its own JVPs: the JVP is a node
+            # for the tapes, other than this one, that recorded the target.
+            node = t_ref[0]
+            recorders = (node.mask if node.session is session else 0) & session.alive & ~tape._bit
+            if recorders:
                 pattern = tuple(r is not None for r in s_refs)
-                entry, inputs = recorded_entry(tape._bit, tape._session, [t_ref], s_refs, ("jvp", pattern), _JvpEntry)
+                kind = ("jvp", pattern)
+                entry, inputs = recorded_entry(
+                    tape._bit, session, [t_ref], s_refs, kind, _JvpEntry, recording=recorders
+                )
                 if entry.connected:
-                    tangents = [(graph.make_leaf(t, 0, s), 0) for t, r in zip(self._tangents, s_refs) if r is not None]
-                    node = record.record_call(entry.recorded_op, inputs + tangents, s, "jvp")
-                    attach_part(node, tape, [t_ref], s_refs, ("jvp", pattern), _JvpEntry, len(inputs))
-                    result = Tensor._make(node, 0)
+                    tangents = [
+                        (graph.make_leaf(t, 0, session), 0) for t, r in zip(self._tangents, s_refs) if r is not None
+                    ]
+                    mask = 0
+                    for n, _ in inputs:
+                        mask |= n.mask if n.session is session else 0
+                    jvp_node = record.record_call(
+                        entry.recorded_op, inputs + tangents, session, "jvp", mask & recorders
+                    )
+                    attach_part(jvp_node, tape, [t_ref], s_refs, kind, _JvpEntry, len(inputs))
+                    result = Tensor._make(jvp_node, 0)
             else:
                 leaves, live, key, sources = structure(tape, [t_ref], s_refs)
                 pattern = tuple(r is not None for r in sources)
