@@ -1,6 +1,7 @@
 """tf.keras' top-level aliases (Layer, Loss, Metric, Optimizer, Initializer) and tf.keras.models
 in gradkit.tf: the same objects as in the submodules, and names real tf.keras has."""
 
+import numpy as np
 import pytest
 
 import gradkit.tf as gtf
@@ -47,3 +48,34 @@ def test_a_subclass_of_the_alias_is_a_layer():
 
     assert isinstance(Twice(), gtf.keras.layers.Layer)
     assert Twice()(gtf.ones([2])).numpy().tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["initializers", "losses", "metrics", "optimizers"])
+def test_tf_top_level_keras_modules(name):
+    # TensorFlow 2.21's tf.losses etc. are tf.keras' modules (the text-generation tutorial
+    # writes tf.losses.SparseCategoricalCrossentropy).
+    assert getattr(gtf, name) is getattr(gtf.keras, name)
+
+
+def test_tf_losses_gives_the_keras_loss():
+    loss = gtf.losses.SparseCategoricalCrossentropy(from_logits=True)
+    logits = [[2.0, 1.0, 0.1]]
+    expected = -(2.0 - np.log(np.exp(2.0) + np.exp(1.0) + np.exp(0.1)))  # hand derivation
+    np.testing.assert_allclose(float(loss([0], logits)), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["initializers", "losses", "metrics", "optimizers"])
+def test_tf_top_level_keras_modules_have_tensorflows_names(name):
+    tf = pytest.importorskip("tensorflow")
+    theirs = {n for n in dir(getattr(tf, name)) if not n.startswith("_")}
+    ours = {n for n in dir(getattr(gtf, name)) if not n.startswith("_")}
+    assert {"Adam", "SparseCategoricalCrossentropy", "Mean", "GlorotUniform"} & theirs <= ours
+
+
+def test_super_init_given_self_again_says_what_to_write():
+    class Model(gtf.keras.Model):
+        def __init__(self):
+            super().__init__(self)  # as the text-generation tutorial writes; Keras raises TypeError
+
+    with pytest.raises(TypeError, match=r"\[gradkit\].*super\(\)\.__init__\(\)"):
+        Model()

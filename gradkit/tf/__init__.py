@@ -522,7 +522,8 @@ from ._volume_patches import extract_volume_patches  # noqa: E402
 
 dtypes.cast, dtypes.complex, dtypes.saturate_cast = cast, complex, saturate_cast
 dtypes.__all__ += ["cast", "complex", "saturate_cast"]
-initializers = keras.initializers  # TensorFlow 2.21's tf.initializers is tf.keras.initializers
+# TensorFlow 2.21's tf.initializers, tf.losses, tf.metrics and tf.optimizers are tf.keras' modules.
+initializers, losses, metrics, optimizers = keras.initializers, keras.losses, keras.metrics, keras.optimizers
 # TensorFlow's top-level aliases of tf.linalg ops.
 eig, eigvals, matrix_square_root = linalg.eig, linalg.eigvals, linalg.sqrtm
 

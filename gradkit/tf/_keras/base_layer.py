@@ -255,7 +255,9 @@ class Layer(LayerLosses, nn.Layer):
             self.__dict__["_keras_input_shape"] = input_shape  # read by a Sequential it comes first in
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+        # Also for a layer whose __init__ has not finished (an error message may show it).
+        name, built = getattr(self, "name", None), getattr(self, "built", False)
+        return f"<{type(self).__name__} name={name}, built={built}>"
 
     @property
     def activity_regularizer(self):

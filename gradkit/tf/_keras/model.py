@@ -90,6 +90,12 @@ class Model(Trainer, Layer):
             self.__class__ = _functional_subclass(type(self))
             Functional.__init__(self, *args, **kwargs)
             return
+        if args and args[0] is self:
+            raise _errors.GradkitTypeError(
+                f"{type(self).__name__}.__init__ called super().__init__(self, ...): super() already passes the "
+                "model, so tf.keras.Model.__init__ got it twice (Keras: 'Layer.__init__() takes 1 positional "
+                "argument but 2 were given'). Write super().__init__() (with name= or trainable= if needed)."
+            )
         if args:
             raise _errors.GradkitTypeError(
                 f"{type(self).__name__}.__init__ passed positional arguments {_short(args)} to "
