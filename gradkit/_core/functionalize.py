@@ -110,7 +110,12 @@ class StateFrame(frames.Frame):
         return True
 
     def read(self, var):
-        value = self.values.get(id(var), _MISSING)
+        key = id(var)
+        if key in self.values and self.is_local(var) and self._used_locals.get(key) is not var:
+            # The entry of a Variable created earlier in the call and garbage-collected since,
+            # whose id this one reuses: this one starts from its own initial value.
+            self._forget_local(key)
+        value = self.values.get(key, _MISSING)
         if id(var) in self._cut:
             # stop_gradient too, so a tape reading which inputs the program's results depend on
             # (a gradient is None where TensorFlow's is) does not see the assigned value's.
@@ -127,6 +132,10 @@ class StateFrame(frames.Frame):
                 return frames.concrete(frames.read_below(self, var))
             return frames.read_below(self, var)
         return value
+
+    def _forget_local(self, key) -> None:
+        for table in (self.values, self._initial, self._assigned_at):
+            table.pop(key, None)
 
     def _entry_value(self, var):
         """The value ``var`` had when the call started (learned as a read of the call)."""
