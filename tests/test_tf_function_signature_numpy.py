@@ -41,3 +41,14 @@ def test_a_tensor_of_another_dtype_is_refused():
 def test_a_string_result_is_refused_clearly():
     with pytest.raises(TypeError, match=r"^\[gradkit\] a tf.function returned the string 'a'"):
         gtf.function(lambda x: ("a", x))(gtf.constant(1.0))
+
+
+def test_an_input_signature_refuses_python_values_its_dtype_cannot_hold():
+    # TensorFlow: TypeError "Cannot convert 2.7 to EagerTensor of dtype int32"; a cast would truncate.
+    @gtf.function(input_signature=[gtf.TensorSpec([], gtf.int32)])
+    def twice(n):
+        return n * 2
+
+    with pytest.raises(TypeError, match=r"\[gradkit\]"):
+        twice(2.7)
+    assert int(twice(3)) == 6

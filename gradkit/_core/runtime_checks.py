@@ -57,8 +57,9 @@ class _QuietOwnFailures(logging.Filter):
         return not isinstance(error, _CheckFailed)
 
 
-# The logger jax.debug.callback reports failures through (the module that runs callbacks).
-logging.getLogger("jax._src.debugging").addFilter(_QuietOwnFailures())
+# The loggers jax.debug.callback and jax.experimental.io_callback report failures through.
+for _name in ("jax._src.debugging", "jax._src.callback"):
+    logging.getLogger(_name).addFilter(_QuietOwnFailures())
 
 
 def check(ok, make_error: Callable[..., BaseException], *operands) -> None:
@@ -90,18 +91,23 @@ def count() -> int:
 
 
 def _on_host(make_error, ok, *operands) -> None:
-    global _next_number
     ok = np.asarray(ok)
     if ok.all():
         return
-    error = make_error(ok, *(np.asarray(x) for x in operands))
+    raise host_failure(make_error(ok, *(np.asarray(x) for x in operands)))
+
+
+def host_failure(error: BaseException) -> Exception:
+    """What a host callback of a compiled program raises so that the call running the program
+    raises ``error`` itself (the trace that put the callback in calls ``note``)."""
+    global _next_number
     with _lock:
         number = _next_number
         _next_number += 1
         _failures[number] = error
         while len(_failures) > _KEPT:
             del _failures[next(iter(_failures))]
-    raise _CheckFailed(f"[gradkit runtime check #{number}] {error}")
+    return _CheckFailed(f"[gradkit runtime check #{number}] {error}")
 
 
 def failed_check(error: BaseException) -> BaseException | None:

@@ -30,7 +30,7 @@ from gradkit._tape import graph as _graph
 from gradkit._tape.tensor import Tensor
 
 from . import _config, _dtypes, _name_scope, _output_order, _random
-from ._convert import TensorShape, convert, wrap
+from ._convert import TensorShape, check_python_value, convert, wrap
 from ._trace_types import Static, TraceTypes
 
 
@@ -112,15 +112,19 @@ def _plain(x):
 class _Layout:
     """Where the traced leaves go among the arguments: the static part of one call."""
 
-    __slots__ = ("treedef", "statics", "_hash")
+    __slots__ = ("treedef", "statics", "key_orders", "_key", "_hash")
 
-    def __init__(self, treedef, statics: tuple):
+    def __init__(self, treedef, statics: tuple, key_orders=None):
         self.treedef = treedef
         self.statics = statics  # Static per static leaf, None where a traced leaf goes
-        self._hash = hash((treedef, statics))
+        # The key order of each dict among the arguments: jax's pytrees sort them, and the function
+        # sees them as the caller built them (it may concatenate a dict of features in order).
+        self.key_orders = key_orders
+        self._key = (treedef, statics, _output_order.frozen(key_orders))
+        self._hash = hash(self._key)
 
     def __eq__(self, other):
-        return isinstance(other, _Layout) and self.treedef == other.treedef and self.statics == other.statics
+        return isinstance(other, _Layout) and self._key == other._key
 
     def __hash__(self):
         return self._hash
@@ -131,7 +135,7 @@ class _Layout:
         # (x * x, x[0]) are recorded by a tape inside the function, as in TensorFlow.
         # A Variable arrives as itself (gk.jit holds its value).
         leaves = [_as_tensor(next(it)) if s is None else s.value for s in self.statics]
-        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+        return _output_order.in_order(self.key_orders, jax.tree_util.tree_unflatten(self.treedef, leaves))
 
 
 def _as_tensor(x):
@@ -227,6 +231,7 @@ def _bind(fn_name, spec, x):
                 _MSG_SIGNATURE.format(fn=fn_name, got=got, spec=spec, dtype=f"tf.{spec.dtype.name}")
             )
         return x.value if isinstance(x, Variable) else x
+    check_python_value(x, spec.dtype, f"{fn_name}'s input_signature {spec}")
     out = convert(x, spec.dtype)
     if not _fits(tuple(out.shape), spec.shape):
         got = f"shape={tuple(out.shape)}"
@@ -336,7 +341,9 @@ class Function:
                         value=_short_repr(static.value),
                     )
                 )
-        return _Layout(treedef, statics), traced
+        # Keyword arguments reach the function sorted by name, as TensorFlow passes them.
+        orders = _output_order.key_orders((args, dict(sorted(kwargs.items()))))
+        return _Layout(treedef, statics, orders), traced
 
     def _start_seeded(self) -> None:
         """The function draws random numbers: from now on it is compiled with a runtime seed argument."""

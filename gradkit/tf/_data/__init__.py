@@ -2,7 +2,8 @@
 of each kind of step); ``gradkit/tf/__init__.py`` builds the ``tf.data`` namespace from them."""
 
 from .._namespace import Namespace, missing
-from .dataset import Dataset, Iterator
+from .dataset import Dataset
+from .iterator import Iterator
 from .options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,

@@ -144,6 +144,8 @@ class Dataset(metaclass=_DatasetType):
         return True  # as in TensorFlow: a dataset is not tested by its length
 
     def __iter__(self):
+        from .iterator import Iterator
+
         return Iterator(self)
 
     def _elements(self):
@@ -365,36 +367,6 @@ class Dataset(metaclass=_DatasetType):
             return first
         finally:
             elements.close()
-
-
-class Iterator:
-    """What ``iter(dataset)`` gives (TensorFlow's ``OwnedIterator``): ``next()`` raises
-    StopIteration at the end, ``get_next()`` TensorFlow's OutOfRangeError."""
-
-    def __init__(self, dataset: Dataset):
-        self._dataset = dataset
-        self._elements = dataset._elements()
-
-    @property
-    def element_spec(self):
-        return self._dataset.element_spec
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return next(self._elements)
-
-    next = __next__
-
-    def get_next(self):
-        try:
-            return next(self._elements)
-        except StopIteration:
-            raise _errors.GradkitOutOfRangeError(
-                "End of sequence: the iterator has given every element. Loop with for, or catch "
-                "tf.errors.OutOfRangeError."
-            ) from None
 
 
 # The kinds of datasets subclass Dataset, so they are imported once it exists.
