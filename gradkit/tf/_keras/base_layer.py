@@ -89,6 +89,13 @@ def _training_default(call):
     return None if parameter.default is inspect.Parameter.empty else parameter.default
 
 
+def _signature(call):
+    try:
+        return None if call is None else inspect.signature(call)
+    except (TypeError, ValueError):
+        return None
+
+
 def _takes_parameter(call, name: str) -> bool:
     try:
         return name in inspect.signature(call).parameters
@@ -207,6 +214,7 @@ class Layer(LayerLosses, nn.Layer):
     _keras_training = _NO_TRAINING
     _keras_first_input = None
     _keras_call_takes_mask = False
+    _keras_call_signature = None
     _keras_masking = False  # Keras' layers that set supports_masking (marked in masking.py)
 
     def __init_subclass__(cls, **kwargs):
@@ -222,6 +230,7 @@ class Layer(LayerLosses, nn.Layer):
         cls._keras_training = _NO_TRAINING if call is None else _training_default(call)
         cls._keras_first_input = None if call is None else _first_input(call)
         cls._keras_call_takes_mask = call is not None and _takes_parameter(call, "mask")
+        cls._keras_call_signature = _signature(call)
 
     def __new__(cls, *args, **kwargs):
         # The arguments __init__ is given, for Keras' automatic get_config: kept only when they are
@@ -340,12 +349,15 @@ class Layer(LayerLosses, nn.Layer):
                     f"{type(self).__name__} '{self.name}' has no call() method. A tf.keras.layers.Layer subclass "
                     "writes call(self, inputs, ...) with the layer's computation."
                 )
-            # Keras masks: the input's mask becomes mask= of a call that takes one.
+            # Keras masks: the input's mask becomes mask= of a call that takes one and is given one
+            # tensor argument; with more (an RNN given initial_state=), each fills its <name>_mask=.
             previous_mask = masking.masks_of(args[0])
             if kwargs.get("mask") is not None:
                 previous_mask = kwargs["mask"]
-            elif type(self)._keras_call_takes_mask and masking.any_mask(previous_mask):
-                kwargs["mask"] = previous_mask
+            else:
+                filled = masking.masks_for_call(type(self)._keras_call_signature, self, args, kwargs)
+                kwargs.update(filled)
+                previous_mask = filled.get("mask", previous_mask)
             outputs = wrap(call(*args, **kwargs))
             if type(self).compute_mask is not Layer.compute_mask or masking.any_mask(previous_mask):
                 masking.attach_output_masks(self, args[0], outputs, previous_mask)

@@ -18,6 +18,7 @@ import warnings
 import weakref
 
 import jax
+import numpy as np
 
 from gradkit._tape.tensor import Tensor
 
@@ -61,6 +62,55 @@ def masks_of(x):
     if isinstance(x, dict):
         return {k: masks_of(v) for k, v in x.items()}
     return get_keras_mask(x)
+
+
+def masks_for_call(signature, layer, args, kwargs) -> dict:
+    """The mask arguments Keras fills for ``layer.call(*args, **kwargs)`` (its ``Layer.__call__``,
+    step 6): ``mask=`` from the only tensor argument's masks, where the call takes ``mask`` and is
+    not given one; with several tensor arguments, ``<name>_mask=`` from each one's, where the call
+    takes that parameter. An RNN given ``initial_state=`` thus runs unmasked, as in Keras."""
+    if signature is None:
+        return {}
+    try:
+        bound = signature.bind(layer, *args, **kwargs)
+    except TypeError:
+        return {}  # the call itself says what is wrong
+    arguments = dict(list(bound.arguments.items())[1:])
+    tensors = {name: value for name, value in arguments.items() if _is_tensor_argument(value)}
+    parameters = signature.parameters
+    filled = {}
+    if len(tensors) == 1:
+        if "mask" in parameters and arguments.get("mask") is None:
+            (value,) = tensors.values()
+            masks = masks_of(value)
+            if any_mask(masks):
+                filled["mask"] = masks
+    elif len(tensors) > 1:
+        for name, value in tensors.items():
+            key = f"{name}_mask"
+            if key in parameters and arguments.get(key) is None:
+                masks = masks_of(value)
+                if any_mask(masks):
+                    filled[key] = masks
+    return filled
+
+
+def _is_tensor(x) -> bool:
+    from gradkit._core.variable import Variable
+
+    from .functional import KerasTensor
+
+    return isinstance(x, (Tensor, Variable, KerasTensor, jax.Array, np.ndarray))
+
+
+def _is_tensor_argument(value) -> bool:
+    """A tensor, or a non-empty nest of tensors (None allowed among them), as Keras counts them."""
+    if _is_tensor(value):
+        return True
+    if isinstance(value, (list, tuple, dict)) and len(value) > 0:
+        leaves = jax.tree_util.tree_leaves(value, is_leaf=lambda t: _is_tensor(t) or t is None)
+        return all(t is None or _is_tensor(t) for t in leaves)
+    return False
 
 
 def any_mask(masks) -> bool:
