@@ -92,3 +92,25 @@ def test_one_dimensional_explicit_padding_is_refused(call):
     tf_real = pytest.importorskip("tensorflow")
     with pytest.raises(TypeError):
         call(tf_real)
+
+
+@pytest.mark.parametrize(
+    "make, shape",
+    [
+        (lambda tf: tf.keras.layers.Conv2D(2, 8), (2, 7, 9, 4)),
+        (lambda tf: tf.keras.layers.Conv1D(2, 6), (2, 5, 4)),
+        (lambda tf: tf.keras.layers.Conv1D(2, 3, dilation_rate=3), (2, 5, 4)),  # spans 7
+    ],
+)
+def test_a_valid_convolution_window_larger_than_its_input_is_refused(make, shape):
+    # Keras: "Computed output size would be zero or negative" (an empty output trains on nothing).
+    with pytest.raises(ValueError, match=r"\[gradkit\].*padding='same'"):
+        make(gtf)(gtf.zeros(shape))
+    with pytest.raises(ValueError, match=r"\[gradkit\]"):
+        make(gtf)(gtf.keras.Input(shape[1:]))
+
+
+def test_an_unknown_length_is_not_refused_before_it_is_known():
+    inputs = gtf.keras.Input((None, 4))
+    model = gtf.keras.Model(inputs, gtf.keras.layers.Conv1D(2, 20)(inputs))
+    assert model(np.zeros((1, 25, 4), "float32")).shape == (1, 6, 2)  # 25 - 20 + 1
