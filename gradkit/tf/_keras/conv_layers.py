@@ -11,7 +11,7 @@ from .. import _conv
 from . import activations as _keras_activations
 from . import layer_args, layer_regularization
 from .layers import _KerasLayer
-from .spatial_args import channels_axis, channels_last_shape, layout, standardize_data_format, tf_data_format
+from .spatial_args import channels_axis, check_window_fits, layout, standardize_data_format, tf_data_format
 
 _OPS = {1: "tf.nn.conv1d", 2: "tf.nn.conv2d", 3: "tf.nn.conv3d"}
 
@@ -130,15 +130,7 @@ class _Conv(_KerasLayer, Layer):
                 f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
             )
         layer_args.check_float(x, self._what())
-        spatial = channels_last_shape(x.shape, self.data_format)[1:-1]
-        span = [(k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate)]
-        if self.padding == "valid" and any(size < k for size, k in zip(spatial, span)):
-            # Keras refuses it (compute_conv_output_shape); an empty output would train on nothing.
-            raise _errors.GradkitValueError(
-                f"{self._what()}: the (dilated) kernel spans {tuple(span)}, more than the input's "
-                f"{tuple(spatial)}, so padding='valid' leaves no output (Keras: 'Computed output size would be "
-                "zero or negative'). Use padding='same' or a larger input."
-            )
+        check_window_fits(self._what(), x.shape, self.data_format, self.kernel_size, self.dilation_rate, self.padding)
         padding = self.padding.upper()
         if padding == "CAUSAL":  # Keras: pad the start of the sequence, then a 'valid' convolution
             start = [self.dilation_rate[0] * (self.kernel_size[0] - 1), 0]

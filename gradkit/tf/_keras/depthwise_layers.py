@@ -30,7 +30,14 @@ from .._convert import call
 from . import activations as _keras_activations
 from . import layer_args, layer_config, layer_regularization
 from .layers import _KerasLayer
-from .spatial_args import channels_axis, channels_last_shape, channels_placed, layout, standardize_data_format
+from .spatial_args import (
+    channels_axis,
+    channels_last_shape,
+    channels_placed,
+    check_window_fits,
+    layout,
+    standardize_data_format,
+)
 
 
 def _depthwise_separable(x, depthwise, pointwise, bias, *, strides, padding, dilations, channels_last):
@@ -169,13 +176,7 @@ class _DepthwiseConv(_KerasLayer, Layer):
                 f"{tuple(x.shape)}. Pass {channels} channels, or use a new layer for the new size."
             )
         layer_args.check_float(x, self._what())
-        spatial = channels_last_shape(x.shape, self.data_format)[1:-1]
-        span = [(k - 1) * d + 1 for k, d in zip(self.kernel_size, self.dilation_rate)]
-        if self.padding == "valid" and any(size < k for size, k in zip(spatial, span)):
-            raise _errors.GradkitValueError(
-                f"{self._what()}: the (dilated) kernel spans {tuple(span)}, more than the input's "
-                f"{tuple(spatial)}, so padding='valid' leaves no output. Use padding='same' or a larger input."
-            )
+        check_window_fits(self._what(), x.shape, self.data_format, self.kernel_size, self.dilation_rate, self.padding)
         y = call(
             _depthwise_separable,
             x,

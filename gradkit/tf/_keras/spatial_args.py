@@ -100,3 +100,16 @@ def channels_placed(shape, data_format: str) -> tuple:
     """A channels-last ``shape`` with the channels moved where ``data_format`` puts them."""
     shape = tuple(shape)
     return shape if data_format == "channels_last" else (shape[0], shape[-1], *shape[1:-1])
+
+
+def check_window_fits(what: str, shape, data_format: str, kernel_size, dilation_rate, padding: str) -> None:
+    """Refuse a 'valid' convolution whose (dilated) window is larger than the input, as Keras does
+    ("Computed output size would be zero or negative"): its output would be empty."""
+    spatial = channels_last_shape(shape, data_format)[1:-1]
+    span = [(k - 1) * d + 1 for k, d in zip(kernel_size, dilation_rate)]
+    if padding == "valid" and any(size < k for size, k in zip(spatial, span)):
+        raise _errors.GradkitValueError(
+            f"{what}: the (dilated) kernel spans {tuple(span)}, more than the input's {tuple(spatial)}, so "
+            "padding='valid' leaves no output (Keras: 'Computed output size would be zero or negative'). Use "
+            "padding='same' or a larger input."
+        )
