@@ -188,7 +188,7 @@ class Optimizer:
         a callable's result, as Keras gives it."""
         lr = self._learning_rate
         if isinstance(lr, LearningRateSchedule):
-            return lr(self._iterations.value)
+            return wrap(lr(self._iterations))  # the step counter itself, as Keras passes it
         return lr if isinstance(lr, Variable) or not callable(lr) else lr()
 
     @learning_rate.setter
@@ -375,6 +375,15 @@ class Optimizer:
             grads = [convert(g) for g, _ in pairs]
         else:
             grads = [accumulated_gradient(g, v) for g, v in pairs]  # checked before any state is made
+        for k, (g, v) in enumerate(zip(grads, variables)):
+            shape = tuple(jnp.shape(v.value))  # its value's (a Variable declared with shape=None may change size)
+            if tuple(jnp.shape(g)) != shape:
+                raise _errors.InvalidArgumentValueError(
+                    f"apply_gradients got a gradient of shape {tuple(jnp.shape(g))} for Variable {v.name!r} of "
+                    f"shape {shape} (pair {k}): a gradient has its Variable's shape (TensorFlow: 'shapes "
+                    "must be equal'). Pair each gradient with its own Variable, in the order of "
+                    "tape.gradient(loss, variables)."
+                )
         self._make_state(every_variable)
         slots = [self._slot_variables(v) for v in variables]
         states = [jax.tree_util.tree_unflatten(treedef, [s.value for s in ss]) for ss, treedef in slots]
@@ -445,6 +454,11 @@ class Optimizer:
                 v.assign(value)
 
 
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _checked_pairs(grads_and_vars) -> tuple:
     """The (gradient, Variable) pairs with a gradient, and every Variable given; Keras' warning
     for the others, and its error when none has one (an optimizer step that silently changes
@@ -456,6 +470,24 @@ def _checked_pairs(grads_and_vars) -> tuple:
                 f"apply_gradients takes (gradient, Variable) pairs, but got {type(pair).__name__} {pair!r}. "
                 "Pass zip(grads, variables)."
             )
+    seen = set()
+    for k, (g, v) in enumerate(pairs):
+        if not isinstance(v, Variable):
+            raise _errors.GradkitTypeError(
+                f"apply_gradients takes (gradient, Variable) pairs, but the second item of pair {k} is "
+                f"{type(v).__name__} {_short(v)}, not a tf.Variable: an optimizer updates Variables. Pass "
+                "zip(grads, model.trainable_variables) (or the tf.Variables the gradients were taken for)."
+            )
+        if g is None:
+            continue
+        if id(v) in seen:
+            raise _errors.GradkitValueError(
+                f"apply_gradients got Variable {v.name!r} in more than one pair. TensorFlow applies such pairs one "
+                "after the other (two steps for one call); gradkit.tf computes a call's updates together, so it "
+                "refuses rather than drop one. Sum the gradients of a Variable used twice (a tied weight) and "
+                "pass it once."
+            )
+        seen.add(id(v))
     if not pairs:
         raise _errors.GradkitValueError(
             "apply_gradients got no (gradient, Variable) pairs (an empty list or an exhausted zip). "

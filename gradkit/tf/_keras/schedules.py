@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from gradkit import _errors
 from gradkit._tape.lift import lift
 
-from .._convert import convert
+from .._convert import convert, wrap
 
 
 class LearningRateSchedule(abc.ABC):
@@ -62,12 +62,14 @@ class _StepDecay(LearningRateSchedule):
         )
 
     def __call__(self, step):
-        return lift(type(self)._formula)(
-            convert(step),
-            float(self.initial_learning_rate),
-            float(self.decay_steps),
-            float(self.decay_rate),
-            self.staircase,
+        return wrap(
+            lift(type(self)._formula)(
+                convert(step),
+                float(self.initial_learning_rate),
+                float(self.decay_steps),
+                float(self.decay_rate),
+                self.staircase,
+            )
         )
 
 
@@ -111,8 +113,10 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self._config = dict(boundaries=list(boundaries), values=list(values), name=name)
 
     def __call__(self, step):
-        return lift(_piecewise)(
-            convert(step), tuple(float(b) for b in self.boundaries), tuple(float(v) for v in self.values)
+        return wrap(
+            lift(_piecewise)(
+                convert(step), tuple(float(b) for b in self.boundaries), tuple(float(v) for v in self.values)
+            )
         )
 
 
@@ -150,13 +154,15 @@ class PolynomialDecay(LearningRateSchedule):
         )
 
     def __call__(self, step):
-        return lift(_polynomial)(
-            convert(step),
-            float(self.initial_learning_rate),
-            float(self.decay_steps),
-            float(self.end_learning_rate),
-            float(self.power),
-            self.cycle,
+        return wrap(
+            lift(_polynomial)(
+                convert(step),
+                float(self.initial_learning_rate),
+                float(self.decay_steps),
+                float(self.end_learning_rate),
+                float(self.power),
+                self.cycle,
+            )
         )
 
 
@@ -201,13 +207,15 @@ class CosineDecay(LearningRateSchedule):
 
     def __call__(self, step):
         target = None if self.warmup_target is None else float(self.warmup_target)
-        return lift(_cosine)(
-            convert(step),
-            float(self.initial_learning_rate),
-            float(self.decay_steps),
-            float(self.alpha),
-            target,
-            float(self.warmup_steps),
+        return wrap(
+            lift(_cosine)(
+                convert(step),
+                float(self.initial_learning_rate),
+                float(self.decay_steps),
+                float(self.alpha),
+                target,
+                float(self.warmup_steps),
+            )
         )
 
 
@@ -253,13 +261,15 @@ class CosineDecayRestarts(LearningRateSchedule):
         )
 
     def __call__(self, step):
-        return lift(_cosine_restarts)(
-            convert(step),
-            float(self.initial_learning_rate),
-            float(self.first_decay_steps),
-            float(self._t_mul),
-            float(self._m_mul),
-            float(self.alpha),
+        return wrap(
+            lift(_cosine_restarts)(
+                convert(step),
+                float(self.initial_learning_rate),
+                float(self.first_decay_steps),
+                float(self._t_mul),
+                float(self._m_mul),
+                float(self.alpha),
+            )
         )
 
 
