@@ -11,10 +11,10 @@ layer's dtype where Keras casts it; ``RandomCrop`` resizes its central window). 
 batch ``(batch, height, width, channels)``; ``data_format="channels_first"`` puts the
 channels before the height.
 
-The draws come from ``gradkit.tf.random``'s generator (not TensorFlow's numbers): a layer's
-``seed`` fixes its sequence of draws, as an op seed does (with the global seed); without one
-each call draws from the global sequence; inside a ``tf.function`` each call of the compiled
-program draws anew. ``seed=`` given to ``get_random_transformation`` as an int draws the same
+The draws are gradkit's (not TensorFlow's numbers): a layer made with ``seed=s`` draws from a
+``SeedGenerator`` of its own, as in Keras, so two layers made with one seed transform alike (an
+image and its segmentation mask); without one each call draws from ``gradkit.tf.random``'s global
+sequence; inside a ``tf.function`` each call of the compiled program draws anew. ``seed=`` given to ``get_random_transformation`` as an int draws the same
 transformation every time, as Keras' stateless seeds do.
 """
 
@@ -30,6 +30,7 @@ from gradkit._tape.tensor import Tensor
 
 from .. import _array, _random
 from .._convert import convert, wrap
+from . import keras_random
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer, keras_snake
 from .spatial_args import standardize_data_format
@@ -46,13 +47,19 @@ class Draws:
                 "None (the layer's own sequence of draws) or a Python int (the same draw at every call)."
             )
         self.op = f"keras_{keras_snake(type(layer).__name__)}"
-        self.layer_seed = layer._draw_seed
+        self.generator = layer.__dict__.get("_keras_seed_generator")
         self.seed = seed
         self.count = 0
 
     def _key(self, dtype):
         if self.seed is None:
-            return _random._key(self.layer_seed, self.op, dtype)
+            if self.generator is None:
+                return _random._key(None, self.op, dtype)  # the global random sequence
+            # A layer made with seed=s draws from its own generator, as Keras' SeedGenerator:
+            # two layers made with one seed transform alike (an image and its mask).
+            pair = self.generator.next()
+            pair = pair.__gradkit_value__() if isinstance(pair, Tensor) else pair
+            return jax.random.fold_in(jax.random.fold_in(jax.random.key(0), pair[0]), pair[1])
         key = jax.random.fold_in(jax.random.key(int(self.seed) & 0xFFFFFFFF), self.count)
         self.count += 1
         return key
@@ -169,6 +176,17 @@ class BaseImageAugmentation(KerasNamedLayer, Layer):
         self.data_format = standardize_data_format(data_format, type(self).__name__)
         self.seed = None
         self._draw_seed = None
+
+    @property
+    def _draw_seed(self):
+        """The ``seed=`` the layer was made with: an int gives it a SeedGenerator of its own."""
+        return self.__dict__.get("_keras_draw_seed")
+
+    @_draw_seed.setter
+    def _draw_seed(self, seed) -> None:
+        self.__dict__["_keras_draw_seed"] = seed
+        integer = isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+        keras_random.own_generator(self, int(seed) if integer else None)
 
     # -- the image layout -------------------------------------------------------------------
 
