@@ -48,6 +48,7 @@ from . import keras_random as _keras_random
 from . import keras_variable as _keras_variable
 from . import lambda_layer as _lambda_layer
 from . import layers as _layers
+from . import legacy_backend as _legacy_backend
 from . import loss_registry as _loss_registry
 from . import loss_scale_optimizer as _loss_scale_optimizer
 from . import losses as _losses
@@ -355,7 +356,12 @@ api = Namespace(
         ModelCheckpoint=_callbacks_checkpoint.ModelCheckpoint,
         TensorBoard=_callbacks_tensorboard.TensorBoard,
     ),
-    backend=Namespace("gradkit.tf.keras.backend", **_members(_backend_config, _backend_config.NAMES)),
+    backend=Namespace(
+        "gradkit.tf.keras.backend",
+        **_members(_backend_config, _backend_config.NAMES),
+        **_members(_legacy_backend, _legacy_backend.NAMES),
+        backend=_backend_config.backend,
+    ),
     config=Namespace(
         "gradkit.tf.keras.config",
         **_members(_backend_config, _backend_config.CONFIG_NAMES),

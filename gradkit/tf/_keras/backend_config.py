@@ -107,7 +107,13 @@ def is_int_dtype(dtype):
     return dtype_rules.dtype_name(dtype).startswith(("int", "uint"))
 
 
-CONFIG_NAMES = "floatx set_floatx epsilon set_epsilon image_data_format set_image_data_format"
+def backend() -> str:
+    """``keras.config.backend()``: the backend Keras runs on; gradkit.tf answers as Keras on
+    TensorFlow does, whose programs it runs."""
+    return "tensorflow"
+
+
+CONFIG_NAMES = "floatx set_floatx epsilon set_epsilon image_data_format set_image_data_format backend"
 NAMES = (
     "floatx set_floatx epsilon set_epsilon image_data_format set_image_data_format clear_session "
     "standardize_dtype result_type is_float_dtype is_int_dtype"
