@@ -43,6 +43,7 @@ from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
 from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
+from . import input_spec as _input_spec
 from . import keras_object_serialization as _keras_object_serialization
 from . import keras_random as _keras_random
 from . import keras_variable as _keras_variable
@@ -228,6 +229,7 @@ api = Namespace(
     Sequential=_Sequential,
     # tf.keras' top-level aliases of its base classes, and tf.keras.models.
     Layer=_layers.Layer,
+    InputSpec=_input_spec.InputSpec,
     Loss=_losses.Loss,
     Metric=_metrics.Metric,
     Optimizer=_optimizers.Optimizer,
@@ -251,6 +253,7 @@ api = Namespace(
         **_members(_dot_attention_layers, "Attention AdditiveAttention"),
         **_members(_rnn_cells, "SimpleRNNCell LSTMCell GRUCell StackedRNNCells"),
         **_members(_rnn_layer, "RNN"),
+        InputSpec=_input_spec.InputSpec,
         **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),

@@ -49,6 +49,7 @@ from .._checkpoint import deferred
 from .._convert import TensorShape, convert, wrap
 from .._variables import Variable
 from . import functional, initializers, layer_config, layer_regularization, masking
+from . import input_spec as _input_spec
 from .layer_losses import LayerLosses
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
@@ -308,6 +309,11 @@ class Layer(LayerLosses, nn.Layer):
                 f"{type(self).__name__} '{self.name}' takes its inputs as the first positional argument, "
                 f"but got only {sorted(kwargs)}. Call it as layer(x, ...)."
             )
+        spec = self.__dict__.get("input_spec")
+        if spec is not None and not functional.running_symbolically():
+            # Keras checks the first argument against the layer's input_spec before anything else (a
+            # functional call on its symbolic shapes, where an unknown size fits any).
+            _input_spec.check(spec, args[0], self.name)
         plain = len(args) == 1 and not kwargs and isinstance(args[0], (Tensor, np.ndarray, jax.Array))
         if not plain and functional.is_symbolic((args, kwargs)):  # Keras' functional API: record the call
             return functional.record_call(self, args, kwargs)
