@@ -509,11 +509,28 @@ def _norm(x, ord, axis, keepdims):
         return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
         return jnp.max(_tf_abs(x), axis=axis, keepdims=keepdims)
+    if isinstance(axis, tuple):
+        return _matrix_norm(x, ord, axis, keepdims)
     if axis is None and not isinstance(ord, str):
         # TensorFlow's p-norm of all the elements (jax would take a matrix norm of a matrix).
         out = jnp.linalg.norm(x.reshape(-1), ord=ord)
         return out.reshape((1,) * x.ndim) if keepdims else out
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    """TensorFlow's matrix norms of order 1, inf and 2, built as it builds them (``abs``, then sums,
+    then a max; the largest of ``abs`` of the singular values), so their gradients at zero entries
+    and at ties are TensorFlow's: ``abs``' is 0 at 0, where ``jnp.linalg.norm``'s is 1."""
+    axis = tuple(a % x.ndim for a in axis)
+    if ord == 2:
+        moved = jnp.moveaxis(x, axis, (-2, -1))
+        out = jnp.max(_tf_abs(jnp.linalg.svd(moved, compute_uv=False)), axis=-1)
+        out = out.astype(x.real.dtype) if jnp.iscomplexobj(x) else out
+        return jnp.expand_dims(out, axis) if keepdims else out
+    summed, maxed = (axis[0], axis[1]) if ord == 1 else (axis[1], axis[0])
+    out = jnp.max(jnp.sum(_tf_abs(x), axis=summed, keepdims=True), axis=maxed, keepdims=True)
+    return out if keepdims else jnp.squeeze(out, axis)
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
@@ -556,7 +573,7 @@ def _clip_by_norm(t, clip_norm, axes):
     pred = l2sum > 0
     l2sum_safe = jnp.where(pred, l2sum, jnp.ones_like(l2sum))
     l2norm = jnp.where(pred, jnp.sqrt(l2sum_safe), l2sum)
-    return t * clip_norm / jnp.maximum(l2norm, clip_norm)
+    return t * clip_norm / _tf_maximum(l2norm, clip_norm)  # at a tie, the gradient of the clipped branch
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
