@@ -270,6 +270,17 @@ class Layer(LayerLosses, nn.Layer):
         return f"<{type(self).__name__} name={name}, built={built}>"
 
     @property
+    def metrics(self) -> list:
+        """Keras': the metrics the layer and its sublayers hold as attributes (a layer that
+        updates a metric in ``call``, such as the subclassing guide's ``LogisticEndpoint``)."""
+        from .training import _attribute_metrics
+
+        out = _attribute_metrics(self)
+        for layer in self._keras_flatten_layers():
+            out += _attribute_metrics(layer)
+        return out
+
+    @property
     def activity_regularizer(self):
         """Keras': the regularizer of the layer's outputs (see ``layer_regularization``), or None."""
         return self.__dict__.get("_keras_activity_regularizer")

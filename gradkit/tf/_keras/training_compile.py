@@ -260,6 +260,13 @@ class CompileMetrics:
             weights = _aligned(sample_weight, outputs, y_pred, "sample_weight")
         else:
             weights = [sample_weight] * len(outputs)  # one weight for every output, as Keras repeats it
+        for i, _, m in self._plain + self._weighted_list:
+            if targets[i] is None:
+                raise _errors.GradkitValueError(
+                    f"compile(metrics=...) gave output {outputs[i][0]!r} the metric {m.name!r}, but its target is "
+                    "None (Keras: 'None values not supported.'). Pass that output's targets, or leave its metrics "
+                    "out (None in the metrics list)."
+                )
         for i, _, m in self._plain:
             m.update_state(targets[i], outputs[i][1])
         for i, _, m in self._weighted_list:
