@@ -275,3 +275,15 @@ def test_integer_entry_of_a_state_argument_is_named():
     a, n = gk.Variable(1.0, name="a"), gk.Variable(jnp.int32(1), name="n")
     with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] .*argument 0, a State whose leaf \['n'\] is an array"):
         gk.grad(lambda st: st[a] * 2)(gk.State.of([a, n]))
+
+
+def test_a_variables_operator_names_inputs_that_do_not_fit():
+    # The Variable on the left: as with a tensor there, a [gradkit] error both a ValueError and a
+    # TypeError (JAX's own would be a bare TypeError), the Variable unchanged.
+    v = gk.Variable(jnp.array([1.0, 2.0]))
+    for apply in (lambda: v * jnp.ones(3), lambda: v - np.ones(3), lambda: v @ jnp.ones((3, 3))):
+        with pytest.raises(ValueError, match=r"\[gradkit\] the operator .* cannot take float32\[2\]"):
+            apply()
+        with pytest.raises(TypeError):
+            apply()
+    np.testing.assert_array_equal(v.value, [1.0, 2.0])

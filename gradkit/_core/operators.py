@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from .. import _errors
 from . import frames
 
 # Python's binary operators, by dunder name: (function, has a reflected form).
@@ -131,9 +132,37 @@ class ValueOperators:
         return self._read_value().mean(*args, **kwargs)
 
 
+# How an error names each operator.
+OPERATOR_SYMBOLS = {
+    operator.add: "+",
+    operator.sub: "-",
+    operator.mul: "*",
+    operator.truediv: "/",
+    operator.floordiv: "//",
+    operator.mod: "%",
+    operator.pow: "**",
+    operator.matmul: "@",
+    operator.and_: "&",
+    operator.or_: "|",
+    operator.xor: "^",
+    operator.lshift: "<<",
+    operator.rshift: ">>",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+    operator.eq: "==",
+    operator.ne: "!=",
+}
+
+
 def _forward(fn):
     def method(self, other):
-        return fn(self._read_value(), other)
+        value = self._read_value()
+        try:
+            return fn(value, other)
+        except (TypeError, ValueError, IndexError) as error:
+            raise _errors.bad_op_inputs(error, f"the operator {OPERATOR_SYMBOLS[fn]}", (value, other)) from error
 
     return method
 
@@ -150,9 +179,12 @@ def _reflected(fn):
 
     def method(self, other):
         value = self._read_value()
-        if type(value) in DIRECT_REFLECTED:
-            return getattr(value, name)(other)
-        return fn(other, value)
+        try:
+            if type(value) in DIRECT_REFLECTED:
+                return getattr(value, name)(other)
+            return fn(other, value)
+        except (TypeError, ValueError, IndexError) as error:
+            raise _errors.bad_op_inputs(error, f"the operator {OPERATOR_SYMBOLS[fn]}", (other, value)) from error
 
     return method
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _errors
 from .._core import index_bounds
-from .._core.operators import DIRECT_REFLECTED, install_binary_operators
+from .._core.operators import DIRECT_REFLECTED, OPERATOR_SYMBOLS, install_binary_operators
 from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index, read_index
 from . import array_methods, bounded, graph, record
 from .bounded import BoundedDict
@@ -359,27 +359,7 @@ def _show(t: Tensor) -> str:
         return "<traced>"
 
 
-_SYMBOLS = {
-    operator.add: "+",
-    operator.sub: "-",
-    operator.mul: "*",
-    operator.truediv: "/",
-    operator.floordiv: "//",
-    operator.mod: "%",
-    operator.pow: "**",
-    operator.matmul: "@",
-    operator.and_: "&",
-    operator.or_: "|",
-    operator.xor: "^",
-    operator.lshift: "<<",
-    operator.rshift: ">>",
-    operator.lt: "<",
-    operator.le: "<=",
-    operator.gt: ">",
-    operator.ge: ">=",
-    operator.eq: "==",
-    operator.ne: "!=",
-}
+_SYMBOLS = OPERATOR_SYMBOLS
 
 
 def _forward(fn):
