@@ -231,3 +231,18 @@ def test_dot_attention_layers_read_keras_masks_as_keras(kind):
         return [out, pool(out)]
 
     _close(_np(program(tf_real)), _np(program(gtf)))
+
+
+def test_a_tensors_keras_mask_attribute():
+    # The masking guide's `masked_output._keras_mask`; a mask set on it is the one later layers take.
+    padded = np.array([[711, 632, 71, 0], [73, 8, 3215, 55]])
+    out = gtf.keras.layers.Embedding(5000, 4, mask_zero=True)(padded)
+    assert np.asarray(out._keras_mask).tolist() == [[True, True, True, False], [True, True, True, True]]
+    x = gtf.constant([[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]]])
+    assert x._keras_mask is None
+    x._keras_mask = gtf.constant([[True, True, False], [True, False, False]])
+    pooled = gtf.keras.layers.GlobalAveragePooling1D()(x)
+    np.testing.assert_allclose(pooled.numpy(), [[1.5], [4.0]])  # the kept steps' mean
+    last = gtf.keras.layers.SimpleRNN(1, kernel_initializer="ones", recurrent_initializer="zeros", activation=None)
+    # The masked steps are skipped: the output is the last kept step's input, as in Keras.
+    np.testing.assert_allclose(last(x).numpy(), [[2.0], [4.0]])

@@ -158,3 +158,8 @@ def recurrent_output_mask(layer, mask):
     if layer.return_state:
         return [*output_mask, None]  # the states: none (zip stops at the outputs there are)
     return output_mask
+
+
+# Keras code reads and sets a tensor's mask as ``x._keras_mask`` (the masking guide prints
+# ``masked_output._keras_mask``; Keras 2 layers set it): on gradkit's tensors, the table above.
+Tensor._keras_mask = property(get_keras_mask, set_keras_mask)
