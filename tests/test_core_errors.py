@@ -287,3 +287,12 @@ def test_a_variables_operator_names_inputs_that_do_not_fit():
         with pytest.raises(TypeError):
             apply()
     np.testing.assert_array_equal(v.value, [1.0, 2.0])
+
+
+def test_a_tape_target_no_tape_computed_is_refused():
+    x = gk.Variable(jnp.array([1.0, 2.0]))
+    with gk.GradientTape() as tape:
+        _ = x * 2.0
+    for target in ("y", 3.0, np.ones(2)):
+        with pytest.raises(TypeError, match=r"\[gradkit\].*which no tape computed"):
+            tape.gradient(target, x)

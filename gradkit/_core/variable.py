@@ -164,6 +164,11 @@ def _cast(value, got_dtype, dtype, name: str = "", verb: str = "assign"):
     """An already checked ``value`` as a strongly typed array of ``dtype``."""
     if isinstance(value, _PYTHON_VALUES):
         try:
+            if isinstance(value, (bool, int, float, complex)):
+                # Made by NumPy and put on the device: jnp.asarray would compile a
+                # conversion program on its first use in a process (a learning rate assigned
+                # between compiled steps would count as a compilation).
+                return jax.device_put(np.asarray(value, dtype=np.dtype(dtype)))
             return jnp.asarray(value, dtype=dtype)
         except OverflowError:
             # A nested list holding an int the integer dtype cannot hold (a bare int is

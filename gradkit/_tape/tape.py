@@ -96,9 +96,10 @@ def _check_parallel_iterations(parallel_iterations) -> None:
         )
 
 
-def _check_targets_not_none(target, leaves) -> None:
-    """TensorFlow raises TypeError for a None target, or a None inside a structure of targets;
-    gradkit does too, rather than answering None (or leaving the entry out of the sum)."""
+def _check_targets(target, leaves) -> None:
+    """TensorFlow raises TypeError for a None target, or a None inside a structure of targets, and
+    for a value no tape computed; gradkit does too, rather than answering None (or leaving the
+    entry out of the sum)."""
     if target is None:
         raise _errors.GradkitTypeError(
             "GradientTape.gradient got target=None; the target must be a tensor or Variable, or a nested "
@@ -109,6 +110,15 @@ def _check_targets_not_none(target, leaves) -> None:
             f"GradientTape.gradient got a target structure holding None ({target!r}); every entry must be a "
             "tensor or Variable. Leave the None entries out of the target."
         )
+    for t in leaves:
+        # A value no tape computed (a string, a Python number, a NumPy array): TensorFlow raises
+        # too, where an answer of None would look like a disconnected gradient.
+        if isinstance(t, (str, bytes, bool, int, float, complex, np.ndarray, np.generic)):
+            raise _errors.GradkitTypeError(
+                f"GradientTape.gradient got the target {t!r:.60} ({type(t).__name__}), which no tape computed; "
+                "the target must be a tensor or Variable computed inside 'with tape:' (or a nested structure "
+                "of them)."
+            )
 
 
 def _is_complex(x) -> bool:
@@ -410,7 +420,7 @@ class GradientTape:
             )
         self._check_usable()
         targets, _ = flatten(target)
-        _check_targets_not_none(target, targets)
+        _check_targets(target, targets)
         src_leaves, src_tree = flatten(sources)
         cts = [None] * len(targets)
         if output_gradients is not None:
