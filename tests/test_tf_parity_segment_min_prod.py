@@ -122,3 +122,28 @@ def test_bad_arguments_raise_as_in_tensorflow_with_a_gradkit_message(name):
     assert isinstance(run_both(BAD[name]), Exception)
     with pytest.raises(Exception, match=r"^\[gradkit\] tf\.math\.\w*segment_"):
         BAD[name](gtf)
+
+
+def _infinite_entries(tf):
+    x = tf.constant([-np.inf, 1.0, 2.0, np.inf, 3.0, np.nan, -np.inf, -np.inf])
+    ids = [0, 0, 1, 1, 2, 2, 3, 3]
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        top = tf.math.segment_max(x, ids)
+        low = tf.math.unsorted_segment_min(x, ids, 4)
+        finite = tf.reduce_sum(tf.gather(top, [0, 1]))
+    return top.numpy(), low.numpy(), tape.gradient(finite, x).numpy()
+
+
+def test_an_infinite_entry_that_is_not_the_maximum_leaves_the_result_finite():
+    # -inf beside 1 (a masked logit): the maximum is 1, not NaN (-inf * 0); a NaN maximum stays NaN.
+    top, low, grad = _infinite_entries(gtf)
+    np.testing.assert_array_equal(top, [1.0, np.inf, np.nan, -np.inf])
+    np.testing.assert_array_equal(low, [-np.inf, 2.0, np.nan, -np.inf])
+    np.testing.assert_array_equal(grad, [0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+
+
+def test_infinite_entries_against_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    for ours, theirs in zip(_infinite_entries(gtf), _infinite_entries(tf)):
+        np.testing.assert_array_equal(ours, theirs)
