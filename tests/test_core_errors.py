@@ -296,3 +296,31 @@ def test_a_tape_target_no_tape_computed_is_refused():
     for target in ("y", 3.0, np.ones(2)):
         with pytest.raises(TypeError, match=r"\[gradkit\].*which no tape computed"):
             tape.gradient(target, x)
+
+
+@pytest.mark.parametrize(
+    "call, error, words",
+    [
+        (lambda a: gk.jvp(lambda x: x * a, (jnp.ones(2),), (jnp.ones(3),)), ValueError, "tangent shape as (3,)"),
+        (
+            lambda a: gk.jvp(lambda x: x * a, (jnp.ones(2),), (jnp.ones(2, jnp.int32),)),
+            TypeError,
+            "tangent dtype int32",
+        ),
+        (lambda a: gk.vjp(lambda x: x * a, jnp.ones(2))[1](jnp.ones(3)), ValueError, "got float32[3]"),
+        (lambda a: gk.vjp(lambda x: x * a, jnp.ones(2))[1]((jnp.ones(2),) * 2), ValueError, "tree structure"),
+        (
+            lambda a: gk.grad(lambda: jnp.sum(a), wrt=a, has_aux=True)(),
+            TypeError,
+            "returned an array of shape () and dtype float32",
+        ),
+    ],
+)
+def test_tangents_cotangents_and_aux_that_do_not_fit(call, error, words):
+    a = gk.Variable(jnp.array([1.0, 2.0]), name="a")
+    before = snapshot([a])
+    with pytest.raises(error, match=r"^\[gradkit\] ") as info:
+        call(a)
+    assert words in str(info.value)
+    assert "Tracer" not in str(info.value)
+    assert_unchanged([a], before)

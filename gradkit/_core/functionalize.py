@@ -8,6 +8,7 @@ live Variable. The frame's contents at the end are the new State.
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -299,7 +300,7 @@ def functionalize(fn: Callable) -> Callable:
     """
 
     @functools.wraps(fn)
-    def pure(state: State, *args, **kwargs):
+    def pure(state: State, /, *args, **kwargs):
         if not isinstance(state, State):
             raise _errors.GradkitTypeError(
                 f"a functionalized function takes a gk.State first, but got {type(state).__name__}. "
@@ -313,4 +314,24 @@ def functionalize(fn: Callable) -> Callable:
             raise _errors.AssignmentError(_errors.MSG_STRICT_ASSIGN.format(name=var._label(), name_plain=var.name))
         return out, frame.state()
 
+    pure.__signature__ = _with_state_first(fn)
     return pure
+
+
+def _with_state_first(fn) -> inspect.Signature:
+    """``fn``'s signature with the ``state`` parameter in front: ``jax.jit`` reads a function's
+    signature to place ``donate_argnums``, ``static_argnums`` and ``static_argnames``, and
+    ``functools.wraps`` alone would show it ``fn``'s, one position short."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no signature to read (some builtins): take any arguments
+        params = [
+            inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+            inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+        ]
+    taken = {p.name for p in params}
+    name = "state"
+    while name in taken:
+        name = "_" + name
+    # Positional-only, as ``pure`` takes it: any kind of parameter may follow that one.
+    return inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY), *params])

@@ -136,7 +136,7 @@ class _Plan:
                 if not (isinstance(result, (tuple, list)) and len(result) == 2):
                     raise _errors.GradkitTypeError(
                         f"{transform}(..., has_aux=True) needs the function to return a pair (output, aux), "
-                        f"but it returned {type(result).__name__}."
+                        f"but it returned {_what_came(result)}. Return (output, aux), or leave has_aux out."
                     )
                 out, aux = result
             else:
@@ -234,6 +234,40 @@ def check_callable(fn, transform: str) -> None:
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _what_came(result) -> str:
+    """A function's result as a user would name it: an array by shape and dtype (a tracer's
+    class is jax's business), anything else by its type and contents."""
+    if hasattr(result, "shape") and hasattr(result, "dtype"):
+        return f"an array of shape {tuple(result.shape)} and dtype {result.dtype}"
+    if isinstance(result, (tuple, list)):
+        return f"a {type(result).__name__} of {len(result)} ({_describe_tree(result)})"
+    return f"{_short(result)} ({type(result).__name__})"
+
+
+# The first words of jax's refusals of a tangent or cotangent that does not fit its primal or output.
+_MISMATCH_MARKERS = (
+    "jvp called with different primal and tangent shapes",
+    "primal and tangent arguments to jax.jvp do not match",
+    "for argument to VJP function",
+    "unexpected tree structure",
+)
+
+
+@contextlib.contextmanager
+def _mismatch_errors(transform: str, fix: str):
+    """jax's refusal of a tangent (cotangent) whose shape, dtype or structure is not its primal's
+    (output's) as gradkit's error, with what to pass instead."""
+    try:
+        yield
+    except (TypeError, ValueError) as e:
+        text = str(e)
+        if text.startswith("[gradkit]") or not any(marker in text for marker in _MISMATCH_MARKERS):
+            raise
+        error = _errors.GradkitTypeError if isinstance(e, TypeError) else _errors.GradkitValueError
+        detail = " ".join(line.strip() for line in text.splitlines()[:6] if line.strip())
+        raise error(f"{transform}: {detail} {fix}") from None
 
 
 def _describe_tree(out) -> str:
@@ -528,7 +562,8 @@ def jvp(
         out, out_t, (aux, state) = _jvp_by_transposed_vjp(call, plan.primals(), all_tangents)
     else:
         try:
-            out, out_t, (aux, state) = jax.jvp(call, plan.primals(), all_tangents, has_aux=True)
+            with _mismatch_errors("gk.jvp", _JVP_FIX):
+                out, out_t, (aux, state) = jax.jvp(call, plan.primals(), all_tangents, has_aux=True)
         except TypeError as e:
             if not _no_forward_rule(e):
                 raise
@@ -538,6 +573,14 @@ def jvp(
 
 
 _EAGER = frames.trace_state()  # no jax trace active (jax's own eager evaluation)
+_JVP_FIX = (
+    "Each tangent has its primal's shape and dtype: pass e.g. jnp.ones_like(x) for the primal x "
+    "(tangents of Variables go in wrt_tangents=)."
+)
+_VJP_FIX = (
+    "The cotangent has the structure, shapes and dtypes of the function's output: pass e.g. "
+    "jax.tree_util.tree_map(jnp.ones_like, out) for the out gk.vjp returned."
+)
 
 
 def _no_forward_rule(error: TypeError) -> bool:
@@ -579,7 +622,8 @@ def vjp(fn: Callable, *primals, wrt=None, has_aux: bool = False, return_state: b
     out, pull, (aux, state) = jax.vjp(pure, *plan.primals(), has_aux=True)
 
     def vjp_fn(cotangent):
-        cts = pull(cotangent)
+        with _mismatch_errors("gk.vjp's pullback", _VJP_FIX):
+            cts = pull(cotangent)
         return plan.pack(cts)
 
     result = (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
