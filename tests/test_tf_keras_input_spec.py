@@ -36,6 +36,7 @@ def _program(tf):
         lambda: Pairs()(tf.ones([3, 2, 1])),
         lambda: Column()(tf.ones([2, 5])),
         lambda: Column()(tf.ones([2, 4], dtype=tf.int32)),
+        lambda: tf.keras.layers.Dense(3)(tf.ones([4])),  # Keras' Dense wants a batch axis
     ):
         try:
             make()
@@ -55,7 +56,8 @@ def test_input_spec_checks():
     assert got[2] == "expected ndim=2"
     assert got[3] == "expected shape=(None"
     assert got[4] == "expected dtype=float32"
-    assert got[5:] == [(None,), (2, 4), "InputSpec(ndim=3, axes={-1: 4})"]
+    assert got[5] == "expected min_ndim=2"
+    assert got[6:] == [(None,), (2, 4), "InputSpec(ndim=3, axes={-1: 4})"]
     assert gtf.keras.InputSpec is gtf.keras.layers.InputSpec
 
 

@@ -347,6 +347,7 @@ api = Namespace(
         **_members(_utils_data, _utils_data.NAMES),
         **_members(_timeseries, _timeseries.NAMES),
         **_members(_serialization_registry, SAVING),
+        **_members(_keras_object_serialization, "serialize_keras_object deserialize_keras_object"),
         Progbar=_progbar.Progbar,
         clear_session=_backend_config.clear_session,
     ),

@@ -120,6 +120,8 @@ def _marks_built(build):
     @functools.wraps(build)
     def build_and_mark(self, *args, **kwargs):
         out = build(self, *args, **kwargs)
+        if args and "_keras_build_shape" not in self.__dict__:  # built directly: get_build_config's shape
+            self.__dict__["_keras_build_shape"] = args[0]
         self.built = True
         deferred.built(self)  # checkpoint values restored before the layer had these weights
         return out
@@ -568,6 +570,25 @@ class Layer(LayerLosses, nn.Layer):
     def from_config(cls, config):
         """A new layer (unbuilt, with fresh weights) from ``get_config()``'s dict."""
         return layer_config.from_config(cls, config)
+
+    def get_build_config(self):
+        """Keras': ``{"input_shape": shape}`` of the call (or ``build``) that built the layer; None
+        while it is not built. ``serialize_keras_object`` writes it beside the config."""
+        shape = self.__dict__.get("_keras_build_shape")
+        if not self.built or shape is None or isinstance(shape, (list, dict)):
+            return None
+        try:
+            return {"input_shape": tuple(None if d is None else int(d) for d in shape)}
+        except TypeError:  # several inputs (a tuple of shapes): nothing Keras' one-shape config holds
+            return None
+
+    def build_from_config(self, config) -> None:
+        """Keras': build the layer for ``get_build_config()``'s shape, so that its weights exist
+        (to ``set_weights``) before any call."""
+        shape = (config or {}).get("input_shape")
+        if shape is not None and not self.built:
+            self.__dict__["_keras_build_shape"] = tuple(shape)
+            self.build(tuple(shape))
 
     # -- masks (masking.py) ----------------------------------------------------------------
 

@@ -51,7 +51,16 @@ def serialize_keras_object(obj):
             from . import model_config
 
             return model_config.serialize_model(obj)
-        return layer_config.serialize_layer(obj)
+        config = layer_config.serialize_layer(obj)
+        build = obj.get_build_config()
+        if build is not None:  # Keras writes it, so that the layer made again is built (set_weights works)
+            config["build_config"] = build
+        return config
+    from .optimizer_config import serialize_schedule
+    from .schedules import LearningRateSchedule
+
+    if isinstance(obj, LearningRateSchedule):
+        return serialize_schedule(obj)
     for base, serializer in (
         (initializers.Initializer, initializers.serialize),
         (regularizers.Regularizer, regularizers.serialize),
@@ -82,6 +91,7 @@ def deserialize_keras_object(config, custom_objects=None, **kwargs):
         layer_config,
         loss_registry,
         metrics_registry,
+        optimizer_config,
         optimizer_registry,
         regularizers,
     )
@@ -109,7 +119,25 @@ def deserialize_keras_object(config, custom_objects=None, **kwargs):
         "keras.metrics": metrics_registry.deserialize,
         "keras.optimizers": optimizer_registry.deserialize,
     }
+    if _is_schedule(config, custom_objects):
+        return optimizer_config.deserialize_schedule(config, custom_objects)
     for prefix, reader in readers.items():
         if module.startswith(prefix):
             return reader(config, custom_objects)
-    return layer_config.deserialize_layer(config, custom_objects)
+    layer = layer_config.deserialize_layer(config, custom_objects)
+    build = config.get("build_config")
+    if build and not layer.built:
+        layer.build_from_config(build)
+    return layer
+
+
+def _is_schedule(config: dict, custom_objects) -> bool:
+    """Whether ``config`` describes a learning-rate schedule (Keras' or a registered one of yours)."""
+    from .schedules import LearningRateSchedule
+    from .serialization_registry import get_registered_object
+
+    if str(config.get("module") or "").startswith("keras.optimizers.schedules"):
+        return True
+    name = config.get("registered_name") or config.get("class_name")
+    cls = (custom_objects or {}).get(config.get("class_name")) or get_registered_object(name, custom_objects)
+    return isinstance(cls, type) and issubclass(cls, LearningRateSchedule)

@@ -15,6 +15,7 @@ from .core_layers import Activation as Activation
 from .core_layers import Dropout as Dropout
 from .core_layers import Flatten as Flatten
 from .core_layers import Reshape as Reshape
+from .input_spec import InputSpec
 from .layer_args import check_initializers, refuse_unimplemented
 
 
@@ -77,6 +78,7 @@ class Dense(_KerasLayer, nn.Dense):
         kwargs["activity_regularizer"] = activity_regularizer
         activation = _activations.for_layer(activation)
         super().__init__(units, activation, use_bias, kernel_initializer, bias_initializer, **kwargs)
+        self.input_spec = InputSpec(min_ndim=2)  # Keras' Dense: a batch axis and a feature axis
         layer_regularization.keep_options(
             self,
             kernel_regularizer=kernel_regularizer,
