@@ -1,17 +1,29 @@
-"""``tf.saved_model.save`` / ``load`` for a Module's ``tf.function``s, via ``jax.export``.
+"""``tf.saved_model.save`` / ``load`` for a Module's Variables and ``tf.function``s, via ``jax.export``.
 
-Each ``tf.function`` attribute with an ``input_signature`` is exported with
-``jax.export`` and serialised with ``vjp_order=1``, so custom gradients survive: the
-loaded function is differentiable under a tape in a fresh process. A ``TensorSpec``
-dimension of None becomes a symbolic dimension (each its own, except that a leading one
-is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
-shape) is exported for scalars. Arguments are tensors inside the function, as in
-``tf.function``. Variables the function reads are saved as constants, so a function that
-assigns one is refused. A function that draws random numbers (``tf.random``, ``tf.nn.dropout``)
-is exported with a runtime seed as its first argument, which the loaded function passes at
-each call, so it draws afresh at each call, as TensorFlow's does. A function holding a runtime
-check (a ``tf.debugging`` assertion on traced values) is refused: the check is a host callback,
-which ``jax.export`` cannot serialize, and saving the function without it would drop it silently.
+``save`` walks the object as TensorFlow walks a ``tf.Module`` (``_saved_model_objects``): its
+Variables, submodules, lists and dicts of them, and every ``tf.function`` with an
+``input_signature`` among them. It writes the Variables' values, the tree, and each function
+exported with ``jax.export`` as a program of the Variables it reads and its arguments, serialised
+with ``vjp_order=2`` where jax can (else 1), so custom gradients and second derivatives survive.
+``load`` makes new Variables with the saved values at the same places (``loaded.w``,
+``loaded.sub.v``), and functions that read them at each call, assign the ones the function
+assigned, and are recorded by a tape (a gradient with respect to ``loaded.w`` works).
+``signatures=`` (a function, or a dict of them or of their concrete functions) becomes
+``loaded.signatures``, whose functions take keyword arguments and return a dict, as in TensorFlow;
+an object with exactly one function of its own serves it as ``serving_default``.
+
+A ``TensorSpec`` dimension of None becomes a symbolic dimension (each its own, except that a
+leading one is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
+shape) is exported for scalars. An argument may be a tuple, list or dict of ``TensorSpec``s.
+Arguments are tensors inside the function, as in ``tf.function``. A Variable the function reads
+that the object does not hold is saved as a constant, and assigning one is refused. A function
+that draws random numbers (``tf.random``, ``tf.nn.dropout``) is exported with a runtime seed as
+its first argument after the Variables, which the loaded function passes at each call, so it draws
+afresh at each call, as TensorFlow's does. A function holding a runtime check (a
+``tf.debugging`` assertion on traced values) is refused: the check is a host callback, which
+``jax.export`` cannot serialize, and saving the function without it would drop it silently. A
+``tf.function`` without an ``input_signature`` is not saved (TensorFlow saves the signatures it
+was traced for); give it one.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ import functools
 import inspect
 import json
 import os
+from collections.abc import Mapping
 
 import jax
 import jax.export  # a submodule jax < 0.8 does not import with jax itself
@@ -42,10 +55,13 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
 from . import _random
+from . import _saved_model_objects as _objects
 from ._convert import convert, wrap
 from ._function import Function
+from ._variables import Variable as TfVariable
 
 _MANIFEST = "gradkit_saved_model.json"
+_VALUES = "variables.npz"
 
 _MSG_RUNTIME_CHECKS = (
     "saved_model.save cannot save {fn}: it checks values when it runs (a tf.debugging assertion or "
@@ -55,10 +71,10 @@ _MSG_RUNTIME_CHECKS = (
 )
 
 _MSG_ASSIGNS = (
-    "saved_model.save cannot save {fn}: it assigns Variable {name}, and a saved function holds the Variables "
-    "it reads as constants (saved with their values at save time), so the assignment would be lost at every "
-    "call of the loaded function. Save a function that returns the new value instead (the caller assigns "
-    "it), or leave {fn} without an input_signature so that save skips it."
+    "saved_model.save cannot save {fn}: it assigns Variable {name}, which the saved object does not hold (no "
+    "attribute of it or of its submodules, lists or dicts refers to it), so nothing would restore it and the "
+    "assignment would be lost at every call of the loaded function. Keep the Variable as an attribute of the "
+    "module (self.v = tf.Variable(...)), or leave {fn} without an input_signature so that save skips it."
 )
 
 
@@ -109,7 +125,7 @@ def _arg_specs(signature, shared_batch=False):
 _SHAPE_ERRORS = (TypeError, ValueError, InconclusiveDimensionOperation)
 
 
-def _export(name, fn, signature, seeded=False):
+def _export(name, fn, values, signature, seeded=False):
     """``fn`` exported for ``signature``.
 
     TensorFlow checks at each call that the unknown dimensions of arguments combined by the
@@ -119,7 +135,7 @@ def _export(name, fn, signature, seeded=False):
     needs them to be at every call anyway. ``seeded``: ``fn`` takes a runtime seed (a uint32
     pair) before the arguments.
     """
-    seed_spec = [jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else []
+    seed_spec = [*values, *([jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else [])]
     try:
         return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature))
     except _SHAPE_ERRORS as error:
@@ -142,68 +158,133 @@ def _export(name, fn, signature, seeded=False):
     ) from first
 
 
-def _functions(obj):
-    """``(name, function of the arguments, input_signature)`` per ``tf.function`` of ``obj`` to save.
-
-    Methods decorated in the class, and ``tf.function``s stored as attributes of the instance
-    (``self.f = tf.function(self._f, input_signature=...)``, which TensorFlow saves too; an
-    instance attribute hides a class one of the same name).
-    """
-    found = {}
-    for name, attr in inspect.getmembers(type(obj)):
-        if isinstance(attr, Function) and attr.input_signature is not None:
-            found[name] = (functools.partial(attr.python_function, obj), attr.input_signature)
-    for name, attr in vars(obj).items() if hasattr(obj, "__dict__") else ():
-        if isinstance(attr, Function) and attr.input_signature is not None:
-            found[name] = (attr.python_function, attr.input_signature)
-    return [(name, fn, signature) for name, (fn, signature) in sorted(found.items())]
-
-
 def save(obj, export_dir, signatures=None, options=None):
-    """Export every ``tf.function`` of ``obj`` that has an ``input_signature``."""
-    os.makedirs(export_dir, exist_ok=True)
-    names, arguments, seeded = [], {}, []
-    for name, fn, signature in _functions(obj):
-
-        def pure(*xs, _fn=fn, _name=name, _seeded=False):
-            # Under a frame of its own, an assignment stays in the frame instead of reaching
-            # the live Variable as a tracer; a function that makes one cannot be saved (below).
-            seed, xs = (xs[0], xs[1:]) if _seeded else (None, xs)
-            frame = StateFrame(State.of(()), strict=False, created_are_local=True)
-            with frame, _random.tracing(seed):
-                out = values_of(_fn(*(Tensor.concrete(x) for x in xs)))
-            if frame.assigned:
-                var = next(iter(frame.assigned.values()))
-                raise GradkitValueError(_MSG_ASSIGNS.format(fn=_name, name=var._label()))
-            return out
-
-        checks_before = runtime_checks.count()
-        try:
-            try:
-                exported = _export(name, pure, signature)
-            except _random.NeedsSeed:
-                # It draws random numbers: a runtime seed argument, so that each call draws afresh.
-                exported = _export(name, functools.partial(pure, _seeded=True), signature, seeded=True)
-                seeded.append(name)
-        except NotImplementedError:  # what jax.export raises for a host callback
-            if runtime_checks.count() == checks_before:
-                raise
-            raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=name)) from None
-        if runtime_checks.count() != checks_before:
-            raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=name))
-        with _serialization():
-            blob = exported.serialize(vjp_order=1)
-        with open(os.path.join(export_dir, f"{name}.jaxexport"), "wb") as f:
-            f.write(blob)
-        names.append(name)
-        arguments[name] = _argument_names(fn, len(signature))
-    if not names:
+    """Save ``obj``: its Variables' values, the tree of its tracked attributes, and every
+    ``tf.function`` with an ``input_signature`` (its own and its submodules'), each exported as
+    a program of the Variables it reads and its arguments. Nothing is written unless all of them
+    export."""
+    walk = _objects.Walk(obj)
+    functions = [(stem, function.python_function, function.input_signature) for stem, function in walk.functions]
+    serving = _signature_stems(signatures, walk, functions)
+    if not functions:
         raise GradkitValueError(
             "saved_model.save found no tf.function with an input_signature on this object; decorate the methods "
             "to save with @tf.function(input_signature=[tf.TensorSpec(...)])."
         )
+    blobs, entries = {}, {}
+    for stem, fn, signature in functions:
+        blobs[stem], entries[stem] = _export_function(stem, fn, list(signature), walk)
+    os.makedirs(export_dir, exist_ok=True)
+    for stem, blob in blobs.items():
+        with open(os.path.join(export_dir, f"{stem}.jaxexport"), "wb") as f:
+            f.write(blob)
+    np.savez(
+        os.path.join(export_dir, _VALUES),
+        **{f"v{i}": np.asarray(jax.device_get(var.value)) for i, var in enumerate(walk.variables)},
+    )
+    variables = [{"name": var.name, "trainable": bool(var.trainable)} for var in walk.variables]
+    manifest = {"functions": entries, "tree": walk.tree, "variables": variables, "signatures": serving}
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
-        json.dump({"functions": names, "arguments": arguments, "seeded": seeded}, f)
+        json.dump(manifest, f)
+
+
+def _export_function(stem, fn, signature, walk):
+    """``(serialized program, manifest entry)`` of one function: the program takes the saved
+    Variables' values (``walk.variables``, each in its place), then a runtime seed when it draws
+    random numbers, then its arguments' leaves; it returns its output and the new values of
+    the Variables it assigned."""
+    structure = _objects.signature_structure(signature)
+    flat = _objects.flat_specs(signature)
+    variables = tuple(walk.variables)
+    assigned: list = []
+
+    def pure(*inputs, _seeded=False):
+        values, rest = inputs[: len(variables)], inputs[len(variables) :]
+        seed, xs = (rest[0], rest[1:]) if _seeded else (None, rest)
+        # Under a frame of its own, the saved Variables read the program's inputs, and an
+        # assignment stays in the frame: the program returns the new value, the loaded
+        # function assigns it.
+        frame = StateFrame(State._make(variables, tuple(values)), strict=False, created_are_local=True)
+        leaves = iter([Tensor.concrete(x) for x in xs])
+        with frame, _random.tracing(seed):
+            out = values_of(fn(*(_objects.unflatten_argument(s, leaves) for s in structure)))
+        new = frame.assigned_state()
+        indices = []
+        for var in new.variables:
+            index = walk.index_of(var)
+            if index is None:
+                raise GradkitValueError(_MSG_ASSIGNS.format(fn=stem, name=var._label()))
+            indices.append(index)
+        assigned[:] = indices
+        return out, tuple(new[var] for var in new.variables)
+
+    values = [jax.ShapeDtypeStruct(tuple(var.shape), var.dtype) for var in variables]
+    checks_before = runtime_checks.count()
+    seeded = False
+    try:
+        try:
+            exported = _export(stem, pure, values, flat)
+        except _random.NeedsSeed:
+            # It draws random numbers: a runtime seed argument, so that each call draws afresh.
+            exported = _export(stem, functools.partial(pure, _seeded=True), values, flat, seeded=True)
+            seeded = True
+    except NotImplementedError:  # what jax.export raises for a host callback
+        if runtime_checks.count() == checks_before:
+            raise
+        raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=stem)) from None
+    if runtime_checks.count() != checks_before:
+        raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=stem))
+    with _serialization():
+        try:
+            # Second order too (a Hessian through the loaded function), where jax can serialize it.
+            blob = exported.serialize(vjp_order=2)
+        except Exception:  # noqa: BLE001 - whatever stops the second order, the first still serializes
+            blob = exported.serialize(vjp_order=1)
+    entry = {
+        "arguments": _argument_names(fn, len(signature)),
+        "structure": structure,
+        "seeded": seeded,
+        "assigns": list(assigned),
+        "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
+    }
+    return blob, entry
+
+
+def _signature_stems(signatures, walk, functions: list) -> dict:
+    """``signatures=`` as ``{key: file stem}``: a function already saved by its stem, another
+    one added to ``functions``. With none given, an object with exactly one function of its own
+    serves it as ``serving_default``, as TensorFlow does."""
+    from ._concrete_function import ConcreteFunction
+
+    if signatures is None:
+        own = [stem for stem, _ in walk.functions if "." not in stem]
+        return {"serving_default": own[0]} if len(own) == 1 else {}
+    if not isinstance(signatures, Mapping):
+        signatures = {"serving_default": signatures}
+    stems = {}
+    for key, value in signatures.items():
+        function, signature = value, None
+        if isinstance(value, ConcreteFunction):
+            function = value._function
+            signature = list(value.structured_input_signature[0])
+        if not isinstance(function, Function):
+            raise GradkitTypeError(
+                f"saved_model.save: signatures[{key!r}] is {type(value).__name__}, not a tf.function. Pass a "
+                "tf.function with an input_signature, or its get_concrete_function(...)."
+            )
+        signature = signature if signature is not None else function.input_signature
+        saved = [stem for stem, f in walk.functions if f is function]
+        if saved and signature == function.input_signature:
+            stems[key] = saved[0]
+        elif signature is None:
+            raise GradkitValueError(
+                f"saved_model.save: signatures[{key!r}] has no input_signature. Give the tf.function one, or pass "
+                "f.get_concrete_function(tf.TensorSpec(...), ...)."
+            )
+        else:
+            stems[key] = f"signature_{key}"
+            functions.append((stems[key], function.python_function, signature))
+    return stems
 
 
 class _serialization:
@@ -221,13 +302,6 @@ class _serialization:
         return False
 
 
-class _Loaded:
-    """The loaded object: one attribute per saved function, recordable by the tape."""
-
-    def __repr__(self) -> str:
-        return f"<gradkit.tf loaded SavedModel with {sorted(vars(self))}>"
-
-
 def _argument_names(fn, count):
     """The names of ``fn``'s first ``count`` parameters, so that the loaded function takes
     them as keywords too, as TensorFlow's does (None where a parameter has none)."""
@@ -240,11 +314,17 @@ def _argument_names(fn, count):
     return names + [None] * (count - len(names))
 
 
-def _callable(name, exported, arg_names, seeded=False):
+def _callable(name, exported, entry, variables):
+    """The loaded function: it passes the Variables the program reads (zeros for the others, so
+    that a tape sees no path to those), converts and checks the arguments, calls
+    the program recordably, and assigns the new values of the Variables it assigned."""
     call = lift(exported.call)
-    in_avals = exported.in_avals[1:] if seeded else exported.in_avals
-    count = len(in_avals)
-    arg_names = arg_names or [None] * count
+    reads = set(entry.get("reads", range(len(variables))))
+    seeded = entry.get("seeded", False)
+    structure = entry.get("structure") or [None] * (len(exported.in_avals) - len(variables) - seeded)
+    in_avals = exported.in_avals[len(variables) + (1 if seeded else 0) :]
+    count = len(structure)
+    arg_names = entry.get("arguments") or [None] * count
 
     def run(*args, **kwargs):
         args = list(args)
@@ -261,11 +341,14 @@ def _callable(name, exported, arg_names, seeded=False):
             args.append(kwargs.pop(key))
         if len(args) != count or kwargs:
             raise GradkitTypeError(
-                f"the loaded function {name} takes {count} argument(s), one per TensorSpec of the "
+                f"the loaded function {name} takes {count} argument(s), one per entry of the "
                 f"input_signature it was saved with, but got {len(args)} positional and keyword "
                 f"{sorted(kwargs)}. Pass exactly {count}."
             )
-        for position, (a, aval) in enumerate(zip(args, in_avals)):
+        leaves = [
+            leaf for i, (a, s) in enumerate(zip(args, structure)) for leaf in _objects.flatten_argument(a, s, name, i)
+        ]
+        for position, (a, aval) in enumerate(zip(leaves, in_avals)):
             # A tensor must have the signature's dtype (TensorFlow's loaded function refuses another,
             # as the tf.function did); Python and NumPy values are converted to it.
             if isinstance(a, (Tensor, Variable, jax.Array)) and np.dtype(a.dtype) != np.dtype(aval.dtype):
@@ -274,23 +357,59 @@ def _callable(name, exported, arg_names, seeded=False):
                     f"{position}, where its input_signature has {np.dtype(aval.dtype).name}; TensorFlow refuses it "
                     f"too. Cast it first: tf.cast(x, tf.{np.dtype(aval.dtype).name})."
                 )
-        xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(args, in_avals)]
+        xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(leaves, in_avals)]
         if seeded:  # a new seed at each call (inside a tf.function, from its runtime seed)
             xs.insert(0, _random.function_seed())
-        return wrap(call(*xs))
+        # The program ignores the values of those it does not read: zeros, not a read a tape would see.
+        held = [var if i in reads else np.zeros(var.shape, var.dtype) for i, var in enumerate(variables)]
+        out, new = call(*held, *xs)
+        for index, value in zip(entry.get("assigns", ()), new):
+            variables[index].assign(value)
+        return wrap(out)
 
     return run
 
 
+def _serving(run):
+    """A signature function: keyword arguments only, and a dict of outputs (``output_0``, ...
+    for outputs that are not a dict), as TensorFlow's ``loaded.signatures[key]``."""
+
+    def serve(*args, **kwargs):
+        if args:
+            raise GradkitTypeError(
+                "a SavedModel signature function takes keyword arguments only, as in TensorFlow: call it as "
+                "loaded.signatures['serving_default'](x=...), with the names of the saved function's arguments."
+            )
+        out = run(**kwargs)
+        if isinstance(out, Mapping):
+            return dict(out)
+        leaves = list(out) if isinstance(out, (list, tuple)) else [out]
+        return {f"output_{i}": leaf for i, leaf in enumerate(leaves)}
+
+    return serve
+
+
 def load(export_dir, tags=None, options=None):
-    """Load what ``save`` wrote; each function is ``gk.lift``-ed ``Exported.call``."""
+    """Load what ``save`` wrote: new Variables with the saved values at the saved places, and
+    each function a ``gk.lift``-ed ``Exported.call`` that reads and assigns them."""
     with open(os.path.join(export_dir, _MANIFEST)) as f:
         manifest = json.load(f)
-    names, arguments = manifest["functions"], manifest.get("arguments", {})
-    obj = _Loaded()
-    for name in names:
-        with open(os.path.join(export_dir, f"{name}.jaxexport"), "rb") as f:
+    with np.load(os.path.join(export_dir, _VALUES)) as stored:
+        variables = [
+            TfVariable(stored[f"v{i}"], name=_plain_name(entry["name"]), trainable=entry["trainable"])
+            for i, entry in enumerate(manifest["variables"])
+        ]
+    functions = {}
+    for stem, entry in manifest["functions"].items():
+        with open(os.path.join(export_dir, f"{stem}.jaxexport"), "rb") as f:
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
-        setattr(obj, name, _callable(name, exported, arguments.get(name), name in manifest.get("seeded", ())))
-    return obj
+        functions[stem] = _callable(stem, exported, entry, variables)
+    root = _objects.rebuild(manifest["tree"], variables, functions)
+    root.signatures = {key: _serving(functions[stem]) for key, stem in manifest.get("signatures", {}).items()}
+    return root
+
+
+def _plain_name(name: str) -> str:
+    """A Variable's name without TensorFlow's ``:0`` output suffix (the new Variable adds it)."""
+    return name[:-2] if name.endswith(":0") else name
