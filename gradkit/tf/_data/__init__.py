@@ -16,6 +16,14 @@ from .options import (
     ThreadingOptions,
 )
 from .structure import DatasetSpec
+from .transforms import AssertCardinality
+
+
+def assert_cardinality(expected_cardinality):
+    """``tf.data.experimental.assert_cardinality``: for ``dataset.apply``, the dataset with its
+    cardinality stated as ``expected_cardinality``, checked as it is read (TensorFlow's
+    FailedPreconditionError where the count differs)."""
+    return lambda dataset: AssertCardinality(dataset, expected_cardinality)
 
 
 def cardinality(dataset):
@@ -51,6 +59,7 @@ __all__ = [
     "OptimizationOptions",
     "Options",
     "ThreadingOptions",
+    "assert_cardinality",
     "cardinality",
     "get_single_element",
     "take_while",
@@ -82,6 +91,7 @@ def namespace():
         DistributeOptions=DistributeOptions,
         OptimizationOptions=OptimizationOptions,
         ThreadingOptions=ThreadingOptions,
+        assert_cardinality=assert_cardinality,
         cardinality=cardinality,
         get_single_element=get_single_element,
         choose_from_datasets=Dataset.choose_from_datasets,

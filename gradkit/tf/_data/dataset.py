@@ -5,10 +5,16 @@ A dataset is a recipe: each pass over it (a ``for`` loop, ``iter``, each epoch o
 Elements come out as ``gk.Tensor``s (what ``tf.constant`` returns) in the element's structure
 (tuples, namedtuples, dicts). The functions given to ``map``, ``filter``, ``flat_map``,
 ``interleave`` and ``reduce`` run eagerly, element by element, on gk.Tensors, with every tape
-paused (a pipeline is input, not part of what a tape differentiates). As TensorFlow traces
-them once, a function's ``element_spec`` is found by tracing it with ``tf.function`` the first
-time it is asked for; where it cannot be traced (Python control flow on a tensor's value), by
-running it on the first element, its dimensions then unknown. A dataset iterated inside a
+paused (a pipeline is input, not part of what a tape differentiates). TensorFlow traces such a
+function once, when ``map`` (``filter``, ...) is called, which fixes the Python values it reads;
+gradkit fixes them then too: the values of its closure and of the module globals it names are
+taken at that call, so ``[ds.filter(lambda x, y: y == c) for c in range(3)]`` gives one class
+per dataset, and a variable rebound after ``map`` is not seen. Objects are not copied: a
+``tf.Variable`` (or a list changed in place) is read as it is when the function runs, as
+TensorFlow reads a captured Variable. A function's ``element_spec`` is found by tracing it with
+``tf.function`` the first time it is asked for (or the first element is read); where it cannot
+be traced (Python control flow on a tensor's value), from its result for the first element, its
+dimensions then unknown, and a later result of another structure or dtype raises a TypeError. A dataset iterated inside a
 ``tf.function`` is read while the function is traced (there is no autograph loop): its elements
 are constants of the compiled program, so a pipeline whose functions read the tf.function's
 arguments, Variables or random draws is refused there, and so is a ``shuffle`` that reshuffles

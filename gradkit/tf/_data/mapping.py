@@ -4,6 +4,14 @@ and ``reduce`` (how the functions are called: ``functions.py``).
 ``num_parallel_calls``, ``deterministic`` and the other threading arguments are accepted and
 change nothing: the functions run one element at a time, in order, which is the order TensorFlow
 gives with ``deterministic`` left at its default.
+
+The functions are fixed when the step is built, as TensorFlow traces them then: the Python
+values a function reads (its closure, the module globals it names) are those at the call of
+``map``/``filter``/..., so ``[ds.filter(lambda x: x == c) for c in range(3)]`` keeps one class
+in each dataset; Variables are still read when the function runs (``functions.frozen``).
+``map`` checks each result against its ``element_spec`` (or, before that is traced, against
+the first result): a function gradkit could not trace must still give every element one
+structure and dtype, as TensorFlow's trace does.
 """
 
 from __future__ import annotations
@@ -31,16 +39,28 @@ def _check_callable(func, what: str):
     return func
 
 
+def _step_function(func, what: str):
+    """A step's function, fixed now as TensorFlow's trace fixes it (``functions.frozen``)."""
+    return functions.frozen(_check_callable(func, what))
+
+
 class Map(Dataset):
     def __init__(self, dataset: Dataset, func):
         super().__init__(dataset)
-        self._func = _check_callable(func, "map")
+        self._func = _step_function(func, "map")
 
     def _chunks(self):
-        func = self._func
+        # Each result must fit the element_spec; until that is asked for (and traced), the first
+        # result's structure, ranks and dtypes, which are what an untraceable function's spec holds.
+        func, expected, index = self._func, self._spec, 0
         for chunk in self._inputs[0]._chunks():
             for row in chunk.rows():
-                yield functions.result_chunk(functions.call_on_row(func, chunk.structure, row), "map's function")
+                result = functions.result_chunk(functions.call_on_row(func, chunk.structure, row), "map's function")
+                if expected is None:
+                    expected = functions.result_spec(result)
+                functions.check_result(result, *expected, index, "tf.data.Dataset.map's function")
+                index += 1
+                yield result
 
     def _compute_spec(self):
         return functions.output_spec(self._func, self._inputs[0], "tf.data.Dataset.map")
@@ -52,7 +72,7 @@ class Map(Dataset):
 class Filter(Dataset):
     def __init__(self, dataset: Dataset, predicate):
         super().__init__(dataset)
-        self._predicate = _check_callable(predicate, "filter")
+        self._predicate = _step_function(predicate, "filter")
 
     def _chunks(self):
         predicate = self._predicate
@@ -70,7 +90,7 @@ class TakeWhile(Dataset):
 
     def __init__(self, dataset: Dataset, predicate):
         super().__init__(dataset)
-        self._predicate = _check_callable(predicate, "take_while")
+        self._predicate = _step_function(predicate, "take_while")
 
     def _chunks(self):
         for chunk in self._inputs[0]._chunks():
@@ -123,7 +143,7 @@ class Interleave(Dataset):
 
     def __init__(self, dataset: Dataset, func, cycle_length, block_length, what: str):
         super().__init__(dataset)
-        self._func = _check_callable(func, what)
+        self._func = _step_function(func, what)
         self._what = what
         cycle = AUTOTUNE if cycle_length is None else int_arg(cycle_length, f"tf.data.Dataset.{what}(cycle_length)")
         block = 1 if block_length is None else int_arg(block_length, f"tf.data.Dataset.{what}(block_length)")

@@ -1,5 +1,6 @@
 """The steps that keep, drop, repeat or count elements: ``take``, ``skip``, ``repeat``,
-``shard``, ``enumerate``, ``cache``, and ``prefetch``/``with_options`` (which change nothing).
+``shard``, ``enumerate``, ``cache``, ``prefetch``/``with_options`` (which change nothing) and
+``tf.data.experimental.assert_cardinality`` (which states the count and checks it when read).
 
 Each works on whole chunks (slices of them), so none copies an element. Cardinalities are
 TensorFlow's: known counts are computed, an endless input stays endless, an unknown one unknown.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import _errors
+from gradkit._op_errors import FailedPreconditionError
 
 from .chunks import Chunk
 from .dataset import Dataset, int_arg
@@ -202,3 +204,59 @@ class Cache(Dataset):
 
     def _cardinality(self) -> int:
         return self._inputs[0]._cardinality()
+
+
+class CardinalityMismatchError(_errors.GradkitError, FailedPreconditionError):
+    """What TensorFlow raises as ``tf.errors.FailedPreconditionError`` when a dataset given to
+    ``assert_cardinality`` has another number of elements than it was told."""
+
+    def __init__(self, message: str):
+        if not message.startswith(_errors.PREFIX):
+            message = _errors.PREFIX + message
+        FailedPreconditionError.__init__(self, None, None, message)
+
+
+class AssertCardinality(Dataset):
+    """``tf.data.experimental.assert_cardinality(n)``: the input's elements, its cardinality
+    stated as ``n``; read past ``n`` elements, or ending before them, it raises TensorFlow's
+    FailedPreconditionError (the elements before that are given, as TensorFlow gives them)."""
+
+    def __init__(self, dataset: Dataset, expected):
+        super().__init__(dataset)
+        self._expected = int_arg(expected, "tf.data.experimental.assert_cardinality(expected_cardinality)")
+
+    def _chunks(self):
+        expected, count = self._expected, 0
+        for chunk in self._inputs[0]._chunks():
+            if expected != INFINITE_CARDINALITY and count + len(chunk) > expected:
+                # TensorFlow raises when asked for the first element past ``expected`` (a negative count
+                # other than INFINITE_CARDINALITY is exceeded by the first element).
+                allowed = max(expected - count, 0)
+                if allowed:
+                    yield chunk.slice(0, allowed)
+                raise self._mismatch(f"at least {_elements(count + allowed + 1)}")
+            count += len(chunk)
+            yield chunk
+        if count != expected:
+            raise self._mismatch(f"only {_elements(count)}")
+
+    def _mismatch(self, found: str) -> CardinalityMismatchError:
+        if self._expected == INFINITE_CARDINALITY:
+            expected = "an infinite number of elements"
+        else:
+            expected = _elements(self._expected)
+        return CardinalityMismatchError(
+            f"Input dataset was expected to contain {expected} but contained {found}. The count given to "
+            "tf.data.experimental.assert_cardinality must be the dataset's true number of elements; drop the "
+            "assertion to let it be unknown (tf.data.UNKNOWN_CARDINALITY), or take(n) to cut the dataset to n."
+        )
+
+    def _compute_spec(self):
+        return self._inputs[0]._structure_and_specs()
+
+    def _cardinality(self) -> int:
+        return self._expected
+
+
+def _elements(count: int) -> str:
+    return f"{count} element" if count == 1 else f"{count} elements"
