@@ -592,10 +592,11 @@ def _no_forward_rule(error: TypeError) -> bool:
 def _jvp_by_transposed_vjp(f, primals: tuple, tangents: tuple):
     """``jax.jvp(f, primals, tangents, has_aux=True)`` as the transpose of ``f``'s VJP (the
     double-backward trick TensorFlow's forward mode uses), for a function with a custom VJP
-    rule and so no forward rule: the VJP is linear in its cotangent, so its VJP at zero is its
-    transpose, the JVP."""
+    rule and so no forward rule: the VJP is linear in its cotangent, so its VJP at any cotangent
+    is its transpose, the JVP. Taken at ones, not zeros: a rule may branch on the cotangent's sign
+    and be flat in it exactly at zero (``tf.math.cumulative_logsumexp``'s)."""
     out, pull, aux = jax.vjp(f, *primals, has_aux=True)
-    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.zeros_like, out))
+    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.ones_like, out))
     (out_t,) = pull_back(tuple(tangents))
     return out, out_t, aux
 

@@ -396,7 +396,10 @@ def _jvp(f, primals: tuple, tangents: tuple):
     if not holds_custom_vjp(f, *primals):
         return jax.jvp(f, primals, tangents)
     out, pull = jax.vjp(f, *primals)
-    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.zeros_like, out))
+    # Linear in the cotangent, so any point gives the transpose; at ones, not zeros, as a rule
+    # may branch on the cotangent's sign (cumulative_logsumexp splits it into its positive and
+    # negative parts) and be flat in it exactly at zero.
+    _, pull_back = jax.vjp(pull, jax.tree_util.tree_map(jnp.ones_like, out))
     return out, pull_back(tuple(tangents))[0]
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core import frames
+from gradkit._core.custom import stop_gradient
 from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
@@ -132,15 +133,33 @@ def branch_assignments_refused(what: str):
     except TypeError as e:
         if not any(m in str(e) for m in ("must have equal output types", "must have identical types")):
             raise
-        raise _errors.GradkitTypeError(
-            f"{what} inside tf.function, driven by a value known only when the program runs, got branches (or a "
-            f"loop body) that return different dtypes, shapes or structures, which TensorFlow refuses too: "
-            f"{str(e).splitlines()[0]} Make every branch return the same (tf.cast, tf.reshape)."
-        ) from None
+        raise _errors.GradkitTypeError(_mismatch_message(what, str(e))) from None
     except _errors.AssignmentError as e:
         if "was assigned inside a jax transform or control-flow body" not in str(e):
             raise
         raise _errors.AssignmentError(_MSG_BRANCH_ASSIGNMENT.format(what=what)) from None
+
+
+def _mismatch_message(what: str, jax_message: str) -> str:
+    """Why jax refused branches (or a loop body) whose outputs differ, and what to write instead.
+    Branches of different shapes are a gradkit limit: TensorFlow's If op takes them."""
+    lines = jax_message.splitlines()
+    detail = next((line for line in lines if line.startswith("The output")), lines[0])
+    start = (
+        f"{what} inside tf.function, driven by a value known only when the program runs, got branches (or a loop body)"
+    )
+    if "shapes do not match" in jax_message:
+        return (
+            f"{start} that return values of different shapes ({detail}). TensorFlow takes branches of different shapes; "
+            "this is a gradkit limit, as gradkit runs it as a jax.lax "
+            "control-flow op and XLA needs every branch to return one shape. Pad or reshape the results to one "
+            "shape (tf.pad, tf.reshape), or decide the branch with a Python bool known while tracing "
+            "(`true_fn() if flag else false_fn()`)."
+        )
+    return (
+        f"{start} that return different dtypes or structures, which TensorFlow refuses too: {detail} "
+        "Make every branch return the same (tf.cast)."
+    )
 
 
 def picked(fn, others):
@@ -178,10 +197,30 @@ def _traced_arrays(tree, what: str):
 
 
 def while_loop(
-    cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, maximum_iterations=None, name=None
+    cond,
+    body,
+    loop_vars,
+    shape_invariants=None,
+    parallel_iterations=10,
+    back_prop=True,
+    swap_memory=False,
+    maximum_iterations=None,
+    name=None,
 ):  # noqa: A002
     """``tf.while_loop(cond, body, loop_vars)``: ``loop_vars = body(*loop_vars)`` while
-    ``cond(*loop_vars)``; returns the final ``loop_vars`` in their structure."""
+    ``cond(*loop_vars)``; returns the final ``loop_vars`` in their structure.
+
+    ``back_prop=False`` (deprecated in TensorFlow) stops the gradient at the loop's results
+    inside ``tf.function``, as TensorFlow does there; eagerly TensorFlow ignores it, and so does
+    gradkit. ``swap_memory`` (moving a GPU loop's tensors to host memory) is a hint with no
+    effect here: XLA manages the loop's memory."""
+    out = _while_loop(cond, body, loop_vars, maximum_iterations)
+    if back_prop or executing_eagerly():
+        return out
+    return nest.map_structure(lambda x: wrap(stop_gradient(x)) if isinstance(x, Tensor) else x, out)
+
+
+def _while_loop(cond, body, loop_vars, maximum_iterations):
     if not isinstance(loop_vars, (list, tuple)):
         # TensorFlow takes len() of loop_vars and unpacks it into cond(*loop_vars): a lone tensor,
         # Variable or number raises there (TypeError, or ValueError for a tensor of several elements).
@@ -396,9 +435,16 @@ def _first_row(rows: list, what: str):
 
 
 def _as_tensors(structure):
-    """A fold's result as tensors: an initializer Variable never folded into is read, as TensorFlow
-    returns a tensor (a later assignment to the Variable must not change the result)."""
-    return nest.map_structure(lambda x: identity(x) if isinstance(x, Variable) else x, structure)
+    """A fold's result as tensors, as TensorFlow returns: an initializer never folded into (no
+    rows) is converted, a Python number too (``initializer=5.`` gives a float32 tensor), and a
+    Variable is read (a later assignment to it must not change the result)."""
+    return nest.map_structure(_as_tensor, structure)
+
+
+def _as_tensor(x):
+    if isinstance(x, Variable):
+        return identity(x)
+    return convert_to_tensor(x) if _tensor_like(x) else x
 
 
 def _is_float(x) -> bool:

@@ -189,7 +189,9 @@ def _filter_args(fn, img1, filter_size, filter_sigma, k1, k2, scales=1):
             )
         values[what] = known.item()
     size = int(values["filter_size"])
-    smallest = min(img1.shape[-3:-1]) // 2 ** (scales - 1)
+    smallest = min(img1.shape[-3:-1])
+    for _ in range(scales - 1):  # each scale halves, an odd size padded first (see _halved)
+        smallest = (smallest + 1) // 2
     if smallest < size:
         raise _errors.GradkitValueError(
             f"tf.image.{fn} got images of height x width {img1.shape[-3]} x {img1.shape[-2]}, smaller than "

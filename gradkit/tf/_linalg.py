@@ -136,7 +136,9 @@ def _lower_hermitian(a):
 
 @jax.custom_jvp
 def _eigh_hermitian(a):
-    return jnp.linalg.eigh(a, symmetrize_input=False)
+    # A plain pair, as the rule below returns: jax checks that primal and rule outputs match in
+    # structure where a compiled step replays the rule (eigh's own result is a namedtuple).
+    return tuple(jnp.linalg.eigh(a, symmetrize_input=False))
 
 
 @_eigh_hermitian.defjvp

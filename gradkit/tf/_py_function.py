@@ -1,6 +1,7 @@
 """``tf.numpy_function`` and ``tf.py_function``: Python called on a step's values, eagerly.
 
-``numpy_function`` hands ``func`` NumPy arrays, so its results carry no gradient (as in
+``numpy_function`` hands ``func`` NumPy arrays (a Python number or list among the inputs
+too), so its results carry no gradient (as in
 TensorFlow); ``py_function`` hands it tensors, so a tape records the ops ``func`` runs and
 gradients flow through them, as in eager TensorFlow. As there, an array result keeps its
 dtype and a Python number takes ``Tout``'s. Inside ``tf.function`` the inputs are only known when the compiled program runs and
@@ -69,12 +70,21 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
     """``tf.numpy_function(func, inp, Tout)``: ``func(*arrays)`` on the inputs' NumPy values."""
     inputs = list(inp)
     _refuse_traced(inputs, "numpy_function")
-    arrays = [np.asarray(_control._value(x)) if isinstance(x, Tensor) or hasattr(x, "numpy") else x for x in inputs]
-    return _results(func(*arrays), Tout, "numpy_function")
+    return _results(func(*[_as_ndarray(x) for x in inputs]), Tout, "numpy_function")
+
+
+def _as_ndarray(x) -> np.ndarray:
+    """What TensorFlow hands ``func`` for one input: always a NumPy array (``np.array`` of a
+    Python number or list, so ``3.0`` is a float64 scalar array and ``[1, 2]`` an int64 vector,
+    as there), a copy ``func`` may write to."""
+    if isinstance(x, Tensor) or hasattr(x, "numpy"):
+        x = _control._value(x)
+    return np.array(x)
 
 
 def py_function(func, inp, Tout, name=None):
     """``tf.py_function(func, inp, Tout)``: ``func(*tensors)``, recorded by a tape."""
     inputs = list(inp)
     _refuse_traced(inputs, "py_function")
-    return _results(wrap(func(*[convert(x) for x in inputs])), Tout, "py_function")
+    # Tensors, Python numbers and lists included, as TensorFlow converts every input first.
+    return _results(wrap(func(*[wrap(convert(x)) for x in inputs])), Tout, "py_function")

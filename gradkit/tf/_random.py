@@ -4,7 +4,10 @@ Seeded by ``tf.random.set_seed`` / ``tf.keras.utils.set_random_seed``. A draw wi
 seed splits a fresh key off the global one (``gradkit.nn.initializers.next_key``). A draw
 with an op seed (``seed=5``) follows TensorFlow's rule: the global and the op seed together
 fix its sequence, the n-th such draw of that op since ``set_seed`` is the same whatever other
-draws ran in between, and it leaves the global sequence alone.
+draws ran in between, and it leaves the global sequence alone. Inside a ``tf.function`` each
+op is a kernel of its own, as in a TensorFlow graph: every op of one op seed draws the same
+numbers in a call, new ones at the next, the n-th call (with a global seed) drawing the op's
+n-th eager numbers; in a traced loop each iteration draws anew.
 
 ``mean``/``stddev`` and ``minval``/``maxval`` may be tensors or Variables: as in TensorFlow,
 the draw is ``standard * stddev + mean`` (``u * (maxval - minval) + minval``), recorded, so a
@@ -45,17 +48,23 @@ _calls: dict = {}
 # Folded into every tf.function call's key, so that its draws are never those of the eager
 # sequence (split off the same global seed) or of a Generator seeded with the same number.
 _FUNCTION_DOMAIN = 0x6A09E667
+# Folded into an op-seeded draw's key inside a loop or mapped element, so its numbers are not
+# an unseeded draw's of the same key.
+_OP_SEED_DOMAIN = 0xBB67AE85
 
 
 class _Traces(threading.local):
     def __init__(self):
-        # [key data, draws so far] of each tf.function being traced (and custom_gradient call
-        # being run). The key is kept as its uint32 data, not a typed key: a program traced
-        # inside (a custom gradient, a transform a tape records) then closes over a plain array.
+        # [key data, draws so far, eager op seeds, element index, kind, call seed] of each
+        # tf.function being traced (and custom_gradient call being run). The key is kept as its
+        # uint32 data, not a typed key: a program traced inside (a custom gradient, a transform a
+        # tape records) then closes over a plain array. kind is _CALL (a tf.function trace, whose
+        # call seed is the runtime seed's uint32 pair), _DISCARDED or _REPLAY.
         self.stack: list = []
 
 
 _traces = _Traces()
+_CALL, _DISCARDED, _REPLAY = "call", "discarded", "replay"  # what pushed a stack entry
 
 
 def set_seed(seed):
@@ -126,7 +135,7 @@ class tracing:
         else:
             key = jax.random.fold_in(jax.random.key(self.seed[0]), _FUNCTION_DOMAIN)
             key = jax.random.fold_in(key, self.seed[1])
-        _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False, None])
+        _traces.stack.append([None if key is None else jax.random.key_data(key), 0, False, None, _CALL, self.seed])
 
     def __exit__(self, *exc):
         _traces.stack.pop()
@@ -140,7 +149,7 @@ class discarded:
     def __enter__(self):
         with jax.ensure_compile_time_eval():
             data = jax.random.key_data(jax.random.key(0))
-        _traces.stack.append([np.asarray(data), 0, False, None])
+        _traces.stack.append([np.asarray(data), 0, False, None, _DISCARDED, None])
 
     def __exit__(self, *exc):
         _traces.stack.pop()
@@ -186,7 +195,7 @@ class replaying:
                 self.before = dict(_op_counts)
                 _op_counts.clear()
                 _op_counts.update(self.counts)
-        _traces.stack.append([self.data, 0, self.op_seeds, self.index])
+        _traces.stack.append([self.data, 0, self.op_seeds, self.index, _REPLAY, None])
 
     def __exit__(self, *exc):
         self.data = _traces.stack.pop()[0]
@@ -195,41 +204,93 @@ class replaying:
             _op_counts.update(self.before)
 
 
-def _next_traced_key():
-    entry = _traces.stack[-1]
+def _entry_key(entry):
+    """The key data of a stack entry (split off the global key at the first draw of an eager replay)."""
     if entry[0] is None:
         raise NeedsSeed
     if entry[0] is _EAGER:
         with jax.ensure_compile_time_eval():
             entry[0] = jax.random.key_data(initializers.next_key())
-    entry[1] += 1
-    # A raw uint32 key (jax.random takes one as a typed key's data), so a program traced
-    # inside closes over plain arrays, never a typed key (which a tape cannot hold).
-    key = jax.random.fold_in(entry[0], entry[1])
-    if entry[3] is None:
+    return entry[0]
+
+
+def _at_element(key, index):
+    """``key`` with a mapped element's ``index`` folded in (None: not a mapped element)."""
+    if index is None:
         return key
     # The element's index is traced (under vmap): the key joins that trace as uint32 data
     # first, since a typed key made eagerly from a concrete one would be a constant of it.
-    return jax.random.fold_in(key + jnp.zeros_like(key) * entry[3], entry[3])
+    return jax.random.fold_in(key + jnp.zeros_like(key) * index, index)
 
 
-def _key(seed, op: str, dtype):
-    # An op-seeded draw in an eager custom_gradient call follows the eager rule (its runs
-    # restart the op seeds' counts); any other draw inside a trace or such a call, the key.
-    if _traces.stack and not (seed is not None and _traces.stack[-1][2]):
-        key = _next_traced_key()
-        return key if seed is None else jax.random.fold_in(key, int(seed) & 0xFFFFFFFF)
-    if seed is None:
-        return initializers.next_key()
+def _next_traced_key():
+    entry = _traces.stack[-1]
+    key = _entry_key(entry)
+    entry[1] += 1
+    # A raw uint32 key (jax.random takes one as a typed key's data), so a program traced
+    # inside closes over plain arrays, never a typed key (which a tape cannot hold).
+    return _at_element(jax.random.fold_in(key, entry[1]), entry[3])
+
+
+def _op_name(op: str, dtype) -> int:
+    return zlib.crc32(f"{op}/{np.dtype(dtype).name}".encode())
+
+
+def _eager_op_key(seed, op: str, dtype):
+    # TensorFlow's eager rule: the n-th draw of this op seed since set_seed.
     global_seed = _DEFAULT_GLOBAL_SEED if _global_seed[0] is None else _global_seed[0]
     ident = (op, np.dtype(dtype).name, int(seed))
     count = _op_counts.get(ident, 0)
     _op_counts[ident] = count + 1
     with jax.ensure_compile_time_eval():
-        key = jax.random.key(global_seed)
-        for part in (zlib.crc32(f"{op}/{np.dtype(dtype).name}".encode()), int(seed) & 0xFFFFFFFF, count):
-            key = jax.random.fold_in(key, part)
+        return _op_key(jax.random.key(global_seed), op, dtype, seed, count)
+
+
+def _op_key(key, op: str, dtype, seed, count):
+    for part in (_op_name(op, dtype), int(seed) & 0xFFFFFFFF, count):
+        key = jax.random.fold_in(key, part)
     return key
+
+
+def _op_seed_entry():
+    """The stack entry an op-seeded draw keys off, or None where the eager rule applies.
+
+    A custom_gradient run inside a trace (a replay without an element index) is skipped: its
+    ops are the enclosing function's in TensorFlow, so ``seed=3`` in it draws what ``seed=3``
+    outside does."""
+    for entry in reversed(_traces.stack):
+        if entry[2]:  # an eager custom_gradient call: its runs follow the eager rule
+            return None
+        if entry[4] != _REPLAY or entry[3] is not None:
+            return entry
+    return None
+
+
+def _traced_op_key(entry, seed, op: str, dtype):
+    """An op-seeded draw inside a trace: every op of one op seed draws the same numbers in one
+    call, and new ones at the next, as each op is its own kernel in a TensorFlow graph (the
+    set_seed docstring's ``(A1, A1)`` then ``(A2, A2)``); not from the draw counter, which
+    differs for each op."""
+    if entry[4] == _CALL:
+        call_seed = entry[5]
+        if call_seed is None:
+            raise NeedsSeed
+        # The runtime seed is (global seed, this function's calls since set_seed): the n-th call
+        # draws what the op's n-th eager draw does, as TensorFlow's kernels start alike.
+        key = _op_key(jax.random.key(call_seed[0]), op, dtype, seed, call_seed[1])
+        return jax.random.key_data(key)
+    # A mapped element or loop iteration (its own numbers, as each iteration of a TensorFlow
+    # loop runs the op's kernel again), or a discarded branch.
+    key = jax.random.fold_in(_entry_key(entry), _OP_SEED_DOMAIN)
+    key = _op_key(key, op, dtype, seed, 0)
+    return _at_element(key, entry[3])
+
+
+def _key(seed, op: str, dtype):
+    if seed is None:  # inside a trace or custom_gradient call, its key; eagerly the global one
+        return _next_traced_key() if _traces.stack else initializers.next_key()
+    entry = _op_seed_entry()
+    return _eager_op_key(seed, op, dtype) if entry is None else _traced_op_key(entry, seed, op, dtype)
 
 
 def _shape(shape, fn):

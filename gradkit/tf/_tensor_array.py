@@ -59,6 +59,12 @@ def _indices(indices, what: str) -> list:
     return [_concrete_int(i, what) for i in np.asarray(value).reshape(-1)]
 
 
+def _known(array: np.ndarray) -> Tensor:
+    """A tensor of ``array``, known while tf.function traces (not a value of the program)."""
+    with jax.ensure_compile_time_eval():
+        return Tensor.concrete(jnp.asarray(array))
+
+
 def _compatible(known, shape) -> bool:
     if known is None:
         return True
@@ -126,15 +132,15 @@ class TensorArray:
         return self._dynamic_size
 
     @property
-    def element_shape(self):
-        """The elements' shape as far as it is known (``None`` where no write has told it yet)."""
-        known = self._element_shape
-        if known is None or any(d is None for d in known):
-            return known
-        return TensorShape(known)
+    def element_shape(self) -> TensorShape:
+        """The elements' shape as far as it is known, as TensorFlow's ``TensorShape`` (``None``
+        for an unknown size; ``TensorShape(None)``, unknown rank, until a write tells it)."""
+        return TensorShape(self._element_shape)
 
     def size(self, name=None) -> Tensor:
-        return Tensor.concrete(jnp.asarray(len(self._elements), jnp.int32))
+        # Known while tracing too (the number of elements is Python's), so that
+        # `ta.write(ta.size(), v)` appends inside tf.function as it does eagerly.
+        return _known(np.asarray(len(self._elements), np.int32))
 
     def identity(self) -> TensorArray:
         return self
@@ -237,7 +243,7 @@ class TensorArray:
                     f"tf.TensorArray: element {index} was never written and the element shape is not known, "
                     "so there are no zeros to give. Write it first, or pass element_shape=."
                 )
-            value = self._elements[index] = Tensor.concrete(jnp.zeros(self._element_shape, self._element_dtype))
+            value = self._elements[index] = _known(np.zeros(self._element_shape, self._element_dtype))
         return value
 
     def _check_index(self, index: int, what: str) -> None:
@@ -264,20 +270,24 @@ class TensorArray:
     def stack(self, name=None):
         """The elements stacked along a new axis 0."""
         if not self._elements:
-            if self._element_shape is None or any(d is None for d in self._element_shape):
-                raise _errors.GradkitValueError(
-                    "tf.TensorArray.stack of an empty array whose element shape is not known; pass element_shape= "
-                    "to get an empty tensor of that shape."
-                )
-            return Tensor.concrete(jnp.zeros((0, *self._element_shape), self._element_dtype))
+            return self._empty()
         return _array.stack([self._element(i) for i in range(len(self._elements))])
 
     def gather(self, indices, name=None):
         """The elements at ``indices``, stacked."""
         chosen = _indices(indices, "gather")
+        if not chosen:
+            return self._empty()
         for i in chosen:
             self._check_index(i, "gather")
         return _array.stack([self._element(i) for i in chosen])
+
+    def _empty(self) -> Tensor:
+        """No elements stacked: shape ``(0, *element_shape)``, or ``(0,)`` where the element shape
+        is not fully known, as eager TensorFlow gives."""
+        known = self._element_shape
+        dims = (0,) if known is None or None in known else (0, *known)
+        return _known(np.zeros(dims, self._element_dtype))
 
     def concat(self, name=None):
         """The elements concatenated along axis 0 (each at least a vector)."""
