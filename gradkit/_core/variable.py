@@ -399,6 +399,12 @@ class Variable(ValueOperators):
             adopt = getattr(frames.top(), "adopt_traced", None)
             if adopt is None or not adopt(self, traced):
                 raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE)
+        else:
+            # A frame that records (a tape) may take the creation as the initial value's
+            # assignment, so that nothing cuts the path from what the value was computed from.
+            created = getattr(frames.top(), "created", None)
+            if created is not None:
+                created(self, value)
 
     def __getstate__(self):
         # Pickled (or deep-copied) with its value, computed if a tape left it pending: the

@@ -126,6 +126,14 @@ class TapeFrame(frames.Frame):
         if id(var) not in tape._var_sources:
             self._see(var, s.bindings.get(id(var)), tape._bit)
 
+    def created(self, var, value):
+        """``var`` was just made from ``value``: where a tape records ``value`` (``tf.Variable(a + b)``
+        inside the tape), the creation is its assignment, so the path to ``a`` and ``b`` runs
+        through the new Variable as through any assignment (a parity tape cuts it, as TensorFlow)."""
+        s = self.session
+        if isinstance(value, Tensor) and value._node.session is s and value._node.mask & s.active:
+            self.assign(var, value)
+
     def assign(self, var, value):
         s = self.session
         watching = 0  # the tapes with a source for var
