@@ -21,6 +21,7 @@ from gradkit._core.transforms import vmap as vmap
 from gradkit._core.variable import Variable as Variable
 from gradkit._errors import AssignmentError as AssignmentError
 from gradkit._errors import GradkitError as GradkitError
+from gradkit._errors import GradkitWarning as GradkitWarning
 from gradkit._tape.forward import ForwardAccumulator as ForwardAccumulator
 from gradkit._tape.lift import lift as lift
 from gradkit._tape.tape import GradientTape as GradientTape

@@ -23,6 +23,11 @@ from ._op_errors import (
 PREFIX = "[gradkit] "
 
 
+class GradkitWarning(UserWarning):
+    """A result gradkit computed as TensorFlow does, though it is likely not what was meant (a
+    ``batch_jacobian`` whose examples interact)."""
+
+
 class GradkitError(Exception):
     """Base class of every error gradkit raises itself."""
 

@@ -10,6 +10,7 @@ PUBLIC = [
     "ForwardAccumulator",
     "GradientTape",
     "GradkitError",
+    "GradkitWarning",
     "State",
     "Tensor",
     "UnconnectedGradients",

@@ -116,8 +116,9 @@ def test_proof_is_sound_and_the_tape_agrees_with_the_full_jacobian(names):
         for _ in range(3):  # every call: checked (per-example), or as the proof allows (whole-batch)
             np.testing.assert_allclose(tape_batch_jacobian(names), diagonal(full), rtol=2e-5, atol=1e-5)
     elif np.max(np.abs(leaks)) > 1e-2 * np.max(np.abs(full)):
-        with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*examples interact"):
-            tape_batch_jacobian(names)
+        with pytest.warns(gk.GradkitWarning, match=r"\[gradkit\].*examples interact"):
+            warned = tape_batch_jacobian(names)
+        np.testing.assert_allclose(warned, np.einsum("bias->ais", full), rtol=2e-5, atol=1e-5)
 
 
 def test_examples_that_interact_are_found_where_the_checks_forward_derivative_overflows():
@@ -127,7 +128,7 @@ def test_examples_that_interact_are_found_where_the_checks_forward_derivative_ov
     names = ["batch_mean", "batch_sized_constant", "per_example_dot", "softmax"]
     full = full_jacobian(names)
     assert np.all(np.isfinite(full)) and np.max(np.abs(off_diagonal(full))) > 1.0  # they interact
-    with pytest.raises(gk.GradkitError, match=r"\[gradkit\].*examples interact"):
+    with pytest.warns(gk.GradkitWarning, match=r"\[gradkit\].*examples interact"):
         tape_batch_jacobian(names)
     np.testing.assert_allclose(
         tape_batch_jacobian(names, check_independence=False), np.einsum("bias->ais", full), rtol=2e-5, atol=1e-5
@@ -260,7 +261,7 @@ def test_a_custom_gradient_that_mixes_examples_is_not_proven():
     assert not function_rows_independent(lambda _, x: f(x), [], jax.ShapeDtypeStruct((B, S), jnp.float32))
 
 
-def test_interacting_examples_raise_also_while_an_outer_tape_records():
+def test_interacting_examples_warn_also_while_an_outer_tape_records():
     # The outer tape records the batch Jacobian as one op; the check still runs on the values.
     x = gk.Tensor(jnp.asarray(np.random.default_rng(3).standard_normal((4, 3)), jnp.float32))
     with gk.GradientTape():
@@ -268,8 +269,13 @@ def test_interacting_examples_raise_also_while_an_outer_tape_records():
             tape.watch(x)
             y = gnp.sum(x * x, axis=1, keepdims=True)
             z = y - gnp.mean(y, axis=0, keepdims=True)  # examples interact
-        with pytest.raises(gk.GradkitError, match=r"^\[gradkit\] batch_jacobian assumes.*interact"):
-            tape.batch_jacobian(z, x)
+        with pytest.warns(gk.GradkitWarning, match=r"^\[gradkit\] batch_jacobian assumes.*interact"):
+            got = tape.batch_jacobian(z, x)
+    # TensorFlow's result: per target column, the gradient of that column summed over the batch.
+    full = jax.jacrev(lambda v: (lambda y: y - jnp.mean(y, axis=0, keepdims=True))(jnp.sum(v * v, 1, keepdims=True)))(
+        x.numpy()
+    )
+    np.testing.assert_allclose(got.numpy(), np.einsum("bias->ais", full), rtol=1e-5, atol=1e-6)
 
 
 def test_a_batch_jacobian_recorded_by_an_outer_tape_is_differentiated_exactly():

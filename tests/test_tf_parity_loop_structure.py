@@ -64,9 +64,10 @@ def test_a_batch_jacobian_over_a_fold_of_the_batch_is_refused_not_nan():
             y = tf.sin(x) * tf.reduce_sum(tf.foldr(lambda a, r: a + r, x))
         return tape.batch_jacobian(y, x, **kw)
 
-    with pytest.raises(gk.GradkitError, match="examples interact"):
-        program(gtf)
+    with pytest.warns(gk.GradkitWarning, match="examples interact"):
+        warned = program(gtf)  # TensorFlow's result, with a warning that it is no per-example Jacobian
     expected = program(tf_real).numpy()
+    np.testing.assert_allclose(warned, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(program(gtf, check_independence=False), expected, rtol=1e-5, atol=1e-6)
     # By hand, TensorFlow's algorithm (the Jacobian of the batch's sum of each target row):
     # d/dx[b, j] of sum_c sin(x[c, i]) * s, with s the sum of all of x (through the fold).

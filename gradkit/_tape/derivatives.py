@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -493,15 +495,33 @@ def _batch_jacobian_now(tape, t_ref, s_ref, check, only_check=False):
             # time: TensorFlow's algorithm on the whole batch tells which.
             _not_per_example[key] = True
             return _batch_jacobian_now(tape, t_ref, s_ref, check, only_check)
-        raise _errors.GradkitValueError(
-            "batch_jacobian assumes example i of the target depends only on example i of the source, but "
-            f"here examples interact (a random tangent moved the target by {leak:.2g} more than the "
+        # TensorFlow's result, as its programs (the autodiff guide's own BatchNorm example) expect,
+        # but said to be meaningless where TensorFlow says nothing.
+        warnings.warn(
+            _errors.PREFIX + "batch_jacobian assumes example i of the target depends only on example i of the "
+            f"source, but here examples interact (a random tangent moved the target by {leak:.2g} more than the "
             "per-example Jacobians explain, relatively); for instance BatchNorm in training mode or "
-            "x - mean(x, axis=0) mixes the batch. The per-example Jacobian would be meaningless (TensorFlow "
-            "silently returns it). Use tape.jacobian(target, source) for the full (batch, ..., batch, ...) "
-            "Jacobian, or pass check_independence=False for TensorFlow's behaviour."
+            "x - mean(x, axis=0) mixes the batch. The result is TensorFlow's (per target column, the gradient "
+            "of that column summed over the batch), which is no per-example Jacobian here. Use "
+            "tape.jacobian(target, source) for the full (batch, ..., batch, ...) Jacobian, or pass "
+            "check_independence=False to skip this check.",
+            _errors.GradkitWarning,
+            stacklevel=_user_stacklevel(),
         )
+        if only_check:
+            return None
+        unchecked = _batch_jacobian_entry(tape, key, leaves, live, sources, False, False)
+        with jax.ensure_compile_time_eval():
+            jac, _ = unchecked.program(values, None)
     return Tensor.concrete(jac)
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside gradkit (the user's call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("gradkit."):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _checks_in_program() -> bool:

@@ -541,10 +541,10 @@ class GradientTape:
 
         Assumes example ``i`` of ``target`` depends only on example ``i`` of ``source``
         (TensorFlow's assumption). Unlike TensorFlow, by default it checks that with one
-        JVP along a random tangent of the whole batch, and raises if examples interact
-        (BatchNorm in training mode, ``x - mean(x, axis=0)``), where the result would be
-        meaningless; use ``jacobian`` there, or ``check_independence=False`` for
-        TensorFlow's behaviour. With the check, the Jacobians are computed one example at a
+        JVP along a random tangent of the whole batch, and warns (``gk.GradkitWarning``) if
+        examples interact (BatchNorm in training mode, ``x - mean(x, axis=0)``), where the
+        result, TensorFlow's, is no per-example Jacobian; use ``jacobian`` there, or
+        ``check_independence=False`` to skip the check. With the check, the Jacobians are computed one example at a
         time (``vmap(jacrev(...))``, as hand-written JAX does) wherever the graph runs on a
         single example and the check confirms it, and otherwise with TensorFlow's
         whole-batch algorithm. The check is skipped where the graph's structure proves it
