@@ -47,7 +47,16 @@ def convert(x, dtype=None):
     elif isinstance(x, (list, tuple)) and _has_tensor(x):
         x = _stack(list(convert_like(*x, what="a list of tensors")))  # [h, [1.0, 2.0]]: float16 rows
     elif not isinstance(x, (Tensor, jax.Array, jax.core.Tracer)):
-        arr = np.asarray(x)
+        try:
+            arr = np.asarray(x)
+        except ValueError:  # NumPy's refusal of ragged rows
+            raise _errors.GradkitValueError(
+                f"Can't convert non-rectangular Python sequence to Tensor (TensorFlow's error): {_short(x)}. Give "
+                "rows of one length (pad them, e.g. with tf.keras.utils.pad_sequences); tf.ragged is not part of "
+                "gradkit.tf."
+            ) from None
+        if arr.dtype == object:
+            _refuse_objects(x, arr)
         # Python numbers and lists get TensorFlow's defaults; a NumPy array keeps its dtype, as
         # in TensorFlow (float64 stays float64 where JAX has 64-bit types: jax_enable_x64).
         if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
@@ -69,6 +78,27 @@ def convert(x, dtype=None):
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
     return x
+
+
+def _refuse_objects(x, arr: np.ndarray) -> None:
+    """TensorFlow's ValueError for a value no tensor can hold: None (often a gradient a tape gave
+    for a source the target does not depend on), or an object of no numeric kind."""
+    leaves = arr.ravel().tolist() if arr.size <= 10_000 else []
+    if x is None or any(leaf is None for leaf in leaves):
+        raise _errors.GradkitValueError(
+            f"Attempt to convert a value ({_short(x)}) with an unsupported type (None) to a Tensor (TensorFlow's "
+            "error). A None from tape.gradient means the target does not depend on that source: pass "
+            "unconnected_gradients=tf.UnconnectedGradients.ZERO to get zeros, or leave that source out."
+        )
+    raise _errors.GradkitValueError(
+        f"Attempt to convert a value ({_short(x)}) with an unsupported type ({type(x).__name__}) to a Tensor "
+        "(TensorFlow's error). Give a number, a NumPy array, or nested lists of numbers."
+    )
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fits(arr: np.ndarray, dtype) -> bool:
