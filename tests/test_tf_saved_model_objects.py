@@ -158,3 +158,33 @@ def test_a_nested_argument_of_another_structure_is_refused(tmp_path):
     np.testing.assert_allclose(loaded.add([np.ones(2, np.float32), np.ones(2, np.float32)]).numpy(), [2.0, 2.0])
     with pytest.raises(TypeError, match=r"\[gradkit\] the loaded function add got ndarray as argument 0"):
         loaded.add(np.ones(2, np.float32))
+
+
+def _keras_program(tf, keras, path):
+    """A Keras model saved as it is: TensorFlow serves its call as serving_default(inputs=...)."""
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="relu"), keras.layers.Dense(2)])
+    model.set_weights([np.full(w.shape, 0.1 * (i + 1), np.float32) for i, w in enumerate(model.get_weights())])
+    tf.saved_model.save(model, str(path))
+    loaded = tf.saved_model.load(str(path))
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 10.0  # a batch size the model never saw
+    served = loaded.signatures["serving_default"](inputs=tf.constant(x))
+    return sorted(served), served["output_0"].numpy(), np.asarray(model(x))
+
+
+def test_a_keras_model_is_saved_with_its_call(tmp_path):
+    keys, served, direct = _keras_program(gtf, gtf.keras, tmp_path)
+    h = np.maximum(np.arange(12, dtype=np.float32).reshape(3, 4) / 10.0 @ np.full((4, 3), 0.1) + 0.2, 0.0)
+    np.testing.assert_allclose(served, h @ np.full((3, 2), 0.3) + 0.4, rtol=1e-6)  # by hand
+    np.testing.assert_allclose(direct, served, rtol=1e-6)
+    assert keys == ["output_0"]
+    loaded = gtf.saved_model.load(str(tmp_path))
+    np.testing.assert_allclose(np.asarray(loaded(np.ones((5, 4), np.float32))).shape, (5, 2))
+
+
+def test_a_keras_model_is_saved_as_tensorflow_saves_it(tmp_path):
+    rtf = pytest.importorskip("tensorflow")
+    import keras
+
+    ours, theirs = _keras_program(gtf, gtf.keras, tmp_path / "gk"), _keras_program(rtf, keras, tmp_path / "tf")
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 import jax
+import jax.export  # is_symbolic_dim: a submodule jax < 0.8 does not import with jax itself
 import jax.numpy as jnp
 import numpy as np
 
@@ -377,6 +378,9 @@ def _dimension(d):
     if d is None:
         return None
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        if jax.export.is_symbolic_dim(d):
+            # A size jax.export leaves unknown (a None dimension of a saved function's signature).
+            return None
         try:
             as_int = int(d)
         except (TypeError, ValueError):

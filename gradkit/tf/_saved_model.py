@@ -10,7 +10,9 @@ with ``vjp_order=2`` where jax can (else 1), so custom gradients and second deri
 assigned, and are recorded by a tape (a gradient with respect to ``loaded.w`` works).
 ``signatures=`` (a function, or a dict of them or of their concrete functions) becomes
 ``loaded.signatures``, whose functions take keyword arguments and return a dict, as in TensorFlow;
-an object with exactly one function of its own serves it as ``serving_default``.
+an object with exactly one function of its own serves it as ``serving_default``, and a Keras
+model with declared inputs given as it is serves its call (``inputs=``, the batch size unknown),
+as TensorFlow saves one; the loaded object is then called as the model was.
 
 A ``TensorSpec`` dimension of None becomes a symbolic dimension (each its own, except that a
 leading one is shared by all arguments when the function combines them); ``TensorSpec(None)`` (any
@@ -57,7 +59,7 @@ from gradkit._tape.tensor import Tensor
 from . import _random
 from . import _saved_model_objects as _objects
 from ._convert import convert, wrap
-from ._function import Function
+from ._function import Function, TensorSpec
 from ._variables import Variable as TfVariable
 
 _MANIFEST = "gradkit_saved_model.json"
@@ -136,19 +138,22 @@ def _export(name, fn, values, signature, seeded=False):
     pair) before the arguments.
     """
     seed_spec = [*values, *([jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else [])]
+    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] is None)
     try:
         return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature))
     except _SHAPE_ERRORS as error:
-        if isinstance(error, GradkitError) and not isinstance(error, OpInputError):  # advice, not a shape relation
+        advice = isinstance(error, GradkitError) and not isinstance(error, OpInputError)
+        if advice and leading < 2:  # not a relation between unknown sizes: the function's own error
             raise
         first = error
-    leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] is None)
     if leading >= 2:
         try:
             return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature, shared_batch=True))
         except _SHAPE_ERRORS as error:
             if isinstance(error, GradkitError) and not isinstance(error, OpInputError):
                 raise
+        if advice:  # (a Keras merge of two batch sizes refuses unrelated ones in its own words)
+            raise first
     raise GradkitValueError(
         f"saved_model.save could not export {name} for its input_signature {signature}: tracing it with each "
         f"None dimension as an unknown size failed ({type(first).__name__}: {str(first).splitlines()[0].removeprefix(PREFIX)}). "
@@ -165,11 +170,17 @@ def save(obj, export_dir, signatures=None, options=None):
     export."""
     walk = _objects.Walk(obj)
     functions = [(stem, function.python_function, function.input_signature) for stem, function in walk.functions]
+    if not functions and signatures is None:
+        signatures = _keras_serving_function(obj)
     serving = _signature_stems(signatures, walk, functions)
+    if signatures is not None and "__call__" not in walk.tree["functions"] and "serving_default" in serving:
+        # A Keras model saved as it is: the loaded object is called as the model was.
+        walk.tree["functions"]["__call__"] = serving["serving_default"]
     if not functions:
         raise GradkitValueError(
             "saved_model.save found no tf.function with an input_signature on this object; decorate the methods "
-            "to save with @tf.function(input_signature=[tf.TensorSpec(...)])."
+            "to save with @tf.function(input_signature=[tf.TensorSpec(...)]) (a Keras model with declared inputs, "
+            "tf.keras.Input, is saved with its call as serving_default)."
         )
     blobs, entries = {}, {}
     for stem, fn, signature in functions:
@@ -248,6 +259,29 @@ def _export_function(stem, fn, signature, walk):
         "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
     }
     return blob, entry
+
+
+def _keras_serving_function(obj):
+    """A Keras model's call for its declared inputs (``inputs=``, batch dimension unknown), which
+    TensorFlow saves as the ``serving_default`` signature of a model given as it is; None for
+    anything else, and for a model without declared inputs (a subclassed one)."""
+    from ._keras.model import Model
+
+    if not isinstance(obj, Model):
+        return None
+    try:
+        inputs = list(obj.inputs)
+    except Exception:  # noqa: BLE001 - a subclassed or unbuilt model has no symbolic inputs
+        return None
+    if not inputs:
+        return None
+    specs = [TensorSpec((None, *tuple(t.shape)[1:]), t.dtype, name="inputs") for t in inputs]
+    signature = [specs[0] if len(specs) == 1 else specs]
+
+    def serve(inputs):
+        return obj(inputs)
+
+    return Function(serve, input_signature=signature)
 
 
 def _signature_stems(signatures, walk, functions: list) -> dict:

@@ -31,6 +31,17 @@ class Loaded:
     def __repr__(self) -> str:
         return f"<gradkit.tf loaded SavedModel with {sorted(k for k in vars(self) if not k.startswith('_'))}>"
 
+    def __call__(self, *args, **kwargs):
+        # Python looks __call__ up on the class: the saved object's own (a tf.Module's
+        # ``__call__``, a Keras model's call) is an attribute of this instance.
+        call = self.__dict__.get("__call__")
+        if call is None:
+            raise GradkitTypeError(
+                "this loaded SavedModel object is not callable: the saved object had no __call__ tf.function with an "
+                f"input_signature. Call one of its functions instead: {sorted(k for k in vars(self) if not k.startswith('_'))}."
+            )
+        return call(*args, **kwargs)
+
     @property
     def variables(self) -> tuple:
         """Every Variable restored under this object, each once, in the order of the saved tree."""

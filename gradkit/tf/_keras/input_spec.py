@@ -5,6 +5,7 @@ run, and at a functional call on the symbolic shapes (an unknown size fits any).
 from __future__ import annotations
 
 import jax
+import jax.export  # is_symbolic_dim: a submodule jax < 0.8 does not import with jax itself
 
 from gradkit import _errors
 
@@ -12,7 +13,15 @@ from . import backend_config
 
 
 def _shape(shape) -> tuple:
-    return tuple(None if d is None else int(d) for d in shape)
+    return tuple(_size(d) for d in shape)
+
+
+def _size(d):
+    """A dimension as an int, or None where it is unknown: a None, or a symbolic size (a function
+    exported by ``tf.saved_model.save`` with a None dimension in its input signature)."""
+    if d is None or jax.export.is_symbolic_dim(d):
+        return None
+    return int(d)
 
 
 class InputSpec:
