@@ -188,3 +188,58 @@ def test_a_keras_model_is_saved_as_tensorflow_saves_it(tmp_path):
     ours, theirs = _keras_program(gtf, gtf.keras, tmp_path / "gk"), _keras_program(rtf, keras, tmp_path / "tf")
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+def _guide_module(tf, path):
+    """TensorFlow's "Introduction to modules" guide: a tf.function without an input_signature,
+    called before saving; the loaded one runs for the calls it was traced for."""
+
+    class Dense(tf.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.w = tf.Variable(np.arange(n_in * n_out, dtype=np.float32).reshape(n_in, n_out) / 10)
+            self.b = tf.Variable(tf.zeros([n_out]))
+
+        def __call__(self, x):
+            return tf.nn.relu(tf.nn.bias_add(tf.matmul(x, self.w), self.b))
+
+    class Sequential(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.dense_1, self.dense_2 = Dense(3, 3), Dense(3, 2)
+
+        @tf.function
+        def __call__(self, x, scale=1.0):
+            return self.dense_2(self.dense_1(x)) * scale
+
+    model = Sequential()
+    model([[2.0, 2.0, 2.0]])  # a Python list: its values are part of the trace, as in TensorFlow
+    model(tf.constant([[2.0, 2.0, 2.0], [1.0, 0.0, 1.0]]), scale=2.0)
+    tf.saved_model.save(model, str(path))
+    loaded = tf.saved_model.load(str(path))
+    out = [
+        loaded([[2.0, 2.0, 2.0]]).numpy(),
+        loaded(tf.constant([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]]), scale=2.0).numpy(),
+    ]
+    for call in (lambda: loaded([[2.0, 2.0, 2.0], [1.0, 1.0, 1.0]]), lambda: loaded([[2.0, 2.0, 2.0]], scale=3.0)):
+        with pytest.raises(ValueError, match="Could not find matching concrete function"):
+            call()
+    return out
+
+
+def test_functions_traced_before_saving_are_saved_for_those_calls(tmp_path):
+    w1 = np.arange(9, dtype=np.float32).reshape(3, 3) / 10
+    w2 = np.arange(6, dtype=np.float32).reshape(3, 2) / 10
+
+    def by_hand(x, scale=1.0):
+        return np.maximum(np.maximum(np.asarray(x, np.float32) @ w1, 0) @ w2, 0) * scale
+
+    got = _guide_module(gtf, tmp_path)
+    np.testing.assert_allclose(got[0], by_hand([[2.0, 2.0, 2.0]]), rtol=1e-6)
+    np.testing.assert_allclose(got[1], by_hand([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]], 2.0), rtol=1e-6)
+
+
+def test_functions_traced_before_saving_match_tensorflow(tmp_path):
+    rtf = pytest.importorskip("tensorflow")
+    for ours, theirs in zip(_guide_module(gtf, tmp_path / "gk"), _guide_module(rtf, tmp_path / "tf")):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

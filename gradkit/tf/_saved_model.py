@@ -24,8 +24,10 @@ its first argument after the Variables, which the loaded function passes at each
 afresh at each call, as TensorFlow's does. A function holding a runtime check (a
 ``tf.debugging`` assertion on traced values) is refused: the check is a host callback, which
 ``jax.export`` cannot serialize, and saving the function without it would drop it silently. A
-``tf.function`` without an ``input_signature`` is not saved (TensorFlow saves the signatures it
-was traced for); give it one.
+``tf.function`` without an ``input_signature`` is saved, as TensorFlow saves it, once per type of
+call it was traced for before saving (``_saved_model_objects.traced_signatures``: tensors by
+shape and dtype, Python values as they were); the loaded function runs the first whose types a
+call fits, a left-out parameter taking its default, and raises where none fits.
 """
 
 from __future__ import annotations
@@ -169,7 +171,17 @@ def save(obj, export_dir, signatures=None, options=None):
     a program of the Variables it reads and its arguments. Nothing is written unless all of them
     export."""
     walk = _objects.Walk(obj)
-    functions = [(stem, function.python_function, function.input_signature) for stem, function in walk.functions]
+    functions, dispatch = [], {}
+    for stem, function in walk.functions:
+        if function.input_signature is not None:
+            functions.append((stem, function.python_function, function.input_signature))
+            continue
+        # Traced without an input_signature: a concrete function per type it was traced for, and
+        # the loaded function calls the one a call's arguments fit, as TensorFlow's does.
+        dispatch[stem] = []
+        for k, signature in enumerate(_objects.traced_signatures(function)):
+            dispatch[stem].append(f"{stem}.{k}")
+            functions.append((dispatch[stem][-1], function.python_function, signature))
     if not functions and signatures is None:
         signatures = _keras_serving_function(obj)
     serving = _signature_stems(signatures, walk, functions)
@@ -178,9 +190,10 @@ def save(obj, export_dir, signatures=None, options=None):
         walk.tree["functions"]["__call__"] = serving["serving_default"]
     if not functions:
         raise GradkitValueError(
-            "saved_model.save found no tf.function with an input_signature on this object; decorate the methods "
-            "to save with @tf.function(input_signature=[tf.TensorSpec(...)]) (a Keras model with declared inputs, "
-            "tf.keras.Input, is saved with its call as serving_default)."
+            "saved_model.save found no tf.function on this object with an input_signature or called before "
+            "saving; decorate the methods to save with @tf.function(input_signature=[tf.TensorSpec(...)]), or call "
+            "them once before saving (a Keras model with declared inputs, tf.keras.Input, is saved with its call "
+            "as serving_default)."
         )
     blobs, entries = {}, {}
     for stem, fn, signature in functions:
@@ -194,7 +207,13 @@ def save(obj, export_dir, signatures=None, options=None):
         **{f"v{i}": np.asarray(jax.device_get(var.value)) for i, var in enumerate(walk.variables)},
     )
     variables = [{"name": var.name, "trainable": bool(var.trainable)} for var in walk.variables]
-    manifest = {"functions": entries, "tree": walk.tree, "variables": variables, "signatures": serving}
+    manifest = {
+        "functions": entries,
+        "dispatch": dispatch,
+        "tree": walk.tree,
+        "variables": variables,
+        "signatures": serving,
+    }
     with open(os.path.join(export_dir, _MANIFEST), "w") as f:
         json.dump(manifest, f)
 
@@ -252,7 +271,9 @@ def _export_function(stem, fn, signature, walk):
         except Exception:  # noqa: BLE001 - whatever stops the second order, the first still serializes
             blob = exported.serialize(vjp_order=1)
     entry = {
+        "specs": [[None if spec.shape is None else list(spec.shape), np.dtype(spec.dtype).name] for spec in flat],
         "arguments": _argument_names(fn, len(signature)),
+        "defaults": _argument_defaults(fn, len(signature)),
         "structure": structure,
         "seeded": seeded,
         "assigns": list(assigned),
@@ -291,7 +312,7 @@ def _signature_stems(signatures, walk, functions: list) -> dict:
     from ._concrete_function import ConcreteFunction
 
     if signatures is None:
-        own = [stem for stem, _ in walk.functions if "." not in stem]
+        own = [stem for stem, f in walk.functions if "." not in stem and f.input_signature is not None]
         return {"serving_default": own[0]} if len(own) == 1 else {}
     if not isinstance(signatures, Mapping):
         signatures = {"serving_default": signatures}
@@ -346,6 +367,21 @@ def _argument_names(fn, count):
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     names = [p.name if p.kind in positional else None for p in params]
     return names + [None] * (count - len(names))
+
+
+def _argument_defaults(fn, count):
+    """Per parameter of ``fn``, ``[default]`` where it has a Python default JSON can write, else
+    None: a call of the loaded function that leaves the parameter out passes that default."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[:count]
+    except (TypeError, ValueError):
+        return [None] * count
+    out = []
+    for p in params:
+        default = p.default
+        plain = default is None or isinstance(default, (bool, int, float, str))
+        out.append([default] if default is not inspect.Parameter.empty and plain else None)
+    return out + [None] * (count - len(out))
 
 
 def _callable(name, exported, entry, variables):
@@ -404,6 +440,70 @@ def _callable(name, exported, entry, variables):
     return run
 
 
+def _dispatcher(name, concrete: list):
+    """A function saved for each type it was traced for: a call runs the first whose arguments
+    it fits (same structure and Python values, tensors of the same dtype and a shape the saved
+    one covers), and one that fits none raises, as TensorFlow's loaded function does."""
+
+    def call(*args, **kwargs):
+        for run, entry in concrete:
+            full = _fitting_arguments(entry, args, kwargs)
+            if full is not None:
+                return run(*full)
+        saved = "; ".join(_describe_entry(entry) for _, entry in concrete) or "none"
+        raise GradkitValueError(
+            f"Could not find matching concrete function to call loaded from the SavedModel (TensorFlow's error): "
+            f"{name} got {len(args)} positional argument(s) and keywords {sorted(kwargs)}, which fit none of the "
+            f"signatures it was traced for before saving: {saved}. Call it as it was called before saving, or "
+            "save it with an input_signature (None for a size that varies)."
+        )
+
+    return call
+
+
+def _fitting_arguments(entry, args, kwargs):
+    """``args`` and ``kwargs`` as the positional arguments of ``entry``'s function, or None where
+    they do not fit it."""
+    names, structure = entry["arguments"], entry["structure"]
+    if len(args) > len(names) or any(k not in names[len(args) :] for k in kwargs):
+        return None
+    full = list(args)
+    defaults = entry.get("defaults") or [None] * len(names)
+    for name, default in zip(names[len(args) :], defaults[len(args) :]):
+        if name in kwargs:
+            full.append(kwargs[name])
+        elif default is not None:
+            full.append(default[0])  # the parameter's default, as a call leaving it out passes
+        else:
+            return None
+    try:
+        leaves = [
+            leaf for i, (a, s) in enumerate(zip(full, structure)) for leaf in _objects.flatten_argument(a, s, "", i)
+        ]
+    except GradkitTypeError:
+        return None
+    for leaf, (shape, dtype) in zip(leaves, entry["specs"]):
+        if isinstance(leaf, (Tensor, Variable, jax.Array, np.ndarray)):
+            kind = np.dtype(leaf.dtype)
+        else:
+            try:
+                kind = np.dtype(convert(leaf).dtype)  # a Python number or list, as TensorFlow converts it
+            except Exception:  # noqa: BLE001 - no tensor at all: it fits no signature
+                return None
+        got = tuple(np.shape(leaf)) if not hasattr(leaf, "shape") else tuple(leaf.shape)
+        if kind != np.dtype(dtype) or (shape is not None and not _shape_fits(got, shape)):
+            return None
+    return full
+
+
+def _shape_fits(got, saved) -> bool:
+    return len(got) == len(saved) and all(s is None or int(g) == s for g, s in zip(got, saved))
+
+
+def _describe_entry(entry) -> str:
+    return "(" + ", ".join(f"{dtype}{shape}" for shape, dtype in entry["specs"]) + ")"
+
+
 def _serving(run):
     """A signature function: keyword arguments only, and a dict of outputs (``output_0``, ...
     for outputs that are not a dict), as TensorFlow's ``loaded.signatures[key]``."""
@@ -439,6 +539,8 @@ def load(export_dir, tags=None, options=None):
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
         functions[stem] = _callable(stem, exported, entry, variables)
+    for stem, concrete in manifest.get("dispatch", {}).items():
+        functions[stem] = _dispatcher(stem, [(functions[c], manifest["functions"][c]) for c in concrete])
     root = _objects.rebuild(manifest["tree"], variables, functions)
     root.signatures = {key: _serving(functions[stem]) for key, stem in manifest.get("signatures", {}).items()}
     return root

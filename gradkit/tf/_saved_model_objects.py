@@ -17,6 +17,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 
+import jax
+
 from gradkit._core.variable import Variable
 from gradkit._errors import GradkitTypeError
 from gradkit.nn.module import Module as _NnModule
@@ -53,17 +55,66 @@ class Loaded:
 
 
 def own_functions(obj) -> list:
-    """``(name, Function)`` per ``tf.function`` with an ``input_signature`` of ``obj``: methods
-    decorated in its class (bound to ``obj``) and ``tf.function``s stored on the instance (which
-    TensorFlow saves too; an instance attribute hides a class one of the same name)."""
+    """``(name, Function)`` per ``tf.function`` of ``obj`` that has an ``input_signature`` or has
+    been traced (called): methods decorated in its class (bound to ``obj``) and ``tf.function``s
+    stored on the instance (which TensorFlow saves too; an instance attribute hides a class one
+    of the same name)."""
     found = {}
     for name, attr in inspect.getmembers(type(obj)):
-        if isinstance(attr, Function) and attr.input_signature is not None:
-            found[name] = getattr(obj, name)
+        if isinstance(attr, Function):
+            bound = getattr(obj, name)
+            if _saveable(bound):
+                found[name] = bound
     for name, attr in vars(obj).items() if hasattr(obj, "__dict__") else ():
-        if isinstance(attr, Function) and attr.input_signature is not None:
+        if isinstance(attr, Function) and _saveable(attr):
             found[name] = attr
     return sorted(found.items())
+
+
+def _saveable(function) -> bool:
+    return function.input_signature is not None or bool(traced_signatures(function))
+
+
+class Fixed:
+    """A Python value of a traced call (``training=False``): part of the function type TensorFlow
+    saved a concrete function for, so a call of the loaded function must pass the same."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def traced_signatures(function) -> list:
+    """Per function type ``function`` was traced for without an ``input_signature`` (TensorFlow
+    saves a concrete function for each): its arguments in parameter order, tensors as
+    ``TensorSpec``s and Python values as ``Fixed``. Types holding a Python value JSON cannot
+    write, and functions taking ``*args``, ``**kwargs`` or positional-only parameters, give none."""
+    try:
+        params = list(inspect.signature(function.python_function).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    simple = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(p.kind not in simple for p in params):
+        return []
+    found = []
+    for python, specs in getattr(function._traces, "_types", ()):
+        if python is None:
+            continue
+        treedef, kinds = python
+        spec_iter = iter(specs)
+        leaves = []
+        for kind in kinds:
+            if isinstance(kind, str):  # a tensor or a Variable
+                shape, dtype = next(spec_iter)
+                leaves.append(TensorSpec(shape, dtype))
+            elif isinstance(kind.value, (bool, int, float, str)) or kind.value is None:
+                leaves.append(Fixed(kind.value))
+            else:
+                break
+        else:
+            bound = jax.tree_util.tree_unflatten(treedef, leaves)
+            if isinstance(bound, dict) and set(bound) <= {p.name for p in params}:
+                found.append([bound.get(p.name, Fixed(p.default)) for p in params])
+    return found
 
 
 class Walk:
@@ -168,6 +219,8 @@ def signature_structure(signature) -> list:
 def _structure(spec):
     if isinstance(spec, TensorSpec):
         return None
+    if isinstance(spec, Fixed):
+        return {"static": spec.value}
     if isinstance(spec, (list, tuple)):
         return {"list" if isinstance(spec, list) else "tuple": [_structure(s) for s in spec]}
     if isinstance(spec, Mapping):
@@ -189,6 +242,8 @@ def flat_specs(signature) -> list:
 def _leaves(value, structure, out: list) -> None:
     if structure is None:
         out.append(value)
+    elif "static" in structure:
+        return
     elif "dict" in structure:
         for key, sub in structure["dict"]:
             _leaves(value[key], sub, out)
@@ -202,6 +257,10 @@ def flatten_argument(value, structure, name: str, position: int) -> list:
     if structure is None:
         return [value]
     kind = next(iter(structure))
+    if kind == "static":
+        if not _same_python_value(value, structure["static"]):
+            raise _structure_error(name, position, value, f"the Python value {structure['static']!r}")
+        return []
     if kind == "dict":
         keys = [key for key, _ in structure["dict"]]
         if not isinstance(value, Mapping) or sorted(value) != keys:
@@ -217,11 +276,17 @@ def unflatten_argument(structure, leaves):
     """The argument of ``structure`` made from the iterator ``leaves``."""
     if structure is None:
         return next(leaves)
+    if "static" in structure:
+        return structure["static"]
     if "dict" in structure:
         return {key: unflatten_argument(sub, leaves) for key, sub in structure["dict"]}
     kind = next(iter(structure))
     items = [unflatten_argument(sub, leaves) for sub in structure[kind]]
     return items if kind == "list" else tuple(items)
+
+
+def _same_python_value(value, saved) -> bool:
+    return type(value) is type(saved) and value == saved or (value is None and saved is None)
 
 
 def _structure_error(name: str, position: int, value, want: str) -> GradkitTypeError:
