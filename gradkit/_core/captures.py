@@ -44,12 +44,24 @@ class Scope:
     keeps the inputs it captured when traced.
     """
 
-    __slots__ = ("known", "tracers", "found", "_found_ids", "_entered", "_at_exit", "_order", "_slots", "_used")
+    __slots__ = (
+        "known",
+        "tracers",
+        "found",
+        "baked",
+        "_found_ids",
+        "_entered",
+        "_at_exit",
+        "_order",
+        "_slots",
+        "_used",
+    )
 
     def __init__(self, known: dict[int, int], tracers: tuple, order: tuple | None = None):
         self.known = known
         self.tracers = tracers
         self.found: list = []
+        self.baked: list = []  # objects the layer above did not want captured: constants of this trace
         self._found_ids: set[int] = set()
         self._entered = None
         self._at_exit: list[Callable[[], None]] = []
@@ -87,6 +99,10 @@ class Scope:
         if id(obj) not in self._found_ids:
             self._found_ids.add(id(obj))
             self.found.append(obj)
+
+    def note_baked(self, obj) -> None:
+        if not any(b is obj for b in self.baked):
+            self.baked.append(obj)
 
     def __enter__(self):
         _local.stack.append(self)
@@ -159,11 +175,15 @@ def value(obj, outside: Callable[[Any], Any], local_to: Scope | None = None, cap
             return tracer
     else:
         scope = None
-    if capture:
-        for above in reversed(stack):
-            if above is scope:
-                break
+    for above in reversed(stack):
+        if above is scope:
+            break
+        if capture:
             above.note(obj)
+        else:
+            # A constant of the trace for now; if the layer above starts recording it (a tape
+            # watches it), the function must capture it instead (``capturable``).
+            above.note_baked(obj)
     return outside(obj)
 
 
@@ -183,16 +203,30 @@ def _default_argument(obj):
     return obj
 
 
+def _default_capturable(obj) -> bool:
+    return False
+
+
 _isolate: Callable[[], Any] = _default_isolate
 _argument: Callable[[Any], Any] = _default_argument
+_capturable: Callable[[Any], bool] = _default_capturable
 
 
-def set_hooks(isolate: Callable[[], Any], argument: Callable[[Any], Any]) -> None:
+def set_hooks(
+    isolate: Callable[[], Any], argument: Callable[[Any], Any], capturable: Callable[[Any], bool] = _default_capturable
+) -> None:
     """Register the layer above's part: ``isolate()``, a context manager entered for each trace
     (the tape stops recording into its sessions, so what the function does with a captured
-    object reaches ``value``); ``argument(obj)``, what a call passes for a captured object."""
-    global _isolate, _argument
-    _isolate, _argument = isolate, argument
+    object reaches ``value``); ``argument(obj)``, what a call passes for a captured object;
+    ``capturable(obj)``, whether an object a trace took as a constant is one to capture now."""
+    global _isolate, _argument, _capturable
+    _isolate, _argument, _capturable = isolate, argument, capturable
+
+
+def now_capturable(objects) -> list:
+    """Those of ``objects`` (constants of some trace) that the layer above now wants captured: a
+    tensor a tape has started recording since (``tape.watch`` of a closed-over constant)."""
+    return [obj for obj in objects if _capturable(obj)]
 
 
 def argument(obj) -> Any:

@@ -104,6 +104,10 @@ class JitFunction:
         # Of the last complete trace for each argument signature (``_signature``): how many captures
         # it took, and the positions of those it used, in the order it first used them.
         self._traced_captures: dict = {}
+        # Objects traces took as constants that a layer above may yet want captured (a closed-over
+        # tensor a tape starts watching after the first call): weakly, checked at each call.
+        self._baked: list = []
+        self._baked_ids: set[int] = set()
         self._created_kept: list = []  # Variables the last trace created that outlive it
         self._stable = False  # whether _reads holds every Variable the calls so far read
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
@@ -201,6 +205,10 @@ class JitFunction:
         for var in escaped:
             self._note_read(var)
         self._captured = scope.found
+        for obj in scope.baked:
+            if id(obj) not in self._baked_ids:
+                self._baked_ids.add(id(obj))
+                self._baked.append(_weak(obj))
         if not scope.found:
             # Every complete trace, with captures or not: one made before the function captured
             # anything keeps taking none.
@@ -237,6 +245,8 @@ class JitFunction:
                 self._discover(args, kwargs, jitted)
             self._discovered = []
             self._captured = []
+            if self._baked:
+                self._capture_late()
             n = self._capture_count(args, kwargs) if self._captures else 0
             out, assigned = self._run(args, kwargs, jitted, n)
             if self._discovered or self._captured:
@@ -509,6 +519,25 @@ class JitFunction:
         else:
             self._initial_assigned = initial_assigned
 
+    def _capture_late(self) -> None:
+        """Capture the constants of earlier traces that a layer above now records (a tape watches
+        a tensor the function closes over, which no tape recorded when it was traced), as
+        TensorFlow captures every eager tensor: every signature traces again, taking them as inputs."""
+        alive = [(ref, obj) for ref in self._baked if (obj := ref()) is not None]
+        late = captures.now_capturable([obj for _, obj in alive])
+        if len(alive) != len(self._baked):
+            self._baked = [ref for ref, _ in alive]
+            self._baked_ids = {id(obj) for _, obj in alive}
+        if not late:
+            return
+        for obj in late:
+            self._baked_ids.discard(id(obj))
+            if id(obj) not in self._capture_ids:
+                self._capture_ids[id(obj)] = len(self._captures)
+                self._captures.append(obj)
+        self._baked = [ref for ref in self._baked if id(ref()) in self._baked_ids]
+        self._traced_captures.clear()
+
     def _learn(self):
         for var in self._discovered:
             if id(var) not in self._read_ids:
@@ -568,6 +597,14 @@ def _all_arrays(values) -> bool:
     """Whether every value is a concrete jax array (never a tracer, nor a pending value); checked
     without a Python loop, as it is on every call."""
     return _ARRAY_TYPES.issuperset(map(type, values))
+
+
+def _weak(obj):
+    """A weak reference to ``obj``, or (for an object that takes none) a callable holding it."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _learn_array_types(values) -> None:

@@ -10,4 +10,4 @@ from . import tensor as _tensor  # noqa: F401  (defines Tensor before anything r
 # on, tensors a tape records are recorded there too.
 _frames.set_apply(_record.apply)
 # A compiled function closing over a tensor a tape records takes it as an input (_core/captures.py).
-_captures.set_hooks(isolate=_capture.outside_sessions, argument=_capture.argument)
+_captures.set_hooks(isolate=_capture.outside_sessions, argument=_capture.argument, capturable=_record.capturable_now)

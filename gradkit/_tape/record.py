@@ -105,11 +105,21 @@ def keepable(session, leaf_values, results) -> bool:
 
 def value_of(t) -> object:
     node = t._node
-    if node.mask and captures.active() and node.session is not None:
-        # A compiled function being traced closes over a tensor a tape records: it sees the
-        # tracer of the program input standing for it, not its value as a constant.
-        return captures.value(t, own_value, node.session.scope, capture=is_capturable(node))
+    if captures.active():
+        if node.mask and node.session is not None:
+            # A compiled function being traced closes over a tensor a tape records: it sees the
+            # tracer of the program input standing for it, not its value as a constant.
+            return captures.value(t, own_value, node.session.scope, capture=is_capturable(node))
+        if node.session is None and node.values is not None and not any_traced(node.values):
+            # A concrete tensor no tape records (a tf.constant closed over): a constant of the
+            # trace, which the function captures instead once a tape watches it.
+            return captures.value(t, own_value, None, capture=False)
     return own_value(t)
+
+
+def capturable_now(obj) -> bool:
+    """Whether ``obj``, a constant of an earlier trace, is a tensor a tape records now."""
+    return isinstance(obj, Tensor) and is_capturable(obj._node)
 
 
 def is_capturable(node: Node) -> bool:
