@@ -71,6 +71,18 @@ def _describe(x) -> str:
     return f"TensorSpec(shape={_shape_text(tuple(x.shape))}, dtype=tf.{np.dtype(x.dtype).name}, name=None)"
 
 
+def _type_text(value) -> str:
+    """A value of a signature as TensorFlow's ``pretty_printed_signature`` writes its type."""
+    if isinstance(value, TensorSpec):
+        return repr(value)
+    if isinstance(value, dict):
+        return "Dict[" + ", ".join(f"[{key!r}, {_type_text(v)}]" for key, v in value.items()) + "]"
+    if isinstance(value, (list, tuple)):
+        kind = "List" if isinstance(value, list) else "Tuple"
+        return f"{kind}[" + ", ".join(_type_text(v) for v in value) + "]"
+    return f"Literal[{value!r}]"
+
+
 def _path_name(path) -> str:
     parts = []
     for key in path:
@@ -353,6 +365,25 @@ class ConcreteFunction:
     @property
     def output_dtypes(self):
         return jax.tree_util.tree_map(lambda s: s.dtype, self.structured_outputs, is_leaf=_is_leaf)
+
+    def pretty_printed_signature(self, verbose=True) -> str:
+        """TensorFlow's text of the signature: each parameter's kind and type (a ``TensorSpec``,
+        or ``Literal[value]`` for a Python value), the output type, and the captures (gradkit
+        lists none: its captured inputs are the compiled program's own)."""
+        params = self._signature.parameters
+        types = {name: _type_text(value) for name, value in self._bound.arguments.items()}
+        output = _type_text(self.structured_outputs)
+        if not verbose:
+            parts, keyword_only = [], False
+            for name, param in params.items():
+                if param.kind is inspect.Parameter.KEYWORD_ONLY and not keyword_only:
+                    parts.append("*")
+                    keyword_only = True
+                parts.append(f"{name}: {types.get(name, 'Literal[None]')}")
+            return f"({', '.join(parts)}) -> {output}"
+        lines = ["Input Parameters:"]
+        lines += [f"  {name} ({param.kind.name}): {types.get(name, 'Literal[None]')}" for name, param in params.items()]
+        return "\n".join([*lines, "Output Type:", f"  {output}", "Captures:", "  None"])
 
     def __repr__(self) -> str:
         parameters = ", ".join(

@@ -151,7 +151,10 @@ _MSG_CONTROL_FLOW = (
     "not convert Python control flow on tensor values. Use tf.where(cond, x, y) to choose values, "
     "gk.lift(jax.lax.cond) or gk.lift(jax.lax.fori_loop) for a traced branch or loop, pass the value "
     "as a Python int/bool argument (static: one trace per value), or call the function without "
-    "@tf.function (eager, where Python control flow works as in TensorFlow)."
+    "@tf.function (eager, where Python control flow works as in TensorFlow). A Python float argument "
+    "is such a traced tensor too, unlike TensorFlow's (a learning rate that changes at every call does "
+    "not recompile): `if temperature > 0.5`, math.sqrt(temperature) or float(temperature) on one raise "
+    "here; use tf.math functions on it, or pass a flag as a bool or int."
 )
 
 _MSG_VARIABLE_ON_LATER_CALL = (

@@ -17,6 +17,7 @@ runtime seed or a call recorded by TensorFlow-parity tapes. Those traces are gra
 
 from __future__ import annotations
 
+import enum
 import inspect
 
 import jax
@@ -29,8 +30,11 @@ _TENSORS = (Tensor, Variable, jax.Array, np.ndarray, np.generic)
 
 
 class Static:
-    """A Python argument (a static argument of jax.jit, a part of a function type): equal by
-    type and ==, or by identity where == fails."""
+    """A Python argument (a static argument of jax.jit, a part of a function type). A value of
+    Python's, NumPy's, an enum's or gradkit's own types (a number, a string, a dtype, a
+    TensorShape) is equal by type and ==; an object of a class of yours by identity, as
+    TensorFlow keys it (an equal instance with other attributes would otherwise reuse a trace
+    that baked in the first one's); and by identity where == fails."""
 
     __slots__ = ("value",)
 
@@ -42,16 +46,29 @@ class Static:
             return False
         if self.value is other.value:
             return True
+        if not _by_value(self.value):
+            return False
         try:
             return bool(self.value == other.value)
         except Exception:
             return False
 
     def __hash__(self):
+        if not _by_value(self.value):
+            return id(self.value)
         try:
             return hash((type(self.value), self.value))
         except TypeError:
             return id(self.value)
+
+
+_VALUE_MODULES = ("builtins", "numpy", "jax", "jaxlib", "gradkit", "enum", "fractions", "decimal")
+
+
+def _by_value(x) -> bool:
+    """Whether a static argument is a value (compared by ==) rather than an object of a user's
+    class (compared by identity)."""
+    return isinstance(x, enum.Enum) or type(x).__module__.split(".")[0] in _VALUE_MODULES
 
 
 def _is_leaf(x) -> bool:

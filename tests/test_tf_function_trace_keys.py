@@ -1,0 +1,94 @@
+"""``tf.function`` keys a trace on an object of the user's class by identity, as TensorFlow
+does (an equal instance with other attributes does not reuse a trace that baked in the first
+one's), and on Python values by ==; ``pretty_printed_signature`` gives TensorFlow's layout.
+Oracles: hand derivations and TensorFlow where installed."""
+
+import dataclasses
+
+import pytest
+
+import gradkit.tf as gtf
+
+
+class Scaled:
+    """Equal by name, as some user classes are; carries a scale the function reads."""
+
+    def __init__(self, name, scale):
+        self.name, self.scale = name, scale
+
+    def __eq__(self, other):
+        return isinstance(other, Scaled) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    k: int
+
+
+def _program(tf):
+    @tf.function
+    def f(x, obj):
+        return x * obj.scale
+
+    @tf.function
+    def g(x, c):
+        return x * c.k
+
+    @tf.function
+    def h(x, n):
+        return x * n
+
+    x = tf.constant(1.0)
+    values = [float(f(x, Scaled("a", 2.0))), float(f(x, Scaled("a", 5.0)))]
+    g(x, Frozen(2))
+    g(x, Frozen(2))
+    h(x, 3)
+    h(x, 3)
+    counts = [
+        f.experimental_get_tracing_count(),
+        g.experimental_get_tracing_count(),
+        h.experimental_get_tracing_count(),
+    ]
+    return values, counts
+
+
+def test_objects_of_user_classes_are_keyed_by_identity():
+    values, counts = _program(gtf)
+    assert values == [2.0, 5.0]
+    assert counts == [2, 2, 1]  # two objects, two objects, one int value
+
+
+def test_matches_tensorflow():
+    rtf = pytest.importorskip("tensorflow")
+    assert _program(gtf) == _program(rtf)
+
+
+def _signature_text(tf):
+    @tf.function
+    def f(x, y=2.0, *, k=None):
+        return {"a": x * y, "b": (x, x)}
+
+    c = f.get_concrete_function(tf.TensorSpec([None], tf.float32, name="x"))
+    return c.pretty_printed_signature(), c.pretty_printed_signature(verbose=False)
+
+
+def test_pretty_printed_signature():
+    verbose, short = _signature_text(gtf)
+    spec = "TensorSpec(shape=(None,), dtype=tf.float32, name='x')"
+    assert verbose.splitlines()[:4] == [
+        "Input Parameters:",
+        f"  x (POSITIONAL_OR_KEYWORD): {spec}",
+        "  y (POSITIONAL_OR_KEYWORD): Literal[2.0]",
+        "  k (KEYWORD_ONLY): Literal[None]",
+    ]
+    assert short.startswith(f"(x: {spec}, y: Literal[2.0], *, k: Literal[None]) -> Dict[['a', TensorSpec(")
+
+
+def test_pretty_printed_signature_matches_tensorflow():
+    rtf = pytest.importorskip("tensorflow")
+    ours, theirs = _signature_text(gtf), _signature_text(rtf)
+    assert ours[0].splitlines()[:4] == theirs[0].splitlines()[:4]
+    assert ours[1].split(" -> ")[0] == theirs[1].split(" -> ")[0]
