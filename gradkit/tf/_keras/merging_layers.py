@@ -26,7 +26,7 @@ from gradkit import _errors
 from .. import _math
 from .._convert import call
 from .._grad_kernels import with_tf_gradient_kernel
-from . import layer_config
+from . import layer_config, masking
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer
 
@@ -53,6 +53,33 @@ def _merge(*inputs, kind):
     if kind == "maximum":
         return functools.reduce(_math._tf_maximum, xs)
     return functools.reduce(_math._tf_minimum, xs)
+
+
+def _masked_merge(*arrays, kind, present):
+    """Keras' Multiply, Maximum and Minimum of inputs some of which carry masks (``present``
+    says which; their masks follow the inputs): Multiply takes a masked entry as 1, and 0 where
+    every input is masked when all carry masks; Maximum and Minimum take the other input's
+    value where one is masked (``_apply_merge_op_and_or_mask``)."""
+    xs = _with_batch_axis_first(arrays[: len(present)])
+    given = iter(arrays[len(present) :])
+    masks = [jnp.broadcast_to(next(given).astype(bool)[..., None], x.shape) if p else None for x, p in zip(xs, present)]
+    if kind == "multiply":
+        out = functools.reduce(
+            jnp.multiply, [x if m is None else jnp.where(m, x, jnp.ones_like(x)) for x, m in zip(xs, masks)]
+        )
+        if all(present):
+            return jnp.where(functools.reduce(jnp.logical_or, masks), out, jnp.zeros_like(out))
+        return out
+    op = _math._tf_maximum if kind == "maximum" else _math._tf_minimum
+    out, out_mask = xs[0], masks[0]
+    for x, m in zip(xs[1:], masks[1:]):
+        if m is not None:
+            x = jnp.where(m, x, out)
+        if out_mask is not None:
+            out = jnp.where(out_mask, out, x)
+        out_mask = None if m is None or out_mask is None else jnp.logical_or(out_mask, m)
+        out = op(out, x)
+    return out
 
 
 def _elementwise_shape(shape1, shape2, what):
@@ -126,6 +153,12 @@ class _Merge(KerasNamedLayer, Layer):
     def call(self, inputs):
         what = self._check_list(inputs, 2 if self._kind == "subtract" else None)
         self.compute_output_shape([tuple(x.shape) for x in inputs], what)
+        if self._kind in ("multiply", "maximum", "minimum"):
+            masks = [masking.get_keras_mask(x) for x in inputs]
+            if any(m is not None for m in masks):
+                present = tuple(m is not None for m in masks)
+                given = [m for m in masks if m is not None]
+                return call(_masked_merge, *inputs, *given, kind=self._kind, present=present)
         return call(_merge, *inputs, kind=self._kind)
 
     def compute_output_shape(self, input_shape, _what=None):

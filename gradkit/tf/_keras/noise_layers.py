@@ -181,6 +181,7 @@ class _SpatialDropout(Layer):
         self.seed = seed
         keras_random.own_generator(self, seed)
         self.data_format = "channels_last"
+        self.supports_masking = True  # a Dropout in Keras: the mask passes through
         self.built = True
 
     def call(self, inputs, training=False):
