@@ -92,3 +92,23 @@ def test_pretty_printed_signature_matches_tensorflow():
     ours, theirs = _signature_text(gtf), _signature_text(rtf)
     assert ours[0].splitlines()[:4] == theirs[0].splitlines()[:4]
     assert ours[1].split(" -> ")[0] == theirs[1].split(" -> ")[0]
+
+
+def _defaults_program(tf):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x, s=2.0):
+        return x * s
+
+    out = [f(tf.ones([2]), 2.0).numpy().tolist(), f(tf.ones([2]), s=2.0).numpy().tolist()]
+    with pytest.raises(TypeError):
+        f(tf.ones([2]), 3.0)  # a value other than the default has no TensorSpec
+    return out
+
+
+def test_an_argument_past_the_input_signature_may_pass_its_default():
+    assert _defaults_program(gtf) == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_an_argument_past_the_input_signature_matches_tensorflow():
+    rtf = pytest.importorskip("tensorflow")
+    assert _defaults_program(gtf) == _defaults_program(rtf)

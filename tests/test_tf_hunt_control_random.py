@@ -5,6 +5,9 @@ different shapes. Oracles: TensorFlow 2.21 where installed (equality patterns, t
 shapes, never random bits), and the rules themselves (TensorFlow's ``tf.random.set_seed``
 docstring, NumPy, hand derivations)."""
 
+import collections
+import collections.abc
+
 import numpy as np
 import pytest
 
@@ -333,3 +336,40 @@ def test_tensorflow_refuses_cond_branches_of_two_dtypes():
     tf = pytest.importorskip("tensorflow")
     with pytest.raises((TypeError, ValueError)):
         _branches_of_two_dtypes(tf)
+
+
+class _ReadOnlyMapping(collections.abc.Mapping):
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def _namedtuple_class():
+    return collections.namedtuple("Pair", ["a", "b"])  # a class made again at each call
+
+
+def _nest_program(tf):
+    flat = [
+        tf.nest.flatten(_ReadOnlyMapping({"b": 1, "a": 2})),
+        tf.nest.flatten({"x": 1, "y": 2}.values()),
+        tf.nest.flatten([{"k": 3}.keys()]),
+    ]
+    tf.nest.assert_same_structure(_namedtuple_class()(1, 2), _namedtuple_class()(3, 4))
+    return flat
+
+
+def test_nest_takes_mappings_views_and_namedtuples_made_twice():
+    assert _nest_program(gtf) == [[2, 1], [1, 2], ["k"]]  # a mapping's values by sorted key
+
+
+def test_nest_matches_tensorflow_on_mappings_and_namedtuples():
+    rtf = pytest.importorskip("tensorflow")
+    assert _nest_program(gtf) == _nest_program(rtf)

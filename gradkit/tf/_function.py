@@ -188,15 +188,33 @@ def _by_position(fn, count: int, args: tuple, kwargs: dict):
     arguments naming its first ``count`` parameters moved into place, as TensorFlow binds them;
     unchanged where they do not fit (the caller's error then says what is wrong)."""
     try:
-        parameters = list(inspect.signature(fn).parameters.values())[:count]
+        everything = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return args, kwargs
+    parameters = everything[:count]
+    args, kwargs = _without_defaults_given(everything, count, args, kwargs)
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     names = [p.name for p in parameters if p.kind in kinds]
     missing = names[len(args) :]
     if len(names) != count or set(kwargs) != set(missing):
         return args, kwargs
     return (*args, *(kwargs[name] for name in missing)), {}
+
+
+def _without_defaults_given(parameters: list, count: int, args: tuple, kwargs: dict):
+    """The call without the arguments past the ``input_signature``'s ``count`` that pass their
+    parameter's default value, which TensorFlow accepts (``f(x, 2.0)`` for ``def f(x, s=2.0)``)."""
+
+    def is_default(param, value) -> bool:
+        default = param.default
+        return default is not inspect.Parameter.empty and type(value) is type(default) and value == default
+
+    args = list(args)
+    while len(args) > count and len(args) <= len(parameters) and is_default(parameters[len(args) - 1], args[-1]):
+        args.pop()
+    extra = {p.name: p for p in parameters[count:]}
+    kwargs = {k: v for k, v in kwargs.items() if not (k in extra and is_default(extra[k], v))}
+    return tuple(args), kwargs
 
 
 def _hashable(value) -> bool:
@@ -318,7 +336,7 @@ class Function:
         """The static part of a call (a ``_Layout``) and its traced leaves, the input_signature applied."""
         if self.input_signature is not None:
             name = getattr(self.python_function, "__qualname__", "the function")
-            if kwargs:
+            if kwargs or len(args) > len(self.input_signature):
                 args, kwargs = _by_position(self.python_function, len(self.input_signature), args, kwargs)
             if kwargs or len(args) != len(self.input_signature):
                 raise _errors.GradkitTypeError(

@@ -16,19 +16,32 @@ and a rebuilt dict keeps the order of the one it copies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, MappingView
+
 from gradkit import _errors
 
 
 def is_nested(seq) -> bool:
-    return isinstance(seq, (list, tuple, dict))
+    return isinstance(seq, (list, tuple, Mapping, MappingView))
 
 
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def _same_namedtuple_type(a, b) -> bool:
+    """TensorFlow's rule: two namedtuple classes of one name and the same fields are one type
+    (a class defined again, in a function called twice)."""
+    return (
+        _is_namedtuple(a)
+        and _is_namedtuple(b)
+        and type(a).__name__ == type(b).__name__
+        and tuple(type(a)._fields) == tuple(type(b)._fields)
+    )
+
+
 def _children(structure) -> list:
-    if isinstance(structure, dict):
+    if isinstance(structure, Mapping):
         return [structure[k] for k in _sorted_keys(structure)]
     return list(structure)
 
@@ -55,8 +68,11 @@ def flatten(structure, expand_composites=False):
 
 
 def _rebuilt(structure, children: list):
-    """A structure of ``structure``'s type holding ``children`` (given in flatten order)."""
-    if isinstance(structure, dict):
+    """A structure of ``structure``'s type holding ``children`` (given in flatten order); a dict
+    view comes back as a list, as it cannot be rebuilt."""
+    if isinstance(structure, MappingView):
+        return list(children)
+    if isinstance(structure, Mapping):
         by_key = dict(zip(_sorted_keys(structure), children))
         items = [(k, by_key[k]) for k in structure]
         if type(structure) is dict:
@@ -109,12 +125,17 @@ def _compare(a, b, check_types: bool, whole1, whole2) -> None:
         )
     if not is_nested(a):
         return
-    if check_types and type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
+    if (
+        check_types
+        and type(a) is not type(b)
+        and not (isinstance(a, Mapping) and isinstance(b, Mapping))
+        and not _same_namedtuple_type(a, b)
+    ):
         raise _errors.GradkitTypeError(
             f"The two structures don't have the same sequence type: {type(a).__name__} and {type(b).__name__} "
             f"in {whole1!r:.200} and {whole2!r:.200}. Pass check_types=False to compare the nesting alone."
         )
-    if isinstance(a, dict) != isinstance(b, dict) or (isinstance(a, dict) and set(a) != set(b)):
+    if isinstance(a, Mapping) != isinstance(b, Mapping) or (isinstance(a, Mapping) and set(a) != set(b)):
         raise _errors.GradkitValueError(
             f"The two structures don't have the same nested structure: {whole1!r:.200} and {whole2!r:.200} "
             "(their dicts' keys differ)."
