@@ -10,7 +10,6 @@ pytest.importorskip("tensorflow")
 from _keras_layer_parity import check_layer, check_output_shape, tf_real  # noqa: E402
 
 import gradkit.tf as gtf  # noqa: E402
-from gradkit import _errors  # noqa: E402
 
 _rs = np.random.RandomState(0)
 SEQ = _rs.randn(2, 5, 3).astype(np.float32)
@@ -131,10 +130,14 @@ def test_refusals_match_keras(key):
         program(gtf)
 
 
-def test_area_interpolation_is_refused():
-    # TensorFlow's ResizeArea has no gradient.
-    with pytest.raises(_errors.GradkitNotImplementedError, match=r"\[gradkit\].*no gradient"):
-        gtf.keras.layers.UpSampling2D(interpolation="area")
+@pytest.mark.parametrize("size", [(2, 2), (3, 2), (1, 3)])
+def test_area_interpolation_matches_keras_and_repeats(size):
+    # An area resize by whole factors gives each input entry to the outputs it covers: a repeat
+    # (hand oracle, NumPy), and Keras' values; its gradient is the repeat's (TensorFlow has none).
+    ours = np.asarray(gtf.keras.layers.UpSampling2D(size, interpolation="area")(gtf.constant(IMG)))
+    np.testing.assert_allclose(ours, np.repeat(np.repeat(IMG, size[0], axis=1), size[1], axis=2))
+    theirs = np.asarray(tf_real.keras.layers.UpSampling2D(size, interpolation="area")(tf_real.constant(IMG)))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("interpolation", ["cubic", "gaussian", "mitchellcubic"])

@@ -32,9 +32,7 @@ from .base_layer import Layer
 from .layer_names import KerasNamedLayer
 from .spatial_args import spatial_axes, standardize_data_format, standardize_tuple
 
-# The interpolation Keras' UpSampling2D passes to tf.image.resize that gradkit.tf does not implement.
-_NOT_IMPLEMENTED = ("area",)
-_IMPLEMENTED = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
+_IMPLEMENTED = ("nearest", "area", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
 
 def _repeat(x, sizes, axes):
@@ -149,7 +147,9 @@ class _UpSampling(KerasNamedLayer, Layer):
         layer_args.check_rank(inputs.shape, self._n + 2, layout, f"{type(self).__name__} '{self.name}'")
         sizes = tuple(int(s) for s in self._sizes())
         axes = spatial_axes(len(inputs.shape), self.data_format)
-        if self.interpolation == "nearest":
+        if self.interpolation in ("nearest", "area"):
+            # An area resize by whole factors averages over a part of one input entry: the
+            # entry itself, as a repeat gives it (TensorFlow's has no gradient; this one does).
             return call(_repeat, inputs, sizes=sizes, axes=axes)
         layer_args.check_float(inputs, f"{type(self).__name__} '{self.name}'")
         return call(_interpolate, inputs, sizes=sizes, axes=axes, method=self.interpolation)
@@ -175,8 +175,8 @@ class UpSampling1D(_UpSampling):
 
 class UpSampling2D(_UpSampling):
     """``UpSampling2D(size=(2, 2), data_format=None, interpolation='nearest')``: rows and columns
-    repeated (``'nearest'``) or interpolated as ``tf.image.resize`` does (``'bilinear'``,
-    ``'bicubic'``, ``'lanczos3'``, ``'lanczos5'``)."""
+    repeated (``'nearest'``, and ``'area'``, the same by whole factors) or interpolated as
+    ``tf.image.resize`` does (``'bilinear'``, ``'bicubic'``, ``'lanczos3'``, ``'lanczos5'``)."""
 
     _n = 2
 
@@ -185,12 +185,6 @@ class UpSampling2D(_UpSampling):
         self.data_format = standardize_data_format(data_format, "UpSampling2D")
         self.size = standardize_tuple(size, 2, "size", "UpSampling2D")
         self.interpolation = str(interpolation).lower()
-        if self.interpolation in _NOT_IMPLEMENTED:
-            raise _errors.GradkitNotImplementedError(
-                f"UpSampling2D: interpolation={interpolation!r} is not implemented in gradkit.tf: TensorFlow's area "
-                "resize has no gradient. Use 'nearest' (the same values for an upsampling by whole factors) or "
-                f"one of {list(_IMPLEMENTED[1:])}."
-            )
         if self.interpolation not in _IMPLEMENTED:
             raise _errors.GradkitValueError(
                 f"UpSampling2D: interpolation={interpolation!r} is not one Keras knows; gradkit.tf takes "
