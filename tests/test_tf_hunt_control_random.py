@@ -373,3 +373,20 @@ def test_nest_takes_mappings_views_and_namedtuples_made_twice():
 def test_nest_matches_tensorflow_on_mappings_and_namedtuples():
     rtf = pytest.importorskip("tensorflow")
     assert _nest_program(gtf) == _nest_program(rtf)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"minval": 0.5, "maxval": 3}, TypeError),  # 0.5 is no int32
+        ({"minval": 0, "maxval": [3, 4]}, ValueError),  # RandomUniformInt takes scalar bounds
+        ({"minval": 0, "maxval": 3, "dtype": "uint8"}, ValueError),  # no uint8 draws
+    ],
+)
+def test_integer_uniform_refuses_what_tensorflow_refuses(kwargs, error):
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", "int32")
+    with pytest.raises(error, match=r"^\[gradkit\] "):
+        gtf.random.uniform([2], dtype=dtype, **kwargs)
+    draws = gtf.random.uniform([100], minval=1, maxval=4, dtype="int32").numpy()
+    assert draws.min() >= 1 and draws.max() <= 3

@@ -57,7 +57,7 @@ def _uniform(shape, low, high, seed, stateless, dtype=np.float32):
         )
     if stateless:
         return _random_stateless.stateless_uniform(shape, seed, minval=low, maxval=high, dtype=dtype)
-    return _random.uniform(shape, minval=low, maxval=high, dtype=dtype, seed=seed)
+    return _random.draw_uniform(shape, low, high, dtype, seed)
 
 
 def _flipped_where(image, draw, *, axis):

@@ -35,7 +35,7 @@ from gradkit._tape.tensor import Tensor
 from gradkit.nn import initializers
 
 from . import _dtypes
-from ._convert import convert, known_value, static_ints
+from ._convert import check_python_value, convert, known_value, static_ints
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TensorFlow's, used for an op seed while no global seed is set
 _global_seed = [None]
@@ -325,6 +325,34 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=N
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
+    """``tf.random.uniform``: floats in [minval, maxval), or integers (int32, int64) in [minval,
+    maxval) with scalar bounds that dtype holds, as TensorFlow's RandomUniformInt takes them."""
+    dtype = np.dtype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        if dtype.name not in ("int32", "int64"):
+            raise _errors.GradkitValueError(
+                f"tf.random.uniform got dtype={dtype.name}; TensorFlow takes float16, bfloat16, float32, float64, "
+                "int32 or int64. Draw int32 values and tf.cast them."
+            )
+        if maxval is None:
+            raise _errors.GradkitValueError(
+                f"tf.random.uniform with an integer dtype ({dtype.name}) needs maxval, as in TensorFlow: "
+                "it draws from [minval, maxval). Pass maxval=..."
+            )
+        for what, bound in (("minval", minval), ("maxval", maxval)):
+            check_python_value(bound, dtype, f"tf.random.uniform's {what}")  # 0.5 for an int32 draw: refused
+            shape = np.shape(bound) if not hasattr(bound, "shape") else tuple(bound.shape)
+            if len(shape) != 0:
+                raise _errors.GradkitValueError(
+                    f"tf.random.uniform with an integer dtype takes a scalar {what}, as TensorFlow's RandomUniformInt "
+                    f"does, but got one of shape {shape}. Draw with scalar bounds, or draw floats and scale them."
+                )
+    return draw_uniform(shape, minval, maxval, dtype, seed)
+
+
+def draw_uniform(shape, minval, maxval, dtype, seed):
+    """Uniform draws as ``tf.random.uniform`` makes them, bounds of any broadcasting shape
+    (``tf.image.random_crop`` draws each offset below its own limit)."""
     dtype = np.dtype(dtype)
     dims = _shape(shape, "uniform")
     if np.issubdtype(dtype, np.integer):
