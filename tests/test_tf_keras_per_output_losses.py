@@ -63,3 +63,45 @@ def test_targets_only_for_the_outputs_with_a_loss():
     p1, _, p3 = model.predict(X, verbose=0)
     want = np.mean((p1 - Y1) ** 2) + np.mean(np.abs(p3 - y3))  # the output without a loss takes no target
     np.testing.assert_allclose(logs["loss"], want, rtol=1e-5)
+
+
+def _partial_dict_losses(keras_module):
+    """A model with dict outputs, a loss for one of them, and targets for that one only: Keras
+    trains it (the other output needs no target) and warns that its weights get no gradient."""
+    rng = np.random.RandomState(0)
+    a_np, y_np = rng.randn(8, 5).astype("float32"), rng.randn(8, 1).astype("float32")
+    a = keras_module.Input((5,), name="a")
+    h = keras_module.layers.Dense(4, name="h")(a)
+    model = keras_module.Model(
+        a,
+        {"zeta": keras_module.layers.Dense(1, name="zeta")(h), "alpha": keras_module.layers.Dense(3, name="alpha")(h)},
+    )
+    model.set_weights([np.full(w.shape, 0.1, np.float32) for w in model.get_weights()])
+    model.compile("sgd", loss={"zeta": "mse"})
+    with pytest.warns(UserWarning, match="Gradients do not exist"):
+        history = model.fit(a_np, {"zeta": y_np}, epochs=1, batch_size=8, verbose=0).history
+    return history["loss"][0], a_np, y_np
+
+
+def test_a_dict_output_without_a_loss_needs_no_target():
+    loss, a_np, y_np = _partial_dict_losses(gtf.keras)
+    h = a_np @ np.full((5, 4), 0.1, np.float32) + 0.1
+    pred = h @ np.full((4, 1), 0.1, np.float32) + 0.1
+    np.testing.assert_allclose(loss, np.mean((pred - y_np) ** 2), rtol=1e-5)  # the loss before the step
+
+
+def test_a_dict_output_without_a_loss_matches_keras():
+    pytest.importorskip("tensorflow")
+    import keras
+
+    np.testing.assert_allclose(_partial_dict_losses(gtf.keras)[0], _partial_dict_losses(keras)[0], rtol=1e-5)
+
+
+def test_an_output_with_a_loss_and_no_target_raises():
+    a = gtf.keras.Input((5,), name="a")
+    model = gtf.keras.Model(
+        a, {"zeta": gtf.keras.layers.Dense(1, name="zeta")(a), "alpha": gtf.keras.layers.Dense(2, name="alpha")(a)}
+    )
+    model.compile("sgd", loss={"zeta": "mse", "alpha": "mse"})
+    with pytest.raises(ValueError, match=r"\[gradkit\] the model's output 'alpha' has a loss"):
+        model.fit(np.ones((4, 5), np.float32), {"zeta": np.ones((4, 1), np.float32)}, verbose=0)

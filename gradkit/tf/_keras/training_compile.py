@@ -66,8 +66,8 @@ def _per_output(spec, outputs: list, what: str) -> list:
 def _aligned(structure, outputs: list, like, what: str) -> list:
     """``structure`` (targets or sample weights) as one entry per output of ``like``."""
     if isinstance(structure, dict):
-        if isinstance(like, dict):
-            return [structure[name] for name, _ in outputs]
+        # An output left out has None (one without a loss needs no target; CompileLoss raises
+        # where one with a loss has none).
         return [structure.get(name) for name, _ in outputs]
     values = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: _is_leaf(x) or x is None)
     if len(outputs) == 1:
@@ -175,9 +175,15 @@ class CompileLoss:
             _aligned(sample_weight, outputs, y_pred, "sample_weight") if nested else [sample_weight] * len(outputs)
         )
         total = None
-        for i, (entry, y_t, (_, y_p), sw) in enumerate(zip(self._losses, targets, outputs, weights)):
+        for i, (entry, y_t, (name, y_p), sw) in enumerate(zip(self._losses, targets, outputs, weights)):
             if entry is None:
                 continue
+            if y_t is None:
+                raise _errors.GradkitValueError(
+                    f"the model's output {name!r} has a loss ({entry[0].name}), but the targets hold none for it. "
+                    "Give y a target for every output with a loss (a dict by output name), or compile without a "
+                    "loss for that output."
+                )
             loss, weight = entry
             value = convert(loss(y_t, y_p, sw), "float32")
             tracker = self._trackers.get(i)
