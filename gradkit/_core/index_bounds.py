@@ -45,6 +45,18 @@ def _check_run(items, shape, axis: int, concrete) -> None:
     for item in items:
         if item is None:
             continue
+        shown = items[0] if len(items) == 1 else items
+        if isinstance(item, (float, complex, str, bytes)):
+            raise _errors.GradkitTypeError(
+                f"[gradkit] a tensor of shape {tuple(shape)} cannot be indexed by {shown!r:.80}: {item!r} is a "
+                f"{type(item).__name__}, and indices are integers, slices, None, Ellipsis, or integer or boolean "
+                "arrays, as in NumPy. Pass int(i) for a whole-number index."
+            )
+        if axis >= len(shape):
+            raise _errors.GradkitIndexError(
+                f"[gradkit] a tensor of shape {tuple(shape)} cannot be indexed by {shown!r:.80}: too many indices "
+                f"for its {len(shape)} axes. Give at most one index per axis (None adds an axis)."
+            )
         if isinstance(item, slice):
             axis += 1
             continue

@@ -8,6 +8,7 @@ Variable.
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -87,7 +88,13 @@ class ValueOperators:
         return iter(self._read_value())
 
     def __array__(self, dtype=None, copy=None):
-        return np.asarray(frames.concrete(self._read_value()), dtype=dtype)
+        value = self._read_value()
+        refuse = getattr(value, "_refuse_jax_conversion", None)
+        if refuse is not None and sys._getframe(1).f_globals.get("__name__", "").startswith("jax."):
+            # jnp.asarray(v) while a tape records v's read: jax would take the value and lose the
+            # gradient silently; the recorded value's own check raises the clear error instead.
+            refuse("a jax.numpy function")
+        return np.asarray(frames.concrete(value), dtype=dtype)
 
     @property
     def __jax_array__(self):

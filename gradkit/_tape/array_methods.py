@@ -14,6 +14,7 @@ import sys
 import jax
 import jax.numpy as jnp
 
+from .. import _errors
 from .._core.index_update import index_update
 from .._core.variable import index_for_update
 from . import record
@@ -107,7 +108,15 @@ class IndexUpdate:
             raise AttributeError(
                 f"[gradkit] t.at[...] has no update {name!r}; the updates are {', '.join(sorted(_AT_INDEX))}."
             )
-        return lambda *args, **kwargs: record.apply(fn, self._tensor, self._index, *args, **kwargs)
+        tensor, index = self._tensor, self._index
+
+        def update(*args, **kwargs):
+            try:
+                return record.apply(fn, tensor, index, *args, **kwargs)
+            except (TypeError, ValueError, IndexError) as error:
+                raise _errors.bad_op_inputs(error, f"t.at[...].{name}", (tensor, *args)) from error
+
+        return update
 
 
 # Methods whose float arguments are values (bounds, the values an update writes), never shapes

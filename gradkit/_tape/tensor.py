@@ -235,6 +235,12 @@ class Tensor:
             record.note_numpy_exit(out, self._node, graph.user_site())  # explain() recognises it later
         return out
 
+    def _refuse_jax_conversion(self, what: str) -> None:
+        """Raise where jax converts this tensor while a tape records it (its gradient would be
+        lost); a Variable whose read is this tensor asks too (``ValueOperators.__array__``)."""
+        if record.is_recorded(self):
+            record.check_not_recorded(self, what)
+
     def __array__(self, dtype=None, copy=None):
         # NumPy, matplotlib and friends may take the value (it leaves the tape, as in
         # TensorFlow); a jax function converting it would silently lose the gradient.
