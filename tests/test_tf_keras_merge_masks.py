@@ -56,3 +56,8 @@ def test_spatial_dropout_passes_the_mask_on():
     embedded = gtf.keras.layers.Embedding(8, 4, mask_zero=True)(ids)
     dropped = gtf.keras.layers.SpatialDropout1D(0.5, seed=1)(embedded, training=True)
     np.testing.assert_array_equal(np.asarray(dropped._keras_mask), ids != 0)
+
+
+@pytest.mark.parametrize("mask_zero", [False, True])
+def test_embedding_supports_masking_as_keras(mask_zero):
+    assert gtf.keras.layers.Embedding(8, 4, mask_zero=mask_zero).supports_masking is mask_zero

@@ -105,3 +105,15 @@ def test_an_output_with_a_loss_and_no_target_raises():
     model.compile("sgd", loss={"zeta": "mse", "alpha": "mse"})
     with pytest.raises(ValueError, match=r"\[gradkit\] the model's output 'alpha' has a loss"):
         model.fit(np.ones((4, 5), np.float32), {"zeta": np.ones((4, 1), np.float32)}, verbose=0)
+
+
+def test_a_loss_weights_dict_shorter_than_the_loss_dict_is_refused():
+    a = gtf.keras.Input((5,), name="a")
+    outputs = {"zeta": gtf.keras.layers.Dense(1, name="zeta")(a), "alpha": gtf.keras.layers.Dense(1, name="alpha")(a)}
+    model = gtf.keras.Model(a, outputs)
+    model.compile("sgd", loss={"zeta": "mse", "alpha": "mae"}, loss_weights={"zeta": 2.0})
+    targets = {"zeta": np.ones((4, 1), np.float32), "alpha": np.ones((4, 1), np.float32)}
+    with pytest.raises(
+        ValueError, match=r"\[gradkit\] `loss_weights` must match the number of losses, got 2 losses and 1"
+    ):
+        model.fit(np.ones((4, 5), np.float32), targets, verbose=0)

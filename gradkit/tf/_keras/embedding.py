@@ -81,6 +81,7 @@ class Embedding(_KerasLayer, Layer):
         )
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero  # Keras': it makes a mask only with mask_zero
         # Keras' 'uniform' is RandomUniform's default range, [-0.05, 0.05].
         uniform = isinstance(embeddings_initializer, str) and embeddings_initializer == "uniform"
         self.embeddings_initializer = "random_uniform" if uniform else embeddings_initializer

@@ -137,6 +137,13 @@ class CompileLoss:
     def _build(self, y_true: list, outputs: list):
         identifiers = _per_output(self._identifier, outputs, "loss")
         weights = self._loss_weights
+        if isinstance(weights, dict) and isinstance(self._identifier, dict) and len(weights) != len(self._identifier):
+            # Keras' check: a weight left out would silently count 1.
+            raise _errors.GradkitValueError(
+                f"`loss_weights` must match the number of losses, got {len(self._identifier)} losses and "
+                f"{len(weights)} weights (Keras' error). Give a weight for each loss: loss_weights="
+                f"{ {name: 1.0 for name in self._identifier} }."
+            )
         if len(outputs) == 1 and isinstance(weights, (list, tuple, dict)) and len(weights) == 1:
             weights = next(iter(weights.values())) if isinstance(weights, dict) else weights[0]
         weights = _per_output(weights, outputs, "loss_weights")
