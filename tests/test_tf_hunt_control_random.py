@@ -390,3 +390,41 @@ def test_integer_uniform_refuses_what_tensorflow_refuses(kwargs, error):
         gtf.random.uniform([2], dtype=dtype, **kwargs)
     draws = gtf.random.uniform([100], minval=1, maxval=4, dtype="int32").numpy()
     assert draws.min() >= 1 and draws.max() <= 3
+
+
+def test_stateless_shuffle_permutes_the_first_axis_by_the_seed_alone():
+    x = gtf.reshape(gtf.range(12), [6, 2])
+    a = gtf.random.experimental.stateless_shuffle(x, seed=[1, 2]).numpy()
+    b = gtf.random.experimental.stateless_shuffle(x, seed=[1, 2]).numpy()
+    np.testing.assert_array_equal(a, b)  # the seed alone decides
+    assert sorted(a[:, 0].tolist()) == [0, 2, 4, 6, 8, 10] and np.all(a[:, 1] == a[:, 0] + 1)  # whole rows move
+    assert float(gtf.random.experimental.stateless_shuffle(gtf.constant(3.0), seed=[1, 2])) == 3.0
+    v = gtf.Variable(np.arange(6, dtype=np.float32))
+    weights = gtf.constant(np.arange(6, dtype=np.float32))
+    with gtf.GradientTape() as tape:
+        loss = gtf.reduce_sum(gtf.random.experimental.stateless_shuffle(v, seed=[1, 2]) * weights)
+    order = gtf.random.experimental.stateless_shuffle(gtf.range(6), seed=[1, 2]).numpy()
+    want = np.zeros(6, np.float32)
+    want[order] = np.arange(6)  # d/dv[order[i]] of sum_i v[order[i]] * i
+    np.testing.assert_allclose(tape.gradient(loss, v).numpy(), want)
+
+
+def test_generator_binomial_draws_and_checks_its_shape():
+    g = gtf.random.Generator.from_seed(1)
+    draws = g.binomial([4000], counts=10.0, probs=0.3).numpy()
+    assert draws.dtype == np.int32 and draws.min() >= 0 and draws.max() <= 10
+    assert abs(draws.mean() - 3.0) < 0.15 and abs(draws.var() - 2.1) < 0.3  # n p and n p (1 - p)
+    assert g.binomial([2, 3], counts=[10.0, 20.0, 5.0], probs=0.5, dtype="int64").shape == (2, 3)
+    state = g.state.numpy().copy()
+    with pytest.raises(ValueError, match=r"\[gradkit\] Generator.binomial got shape \[3\]"):
+        g.binomial([3], counts=[1.0, 2.0], probs=0.5)
+    np.testing.assert_array_equal(g.state.numpy(), state)  # a refused call draws nothing
+
+
+def test_stateless_shuffle_matches_tensorflow_where_it_is_defined():
+    rtf = pytest.importorskip("tensorflow")
+    for tf in (rtf, gtf):
+        x = tf.reshape(tf.range(6), [3, 2])
+        out = tf.random.experimental.stateless_shuffle(x, seed=[1, 2]).numpy()
+        assert sorted(out[:, 0].tolist()) == [0, 2, 4]
+    assert rtf.random.Generator.from_seed(1).binomial([2, 3], [1.0, 2.0, 3.0], 0.5).shape == (2, 3)

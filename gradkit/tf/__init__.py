@@ -303,6 +303,7 @@ random = _Namespace(
     set_global_generator=_random_generator.set_global_generator,
     experimental=_Namespace(
         "gradkit.tf.random.experimental",
+        stateless_shuffle=_random_sampling.stateless_shuffle,
         stateless_split=_random_seeds.split,
         stateless_fold_in=_random_seeds.fold_in,
         Generator=_random_generator.Generator,

@@ -22,7 +22,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from . import _dtypes, _random, _random_stateless
+from . import _dtypes, _random, _random_seeds, _random_stateless
 from ._namespace import missing
 from ._variables import Variable
 
@@ -123,6 +123,12 @@ class Generator:
     def uniform_full_int(self, shape, dtype=_dtypes.int64, name=None):
         """Integers over the whole range of ``dtype``."""
         return self.uniform(shape, None, None, dtype)
+
+    def binomial(self, shape, counts, probs, dtype=_dtypes.int32, name=None):
+        """Binomial draws of shape ``shape`` (which must end with the broadcast shape of ``counts``
+        and ``probs``), as ``Generator.binomial``; the state advances only for a call that draws."""
+        dims, n, p = _random_seeds.binomial_arguments(shape, counts, probs, "Generator.binomial")
+        return _random_seeds.binomial_draws(self._next_key(), dims, n, p, dtype)
 
     def make_seeds(self, count=1):
         """``count`` seeds for the ``tf.random.stateless_*`` functions: shape ``[2, count]``, int64."""

@@ -111,6 +111,22 @@ def shuffle(value, seed=None, name=None):
     return call(_shuffled, value, Tensor.concrete(order.astype(jnp.int32)))
 
 
+def stateless_shuffle(value, seed, alg="auto_select", name=None):
+    """``tf.random.experimental.stateless_shuffle``: ``value`` with its first axis in an order the
+    seed alone decides (the same at every call). Its gradient is the permutation's, where
+    TensorFlow's StatelessShuffle has none registered (a tape raises LookupError there)."""
+    value = convert(value)
+    if len(value.shape) == 0:
+        return value
+    with jax.ensure_compile_time_eval():
+        order = jax.random.permutation(key_from_seed(seed, "stateless_shuffle"), value.shape[0])
+    return call(_permuted, value, Tensor.concrete(order.astype(jnp.int32)))
+
+
+def _permuted(value, order):
+    return value[order]
+
+
 def _shuffled(value, order):
     return value if value.ndim == 0 else value[order]
 

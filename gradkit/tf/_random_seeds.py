@@ -69,18 +69,28 @@ def fold_in(seed, data, alg="auto_select"):
 def stateless_binomial(shape, seed, counts, probs, output_dtype=np.int32, name=None):
     """``tf.random.stateless_binomial``: draws of shape ``shape`` (which must end with the broadcast
     shape of ``counts`` and ``probs``); no gradient, as in TensorFlow."""
-    dims = tuple(_random._shape(shape, "stateless_binomial"))
+    dims, n, p = binomial_arguments(shape, counts, probs, "tf.random.stateless_binomial")
+    with jax.ensure_compile_time_eval():
+        return binomial_draws(key_from_seed(seed, "stateless_binomial"), dims, n, p, output_dtype)
+
+
+def binomial_arguments(shape, counts, probs, what: str):
+    """``(shape, counts, probs)`` of a binomial draw, checked as TensorFlow checks them: the shape
+    must end with the broadcast shape of ``counts`` and ``probs``."""
+    dims = tuple(_random._shape(shape, what))
     n, p = (convert(x) for x in (counts, probs))
     n, p = (x.__gradkit_value__() if isinstance(x, Tensor) else x for x in (n, p))
     batch = np.broadcast_shapes(tuple(n.shape), tuple(p.shape))
     if len(batch) > len(dims) or (batch and dims[len(dims) - len(batch) :] != batch):
         raise _errors.InvalidArgumentValueError(
-            f"[gradkit] tf.random.stateless_binomial got shape {list(dims)} for counts and probs that broadcast "
+            f"[gradkit] {what} got shape {list(dims)} for counts and probs that broadcast "
             f"to {list(batch)}: the shape passed in must end with the broadcast shape, as in TensorFlow."
         )
-    dtype = np.dtype(output_dtype)
-    with jax.ensure_compile_time_eval():
-        key = key_from_seed(seed, "stateless_binomial")
-        n = jnp.broadcast_to(jnp.asarray(n, jnp.float32), dims)
-        p = jnp.broadcast_to(jnp.asarray(p, jnp.float32), dims)
-        return Tensor.concrete(jax.random.binomial(key, n, p, dims).astype(jax.dtypes.canonicalize_dtype(dtype)))
+    return dims, n, p
+
+
+def binomial_draws(key, dims, n, p, dtype):
+    """Binomial draws of shape ``dims`` from ``key`` (no gradient, as in TensorFlow)."""
+    n = jnp.broadcast_to(jnp.asarray(n, jnp.float32), dims)
+    p = jnp.broadcast_to(jnp.asarray(p, jnp.float32), dims)
+    return Tensor.concrete(jax.random.binomial(key, n, p, dims).astype(jax.dtypes.canonicalize_dtype(np.dtype(dtype))))
