@@ -77,3 +77,34 @@ def test_ssim_multiscale_odd_sizes_match_tensorflow():
     rtf = pytest.importorskip("tensorflow")
     for size, kwargs in (((51, 45), {"filter_size": 3}), ((161, 161), {})):
         np.testing.assert_allclose(_ssim_ms(gtf, size, **kwargs), _ssim_ms(rtf, size, **kwargs), rtol=1e-4)
+
+
+BOOL_REFUSED = ["reduce_sum", "reduce_mean", "reduce_prod", "reduce_max", "reduce_min", "cumsum", "cumprod"]
+
+
+@pytest.mark.parametrize("name", BOOL_REFUSED)
+def test_numeric_reductions_refuse_bool_tensors(name):
+    mask = gtf.constant([[True, False, True]])
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] .*dtype bool"):
+        getattr(gtf.math, name)(mask)
+    counted = getattr(gtf.math, name)(gtf.cast(mask, gtf.int32)).numpy()  # as the error says: cast first
+    want = getattr(
+        np, {"reduce_sum": "sum", "reduce_mean": "mean", "reduce_prod": "prod", "reduce_max": "max"}.get(name, "min")
+    )
+    if name in ("cumsum", "cumprod"):
+        want = getattr(np, name)
+        np.testing.assert_array_equal(counted, want(np.array([[1, 0, 1]]), axis=0))
+    else:
+        np.testing.assert_array_equal(counted, np.asarray(want(np.array([[1, 0, 1]]))).astype(counted.dtype))
+
+
+def test_logsumexp_refuses_complex():
+    with pytest.raises(TypeError, match=r"^\[gradkit\] tf.math.reduce_logsumexp takes a floating-point"):
+        gtf.math.reduce_logsumexp(gtf.constant([1 + 1j, 2.0], dtype=gtf.complex64))
+
+
+@pytest.mark.parametrize("name", BOOL_REFUSED)
+def test_tensorflow_refuses_bool_too(name):
+    rtf = pytest.importorskip("tensorflow")
+    with pytest.raises(rtf.errors.InvalidArgumentError):
+        getattr(rtf.math, name)(rtf.constant([[True, False, True]]))

@@ -281,16 +281,30 @@ xlogy = _binary(_xlogy, "xlogy", INEXACT)
 divide_no_nan = _binary(_divide_no_nan, "divide_no_nan")
 
 
-def _reduction(jfn, tf_name, float_only=False):
+def _reduction(jfn, tf_name, float_only=False, logical=False):
+    # float_only="real": real floating types only (TensorFlow's logsumexp has no complex kernel).
+    kinds = jnp.floating if float_only == "real" else jnp.inexact
+
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert(input_tensor)
-        if float_only and not jnp.issubdtype(x.dtype, jnp.inexact):
+        if float_only and not jnp.issubdtype(x.dtype, kinds):
             raise _errors.GradkitTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
+        if not logical and x.dtype == jnp.bool_:
+            raise bool_refused(f"tf.math.{tf_name}")
         return call(jfn, x, axis=axis_arg(axis), keepdims=bool(keepdims))
 
     op.__name__ = op.__qualname__ = tf_name
     op.__doc__ = f"``tf.{tf_name}(input_tensor, axis=None, keepdims=False)``; a list of tensors is stacked first."
     return op
+
+
+def bool_refused(what: str) -> Exception:
+    """TensorFlow's refusal of a numeric kernel on a boolean tensor (no bool kernel)."""
+    return _errors.InvalidArgumentValueError(
+        f"[gradkit] {what} takes a numeric tensor, but got dtype bool; TensorFlow has no bool kernel for it "
+        "and raises InvalidArgumentError. Cast it first (tf.cast(mask, tf.int32) to count, tf.float32 for a "
+        "fraction), or use tf.reduce_any / tf.reduce_all."
+    )
 
 
 def _logsumexp(x, axis, keepdims):
@@ -365,9 +379,9 @@ def _std(x, axis, keepdims):
 
 reduce_std = _reduction(_std, "reduce_std", float_only=True)
 reduce_variance = _reduction(jnp.var, "reduce_variance", float_only=True)
-reduce_any = _reduction(jnp.any, "reduce_any")
-reduce_all = _reduction(jnp.all, "reduce_all")
-reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp", float_only=True)
+reduce_any = _reduction(jnp.any, "reduce_any", logical=True)
+reduce_all = _reduction(jnp.all, "reduce_all", logical=True)
+reduce_logsumexp = _reduction(_logsumexp, "reduce_logsumexp", float_only="real")
 
 
 def _count_nonzero(x, axis, keepdims, dtype):

@@ -32,7 +32,23 @@ def _cumulative(x, axis, exclusive, reverse, prod):
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
-    return call(_cumulative, convert(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), prod=False)
+    return call(
+        _cumulative,
+        _numeric(x, "tf.math.cumsum"),
+        axis=int(axis),
+        exclusive=bool(exclusive),
+        reverse=bool(reverse),
+        prod=False,
+    )
+
+
+def _numeric(x, what: str):
+    from ._math import bool_refused
+
+    x = convert(x)
+    if x.dtype == jnp.bool_:
+        raise bool_refused(what)
+    return x
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -44,7 +60,14 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     loss ``sum(cumprod(x) * [1, 10, 100, 1000])``: TensorFlow ``[1, 0, 0, 0]``, gradkit
     ``[1, 30620, 0, 0]``).
     """
-    return call(_cumulative, convert(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), prod=True)
+    return call(
+        _cumulative,
+        _numeric(x, "tf.math.cumprod"),
+        axis=int(axis),
+        exclusive=bool(exclusive),
+        reverse=bool(reverse),
+        prod=True,
+    )
 
 
 def _check_direction(direction, fn):
