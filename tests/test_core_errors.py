@@ -80,6 +80,32 @@ BAD_CALLS = {
         TypeError,
         r"gk.grad needs a function that returns a scalar",
     ),
+    "value_and_grad_non_scalar": (
+        lambda v: gk.value_and_grad(lambda: v.w * 2.0, wrt=v.w)(),
+        TypeError,
+        r"gk.value_and_grad needs a function that returns a scalar, but it returned shape \(3,\)",
+    ),
+    "value_and_grad_tuple_without_has_aux": (
+        lambda v: gk.value_and_grad(lambda: (v.a * 2.0, v.a), wrt=v.a)(),
+        TypeError,
+        r"gk.value_and_grad needs a function that returns a scalar, but it returned a tuple of 2 "
+        r"\(leaves of shapes \(\), \(\)\)",
+    ),
+    "jacrev_integer_output": (
+        lambda v: gk.jacrev(lambda: (v.w * 2.0).astype(jnp.int32), wrt=v.w)(),
+        TypeError,
+        r"gk.jacrev got an output of an integer or bool dtype",
+    ),
+    "variable_of_none": (
+        lambda v: gk.Variable(None),
+        ValueError,
+        r"a Variable needs an initial value, but got None",
+    ),
+    "variable_of_a_string": (
+        lambda v: gk.Variable("abc"),
+        TypeError,
+        r"a Variable's initial value must be an array, a number or a nested list of numbers, but got str",
+    ),
     "integer_wrt": (
         lambda v: gk.grad(lambda: jnp.sum(v.n * 1.0), wrt=v.n)(),
         TypeError,

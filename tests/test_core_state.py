@@ -142,6 +142,21 @@ def test_optax_update_over_state(abw, optimizer):
     assert float(a.value) == 1.0
 
 
+def test_a_tapes_gradients_in_a_state_go_to_optax(abw):
+    a, _, w = abw
+    optimizer = optax.adam(0.1)
+    s = gk.State.of([a, w])
+    with gk.GradientTape() as tape:
+        loss = a**2 + gk.numpy.sum(w**2)
+    grads = gk.State(dict(zip([a, w], tape.gradient(loss, [a, w]))))
+    assert jax.tree_util.tree_structure(grads) == jax.tree_util.tree_structure(s)  # arrays, as in s
+    updates, _ = optimizer.update(grads, optimizer.init(s), s)
+    params = {"a": jnp.float32(1.0), "w": jnp.arange(4.0)}  # the oracle: the same step on a dict
+    ref_grads = jax.grad(lambda p: p["a"] ** 2 + jnp.sum(p["w"] ** 2))(params)
+    ref, _ = optimizer.update(ref_grads, optimizer.init(params), params)
+    assert_close([updates[a], updates[w]], [ref["a"], ref["w"]])
+
+
 def test_apply_updates_to_variables(abw):
     a, _, w = abw
     grads = gk.grad(lambda: a**2 + jnp.sum(w**2), wrt=[a, w])()

@@ -1,7 +1,8 @@
 """A GradientTape used inside a plain jax transform (``jax.jit``, ``jax.grad``), which no gradkit
 transform wraps: assigning a Variable a value traced there is refused when the tape ends, before
 any Variable changes, as a plain assignment there is (the tracer would outlive the trace); a tape
-that only reads Variables works there. ``gk.jit`` runs the same step and keeps the assignments."""
+that only reads Variables works there. A tape recording outside such a transform refuses the same
+assignment made inside it at once, and the Variable stays readable. ``gk.jit`` runs the same step and keeps the assignments."""
 
 import jax
 import jax.numpy as jnp
@@ -56,3 +57,25 @@ def test_a_tape_that_only_reads_variables_works_inside_jax_jit():
         return tape.gradient(y, x)
 
     np.testing.assert_allclose(jax.jit(read_only)(jnp.array([3.0, 4.0])), [6.0, 16.0])  # 2 v x
+
+
+@pytest.mark.parametrize("transform", ["jit", "vmap", "scan"])
+def test_a_tape_outside_a_jax_transform_refuses_an_assignment_traced_inside_it(transform):
+    b = gk.Variable(2.0, name="b")
+
+    def assign(x):
+        b.assign(x * 3.0)
+        return x
+
+    runs = {
+        "jit": lambda: jax.jit(assign)(1.0),
+        "vmap": lambda: jax.vmap(assign)(jnp.ones(2)),
+        "scan": lambda: jax.lax.scan(lambda c, x: (c, assign(x)), 0.0, jnp.ones(2)),
+    }
+    with gk.GradientTape() as tape:
+        tape.watch(b)
+        with pytest.raises(gk.AssignmentError, match=r"\[gradkit\] Variable 'b' was assigned a traced value"):
+            runs[transform]()
+        y = b * b
+    assert float(tape.gradient(y, b)) == 4.0  # 2 b, b unchanged (a hand derivation)
+    assert float(b.numpy()) == 2.0

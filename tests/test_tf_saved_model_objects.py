@@ -243,3 +243,49 @@ def test_functions_traced_before_saving_match_tensorflow(tmp_path):
     rtf = pytest.importorskip("tensorflow")
     for ours, theirs in zip(_guide_module(gtf, tmp_path / "gk"), _guide_module(rtf, tmp_path / "tf")):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def _batch_program(tf, path):
+    """A serving function whose signature has a None batch size, which it reads with tf.shape and
+    tf.size, and which calls another tf.function that has an input_signature of its own."""
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[1.0, 2.0], [0.5, -1.0]])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def inner(self, x):
+            return tf.matmul(x, self.w)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def serve(self, x):
+            n = tf.cast(tf.shape(x)[0], tf.float32)
+            return self.inner(x) / n + tf.cast(tf.size(x), tf.float32)
+
+    tf.saved_model.save(M(), str(path))
+    loaded = tf.saved_model.load(str(path))
+    one, three = np.array([[1.0, 2.0]], np.float32), np.array([[1.0, 2.0], [3.0, 4.0], [0.0, 1.0]], np.float32)
+    out = {"one": loaded.serve(tf.constant(one)).numpy(), "three": loaded.serve(tf.constant(three)).numpy()}
+    errors = []
+    for bad in (np.ones((1, 1, 2), np.float32), np.float32(1.0), np.ones((2, 3), np.float32)):
+        with pytest.raises(TypeError) as info:
+            loaded.serve(tf.constant(bad))
+        errors.append(str(info.value))
+    return out, errors
+
+
+def test_a_signature_with_a_none_size_serves_every_size(tmp_path):
+    out, errors = _batch_program(gtf, tmp_path)
+    w = np.array([[1.0, 2.0], [0.5, -1.0]], np.float32)
+    for key, x in (("one", [[1.0, 2.0]]), ("three", [[1.0, 2.0], [3.0, 4.0], [0.0, 1.0]])):
+        x = np.array(x, np.float32)
+        np.testing.assert_allclose(out[key], x @ w / len(x) + x.size, rtol=1e-6)  # NumPy oracle
+    assert all(e.startswith("[gradkit] the loaded function serve got a value of shape") for e in errors)
+
+
+def test_a_signature_with_a_none_size_matches_tensorflow(tmp_path):
+    rtf = pytest.importorskip("tensorflow")
+    (ours, _), (theirs, _) = _batch_program(gtf, tmp_path / "gk"), _batch_program(rtf, tmp_path / "tf")
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6)

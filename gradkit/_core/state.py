@@ -217,7 +217,7 @@ class State:
         i = self._index.get(id(var))
         if i is None:
             self._missing(var)
-        value = coerce_to(value, var.shape, var.dtype, var._label())
+        value = coerce_to(_held(value), var.shape, var.dtype, var._label())
         values = list(self._values)
         values[i] = value
         return State._make(self._keys, values, self._index)
@@ -353,11 +353,18 @@ def _rebuild_state(variables, values, is_axes) -> State:
     return out
 
 
+def _held(value):
+    """What a State holds for ``value``: outside every frame, a layer's lazy tensor (a tape's
+    gradient) is its array, so the State has the same pytree structure as one of arrays (optax's
+    updates and parameters must match); under a tape it stays the recorded tensor."""
+    return frames.concrete(value) if frames.idle() else value
+
+
 def _coerce_entry(value, var: Variable):
     """A constructor entry as a value of ``var``; None or a Python int that is not one hints at ``axes``."""
     hint = value is None or type(value) is int
     try:
-        return coerce_to(value, var.shape, var.dtype, var._label())
+        return coerce_to(_held(value), var.shape, var.dtype, var._label())
     except (_errors.AssignmentError, _errors.GradkitTypeError):
         if not hint:
             raise

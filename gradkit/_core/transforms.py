@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -212,7 +213,15 @@ def _complex_errors(transform: str):
     try:
         yield
     except TypeError as e:
-        if "holomorphic" not in str(e) or str(e).startswith("[gradkit]"):
+        if str(e).startswith("[gradkit]"):
+            raise
+        if "requires real-valued outputs" in str(e) and "holomorphic" not in str(e):
+            got = re.search(r"but got (\w+)", str(e))
+            raise _errors.GradkitTypeError(
+                f"{transform} got an output of an integer or bool dtype ({got.group(1) if got else 'not float'}): "
+                "integer outputs have no derivative. Cast the output to a float, or return it as has_aux."
+            ) from None
+        if "holomorphic" not in str(e):
             raise
         raise _errors.GradkitTypeError(
             f"{transform} got complex values: {str(e).splitlines()[0]} For a holomorphic function of complex "
@@ -273,7 +282,7 @@ def _mismatch_errors(transform: str, fix: str):
 def _describe_tree(out) -> str:
     leaves = jax.tree_util.tree_leaves(out)
     shapes = ", ".join(str(tuple(jnp.shape(x))) if hasattr(x, "shape") else type(x).__name__ for x in leaves[:4])
-    return f"leaves {shapes}{', ...' if len(leaves) > 4 else ''}"
+    return f"leaves of shapes {shapes}{', ...' if len(leaves) > 4 else ''}"
 
 
 def _check_scalar(transform):
@@ -340,20 +349,24 @@ def value_and_grad(
     >>> float(value), float(da), float(db)
     (9.0, 6.0, 6.0)
     """
-    check_callable(fn, "gk.value_and_grad")
+    return _value_and_grad(fn, argnums, wrt, has_aux, return_state, holomorphic, "gk.value_and_grad")
+
+
+def _value_and_grad(fn, argnums, wrt, has_aux, return_state, holomorphic, name):
+    check_callable(fn, name)
 
     def run(*args, **kwargs):
-        plan = _Plan("gk.grad", argnums, wrt, args, float_args=True)
-        pure = plan.pure(fn, kwargs, has_aux, _check_scalar("gk.grad"))
+        plan = _Plan(name, argnums, wrt, args, float_args=True)
+        pure = plan.pure(fn, kwargs, has_aux, _check_scalar(name))
         n = 1 + len(plan.argnums)
-        with _complex_errors("gk.grad"):
+        with _complex_errors(name):
             (value, (aux, state)), grads = jax.value_and_grad(
                 pure, argnums=tuple(range(n)), has_aux=True, holomorphic=holomorphic
             )(*plan.primals())
         head = (value, aux) if has_aux else value
         return _finish((head, plan.pack(grads)), state, return_state)
 
-    return _recordable(run, "gk.grad")
+    return _recordable(run, name)
 
 
 def grad(
@@ -380,8 +393,7 @@ def grad(
     >>> float(gk.grad(pipeline)(0.5))                            # 2c(b - a)
     3.0
     """
-    check_callable(fn, "gk.grad")
-    vg = value_and_grad(fn, argnums, wrt=wrt, has_aux=has_aux, return_state=True, holomorphic=holomorphic)
+    vg = _value_and_grad(fn, argnums, wrt, has_aux, True, holomorphic, "gk.grad")
 
     def run(*args, **kwargs):
         (head, grads), state = vg(*args, **kwargs)

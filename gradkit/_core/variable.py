@@ -377,8 +377,22 @@ class Variable(ValueOperators):
             value = value._read_value()
         # A Python or NumPy initial value is converted now even inside jax.jit, so that a
         # function may create a local Variable (an accumulator) while it is traced.
+        if value is None:
+            raise _errors.GradkitValueError(
+                "a Variable needs an initial value, but got None. Pass the value it starts from: "
+                "gk.Variable(jnp.zeros(shape)) (gradkit.tf: tf.Variable(tf.zeros(shape)))."
+            )
         with frames.Suspend(), jax.ensure_compile_time_eval():
-            arr = owned_array(frames.concrete(value), dtype)
+            try:
+                arr = owned_array(frames.concrete(value), dtype)
+            except (TypeError, ValueError) as e:
+                if str(e).startswith("[gradkit]"):
+                    raise
+                raise _errors.GradkitTypeError(
+                    f"a Variable's initial value must be an array, a number or a nested list of numbers, but got "
+                    f"{type(value).__name__} ({str(e).splitlines()[0] if str(e) else 'not convertible'}). "
+                    "Convert it to an array first."
+                ) from None
             if _is_weak(arr):
                 arr = arr.astype(arr.dtype)
         traced = None

@@ -136,6 +136,16 @@ class TapeFrame(frames.Frame):
 
     def assign(self, var, value):
         s = self.session
+        if not (isinstance(value, Tensor) and value._node.session is s):
+            value = frames.concrete(value)
+            if isinstance(value, jax.core.Tracer) and frames.trace_state() != s.trace:
+                # Traced by a jax transform these tapes do not record in (a plain jax.jit,
+                # vmap or lax body): bound here, the tracer would outlive that transform.
+                # Refused before anything changes, as without a tape.
+                msg = _errors.MSG_TRACER_FROM_INNER_TRANSFORM
+                if s.trace == graph.EAGER_TRACE:
+                    msg = _errors.MSG_TRACER_INTO_LIVE_VARIABLE
+                raise _errors.AssignmentError(msg.format(name=var._label()))
         watching = 0  # the tapes with a source for var
         for tape in s.recording:
             if id(var) in tape._var_sources:
@@ -146,7 +156,7 @@ class TapeFrame(frames.Frame):
         if isinstance(value, Tensor) and value._node.session is s:
             node, index = value._node, value._index
         else:
-            node, index = make_leaf(frames.concrete(value), 0, s), 0
+            node, index = make_leaf(value, 0, s), 0
         missing = watching & s.active & ~node.mask & ~s.parity_bits
         if missing:
             # A value no tape watching the Variable records (a constant): TensorFlow watches

@@ -437,7 +437,7 @@ def share_source(node: Node, bits: int) -> None:
 
 # The trace of eager evaluation, in the thread that imported gradkit (another thread's may
 # compare unequal: its sessions then keep Python floats as floats).
-_EAGER_TRACE = frames.trace_state()
+EAGER_TRACE = frames.trace_state()  # no jax transform tracing (jax's eager evaluation)
 
 
 class Session:
@@ -477,7 +477,7 @@ class Session:
         # Recording outside every trace and frame (a plain eager tape): only then is a
         # Python float's leaf held as a device array (resident_scalar). Inside a trace it
         # would be a constant the trace closes over, not the runtime argument it is meant to be.
-        self.eager = self.scope is None and frames.idle() and self.trace == _EAGER_TRACE
+        self.eager = self.scope is None and frames.idle() and self.trace == EAGER_TRACE
 
     def new_bit(self, tape) -> int:
         bit = 1 << len(self.tapes)

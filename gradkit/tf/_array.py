@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import math
 
 import jax
 import jax.numpy as jnp
@@ -447,14 +448,26 @@ def shape(input, out_type=None, name=None):  # noqa: A002
     arithmetic (``x[:, :tf.shape(y)[1]]``) keeps working where a traced value could not.
     """
     dtype = _shape_dtype(out_type, "tf.shape")
+    dims = _value_shape(input)
+    if not _all_known(dims):
+        return Tensor.concrete(jnp.asarray(tuple(dims), dtype=dtype))
     with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(_value_shape(input), dtype=dtype))
+        return Tensor.concrete(jnp.asarray(dims, dtype=dtype))
 
 
 def size(input, out_type=None, name=None):  # noqa: A002
     dtype = _shape_dtype(out_type, "tf.size")
+    dims = _value_shape(input)
+    if not _all_known(dims):
+        return Tensor.concrete(jnp.asarray(math.prod(dims), dtype=dtype))
     with jax.ensure_compile_time_eval():
-        return Tensor.concrete(jnp.asarray(int(np.prod(_value_shape(input))), dtype=dtype))
+        return Tensor.concrete(jnp.asarray(int(np.prod(dims)), dtype=dtype))
+
+
+def _all_known(dims) -> bool:
+    """Whether every size is a number; not so for a SavedModel export's ``None`` sizes, which are
+    symbolic there: the shape is then computed in the exported program, for every size it takes."""
+    return all(isinstance(d, int | np.integer) for d in dims)
 
 
 def rank(input, name=None):  # noqa: A002

@@ -428,6 +428,13 @@ def _callable(name, exported, entry, variables):
                     f"too. Cast it first: tf.cast(x, tf.{np.dtype(aval.dtype).name})."
                 )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(leaves, in_avals)]
+        for position, (x, aval) in enumerate(zip(xs, in_avals)):
+            if not _fits_input_aval(tuple(x.shape), aval.shape):
+                raise GradkitTypeError(
+                    f"the loaded function {name} got a value of shape {tuple(x.shape)} as argument {position}, "
+                    f"where its input_signature has shape {_signature_shape(aval.shape)}; TensorFlow refuses it too. "
+                    "Reshape it to the signature's shape, or save the function with a signature that covers it."
+                )
         if seeded:  # a new seed at each call (inside a tf.function, from its runtime seed)
             xs.insert(0, _random.function_seed())
         # The program ignores the values of those it does not read: zeros, not a read a tape would see.
@@ -438,6 +445,15 @@ def _callable(name, exported, entry, variables):
         return wrap(out)
 
     return run
+
+
+def _fits_input_aval(shape: tuple, saved: tuple) -> bool:
+    """Whether ``shape`` fits a saved program's input shape, whose None sizes the export made symbolic."""
+    return len(shape) == len(saved) and all(not isinstance(d, int) or d == n for n, d in zip(shape, saved))
+
+
+def _signature_shape(saved: tuple) -> tuple:
+    return tuple(d if isinstance(d, int) else None for d in saved)
 
 
 def _dispatcher(name, concrete: list):

@@ -78,8 +78,10 @@ def _is_leaf(x) -> bool:
 
 
 def _spec(x) -> tuple:
-    """(shape with None for an unknown dimension, or None for an unknown rank; dtype)."""
-    shape = None if x.shape is None else tuple(None if d is None else int(d) for d in x.shape)
+    """(shape with None for an unknown dimension, or None for an unknown rank; dtype).
+
+    A SavedModel export traces a signature's None sizes as symbolic ones: unknown here too."""
+    shape = None if x.shape is None else tuple(int(d) if isinstance(d, int | np.integer) else None for d in x.shape)
     return shape, np.dtype(x.dtype)
 
 
