@@ -115,6 +115,7 @@ def run(quick: bool = False, only: str | None = None, out: str = "bench/results"
     (out_dir / "results.md").write_text(
         report.table(rows, markdown=True) + "\n" + (memory.table(mem_rows, markdown=True) if mem_rows else "")
     )
+    print(f"wrote {out_dir / 'results.md'}")
     return 130 if interrupted else 0
 
 

@@ -52,3 +52,18 @@ def test_matches_keras(num_bins, epsilon):
         want = np.asarray(real_keras.layers.Discretization(bin_boundaries=theirs.bin_boundaries, output_mode=mode)(X))
         got = keras.layers.Discretization(bin_boundaries=ours.bin_boundaries, output_mode=mode)(X).numpy()
         np.testing.assert_array_equal(got, want)
+
+
+def test_config_and_arguments_are_keras():
+    layer = keras.layers.Discretization(bin_boundaries=[0.0, 1.0], name="buckets")
+    assert layer.get_config() == {
+        "bin_boundaries": [0.0, 1.0],
+        "num_bins": None,
+        "epsilon": 0.01,
+        "output_mode": "int",
+        "sparse": False,
+        "name": "buckets",
+        "dtype": "float32",
+    }
+    with pytest.raises(TypeError, match="output_dtype"):
+        keras.layers.Discretization(bin_boundaries=[0.0], output_dtype="float32")  # Keras takes no such keyword

@@ -465,3 +465,38 @@ def test_py_dataset_shuffle_permutes_the_batches_each_epoch_reproducibly():
     assert all(sorted(epoch) == [0, 1, 2, 3] for epoch in orders[0])
     assert orders[0] == orders[1] and orders[0] != orders[2]
     assert orders[2] == [[0, 1, 2, 3]] * 3
+
+
+def _bare_dataset_run(tf, run_eagerly):
+    """The Keras GAN guide's step: a dataset of bare tensors reaches train_step as that tensor,
+    so tf.shape(data)[0] is the batch size."""
+
+    class Critic(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(1)])
+
+        def train_step(self, real):
+            batch = tf.shape(real)[0]
+            fake = tf.ones((batch, 5))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.d(real) - self.d(fake)))
+            grads = tape.gradient(loss, self.d.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.d.trainable_weights))
+            return {"loss": loss, "batch": tf.cast(batch, tf.float32), "tuple": float(isinstance(real, tuple))}
+
+    model = Critic()
+    model.d.set_weights([np.linspace(-1.0, 1.0, 5, dtype=np.float32).reshape(5, 1), np.zeros(1, np.float32)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), run_eagerly=run_eagerly)
+    history = model.fit(tf.data.Dataset.from_tensor_slices(_X[:12]).batch(4), epochs=2, shuffle=False, verbose=0)
+    plain = _model(tf, 2)
+    plain.compile(optimizer="sgd", loss="mse")
+    predicted = plain.predict(tf.data.Dataset.from_tensor_slices(_X[:7]).batch(3), verbose=0)
+    return {"history": history.history, "weights": model.get_weights(), "predict": predicted}
+
+
+@pytest.mark.parametrize("run_eagerly", [False, True], ids=["compiled", "eager"])
+def test_a_dataset_of_bare_tensors_reaches_the_step_as_the_tensor(run_eagerly):
+    ours = _bare_dataset_run(gtf, run_eagerly)
+    assert ours["history"]["batch"][-1] == 4.0 and ours["history"]["tuple"][-1] == 0.0
+    _assert_close(_bare_dataset_run(tf_real, run_eagerly), ours)

@@ -77,6 +77,9 @@ CASES = (
         ("clip", (F, -0.5, 0.5), {}),
         ("clip", (I, -1, 1), {}),
         ("clip", (B, 0, 1), {}),
+        ("relu6", (I * 3,), {}),
+        ("divide_no_nan", (H, 1.5), {}),
+        ("divide_no_nan", (I, N), {}),
     ]
     + [(n, (x,), {}) for x in (F, I, B, I8, U8, H) for n in _REDUCTIONS.split()]
     + [(n, (F,), dict(axis=1, keepdims=True)) for n in "sum prod mean max min std var all any argmax argmin".split()]
@@ -502,6 +505,29 @@ def test_ops_on_keras_tensors_build_a_functional_model():
     assert ops.shape(inputs) == (None, 4) and ops.dtype(inputs) == "float32" and ops.ndim(inputs) == 2
     model = gtf.keras.Model(inputs, outputs)
     np.testing.assert_allclose(model(F).numpy().ravel(), np.maximum(F + 1.0, 0.0).sum(axis=-1), rtol=1e-6)
+
+
+def test_keras_tensors_with_arrays_of_a_fixed_batch_take_that_batch():
+    # Keras takes the None batch to be the other argument's size: (2, 4) and (2,), not an error.
+    ops, c, ids = gtf.keras.ops, np.arange(8, dtype=np.float32).reshape(2, 4), np.array([0, 1])
+    inputs = gtf.keras.Input((4,))
+    added, hits = ops.add(inputs, c), ops.in_top_k(ids, inputs, 2)
+    summed = ops.segment_sum(inputs, ids, num_segments=2)
+    assert (added.shape, hits.shape, summed.shape) == ((2, 4), (2,), (2, 4))
+    assert ops.add(inputs, c[:1]).shape == (None, 4)  # broadcasts: the batch stays unknown
+    model = gtf.keras.Model(inputs, [added, summed])
+    got = model(F[:2])
+    np.testing.assert_allclose(got[0].numpy(), F[:2] + c, rtol=1e-6)  # NumPy oracle
+    np.testing.assert_allclose(got[1].numpy(), F[:2], rtol=1e-6)
+
+
+def test_a_factorization_of_keras_tensors_builds_a_model():
+    # The model is built on placeholder values; only the real inputs must be positive definite.
+    ops = gtf.keras.ops
+    inputs = gtf.keras.Input((3, 3))
+    model = gtf.keras.Model(inputs, ops.cholesky(inputs))
+    spd = np.stack([SPD, 2.0 * SPD])
+    np.testing.assert_allclose(model(spd).numpy(), np.linalg.cholesky(spd), rtol=1e-5, atol=1e-6)  # NumPy oracle
 
 
 def test_custom_layer_with_ops_trains():

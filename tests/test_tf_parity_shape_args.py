@@ -52,3 +52,40 @@ def test_the_arguments_tensorflow_takes_agree():
 
     out = run_both(program)
     assert not isinstance(out, Exception), out
+
+
+def test_shape_and_size_of_a_list_of_tensors_agree_in_a_function():
+    def program(tf):
+        @tf.function
+        def shapes(x):
+            return tf.shape((x, x)), tf.size([x]), tf.rank([x, x, x])
+
+        return [*shapes(tf.constant(X)), tf.shape([tf.constant(X)])]
+
+    out = run_both(program)
+    assert not isinstance(out, Exception), out
+
+
+def test_a_traced_begin_with_known_sizes_slices_in_a_function():
+    def program(tf):
+        x = tf.Variable(np.arange(24, dtype=np.float32).reshape(4, 6))
+
+        @tf.function
+        def rows(begin, i):
+            return tf.slice(x, begin, [2, 3]), tf.slice(x, [i, 0], [1, -1]), tf.slice(x, [1, i], [-1, 2])
+
+        with tf.GradientTape() as tape:
+            outs = rows(tf.constant([1, 2]), tf.constant(2))
+            loss = sum(tf.reduce_sum(o * o) for o in outs)
+        return [*outs, tape.gradient(loss, x)]
+
+    out = run_both(program)
+    assert not isinstance(out, Exception), out
+
+
+def test_a_traced_begin_where_the_size_is_minus_one_is_refused():
+    import gradkit.tf as gtf
+
+    f = gtf.function(lambda x, i: gtf.slice(x, [0, i], [1, -1]))
+    with pytest.raises(TypeError, match=r"^\[gradkit\] tf.slice inside tf.function got a traced begin on axis 1"):
+        f(gtf.constant(X), gtf.constant(1))

@@ -59,7 +59,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     ...     def backward(dy):
     ...         return jnp.clip(dy, -0.5, 0.5)
     ...     return y, backward
-    >>> float(jax.grad(lambda v: clip_gradients(v * v))(2.0))   # 4 clipped to 0.5, times dv*v/dv
+    >>> float(jax.grad(lambda v: clip_gradients(v * v))(2.0))   # dy = 1 clipped to 0.5, times d(v*v)/dv = 4
     2.0
     """
     if f is None:

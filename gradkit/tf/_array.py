@@ -342,7 +342,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if axis < 0:
         axis += params.ndim
     if not 0 <= batch_dims <= min(indices.ndim, axis) or not axis < params.ndim:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.gather: batch_dims={batch_dims} and axis={axis} do not fit params of shape {tuple(params.shape)} "
             f"and indices of shape {tuple(indices.shape)}: TensorFlow needs 0 <= batch_dims <= rank(indices), "
             "batch_dims <= axis < rank(params)."
@@ -438,7 +438,12 @@ def _value_shape(input) -> tuple:
     that None as its ``shape``; ``tf.shape`` gives the size it has)."""
     if isinstance(input, Variable):
         return tuple(jnp.shape(input.value))
-    return getattr(input, "shape", np.shape(input))
+    shape = getattr(input, "shape", None)
+    if shape is not None:
+        return shape
+    if isinstance(input, (list, tuple)):
+        return convert(input).shape  # a list of tensors packed, as TensorFlow converts it (traced ones too)
+    return np.shape(input)
 
 
 def shape(input, out_type=None, name=None):  # noqa: A002
@@ -508,6 +513,13 @@ def roll(input, shift, axis, name=None):  # noqa: A002
     ``shift`` may be a traced tensor inside ``tf.function`` (a random shift, say)."""
     x = convert(input)
     shifts = shift if isinstance(shift, (list, tuple)) and not any(isinstance(s, Tensor) for s in shift) else None
+    shift_shape = np.shape(shifts) if shifts is not None else tuple(convert(shift).shape)
+    axis_shape = np.shape(axis) if isinstance(axis, (list, tuple, np.ndarray)) else tuple(convert(axis).shape)
+    if shift_shape != axis_shape or len(shift_shape) > 1:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.roll: shift of shape {shift_shape} and axis of shape {axis_shape} must be one scalar each or two "
+            "vectors of one length (a shift per axis), as TensorFlow requires."
+        )
     if shifts is not None or known_value(shift) is not None:
         return call(_roll, x, shift=_ints(shift), axis=_ints(axis))
     return call(_roll, x, convert(shift), axis=_ints(axis))

@@ -71,7 +71,9 @@ def _unique(values, out_idx, what):
     dtype = _index_dtype(out_idx, what)
     x = convert(values)
     if x.ndim != 1:
-        raise _errors.GradkitValueError(f"{what} takes a vector, as TensorFlow does, but got shape {tuple(x.shape)}.")
+        raise _errors.InvalidArgumentValueError(
+            f"{what} takes a vector, as TensorFlow does, but got shape {tuple(x.shape)}."
+        )
     value = static_value(values)
     if value is None:
         raise _errors.GradkitTypeError(
@@ -154,9 +156,11 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=np.int32, name=N
     count = _check_histogram(x, bounds, nbins, what)
     lo_hi, value = static_value(value_range), static_value(values)
     if lo_hi is not None and not lo_hi[0] < lo_hi[1]:
-        raise _errors.GradkitValueError(f"{what}: value_range {lo_hi.tolist()} must satisfy lo < hi, as in TensorFlow.")
+        raise _errors.InvalidArgumentValueError(
+            f"{what}: value_range {lo_hi.tolist()} must satisfy lo < hi, as in TensorFlow."
+        )
     if value is not None and value.dtype.kind == "f" and np.isnan(value).any():
-        raise _errors.GradkitValueError(f"{what}: the values contain NaN, which TensorFlow refuses.")
+        raise _errors.InvalidArgumentValueError(f"{what}: the values contain NaN, which TensorFlow refuses.")
     return call(_histogram, x, bounds, nbins=count, dtype=jax.dtypes.canonicalize_dtype(out))
 
 

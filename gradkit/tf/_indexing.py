@@ -71,11 +71,50 @@ def _slice(x, begin, size):
     return jax.lax.slice(x, begin, limit)
 
 
+def _dynamic_slice(x, *starts, size):
+    if len(starts) == 1 and starts[0].ndim == 1:  # one begin vector
+        starts = list(starts[0])
+    return jax.lax.dynamic_slice(x, [jnp.asarray(b, jnp.int32) for b in starts], size)
+
+
+def _begin_entries(begin) -> list | None:
+    """``begin``'s entries, each a Python int or a traced scalar tensor; None where ``begin`` is
+    one traced vector."""
+    if isinstance(begin, (list, tuple)):
+        entries = []
+        for b in begin:
+            b = b if isinstance(b, (int, np.integer)) else convert(b)
+            value = known_value(b)
+            entries.append(int(value) if value is not None else b)
+        return entries
+    value = known_value(convert(begin))
+    return None if value is None else [int(v) for v in value.reshape(-1)]
+
+
 def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
-    """``size[i]`` entries from ``begin[i]`` along each axis (``-1``: to the end)."""
-    x, begin, size = convert(input_), static_ints(begin), static_ints(size)
-    _shape_args.check_slice(begin, size, tuple(x.shape))
-    return call(_slice, x, begin=begin, size=size)
+    """``size[i]`` entries from ``begin[i]`` along each axis (``-1``: to the end).
+
+    Inside ``tf.function`` the begin may be traced (``tf.slice(x, [i, 0], [1, -1])``, ``i`` a loop
+    counter) where the sizes are known: a size of ``-1`` needs that axis' begin known.
+    """
+    x, size = convert(input_), static_ints(size)
+    shape = tuple(x.shape)
+    entries = _begin_entries(begin)
+    if entries is not None and all(isinstance(b, int) for b in entries):
+        _shape_args.check_slice(tuple(entries), size, shape)
+        return call(_slice, x, begin=tuple(entries), size=size)
+    known = [b if isinstance(b, int) else 0 for b in entries or [0] * len(shape)]
+    _shape_args.check_slice(tuple(known), size, shape)  # ranks, and what is known of the ranges
+    sizes = []
+    for axis, n in enumerate(size):
+        if n == -1 and (entries is None or not isinstance(entries[axis], int)):
+            raise _errors.GradkitTypeError(
+                f"tf.slice inside tf.function got a traced begin on axis {axis} with size -1: that axis' size "
+                "would depend on a value the traced program does not know. Give the size there, a number."
+            )
+        sizes.append(shape[axis] - entries[axis] if n == -1 else n)
+    starts = [convert(begin)] if entries is None else entries
+    return call(_dynamic_slice, x, *starts, size=tuple(sizes))
 
 
 def _broadcast_to(x, shape):

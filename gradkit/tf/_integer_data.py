@@ -92,7 +92,7 @@ def bincount(
     check_dtype(jnp.zeros((), out_dtype), ("int32", "int64", "float32", "float64"), "tf.math.bincount's result")
     value = known_value(a)
     if value is not None and value.size and (value.astype(np.int64) < 0).any():
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.math.bincount got the negative value {int(value.astype(np.int64).min())} in arr; TensorFlow "
             "requires non-negative values. Drop them first: tf.boolean_mask(arr, arr >= 0)."
         )

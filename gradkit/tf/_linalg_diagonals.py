@@ -59,7 +59,7 @@ def _diagonal_range(k, align, what: str) -> tuple[int, int]:
 def _check_in_matrix(shape, lower: int, upper: int, what: str, arg: str = "input") -> None:
     """TensorFlow's bounds: a (batch of) matrices, each of ``k`` with ``-M < k < N`` (or ``k == 0``)."""
     if len(shape) < 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.linalg.{what}: {arg} of shape {shape}; TensorFlow needs a (batch of) matrices [..., M, N]."
         )
     rows, cols = shape[-2:]
@@ -160,7 +160,7 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
     elif cols == -1:
         cols = min_cols
     if rows < min_rows or cols < min_cols or (rows != min_rows and cols != min_cols):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.linalg.diag: a diagonal of length {n} at k=({lower}, {upper}) does not fit a {rows}x{cols} matrix: "
             f"it needs num_rows={min_rows} or num_cols={min_cols} (and at least that many of each), as in TensorFlow."
         )

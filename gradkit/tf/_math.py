@@ -461,7 +461,7 @@ def matmul(
     """``tf.matmul`` (batched over leading dimensions)."""
     a, b = convert(a), convert(b)
     if a.ndim < 2 or b.ndim < 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.matmul takes matrices (rank >= 2), as TensorFlow does, but got shapes {tuple(a.shape)} and "
             f"{tuple(b.shape)}. For a matrix times a vector use tf.linalg.matvec, or make the vector a column "
             "(tf.expand_dims(v, -1)); for two vectors tf.tensordot(u, v, 1)."
@@ -619,8 +619,8 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     return call(_clip_by_value, t, lo, hi)
 
 
-def _clip_by_global_norm(ts, clip_norm):
-    norm = _tf_sqrt(sum(jnp.sum(jnp.square(t)) for t in ts))
+def _clip_by_global_norm(ts, clip_norm, use_norm=None):
+    norm = _tf_sqrt(sum(jnp.sum(jnp.square(t)) for t in ts)) if use_norm is None else use_norm
     # TensorFlow's formula: an infinite or NaN norm makes every clipped value NaN.
     # 1.0 / norm is TensorFlow's RealDiv (NaN gradient at a zero norm), not its Reciprocal.
     scale = clip_norm * _tf_minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
@@ -628,15 +628,12 @@ def _clip_by_global_norm(ts, clip_norm):
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
-    """``([t * clip_norm / max(global_norm, clip_norm) ...], global_norm)``; None entries stay None."""
-    if use_norm is not None:
-        raise _errors.GradkitValueError(
-            "tf.clip_by_global_norm: use_norm= is not supported by gradkit.tf; leave it out (the global "
-            "norm is computed from t_list), or scale the tensors yourself by clip_norm / max(use_norm, clip_norm)."
-        )
+    """``([t * clip_norm / max(global_norm, clip_norm) ...], global_norm)``; None entries stay None.
+    With ``use_norm`` that norm is used (and returned) instead of the one ``t_list`` has."""
     t_list = list(t_list)
     present = [i for i, t in enumerate(t_list) if t is not None]
-    clipped, norm = call(_clip_by_global_norm, [convert(t_list[i]) for i in present], convert(clip_norm))
+    norm_arg = () if use_norm is None else (convert(use_norm, np.float32),)
+    clipped, norm = call(_clip_by_global_norm, [convert(t_list[i]) for i in present], convert(clip_norm), *norm_arg)
     out = [None] * len(t_list)
     for i, t in zip(present, clipped):
         out[i] = t

@@ -59,7 +59,15 @@ sigmoid = _math.sigmoid
 tanh = _math.tanh
 softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
-relu6 = _math._unary(jax.nn.relu6, "relu6")
+
+
+def _relu6(x):
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.clip(x, 0, 6).astype(x.dtype)  # TensorFlow keeps the integer dtype
+    return jax.nn.relu6(x)  # its derivative: 1 on (0, 6), 0 elsewhere, TensorFlow's Relu6Grad
+
+
+relu6 = _math._unary(_relu6, "relu6")
 
 
 @jax.custom_jvp

@@ -75,14 +75,19 @@ def _check_direction(direction, fn):
         raise _errors.GradkitValueError(f"tf.{fn} got direction={direction!r}; it takes 'ASCENDING' or 'DESCENDING'.")
 
 
+def _sort_key(x):
+    """What entries are ordered by: TensorFlow compares -0.0 and 0.0 as equal (a tie, kept in
+    order), where jax's total order puts -0.0 first."""
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x
+    return jnp.where(x == 0, jnp.zeros((), x.dtype), x)  # not x + 0.0, which XLA may fold to x
+
+
 def _sort(x, axis, descending):
     # TensorFlow's sort is stable both ways: equal entries keep their order, so the gradient of
     # each goes back to the same entry. jnp.sort(descending=True) reverses them.
-    if not descending:
-        return jnp.sort(x, axis=axis)
-    if jnp.issubdtype(x.dtype, jnp.floating):
-        return -jnp.sort(-x, axis=axis)  # a stable ascending sort of -x: ties keep their order
-    return jnp.take_along_axis(x, jnp.argsort(x, axis=axis, stable=True, descending=True), axis=axis)
+    order = jnp.argsort(_sort_key(x), axis=axis, stable=True, descending=descending)
+    return jnp.take_along_axis(x, order, axis=axis)
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
@@ -91,7 +96,7 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
 
 
 def _argsort(x, axis, descending):
-    return jnp.argsort(x, axis=axis, stable=True, descending=descending).astype(jnp.int32)
+    return jnp.argsort(_sort_key(x), axis=axis, stable=True, descending=descending).astype(jnp.int32)
 
 
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
@@ -103,8 +108,8 @@ TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
 
 def _top_k(x, k):
-    values, indices = jax.lax.top_k(x, k)
-    return values, indices.astype(jnp.int32)
+    _, indices = jax.lax.top_k(_sort_key(x), k)  # ties, -0.0 with 0.0 too, go to the lower index
+    return jnp.take_along_axis(x, indices, axis=-1), indices.astype(jnp.int32)
 
 
 def top_k(input, k=1, sorted=True, index_type=jnp.int32, name=None):  # noqa: A002

@@ -104,10 +104,13 @@ def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="", name=
 
 
 def _scatter_into_zeros(indices, updates, shape, ignore=False):
-    if ignore:
-        indices = out_of_range_dropped(indices, shape[: indices.shape[-1]])
-        return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates, mode="drop")
-    return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates)
+    zeros = jnp.zeros(shape, updates.dtype).at[
+        _nd_index(out_of_range_dropped(indices, shape[: indices.shape[-1]]) if ignore else indices)
+    ]
+    mode = "drop" if ignore else None
+    if updates.dtype == jnp.bool_:
+        return zeros.max(updates, mode=mode)  # duplicates are or-ed, as TensorFlow's bool scatter_nd
+    return zeros.add(updates, mode=mode)
 
 
 def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):

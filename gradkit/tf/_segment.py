@@ -146,7 +146,7 @@ def _sorted(kind, data, segment_ids, what):
             "segment_ids, num_segments) instead."
         )
     if value.size and ((value < 0).any() or (np.diff(value) < 0).any()):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: segment_ids {value.tolist()} must be non-negative and sorted, as TensorFlow requires; "
             f"use tf.math.unsorted_{what.split('.')[-1]}(data, segment_ids, num_segments) for ids in any order."
         )
@@ -170,7 +170,7 @@ def _unsorted(kind, data, segment_ids, num_segments, what):
     num = int(num_value)
     value = known_value(ids)
     if value is not None and value.size and value.max() >= num:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: segment id {int(value.max())} is not below num_segments={num}, as TensorFlow requires."
         )
     if kind == "sqrt_n" and not jnp.issubdtype(x.dtype, jnp.inexact):

@@ -110,7 +110,7 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=No
         )
     value = static_value(seq_lengths)
     if value is not None and ((value < 0) | (value > x.shape[seq_axis])).any():
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.reverse_sequence: seq_lengths {value.tolist()} must be in [0, {x.shape[seq_axis]}] (the size of "
             "seq_axis), as TensorFlow requires."
         )

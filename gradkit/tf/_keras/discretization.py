@@ -62,8 +62,11 @@ def _bucketize(x, boundaries, mode, dtype):
 class Discretization(KerasNamedLayer, Layer):
     """``Discretization(bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int")``."""
 
-    def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(
+        self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False, dtype=None, name=None
+    ):
+        # Keras' signature: no other keyword (an unknown one is a TypeError, as there).
+        super().__init__(dtype=dtype, name=name)
         if sparse:
             raise _errors.GradkitNotImplementedError(
                 "tf.keras.layers.Discretization(sparse=True): gradkit.tf has no sparse tensors. Leave sparse=False."
@@ -130,17 +133,17 @@ class Discretization(KerasNamedLayer, Layer):
         return (shape[0], *shape[2:], depth) if len(shape) >= 2 else (depth,)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "bin_boundaries": self.bin_boundaries,
-                "num_bins": self.num_bins,
-                "epsilon": self.epsilon,
-                "output_mode": self.output_mode,
-                "sparse": self.sparse,
-            }
-        )
-        return config
+        # Keras' keys: the dtype as its name, and no trainable flag.
+        dtype = super().get_config()["dtype"]
+        return {
+            "bin_boundaries": self.bin_boundaries,
+            "num_bins": self.num_bins,
+            "epsilon": self.epsilon,
+            "output_mode": self.output_mode,
+            "sparse": self.sparse,
+            "name": self.name,
+            "dtype": dtype["config"]["name"] if isinstance(dtype, dict) else dtype,
+        }
 
     @classmethod
     def from_config(cls, config):

@@ -239,6 +239,20 @@ PROBES = ((2, 13), (3, 17))
 # (None, 4) features, a split in two) fails at 13 or 17: its call is run again at these sizes,
 # divisible by 2, 3, 4, 6, 8, 12 and 24.
 DIVISIBLE_PROBES = ((2, 24), (3, 48))
+# A None batch combined with a tensor of a fixed batch (ops.add(inputs, constant),
+# ops.segment_sum(inputs, ids)): Keras takes None to be that size. The call runs again with the
+# batch at each leading size of its other arguments, then at 1 (which broadcasts against any
+# size; an output's first axis still of size 1 there is None).
+BROADCAST_PROBES = ((1, 13), (1, 17))
+
+
+def _batch_size_probes(args, kwargs) -> list:
+    sizes = []
+    for x in _leaves((args, kwargs)):
+        shape = getattr(x, "shape", None) if not isinstance(x, KerasTensor) else None
+        if shape is not None and len(shape) and isinstance(shape[0], int) and shape[0] not in sizes:
+            sizes.append(shape[0])
+    return [((n, 13), (n, 17)) for n in sizes]
 
 
 def probe_shape(shape, probe) -> tuple:
@@ -266,14 +280,22 @@ def record_call(layer, args, kwargs):
                 runs.append(wrap(layer(*_substitute(args, examples), **_substitute(kwargs, examples))))
         return runs
 
+    probes = PROBES
     try:
-        runs = run_at(PROBES)
+        runs = run_at(probes)
     except (ValueError, TypeError, IndexError) as error:
-        if not any(d is None for t in symbolic for d in t.shape[1:]):
-            raise
-        try:
-            runs = run_at(DIVISIBLE_PROBES)
-        except Exception:
+        fallbacks = []
+        if any(d is None for t in symbolic for d in t.shape[1:]):
+            fallbacks.append(DIVISIBLE_PROBES)
+        if any(t.shape and t.shape[0] is None for t in symbolic):
+            fallbacks += [*_batch_size_probes(args, kwargs), BROADCAST_PROBES]
+        for probes in fallbacks:
+            try:
+                runs = run_at(probes)
+                break
+            except Exception:
+                continue
+        else:
             raise error from None
     node = Node(layer, args, kwargs)
     if hasattr(layer, "__dict__"):  # a layer (not an operator): its calls, for layer.input/output
@@ -286,6 +308,8 @@ def record_call(layer, args, kwargs):
             symbolic.append(a)
             continue
         shape = tuple(d if d == e else None for d, e in zip(a.shape, b.shape))
+        if probes is BROADCAST_PROBES and shape[:1] == (1,):
+            shape = (None, *shape[1:])
         symbolic.append(KerasTensor(shape, a.dtype, node, i))
     node.outputs = jax.tree_util.tree_unflatten(treedef, symbolic)
     return node.outputs

@@ -88,15 +88,20 @@ class DatasetAdapter:
         return (self._standardized(batch) for batch in self.dataset._numpy_elements())
 
     def _standardized(self, batch):
-        """A batch as the step takes it: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+        """A batch as the step takes it: ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``, or the
+        inputs alone where the dataset's element is not a tuple (Keras hands such an element to
+        ``train_step`` as it is: ``tf.shape(data)[0]`` is the batch size)."""
         if self.table is not None:
             batch = _with_class_weights(batch, self.table)
-        if not isinstance(batch, tuple):
+        bare = not isinstance(batch, tuple)
+        if bare:
             batch = (batch,)
         x, y, sample_weight = (as_arrays(part, "a dataset's batch") for part in unpack_x_y_sample_weight(batch))
         if not leaves(x):
             raise _errors.GradkitValueError("tf.keras.Model: a dataset's batch holds no inputs x.")
-        return tuple(part for part in (x, y, sample_weight) if part is not None) if y is not None else (x,)
+        if y is not None:
+            return tuple(part for part in (x, y, sample_weight) if part is not None)
+        return x if bare else (x,)
 
     def on_epoch_begin(self):
         pass

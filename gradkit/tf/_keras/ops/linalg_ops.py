@@ -17,6 +17,7 @@ from gradkit import _errors
 
 from ... import _array, _integer_data, _linalg, _linalg_lu, _linalg_svd, _math
 from ..._convert import known_value
+from ..functional import running_symbolically
 from .dispatch import cast, keras_op, tensor
 from .dtype_rules import float_of
 from .numpy_shapes import moveaxis
@@ -40,7 +41,7 @@ def cholesky(x, upper=False):
     """``keras.ops.cholesky(x, upper=False)``: the lower (or, with ``upper``, upper) Cholesky factor of a
     positive-definite matrix; one that is not positive definite raises, as in Keras."""
     out = _linalg.cholesky(_matrices("cholesky", x))
-    value = known_value(out)
+    value = None if running_symbolically() else known_value(out)  # zeros while a model is built
     if value is not None and not np.all(np.isfinite(value)):
         raise _errors.GradkitValueError(
             "tf.keras.ops.cholesky: Cholesky decomposition failed, the matrix is not positive definite (its "

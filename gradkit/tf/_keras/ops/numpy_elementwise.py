@@ -311,7 +311,7 @@ logical_xor = _logical("logical_xor", _math.logical_xor)
 @keras_op
 def divide_no_nan(x1, x2):
     """``keras.ops.divide_no_nan(x1, x2)``: ``x1 / x2``, 0 where ``x2`` is 0 (TensorFlow's gradient there)."""
-    (x1, x2), _ = promoted(tensor(x1), tensor(x2), extra=(float,))
+    (x1, x2), _ = promoted(x1, x2, extra=(float,))  # a Python number stays weak (float16 / 1.5 is float16)
     return _math.divide_no_nan(*broadcast(x1, x2))
 
 
