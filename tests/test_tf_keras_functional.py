@@ -142,6 +142,17 @@ def test_functional_summary_matches_keras():
     assert got == expected
 
 
+@pytest.mark.parametrize("tf", [tf_real, gtf], ids=["tensorflow", "gradkit"])
+def test_two_layers_of_one_name_are_refused(tf):
+    # Keras refuses them (a saved model's weights are kept by layer name); so does gradkit.tf.
+    x = tf.keras.Input(shape=(3,))
+    y = tf.keras.layers.Dense(2, name="same")(tf.keras.layers.Dense(2, name="same")(x))
+    with pytest.raises(ValueError, match='The name "same" is used 2 times in the model'):
+        tf.keras.Model(x, y)
+    with pytest.raises(ValueError, match="should have unique names. Name 'same' is already"):
+        tf.keras.Sequential([tf.keras.layers.Dense(2, name="same"), tf.keras.layers.Dense(2, name="same")])
+
+
 def test_symbolic_misuse_is_refused():
     x = gtf.keras.Input(shape=(3,))
     with pytest.raises(TypeError, match=r"\[gradkit\].*KerasTensor.*Lambda"):

@@ -520,17 +520,23 @@ def _describe_entry(entry) -> str:
     return "(" + ", ".join(f"{dtype}{shape}" for shape, dtype in entry["specs"]) + ")"
 
 
-def _serving(run):
-    """A signature function: keyword arguments only, and a dict of outputs (``output_0``, ...
-    for outputs that are not a dict), as TensorFlow's ``loaded.signatures[key]``."""
+def _argument_count(entry) -> int:
+    return len(entry.get("arguments") or entry.get("structure") or ())
+
+
+def _serving(run, count: int):
+    """A signature function: keyword arguments (the saved arguments' names), or the one argument
+    by position where it takes one, and a dict of outputs (``output_0``, ... for outputs that are
+    not a dict), as TensorFlow's ``loaded.signatures[key]``."""
 
     def serve(*args, **kwargs):
-        if args:
+        if args and (count != 1 or len(args) > 1 or kwargs):
             raise GradkitTypeError(
-                "a SavedModel signature function takes keyword arguments only, as in TensorFlow: call it as "
-                "loaded.signatures['serving_default'](x=...), with the names of the saved function's arguments."
+                "a SavedModel signature function of several arguments takes them by keyword only, as in "
+                "TensorFlow: call it as loaded.signatures['serving_default'](x=..., y=...), with the names of the "
+                "saved function's arguments."
             )
-        out = run(**kwargs)
+        out = run(*args, **kwargs)
         if isinstance(out, Mapping):
             return dict(out)
         leaves = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -558,7 +564,10 @@ def load(export_dir, tags=None, options=None):
     for stem, concrete in manifest.get("dispatch", {}).items():
         functions[stem] = _dispatcher(stem, [(functions[c], manifest["functions"][c]) for c in concrete])
     root = _objects.rebuild(manifest["tree"], variables, functions)
-    root.signatures = {key: _serving(functions[stem]) for key, stem in manifest.get("signatures", {}).items()}
+    root.signatures = {
+        key: _serving(functions[stem], _argument_count(manifest["functions"][stem]))
+        for key, stem in manifest.get("signatures", {}).items()
+    }
     return root
 
 

@@ -422,12 +422,6 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     y_pred = convert(y_pred)
     y_true = convert(y_true)
     axis = _int_axis(axis)
-    if ignore_class is not None:
-        raise _errors.GradkitValueError(
-            f"{fn}(ignore_class={ignore_class!r}) is not supported by gradkit.tf: Keras masks those labels out "
-            "of the loss and of the reduction. Pass the loss per sample (reduction='none') and weight the "
-            "ignored labels by 0 with sample_weight= instead, e.g. sample_weight=tf.cast(labels != c, tf.float32)."
-        )
     if axis not in (-1, y_pred.ndim - 1):
         raise _errors.GradkitValueError(
             f"{fn} got axis={axis}; Keras' TensorFlow backend supports only the last axis (axis=-1). "
@@ -442,6 +436,12 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
             f"of shape {_shape(y_true)} and y_pred of shape {_shape(y_pred)}. Pass one integer class per row "
             f"(y_true of shape {_shape(y_pred)[:-1]}); for one-hot labels use categorical_crossentropy."
         )
+    valid = None
+    if ignore_class is not None:
+        # Keras' rule: the ignored labels count as class 0 on a zeroed row, their losses are 0,
+        # and the mask set on the losses leaves them out of a Loss's reduction.
+        valid = call(_not_ignored, y_true, y_pred, ignore_class=int(ignore_class))
+        y_true, y_pred = call(_ignored_zeroed, y_true, y_pred, valid)
     known = known_value(y_true)
     n = y_pred.shape[-1]
     if known is not None and known.size and (known.min() < 0 or known.max() >= n):
@@ -450,7 +450,29 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
             f"{fn} got the label {bad}, outside the classes [0, {n}) of y_pred; TensorFlow refuses it too "
             f"(InvalidArgumentError). Pass class indices in [0, {n})."
         )
-    return call(_sparse_categorical_crossentropy, y_true, y_pred, from_logits=bool(from_logits))
+    losses = call(_sparse_categorical_crossentropy, y_true, y_pred, from_logits=bool(from_logits))
+    if valid is None:
+        return losses
+    losses = call(_kept, losses, valid)
+    masking.set_keras_mask(losses, valid)
+    return losses
+
+
+def _labels_shaped(y_true, y_pred):
+    return jnp.squeeze(y_true, -1) if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1 else y_true
+
+
+def _not_ignored(y_true, y_pred, ignore_class):
+    return _labels_shaped(y_true, y_pred) != ignore_class
+
+
+def _ignored_zeroed(y_true, y_pred, valid):
+    y_true = _labels_shaped(y_true, y_pred)
+    return y_true * valid.astype(y_true.dtype), y_pred * valid[..., None].astype(y_pred.dtype)
+
+
+def _kept(losses, valid):
+    return jnp.where(valid.reshape(losses.shape), losses, jnp.zeros((), losses.dtype))
 
 
 # Keras' short names (tf.keras.losses.mse, MSE, ...).
@@ -478,6 +500,11 @@ def binary_focal_crossentropy(
     """Keras' binary focal cross-entropy, averaged over ``axis``: the binary cross-entropy times
     ``(1 - p_t) ** gamma`` (``p_t`` the probability given to the true label), and with
     ``apply_class_balancing`` times ``alpha`` for label 1 and ``1 - alpha`` for label 0."""
+    logits = None if from_logits else keras_logits.logits_of(y_pred)
+    if logits is not None:
+        # A sigmoid layer's output: Keras' TensorFlow backend takes its cross-entropy from the
+        # logits the sigmoid kept (no clip at 1e-7), and p = sigmoid(logits) is the output.
+        y_pred, from_logits = logits, True
     return _cross_entropy(
         "binary_focal_crossentropy",
         _binary_focal_crossentropy,
@@ -535,9 +562,12 @@ class Loss:
         in_mask = masking.get_keras_mask(y_pred)  # a Keras mask on the prediction (mask_zero)
         y_pred = keras_logits.carry(y_pred, convert(y_pred, self._dtype))
         y_true = convert(y_true, self._dtype)
-        losses = convert(self.call(y_true, y_pred))
+        raw = self.call(y_true, y_pred)
+        losses = convert(raw)
         weights = None if sample_weight is None else convert(sample_weight, self._dtype)
         mask = self._output_mask(losses)
+        if mask is None:
+            mask = masking.get_keras_mask(raw)  # set by the loss function (ignore_class), as Keras reads it
         if in_mask is not None:
             mask = in_mask if mask is None else call(jnp.logical_and, in_mask, mask)
         return call(reduce_weighted_values, losses, weights, mask, reduction=self.reduction)

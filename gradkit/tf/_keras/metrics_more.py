@@ -42,7 +42,8 @@ def _flat_rows(y_pred):
 def _in_top_k(targets, y_pred, k):
     """Whether each target's score is among the ``k`` largest of its row (ties count, as in_top_k)."""
     target_scores = jnp.take_along_axis(y_pred, targets[:, None], axis=-1)
-    return (jnp.sum(y_pred > target_scores, axis=-1) < k).astype(jnp.float32)
+    finite = jnp.all(jnp.isfinite(y_pred), axis=-1)  # a row with a non-finite score is never a hit, as in_top_k
+    return ((jnp.sum(y_pred > target_scores, axis=-1) < k) & finite).astype(jnp.float32)
 
 
 def _top_k_categorical(y_true, y_pred, k):

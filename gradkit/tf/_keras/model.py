@@ -245,7 +245,16 @@ class Functional(Model):
         graph = functional.Graph(inputs, outputs)
         self.__dict__["_keras_graph"] = graph
         # The layers in Keras' order; held as an attribute, so the weights are theirs, in that order.
-        self._functional_layers = graph.layers()
+        layers = graph.layers()
+        names = [layer.name for layer in layers]
+        for name in names:
+            if names.count(name) > 1:
+                # Keras refuses it too: a saved model's weights are kept by layer name.
+                raise _errors.GradkitValueError(
+                    f'The name "{name}" is used {names.count(name)} times in the model. All operation names should '
+                    "be unique (Keras raises ValueError). Give the layers distinct names."
+                )
+        self._functional_layers = layers
         self.built = True
 
     @property

@@ -61,6 +61,12 @@ class Sequential(Model):
             shape = getattr(layer, "_keras_input_shape", None)  # Keras' legacy input_shape= on the first layer
             if shape is not None:
                 self.__dict__["_keras_input_layer"] = InputLayer(shape=shape)
+        if any(other.name == layer.name for other in self._sequence):
+            raise _errors.GradkitValueError(
+                "All layers added to a Sequential model should have unique names. Name "
+                f"'{layer.name}' is already the name of a layer in this model. Update the `name` argument to pass "
+                "a unique name (Keras raises ValueError)."
+            )
         self._sequence.append(layer)
         self.__dict__.pop("_keras_symbolic", None)  # its symbolic tensors are made again when asked for
         if rebuild:
