@@ -262,3 +262,29 @@ def test_each_outputs_loss_counts_each_batch_alike_and_the_total_by_size():
     np.testing.assert_allclose(history.history["r_loss"][0], np.mean([squared[b].mean() for b in batches]), rtol=1e-5)
     np.testing.assert_allclose(history.history["c_loss"][0], np.mean([cross[b].mean() for b in batches]), rtol=1e-5)
     np.testing.assert_allclose(history.history["loss"][0], squared.mean() + cross.mean(), rtol=1e-5)
+
+
+def _built_for_unknown_length(tf):
+    """A custom layer called on KerasTensors is built for their shape, None where unknown."""
+    seen = []
+
+    class PositionTable(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            seen.append(tuple(input_shape))
+            length = input_shape[1] if input_shape[1] is not None else 50
+            self.table = self.add_weight(shape=(length, input_shape[-1]), initializer="ones", name="table")
+
+        def call(self, x):
+            return x + self.table[: tf.shape(x)[1]]
+
+    inputs = tf.keras.Input((None, 4))
+    model = tf.keras.Model(inputs, PositionTable()(inputs))
+    out = model(np.zeros((1, 20, 4), np.float32))
+    return seen[0], tuple(model.layers[1].table.shape), np.asarray(out)
+
+
+def test_a_custom_layer_is_built_for_unknown_sizes_as_none():
+    seen, table, out = _built_for_unknown_length(gtf)
+    assert seen == (None, None, 4) and table == (50, 4)
+    np.testing.assert_array_equal(out, np.ones((1, 20, 4), np.float32))  # zeros plus the table's ones
+    assert _built_for_unknown_length(tf_real)[:2] == (seen, table)

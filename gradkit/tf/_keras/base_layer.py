@@ -350,14 +350,7 @@ class Layer(LayerLosses, nn.Layer):
             elif training is not None:
                 kwargs.setdefault("training", training)
             if not self.built:
-                self.__dict__["_keras_building_in_call"] = True
-                try:
-                    shape = _input_shape(args[0])
-                    self.__dict__["_keras_build_shape"] = shape  # model.summary() reports the output shape for it
-                    self.build(shape)
-                finally:
-                    self.__dict__["_keras_building_in_call"] = False
-                self.built = True
+                self._build_in_call(_input_shape(args[0]))
             elif "_keras_build_shape" not in self.__dict__:
                 # Built when made (no weights), yet Keras builds most such layers at their first
                 # call and records that call's shape (their build_config in a Sequential's config).
@@ -485,6 +478,24 @@ class Layer(LayerLosses, nn.Layer):
                 seen.add(id(v))
                 unique.append((v, trainable))
         return unique
+
+    def _build_in_call(self, shape) -> None:
+        self.__dict__["_keras_building_in_call"] = True
+        try:
+            self.__dict__["_keras_build_shape"] = shape  # model.summary() reports the output shape for it
+            self.build(shape)
+        finally:
+            self.__dict__["_keras_building_in_call"] = False
+        self.built = True
+
+    def build_symbolically(self, first_input) -> None:
+        """Called on KerasTensors (the functional API), a layer whose ``build`` is the user's own is
+        built for their shapes, None for an unknown size, as Keras builds it (a build that sizes a
+        weight by an axis sees None there, not the sizes gradkit probes the call at)."""
+        build = getattr(type(self), "build", None)
+        if self.built or build is None or getattr(build, "__module__", "").startswith("gradkit."):
+            return
+        self._build_in_call(_input_shape(first_input))
 
     @property
     def trainable(self) -> bool:

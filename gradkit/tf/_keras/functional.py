@@ -271,6 +271,8 @@ def record_call(layer, args, kwargs):
     from .._convert import wrap
 
     symbolic = [t for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)]
+    if args and hasattr(layer, "build_symbolically"):
+        layer.build_symbolically(args[0])
 
     def run_at(probes):
         runs = []
