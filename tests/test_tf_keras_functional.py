@@ -275,7 +275,7 @@ def _built_for_unknown_length(tf):
             self.table = self.add_weight(shape=(length, input_shape[-1]), initializer="ones", name="table")
 
         def call(self, x):
-            return x + self.table[: tf.shape(x)[1]]
+            return x + self.table[None, : tf.shape(x)[1]]
 
     inputs = tf.keras.Input((None, 4))
     model = tf.keras.Model(inputs, PositionTable()(inputs))
