@@ -121,6 +121,7 @@ def test_bad_arguments_raise_as_in_tensorflow_with_a_gradkit_message(name):
         (9.0, False, False),
         (2.0, False, False),
         (6.0, True, False),
+        (2.0, True, False),  # no default: the last pair is it, and exclusive counts the others only
     ],
 )
 def test_a_traced_case_checks_exclusive_and_a_missing_default_when_it_runs(x, exclusive, with_default):
@@ -138,7 +139,7 @@ def test_a_traced_case_checks_exclusive_and_a_missing_default_when_it_runs(x, ex
             assert float(v.numpy()) == 3.0
 
     out = run_both(program)
-    expect_error = (exclusive and x < 5) or (not with_default and x >= 7)
+    expect_error = (exclusive and x < 5 and with_default) or (not with_default and x >= 7)
     assert isinstance(out, Exception) == expect_error, out
     if expect_error:
         assert str(out).startswith("[gradkit] tf.case:"), out

@@ -107,3 +107,75 @@ def test_branches_that_differ_and_a_missing_branch_get_gradkits_errors():
     switch = gtf.function(lambda i: gtf.switch_case(i, [lambda: gtf.constant([1.0]), lambda: gtf.constant(1.0)]))
     with pytest.raises(TypeError, match=r"\[gradkit\] tf.switch_case inside tf.function.*different shapes"):
         switch(gtf.constant(0))
+
+
+def _no_back_prop(tf):
+    """back_prop=False stops the gradient at a scan's, map_fn's and fold's results inside tf.function
+    (TensorFlow's graph loops honour it); the loops' values are unchanged."""
+    v = tf.Variable(1.3)
+    elems = tf.constant([0.5, 1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        scanned = tf.scan(lambda a, r: a * v + r, elems, initializer=x, back_prop=False)[-1]
+        mapped = tf.reduce_sum(tf.map_fn(lambda r: r * v * x, elems, back_prop=False))
+        folded = tf.foldl(lambda a, r: a * v + r, elems, initializer=x, back_prop=False)
+        return (scanned + mapped + folded) * x
+
+    x = tf.constant(0.7)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    dx, dv = tape.gradient(y, [x, v])
+    return float(y), float(dx), dv
+
+
+def test_back_prop_false_stops_the_gradient_in_a_function():
+    y, dx, dv = _no_back_prop(gtf)
+    scanned = ((0.7 * 1.3 + 0.5) * 1.3 + 1.0) * 1.3 + 2.0
+    mapped = 3.5 * 1.3 * 0.7
+    assert dv is None
+    np.testing.assert_allclose(y, (2 * scanned + mapped) * 0.7, rtol=1e-6)
+    np.testing.assert_allclose(dx, 2 * scanned + mapped, rtol=1e-6)  # only the final factor x (by hand)
+    y_tf, dx_tf, dv_tf = _no_back_prop(pytest.importorskip("tensorflow"))
+    assert dv_tf is None
+    np.testing.assert_allclose([y, dx], [y_tf, dx_tf], rtol=1e-6)
+
+
+def _custom_gradient_variables(tf):
+    b, a = tf.Variable([1.0, 2.0], name="b"), tf.Variable([3.0, 4.0], name="a")
+
+    @tf.custom_gradient
+    def f(x):
+        def grad(dy, variables=None):
+            # By position: TensorFlow's tf.function gives the Variables sorted by name (a, b).
+            return dy * 1.0, [dy * 10.0, dy * 100.0]
+
+        return x * b + a, grad
+
+    @tf.function
+    def run(x):
+        return tf.reduce_sum(f(x))
+
+    with tf.GradientTape() as tape:
+        y = run(tf.constant([1.0, 1.0]))
+    return [g.numpy() for g in tape.gradient(y, [a, b])]
+
+
+def test_a_custom_gradients_variables_are_in_name_order():
+    da, db = _custom_gradient_variables(gtf)
+    np.testing.assert_allclose(da, [10.0, 10.0])
+    np.testing.assert_allclose(db, [100.0, 100.0])
+    tf_real = pytest.importorskip("tensorflow")
+    for ours, theirs in zip((da, db), _custom_gradient_variables(tf_real)):
+        np.testing.assert_allclose(ours, theirs)
+
+
+def test_tensor_array_errors_are_tensorflows_classes():
+    array = gtf.TensorArray(gtf.float32, size=2)
+    with pytest.raises(gtf.errors.OutOfRangeError, match=r"^\[gradkit\] tf.TensorArray.write got index 5"):
+        array.write(5, 1.0)
+    array = gtf.TensorArray(gtf.float32, size=1).write(0, 1.0)
+    array.read(0)
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] tf.TensorArray.read: could not read"):
+        array.read(0)

@@ -33,8 +33,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     gradient per output of ``f`` (``grad_fn(dy)`` for a single output) and returns the
     gradient for each input (a single value when there is one input); keyword arguments are
     not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
-    return ``(input_grads, variable_grads)``, one variable gradient per Variable in the order
-    given. Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
+    return ``(input_grads, variable_grads)``, one variable gradient per Variable of the list it
+    is given (the Variables ``f`` reads, sorted by name, as TensorFlow's ``tf.function`` gives them). Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
     inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``). A
     gradient ``grad_fn`` returns as None cuts that input from the call, as in TensorFlow: a
     tape gives None for it unless another path reaches it (``jax.grad`` gives zeros).
@@ -72,6 +72,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         fk = functools.partial(f, **kwargs) if kwargs else f
         in_avals = tuple(aval_of(a) for a in args)
         variables, forward, out_tree = _trace_forward(fk, in_avals)
+        # grad_fn's variables= list, and its gradients, in the order of the Variables' names, as
+        # TensorFlow's tf.function passes them (sorted by name; Variables of one name in read order).
+        variables = tuple(sorted(variables, key=lambda v: v.name))
         var_values = tuple(v.value for v in variables)
         if variables:
             var_avals = tuple(aval_of(x) for x in var_values)

@@ -109,9 +109,12 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             )
     if not builtins.any(_traced(p) for p in preds):
         truth = [builtins.bool(np.asarray(_value(p))) for p in preds]
-        if exclusive and builtins.sum(truth) > 1:
+        # Without a default TensorFlow makes the last pair the default (run when its predicate is
+        # True and no other is): exclusive=True counts only the other predicates.
+        counted = builtins.sum(truth[:-1] if default is None else truth)
+        if exclusive and counted > 1:
             raise _errors.GradkitInvalidArgumentError(
-                f"tf.case with exclusive=True: more than 1 conditions ({builtins.sum(truth)}) evaluated as True, "
+                f"tf.case with exclusive=True: more than 1 conditions ({counted}) evaluated as True, "
                 "as TensorFlow refuses. Make the predicates exclusive, or pass exclusive=False (the first True wins)."
             )
         every = fns if default is None else [*fns, default]
@@ -119,7 +122,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             chosen = fns[truth.index(True)]
             return picked(chosen, [fn for fn in every if fn is not chosen])
         if default is None:
-            raise _errors.GradkitValueError(
+            raise _errors.GradkitInvalidArgumentError(
                 "tf.case: none of the predicates is True and there is no default, which TensorFlow refuses. "
                 "Pass default=, or make the last predicate True."
             )
@@ -129,7 +132,8 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     # True, and without a default at least one is.
     true_count = jnp.sum(stacked[:-1].astype(jnp.int32))
     if exclusive:
-        require(true_count <= 1, _case_error("more than one predicate is True, with exclusive=True"), true_count)
+        counted = true_count if default is not None else jnp.sum(stacked[:-2].astype(jnp.int32))
+        require(counted <= 1, _case_error("more than one predicate is True, with exclusive=True"), counted)
     if default is None:
         require(true_count >= 1, _case_error("none of the predicates is True and there is no default"), true_count)
     first = jnp.argmax(stacked)  # the first True; len(preds) when none is

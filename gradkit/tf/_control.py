@@ -214,7 +214,12 @@ def while_loop(
     inside ``tf.function``, as TensorFlow does there; eagerly TensorFlow ignores it, and so does
     gradkit. ``swap_memory`` (moving a GPU loop's tensors to host memory) is a hint with no
     effect here: XLA manages the loop's memory."""
-    out = _while_loop(cond, body, loop_vars, maximum_iterations)
+    return _without_back_prop(_while_loop(cond, body, loop_vars, maximum_iterations), back_prop)
+
+
+def _without_back_prop(out, back_prop):
+    """``back_prop=False`` (deprecated in TensorFlow): no gradient through a loop's results inside
+    ``tf.function``, as TensorFlow's graph loops; eagerly TensorFlow ignores it, and so does gradkit."""
     if back_prop or executing_eagerly():
         return out
     return nest.map_structure(lambda x: wrap(stop_gradient(x)) if isinstance(x, Tensor) else x, out)
@@ -384,7 +389,7 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     rows = _over_leading_axis(elems)
     if not rows:
         return _no_rows(fn, elems)
-    return _one_op(_stacked([fn(row) for row in rows]), elems)
+    return _without_back_prop(_one_op(_stacked([fn(row) for row in rows]), elems), back_prop)
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
@@ -401,7 +406,7 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
     for row in rows:
         acc = fn(acc, row)
         outputs.append(acc)
-    return _one_op(_stacked(outputs[::-1] if reverse else outputs), (elems, initializer))
+    return _without_back_prop(_one_op(_stacked(outputs[::-1] if reverse else outputs), (elems, initializer)), back_prop)
 
 
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -411,7 +416,7 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return _one_op(_as_tensors(acc), (elems, initializer))
+    return _without_back_prop(_one_op(_as_tensors(acc), (elems, initializer)), back_prop)
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
@@ -421,7 +426,7 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
     acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:
         acc = fn(acc, row)
-    return _one_op(_as_tensors(acc), (elems, initializer))
+    return _without_back_prop(_one_op(_as_tensors(acc), (elems, initializer)), back_prop)
 
 
 def _first_row(rows: list, what: str):

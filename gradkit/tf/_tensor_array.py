@@ -175,7 +175,7 @@ class TensorArray:
             )
         if index >= len(self._elements):
             if not self._dynamic_size:
-                raise _errors.GradkitValueError(
+                raise _errors.GradkitOutOfRangeError(
                     f"tf.TensorArray.write got index {index}, but the array has size {len(self._elements)} and "
                     "is not resizeable. Make it with dynamic_size=True to let it grow."
                 )
@@ -257,7 +257,7 @@ class TensorArray:
         index = _concrete_int(index, "read")
         self._check_index(index, "read")
         if self._elements[index] is None and index in self._cleared:
-            raise _errors.GradkitValueError(
+            raise _errors.GradkitInvalidArgumentError(
                 f"tf.TensorArray.read: could not read index {index} twice because it was cleared after a previous "
                 "read, as in TensorFlow. Make the array with clear_after_read=False to read it again."
             )
