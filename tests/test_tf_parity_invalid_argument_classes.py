@@ -25,6 +25,7 @@ REFUSED = {
     "diag_num_rows_too_small": lambda tf: tf.linalg.diag(tf.constant([1.0, 2.0, 3.0]), k=1, num_rows=2),
     "roll_shift_and_axis_sizes_differ": lambda tf: tf.roll(tf.constant(M), [1, 2], [0]),
     "roll_one_shift_many_axes": lambda tf: tf.roll(tf.constant(M), 2, [0, 0, 1]),
+    "pow_integer_negative_exponent": lambda tf: tf.pow(tf.constant([2, 3]), tf.constant([-1, 2])),
 }
 
 
@@ -47,6 +48,7 @@ def test_roll_and_clip_by_global_norm_with_use_norm_agree():
             (u, _), small = tf.clip_by_global_norm([a, None], 50.0, use_norm=tf.constant(5.0))
             loss = tf.reduce_sum(x) + tf.reduce_sum(y * y) + tf.reduce_sum(u)
         rolled = [tf.roll(tf.constant(M), [1, 2], [0, 1]), tf.roll(tf.constant(M), -1, 1)]
-        return [x, y, norm, u, small, *tape.gradient(loss, [a, b]), *rolled]
+        powers = [tf.pow(tf.constant([2, 3]), tf.constant([0, 2])), tf.pow(tf.constant([2.0, 4.0]), -1.0)]
+        return [x, y, norm, u, small, *tape.gradient(loss, [a, b]), *rolled, *powers]
 
     run_both_ok(program)

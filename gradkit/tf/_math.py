@@ -11,7 +11,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
-from ._convert import axis_arg, call, convert, convert_like
+from ._convert import axis_arg, call, convert, convert_like, known_value
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, unary
@@ -187,9 +187,21 @@ add = _binary(jnp.add, "add")
 subtract = _binary(jnp.subtract, "subtract")
 multiply = _binary(jnp.multiply, "multiply")
 divide = _binary(_tf_divide, "divide")
+
+
 # Its gradient w.r.t. the exponent is 0 where x <= 0, as TensorFlow's (jax's is NaN at x < 0).
 # ``x ** p`` on tensors is gradkit's shared operator, which keeps jax's rule.
-pow = _binary(tf_pow, "pow")  # noqa: A001
+def pow(x, y, name=None):  # noqa: A001  (TensorFlow's name)
+    """``x ** y``; an integer power with a negative integer exponent known when the op runs is
+    refused, as TensorFlow's kernel refuses it (NumPy's 2 ** -1 is 0)."""
+    x, y = convert_like(x, y, what="tf.math.pow")
+    exponent = known_value(y) if jnp.issubdtype(y.dtype, jnp.integer) else None
+    if exponent is not None and (exponent < 0).any():
+        raise _errors.GradkitInvalidArgumentError(
+            "tf.math.pow: Integers to negative integer powers are not allowed, as TensorFlow says. Cast to a "
+            "float first: tf.pow(tf.cast(x, tf.float32), y)."
+        )
+    return call(tf_pow, x, y)
 
 
 def _tf_complex(real, imag):
