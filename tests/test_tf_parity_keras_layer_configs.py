@@ -108,6 +108,27 @@ def test_compute_output_shape_without_tensorflow():
     assert gtf.keras.layers.Flatten().compute_output_shape((None, 2, 3)) == (None, 6)
 
 
+def _unbuilt_and_functional_shapes(tf):
+    layers = tf.keras.layers
+    unbuilt = [
+        layers.Conv2D(4, 3, strides=2).compute_output_shape((2, 9, 9, 3)),
+        layers.MaxPooling2D().compute_output_shape((2, 8, 8, 3)),
+        layers.GlobalAveragePooling2D().compute_output_shape((2, 8, 8, 3)),
+        layers.Conv1D(2, 3, padding="same").compute_output_shape((None, 7, 5)),
+    ]
+    inputs = tf.keras.Input((None, 4))
+    model = tf.keras.Model(inputs, layers.Dense(2)(inputs))
+    return [tuple(s) for s in unbuilt] + [tuple(model.compute_output_shape((3, 10, 4)))]
+
+
+def test_compute_output_shape_of_unbuilt_layers_and_of_a_functional_model():
+    got = _unbuilt_and_functional_shapes(gtf)
+    # By hand: (9 - 3) // 2 + 1 = 4; pooling halves; global pooling keeps channels; same padding.
+    assert got == [(2, 4, 4, 4), (2, 4, 4, 3), (2, 3), (None, 7, 2), (3, 10, 2)]
+    if _tf():
+        assert got == _unbuilt_and_functional_shapes(_tf())
+
+
 def test_compute_output_shape_of_a_custom_layer_raises_as_keras():
     class Custom(gtf.keras.layers.Layer):
         def call(self, x):

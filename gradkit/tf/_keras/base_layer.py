@@ -640,9 +640,16 @@ class Layer(LayerLosses, nn.Layer):
                 "Should implement `def compute_output_shape(self, input_shape)`, as Keras asks."
             )
         if not self.built:
-            raise _errors.GradkitValueError(
-                f"{type(self).__name__} '{self.name}'.compute_output_shape: gradkit.tf finds it by tracing the "
-                "built layer's call, and this layer is not built yet. Call it once (or layer.build(input_shape)) "
-                "first."
-            )
+            # Keras computes it without building the layer: a copy of it is built and traced here.
+            try:
+                copy = type(self).from_config(self.get_config())
+                sizes = tuple(None if d is None else int(d) for d in input_shape)
+                copy(Tensor.concrete(jax.numpy.zeros(functional.probe_shape(sizes, functional.PROBES[0]), np.float32)))
+            except Exception:
+                raise _errors.GradkitValueError(
+                    f"{type(self).__name__} '{self.name}'.compute_output_shape: gradkit.tf finds it by tracing the "
+                    "built layer's call, and this layer is not built yet. Call it once (or "
+                    "layer.build(input_shape)) first."
+                ) from None
+            return layer_config.traced_output_shape(copy, input_shape)
         return layer_config.traced_output_shape(self, input_shape)

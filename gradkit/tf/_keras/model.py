@@ -34,7 +34,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from . import functional, model_summary
+from . import functional, layer_config, model_summary
 from .base_layer import Layer
 from .training import Trainer
 
@@ -299,6 +299,11 @@ class Functional(Model):
         return self._keras_graph.run(inputs, self.name, training)
 
     def compute_output_shape(self, input_shape):
+        """The outputs' shapes for inputs of ``input_shape``: traced for a model of one input and one
+        output; for others, the shapes the graph was built with."""
+        one = isinstance(self.output, functional.KerasTensor) and len(self.inputs) == 1
+        if one and isinstance(input_shape, (tuple, list)) and not isinstance(input_shape[0], (tuple, list)):
+            return layer_config.traced_output_shape(self, input_shape)
         return jax.tree_util.tree_map(
             lambda t: t.shape, self.output, is_leaf=lambda t: isinstance(t, functional.KerasTensor)
         )
