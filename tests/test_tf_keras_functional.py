@@ -288,3 +288,28 @@ def test_a_custom_layer_is_built_for_unknown_sizes_as_none():
     assert seen == (None, None, 4) and table == (50, 4)
     np.testing.assert_array_equal(out, np.ones((1, 20, 4), np.float32))  # zeros plus the table's ones
     assert _built_for_unknown_length(tf_real)[:2] == (seen, table)
+
+
+def _two_input_build(tf):
+    seen = []
+
+    class Gate(tf.keras.layers.Layer):
+        def build(self, x_shape, gate_shape):
+            seen.append((tuple(x_shape), tuple(gate_shape)))
+            self.w = self.add_weight(shape=(gate_shape[-1], x_shape[-1]), initializer="ones", name="w")
+
+        def call(self, x, gate):
+            return x * tf.sigmoid(tf.matmul(gate, self.w))
+
+    Gate()(np.ones((2, 3), np.float32), np.zeros((2, 4), np.float32))
+    x, gate = tf.keras.Input((3,)), tf.keras.Input((4,))
+    model = tf.keras.Model([x, gate], Gate()(x, gate))
+    out = model([np.ones((2, 3), np.float32), np.zeros((2, 4), np.float32)])
+    return seen, np.asarray(out)
+
+
+def test_a_build_of_several_shapes_gets_one_per_tensor_argument():
+    seen, out = _two_input_build(gtf)
+    assert seen == [((2, 3), (2, 4)), ((None, 3), (None, 4))]  # Keras 3: build(x_shape, gate_shape)
+    np.testing.assert_allclose(out, np.full((2, 3), 0.5))  # x * sigmoid(0), by hand
+    assert _two_input_build(tf_real)[0] == seen

@@ -268,9 +268,9 @@ def test_tensor_array_errors_match_tensorflow(case):
 def test_tensor_array_errors_are_gradkit_errors():
     ta = gtf.TensorArray(gtf.float32, size=2).write(0, 1.0)
     ta.read(0)
-    with pytest.raises(ValueError, match=r"^\[gradkit\].*clear_after_read=False"):
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\].*clear_after_read=False"):
         ta.read(0)
-    with pytest.raises(ValueError, match=r"^\[gradkit\].*dynamic_size=True"):
+    with pytest.raises(gtf.errors.OutOfRangeError, match=r"^\[gradkit\].*dynamic_size=True"):
         gtf.TensorArray(gtf.float32, size=2).write(2, 1.0)
     with pytest.raises(TypeError, match=r"^\[gradkit\].*tf.cast"):
         gtf.TensorArray(gtf.float32, size=2).write(0, gtf.constant(1, gtf.int32))

@@ -177,6 +177,25 @@ def _input_shape(x):
     return None if shape is None else TensorShape(tuple(shape))
 
 
+def _more_shapes(layer, args, kwargs) -> dict | None:
+    """Keras 3 builds a layer whose ``build`` takes ``<name>_shape`` for each tensor argument of
+    ``call`` (``build(self, a_shape, b_shape)`` for ``call(self, a, b)``) with those shapes by
+    keyword; None for the usual ``build(self, input_shape)``."""
+    try:
+        wanted = [
+            p.name
+            for p in inspect.signature(layer.build).parameters.values()
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ]
+        if len(wanted) < 2 or not all(name.endswith("_shape") for name in wanted):
+            return None
+        bound = inspect.signature(layer.call).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    shapes = {f"{name}_shape": _input_shape(value) for name, value in bound.items() if f"{name}_shape" in wanted}
+    return shapes if len(shapes) == len(wanted) else None
+
+
 def _refuse_unsupported(what: str, given: dict) -> None:
     """Keras options gradkit.tf does not implement raise rather than being ignored."""
     if given:
@@ -350,7 +369,7 @@ class Layer(LayerLosses, nn.Layer):
             elif training is not None:
                 kwargs.setdefault("training", training)
             if not self.built:
-                self._build_in_call(_input_shape(args[0]))
+                self._build_in_call(_input_shape(args[0]), _more_shapes(self, args, kwargs))
             elif "_keras_build_shape" not in self.__dict__:
                 # Built when made (no weights), yet Keras builds most such layers at their first
                 # call and records that call's shape (their build_config in a Sequential's config).
@@ -479,23 +498,26 @@ class Layer(LayerLosses, nn.Layer):
                 unique.append((v, trainable))
         return unique
 
-    def _build_in_call(self, shape) -> None:
+    def _build_in_call(self, shape, shapes=None) -> None:
         self.__dict__["_keras_building_in_call"] = True
         try:
             self.__dict__["_keras_build_shape"] = shape  # model.summary() reports the output shape for it
-            self.build(shape)
+            if shapes:
+                self.build(**shapes)
+            else:
+                self.build(shape)
         finally:
             self.__dict__["_keras_building_in_call"] = False
         self.built = True
 
-    def build_symbolically(self, first_input) -> None:
+    def build_symbolically(self, args, kwargs) -> None:
         """Called on KerasTensors (the functional API), a layer whose ``build`` is the user's own is
         built for their shapes, None for an unknown size, as Keras builds it (a build that sizes a
         weight by an axis sees None there, not the sizes gradkit probes the call at)."""
         build = getattr(type(self), "build", None)
         if self.built or build is None or getattr(build, "__module__", "").startswith("gradkit."):
             return
-        self._build_in_call(_input_shape(first_input))
+        self._build_in_call(_input_shape(args[0]), _more_shapes(self, args, kwargs))
 
     @property
     def trainable(self) -> bool:

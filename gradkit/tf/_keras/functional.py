@@ -272,7 +272,7 @@ def record_call(layer, args, kwargs):
 
     symbolic = [t for t in _leaves((args, kwargs)) if isinstance(t, KerasTensor)]
     if args and hasattr(layer, "build_symbolically"):
-        layer.build_symbolically(args[0])
+        layer.build_symbolically(args, kwargs)
 
     def run_at(probes):
         runs = []
