@@ -441,8 +441,6 @@ def test_multi_head_attention_refuses_what_it_does_not_implement():
         with pytest.raises((NotImplementedError, TypeError, ValueError), match=r"\[gradkit\]"):
             gtf.keras.layers.MultiHeadAttention(2, 3, **kwargs)
     mha = gtf.keras.layers.MultiHeadAttention(2, 3)
-    with pytest.raises(TypeError, match=r"\[gradkit\].*query_mask.*attention_mask"):
-        mha(gtf.constant(_Q), gtf.constant(_V), query_mask=np.ones((2, 3), bool))
     with pytest.raises(ValueError, match=r"\[gradkit\].*attention_mask.*shape"):
         mha(gtf.constant(_Q), gtf.constant(_V), attention_mask=np.ones((3, 3), bool))
     with pytest.raises(ValueError, match=r"\[gradkit\].*rank-3.*Keras also takes higher ranks"):
@@ -583,3 +581,14 @@ def test_run_functions_eagerly_calls_the_python_function():
 
     tf_out, gk_out = _np(program(tf_real)), _np(program(gtf))
     _compare(tf_out, gk_out)
+
+
+def test_an_explicit_query_mask_is_ignored_as_keras_ignores_it():
+    def program(tf):
+        mha = tf.keras.layers.MultiHeadAttention(2, 3, kernel_initializer="ones")
+        q, v = tf.constant(_Q), tf.constant(_V)
+        masked = mha(q, v, query_mask=np.array([[True, False, True]] * len(_Q)))
+        return [masked, mha(q, v)]
+
+    ours = run_both(program)
+    np.testing.assert_array_equal(ours[0], ours[1])

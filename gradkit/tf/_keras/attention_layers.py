@@ -113,7 +113,7 @@ class MultiHeadAttention(Layer):
 
     Keras masks (``Embedding(mask_zero=True)``) are read as Keras 3 reads them: the value's and
     key's as ``value_mask``/``key_mask``, the query's keeping its padded rows from attending and
-    given to the output; an explicit ``query_mask`` is refused (Keras 3 ignores it);
+    given to the output; an explicit ``query_mask`` is ignored, as Keras 3 ignores it;
     ``attention_axes`` other than the default, ``sliding_window``, ``use_gate`` and
     ``flash_attention=True`` raise an error.
 
@@ -310,12 +310,7 @@ class MultiHeadAttention(Layer):
         use_causal_mask=False,
     ):
         what = self._what()
-        if query_mask is not None:
-            raise _errors.GradkitTypeError(
-                f"{what} got query_mask; Keras 3 reads the query's mask from its Keras mask (mask_zero), which "
-                "gradkit.tf's MultiHeadAttention does not read. Pass attention_mask (batch, T, S) instead, false for "
-                "the rows of padded queries."
-            )
+        del query_mask  # Keras 3 ignores an explicit one (the query's Keras mask is read instead)
         key = value if key is None else key
         for t, arg in ((query, "query"), (value, "value"), (key, "key")):
             _check_rank3(t.shape, arg, what)
