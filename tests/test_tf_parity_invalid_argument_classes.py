@@ -52,3 +52,21 @@ def test_roll_and_clip_by_global_norm_with_use_norm_agree():
         return [x, y, norm, u, small, *tape.gradient(loss, [a, b]), *rolled, *powers]
 
     run_both_ok(program)
+
+
+def test_keras_layer_arguments_refused_with_tensorflows_classes():
+    import gradkit.tf as gtf
+
+    x3 = np.ones((2, 5, 3), np.float32)
+    cases = [
+        (lambda tf: tf.keras.layers.LayerNormalization(axis=4)(x3), IndexError),
+        (lambda tf: tf.keras.layers.BatchNormalization(axis=3)(x3), IndexError),
+        (lambda tf: tf.keras.layers.UnitNormalization(axis=3)(x3), tf_real.errors.InvalidArgumentError),
+        (lambda tf: tf.keras.layers.Bidirectional(tf.keras.layers.Dense(2)), TypeError),
+    ]
+    for program, theirs in cases:
+        with pytest.raises(theirs):
+            program(tf_real)
+        ours = theirs if theirs is not tf_real.errors.InvalidArgumentError else gtf.errors.InvalidArgumentError
+        with pytest.raises(ours, match=r"^\[gradkit\]"):
+            program(gtf)

@@ -54,7 +54,7 @@ class BatchNorm(Layer):
     def build(self, input_shape) -> None:
         self._needs_features(input_shape)
         if not -len(input_shape) <= self.axis < len(input_shape):
-            raise _errors.GradkitValueError(
+            raise _errors.GradkitIndexError(
                 f"{type(self).__name__} '{self.name}' normalises over axis={self.axis}, but its input has "
                 f"shape {tuple(input_shape)} (rank {len(input_shape)}). Pass an axis in "
                 f"[-{len(input_shape)}, {len(input_shape)}), e.g. axis=-1 for the last (feature) axis."

@@ -86,7 +86,7 @@ class LayerNormalization(_KerasLayer, Layer):
         rank = len(input_shape)
         axes = sorted(self.axis) if isinstance(self.axis, list) else [self.axis]
         if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) != len(axes):
-            raise _errors.GradkitValueError(
+            raise _errors.GradkitIndexError(
                 f"tf.keras.layers.LayerNormalization '{self.name}' normalises over axis={self.axis}, but its input "
                 f"has shape {tuple(input_shape)} (rank {rank}). Pass distinct axes in [-{rank}, {rank}), e.g. "
                 "axis=-1 for the last (feature) axis."

@@ -95,7 +95,7 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
             )
         for attribute in ("go_backwards", "return_sequences", "return_state"):
             if not hasattr(layer, attribute):
-                raise _errors.GradkitValueError(
+                raise _errors.GradkitTypeError(
                     f"{what} wraps a recurrent layer (one with {attribute}), such as tf.keras.layers.LSTM or RNN, "
                     f"but got {type(layer).__name__}."
                 )

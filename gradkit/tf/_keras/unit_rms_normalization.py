@@ -50,7 +50,7 @@ def _axes(axis) -> tuple:
 def _check_axes(layer, input_shape):
     for axis in _axes(layer.axis):
         if not -len(input_shape) <= axis < len(input_shape):
-            raise _errors.GradkitValueError(
+            raise _errors.GradkitIndexError(
                 f"{type(layer).__name__} '{layer.name}': axis {layer.axis} is out of bounds for input shape "
                 f"{tuple(input_shape)}, as Keras refuses."
             )
