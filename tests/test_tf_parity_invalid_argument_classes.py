@@ -26,6 +26,11 @@ REFUSED = {
     "roll_shift_and_axis_sizes_differ": lambda tf: tf.roll(tf.constant(M), [1, 2], [0]),
     "roll_one_shift_many_axes": lambda tf: tf.roll(tf.constant(M), 2, [0, 0, 1]),
     "pow_integer_negative_exponent": lambda tf: tf.pow(tf.constant([2, 3]), tf.constant([-1, 2])),
+    "band_part_more_superdiagonals_than_columns": lambda tf: tf.linalg.band_part(tf.ones((3, 3)), 0, 10),
+    "band_part_more_subdiagonals_than_rows": lambda tf: tf.linalg.band_part(tf.ones((3, 3)), 5, 0),
+    "argsort_of_bools": lambda tf: tf.argsort(tf.constant([True, False])),
+    "clip_by_norm_of_integers": lambda tf: tf.clip_by_norm(tf.constant([3, 4]), 1),
+    "one_hot_of_float_indices": lambda tf: tf.one_hot(tf.constant([0.0, 1.0]), 3),
 }
 
 
@@ -49,7 +54,8 @@ def test_roll_and_clip_by_global_norm_with_use_norm_agree():
             loss = tf.reduce_sum(x) + tf.reduce_sum(y * y) + tf.reduce_sum(u)
         rolled = [tf.roll(tf.constant(M), [1, 2], [0, 1]), tf.roll(tf.constant(M), -1, 1)]
         powers = [tf.pow(tf.constant([2, 3]), tf.constant([0, 2])), tf.pow(tf.constant([2.0, 4.0]), -1.0)]
-        return [x, y, norm, u, small, *tape.gradient(loss, [a, b]), *rolled, *powers]
+        kept = [tf.linalg.band_part(tf.ones((3, 4)), 3, 4), tf.one_hot([0, 2], 3, on_value=True, off_value=False)]
+        return [x, y, norm, u, small, *tape.gradient(loss, [a, b]), *rolled, *powers, *kept]
 
     run_both_ok(program)
 
@@ -63,6 +69,7 @@ def test_keras_layer_arguments_refused_with_tensorflows_classes():
         (lambda tf: tf.keras.layers.BatchNormalization(axis=3)(x3), IndexError),
         (lambda tf: tf.keras.layers.UnitNormalization(axis=3)(x3), tf_real.errors.InvalidArgumentError),
         (lambda tf: tf.keras.layers.Bidirectional(tf.keras.layers.Dense(2)), TypeError),
+        (lambda tf: tf.one_hot([0, 1], 3, dtype=tf.bool), TypeError),
     ]
     for program, theirs in cases:
         with pytest.raises(theirs):

@@ -371,9 +371,20 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if dtype is None and given is not None:
         dtype = given.dtype if hasattr(given, "dtype") else convert(given).dtype
     dtype = np.dtype(dtype or _dtypes.float32)
+    if dtype == np.bool_ and on_value is None and off_value is None:
+        raise _errors.GradkitTypeError(
+            "tf.one_hot(dtype=tf.bool) needs on_value=True and off_value=False, as TensorFlow says (its default "
+            "values 1 and 0 are not bool). Pass them, or one-hot to a number type and compare with 1."
+        )
+    indices = convert(indices)
+    if not jnp.issubdtype(indices.dtype, jnp.integer):
+        raise _errors.InvalidArgumentValueError(
+            f"tf.one_hot takes integer indices, as TensorFlow's kernel does, but got dtype {np.dtype(indices.dtype).name}. "
+            "Cast them first: tf.one_hot(tf.cast(indices, tf.int32), depth)."
+        )
     on = convert(1 if on_value is None else on_value, dtype)
     off = convert(0 if off_value is None else off_value, dtype)
-    return call(_one_hot, convert(indices), on, off, depth=int(depth), axis=-1 if axis is None else int(axis))
+    return call(_one_hot, indices, on, off, depth=int(depth), axis=-1 if axis is None else int(axis))
 
 
 def _split(x, sections, axis):

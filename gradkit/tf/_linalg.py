@@ -221,6 +221,13 @@ def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
     The bounds may be traced tensors inside ``tf.function`` (the shape does not depend on them)."""
     x = convert(input)
     lower, upper = known_value(num_lower), known_value(num_upper)
+    rows, cols = (tuple(x.shape[-2:]) + (None, None))[:2] if x.ndim >= 2 else (None, None)
+    for value, bound, what in ((lower, rows, "num_lower"), (upper, cols, "num_upper")):
+        if value is not None and bound is not None and int(value) > bound:
+            raise _errors.InvalidArgumentValueError(
+                f"tf.linalg.band_part: {what}={int(value)} must not exceed the matrix's {bound} "
+                f"{'rows' if what == 'num_lower' else 'columns'}, as TensorFlow requires. Pass -1 to keep them all."
+            )
     if lower is not None and upper is not None:
         return call(_band_part, x, num_lower=int(lower), num_upper=int(upper))
     return call(_band_part, x, convert(num_lower), convert(num_upper))

@@ -604,7 +604,13 @@ def _clip_by_norm(t, clip_norm, axes):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """TensorFlow's ``t * clip_norm / max(||t||, clip_norm)`` (with its safe gradient at 0)."""
-    return call(_clip_by_norm, *convert_like(t, clip_norm, what="tf.clip_by_norm"), axes=axis_arg(axes))
+    t, clip_norm = convert_like(t, clip_norm, what="tf.clip_by_norm")
+    if not jnp.issubdtype(t.dtype, jnp.inexact):
+        raise _errors.InvalidArgumentValueError(
+            f"tf.clip_by_norm takes a float tensor, as TensorFlow's kernels do, but got dtype {np.dtype(t.dtype).name}. "
+            "Cast it first: tf.clip_by_norm(tf.cast(t, tf.float32), clip_norm)."
+        )
+    return call(_clip_by_norm, t, clip_norm, axes=axis_arg(axes))
 
 
 def _clip_by_value(t, lo, hi):

@@ -12,6 +12,7 @@ import collections
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
@@ -101,7 +102,13 @@ def _argsort(x, axis, descending):
 
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     _check_direction(direction, "argsort")
-    return call(_argsort, convert(values), axis=int(axis), descending=direction == "DESCENDING")
+    x = convert(values)
+    if x.dtype == np.bool_:
+        raise _errors.InvalidArgumentValueError(
+            "tf.argsort takes numbers, as TensorFlow's kernel does, but got a bool tensor. Cast it first: "
+            "tf.argsort(tf.cast(values, tf.int32))."
+        )
+    return call(_argsort, x, axis=int(axis), descending=direction == "DESCENDING")
 
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
