@@ -83,3 +83,19 @@ def test_matches_keras(program):
     ours, theirs = program(gtf), program(tf_real)
     for key in theirs:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4, atol=1e-6, err_msg=key)
+
+
+def _wrapper_round_trip(tf):
+    metric = tf.keras.metrics.MeanMetricWrapper(tf.keras.losses.mse)
+    config = metric.get_config()
+    again = tf.keras.metrics.MeanMetricWrapper.from_config(config)
+    again.update_state([[1.0, 2.0]], [[0.0, 0.0]])
+    return config, float(again.result())
+
+
+def test_a_mean_metric_wrapper_writes_its_function_in_its_config():
+    config, result = _wrapper_round_trip(gtf)
+    assert result == 2.5  # mean((1, 2)^2), by hand
+    assert config["fn"]["config"] == "mean_squared_error"
+    tf_real = pytest.importorskip("tensorflow")
+    assert _wrapper_round_trip(tf_real) == (config, result)

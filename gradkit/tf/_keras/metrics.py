@@ -194,7 +194,21 @@ class MeanMetricWrapper(Mean):
         return super().update_state(values, sample_weight=sample_weight)
 
     def get_config(self):
-        return {**super().get_config(), **self._fn_kwargs}
+        config = {**super().get_config(), **self._fn_kwargs}
+        if type(self) is MeanMetricWrapper:  # Keras' subclasses know their function; the wrapper writes it
+            from .keras_object_serialization import serialize_keras_object
+
+            config["fn"] = serialize_keras_object(self._fn)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("fn"), dict):
+            from .keras_object_serialization import deserialize_keras_object
+
+            config["fn"] = deserialize_keras_object(config["fn"])
+        return cls(**config)
 
 
 # ---- accuracy functions (tf.keras.metrics.*_accuracy) -----------------------------------------

@@ -137,6 +137,13 @@ def function_entry(fn) -> dict:
     }
 
 
+def _keras_loss_function(name: str):
+    from . import loss_registry
+
+    found = loss_registry.OBJECTS.get(name)
+    return found if inspect.isfunction(found) else None
+
+
 def functions_found(config, custom_objects=None):
     """``config`` with each function entry (``function_entry``'s) replaced by the function, or by
     its name where it names a built-in activation (found by the layer); a [gradkit] error where
@@ -148,6 +155,8 @@ def functions_found(config, custom_objects=None):
     if config.get("class_name") == "function" and isinstance(config.get("config"), str):
         name = config["config"]
         found = find(name, None, custom_objects)
+        if found is None:
+            found = _keras_loss_function(name)  # Keras finds its own loss functions by name
         if found is not None:
             return found
         from . import activations
