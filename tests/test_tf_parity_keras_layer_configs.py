@@ -222,3 +222,14 @@ def test_user_layer_configs_match_keras():
 
         configs.append((WithArgs(3).get_config(), Plain(name="p", trainable=False).get_config()))
     assert configs[0] == configs[1]
+
+
+@pytest.mark.parametrize("make", [lambda k: k.layers.Dense(2), lambda k: k.Sequential([k.layers.Dense(2)])])
+def test_count_params_of_an_unbuilt_layer_raises_as_keras(make):
+    with pytest.raises(ValueError, match=r"^\[gradkit\] You tried to call `count_params` on layer"):
+        make(gtf.keras).count_params()
+    layer = make(gtf.keras)
+    layer.build((None, 3))
+    assert layer.count_params() == 3 * 2 + 2  # kernel and bias, by hand
+    with pytest.raises(ValueError, match="isn't built"):
+        make(_keras()).count_params()

@@ -590,6 +590,11 @@ class Layer(LayerLosses, nn.Layer):
             v.assign(w)
 
     def count_params(self) -> int:
+        if not self.built:
+            raise _errors.GradkitValueError(
+                f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. You can build "
+                "it manually via: `layer.build(input_shape)` (Keras raises ValueError too)."
+            )
         return int(sum(np.prod(v.shape, dtype=np.int64) for v in self.weights))
 
     # -- configs and shapes (layer_config) -------------------------------------------------
