@@ -45,6 +45,11 @@ CASES = {
     "slices_ragged": (lambda tf: tf.data.Dataset.from_tensor_slices([[1, 2], [3]]), "ValueError", "rectangular"),
     "slices_empty": (lambda tf: tf.data.Dataset.from_tensor_slices(()), "ValueError", "empty"),
     "unbatch_scalar": (lambda tf: tf.data.Dataset.range(3).unbatch(), "ValueError", "scalar components"),
+    "unbatch_known_sizes_differ": (
+        lambda tf: tf.data.Dataset.from_tensors((np.zeros((2,), np.float32), np.ones((3,), np.float32))).unbatch(),
+        "ValueError",
+        "matching leading dimension. Encountered both 2 and 3",
+    ),
     "concatenate_dtypes": (
         lambda tf: tf.data.Dataset.range(3).concatenate(tf.data.Dataset.from_tensor_slices(np.zeros(3, np.float32))),
         "TypeError",

@@ -109,6 +109,12 @@ def _check_unbatchable(specs, what: str) -> None:
                 f"Cannot unbatch an input with scalar components: {what} splits each component along its first "
                 "axis, which a scalar (or a dataset) does not have."
             )
+    leading = sorted({spec.shape[0] for spec in specs if spec.shape is not None and spec.shape[0] is not None})
+    if len(leading) > 1:
+        raise _errors.GradkitValueError(
+            f"Cannot unbatch an input whose batch sizes are not the same in every component: {what} needs "
+            f"components with a matching leading dimension. Encountered both {leading[0]} and {leading[1]}."
+        )
 
 
 class Unbatch(Dataset):
