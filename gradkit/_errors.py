@@ -84,6 +84,16 @@ class GradkitOutOfRangeError(GradkitError, OutOfRangeError):
         OutOfRangeError.__init__(self, None, None, message)
 
 
+class GradkitDataLossError(GradkitError, DataLossError):
+    """What TensorFlow raises as ``tf.errors.DataLossError``: data that cannot be kept whole (an
+    element padded to a smaller size than its own)."""
+
+    def __init__(self, message: str):
+        if not message.startswith(PREFIX):
+            message = PREFIX + message
+        DataLossError.__init__(self, None, None, message)
+
+
 class GradkitNotFoundError(GradkitError, NotFoundError, FileNotFoundError):
     """A file that is not there: TensorFlow's ``tf.errors.NotFoundError``, as ``tf.train`` raises for
     a checkpoint, and Python's FileNotFoundError, as Keras raises for a weights file."""

@@ -45,6 +45,11 @@ CASES = {
     "slices_ragged": (lambda tf: tf.data.Dataset.from_tensor_slices([[1, 2], [3]]), "ValueError", "rectangular"),
     "slices_empty": (lambda tf: tf.data.Dataset.from_tensor_slices(()), "ValueError", "empty"),
     "unbatch_scalar": (lambda tf: tf.data.Dataset.range(3).unbatch(), "ValueError", "scalar components"),
+    "padded_batch_to_a_smaller_size": (
+        lambda tf: list(tf.data.Dataset.range(1, 6).map(lambda x: tf.fill([x], x)).padded_batch(2, padded_shapes=[4])),
+        "DataLossError",
+        "pad to a smaller size than the input element",
+    ),
     "unbatch_known_sizes_differ": (
         lambda tf: tf.data.Dataset.from_tensors((np.zeros((2,), np.float32), np.ones((3,), np.float32))).unbatch(),
         "ValueError",

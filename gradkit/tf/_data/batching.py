@@ -252,7 +252,7 @@ class PaddedBatch(Dataset):
                 )
             target = [d if d is not None else max(p.shape[k] for p in parts) for k, d in enumerate(shape)]
             if any(p.shape[k] > target[k] for p in parts for k in range(len(target))):
-                raise _errors.GradkitInvalidArgumentError(
+                raise _errors.GradkitDataLossError(
                     f"Attempted to pad to a smaller size than the input element: component {i} has an element larger "
                     f"than the padded shape {shape_text(shape)} (tf.data.Dataset.padded_batch)."
                 )
