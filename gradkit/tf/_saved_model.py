@@ -429,7 +429,7 @@ def _callable(name, exported, entry, variables):
                 )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(leaves, in_avals)]
         for position, (x, aval) in enumerate(zip(xs, in_avals)):
-            if not _fits_input_aval(tuple(x.shape), aval.shape):
+            if not _shape_fits(tuple(x.shape), _signature_shape(aval.shape)):
                 raise GradkitTypeError(
                     f"the loaded function {name} got a value of shape {tuple(x.shape)} as argument {position}, "
                     f"where its input_signature has shape {_signature_shape(aval.shape)}; TensorFlow refuses it too. "
@@ -447,12 +447,8 @@ def _callable(name, exported, entry, variables):
     return run
 
 
-def _fits_input_aval(shape: tuple, saved: tuple) -> bool:
-    """Whether ``shape`` fits a saved program's input shape, whose None sizes the export made symbolic."""
-    return len(shape) == len(saved) and all(not isinstance(d, int) or d == n for n, d in zip(shape, saved))
-
-
 def _signature_shape(saved: tuple) -> tuple:
+    """A saved program's input shape with None for the sizes the export made symbolic."""
     return tuple(d if isinstance(d, int) else None for d in saved)
 
 
