@@ -478,6 +478,9 @@ class Variable(ValueOperators):
 
     @property
     def trainable(self) -> bool:
+        # Tapes watch a Variable on read by ``_trainable``, the flag it was made with: a
+        # subclass may let users change ``trainable`` (Keras freezes a layer's weights
+        # that way) without changing what a tape watches, as in TensorFlow.
         return self._trainable
 
     # -- assignment ------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def explain(tape, target, source) -> str:
                     f"gradient is None: {what} was never watched. The tape has watch_accessed_variables=False; "
                     "call tape.watch(variable) inside the tape."
                 )
-            if not source.trainable:
+            if not source._trainable:
                 return f"gradient is None: {what} is not trainable, so the tape does not watch it on read; call tape.watch(it)."
             return (
                 f"gradient is None: {what} was never read while this tape was recording "

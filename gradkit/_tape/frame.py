@@ -39,7 +39,7 @@ class TapeFrame(frames.Frame):
                 if tape._bit & s.active:
                     src = tape._var_sources.get(id(var))
                     if src is None:
-                        if tape._watch_accessed and var.trainable:
+                        if tape._watch_accessed and var._trainable:
                             new |= tape._bit
                     elif not tape._track and bound is not None and not bound[0].mask & tape._bit:
                         # An assignment cut this parity tape's path (the bound value is not on it):
@@ -66,7 +66,7 @@ class TapeFrame(frames.Frame):
         bound = s.bindings.get(id(var))
         if bound is not None and (bound[0].mask or bound[0].op is not None):
             return True
-        if s.active and var.trainable:
+        if s.active and var._trainable:
             for tape in s.recording:
                 if tape._bit & s.active and tape._watch_accessed and id(var) not in tape._var_sources:
                     return True
@@ -150,7 +150,7 @@ class TapeFrame(frames.Frame):
         for tape in s.recording:
             if id(var) in tape._var_sources:
                 watching |= tape._bit
-            elif tape._bit & s.active and tape._watch_accessed and var.trainable:
+            elif tape._bit & s.active and tape._watch_accessed and var._trainable:
                 self._see(var, s.bindings.get(id(var)), tape._bit)
                 watching |= tape._bit
         if isinstance(value, Tensor) and value._node.session is s:

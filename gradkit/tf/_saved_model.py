@@ -206,7 +206,7 @@ def save(obj, export_dir, signatures=None, options=None):
         os.path.join(export_dir, _VALUES),
         **{f"v{i}": np.asarray(jax.device_get(var.value)) for i, var in enumerate(walk.variables)},
     )
-    variables = [{"name": var.name, "trainable": bool(var.trainable)} for var in walk.variables]
+    variables = [{"name": var.name, "trainable": bool(var._trainable)} for var in walk.variables]
     manifest = {
         "functions": entries,
         "dispatch": dispatch,

@@ -47,10 +47,10 @@ from gradkit.nn.module import Module as _NnModule
 
 from .._checkpoint import deferred
 from .._convert import TensorShape, convert, wrap
-from .._variables import Variable
 from . import functional, initializers, layer_config, layer_regularization, masking
 from . import input_spec as _input_spec
 from .layer_losses import LayerLosses
+from .layer_weight import LayerWeight
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
 
@@ -463,7 +463,9 @@ class Layer(LayerLosses, nn.Layer):
     def _make_variable(self, value, name, trainable):
         # A checkpoint restored before the layer was built gives the weight its initial value.
         value = deferred.initial_value(self, name, value)
-        variable = Variable(value, name=f"{self.name}/{name}", trainable=trainable)
+        variable = LayerWeight(value, name=f"{self.name}/{name}", trainable=trainable)
+        if not self.trainable:  # a frozen layer's new weights are frozen too (Keras' _track_variable)
+            variable.trainable = False
         self.__dict__.setdefault("_keras_own", []).append(variable)
         deferred.bind_weight(self, variable)
         return variable
@@ -481,22 +483,10 @@ class Layer(LayerLosses, nn.Layer):
                     found.append(item)
         return found
 
-    def _weights_and_trainability(self) -> list:
-        """(weight, trainable) pairs in Keras' order; a weight of a frozen layer is not trainable."""
+    def _own_weights(self) -> list:
+        """The weights ``add_weight`` made, Keras' order: those made trainable, then the others."""
         own = self.__dict__.get("_keras_own", [])
-        on = self.trainable
-        pairs = [(v, on) for v in own if v.trainable] + [(v, False) for v in own if not v.trainable]
-        for layer in self._keras_layers():
-            if isinstance(layer, Layer):
-                pairs += layer._weights_and_trainability()
-            else:  # a gradkit.nn layer or a tf.Module
-                pairs += [(v, v.trainable) for v in layer.variables]
-        seen, unique = set(), []
-        for v, trainable in pairs:
-            if id(v) not in seen:
-                seen.add(id(v))
-                unique.append((v, trainable))
-        return unique
+        return [v for v in own if v._trainable] + [v for v in own if not v._trainable]
 
     def _build_in_call(self, shape, shapes=None) -> None:
         self.__dict__["_keras_building_in_call"] = True
@@ -521,33 +511,47 @@ class Layer(LayerLosses, nn.Layer):
 
     @property
     def trainable(self) -> bool:
-        """Keras' flag. Setting it sets it on every sublayer too; ``False`` lists the layer's
-        weights as non-trainable (``apply_gradients(zip(grads, layer.trainable_variables))``
-        skips them), and a tape still watches them, as in Keras."""
+        """Keras' flag. Setting it sets it on every sublayer and on each weight made trainable, as
+        Keras 3 does: ``False`` lists them as non-trainable (``apply_gradients(zip(grads,
+        layer.trainable_variables))`` skips them), and a tape still watches them, as in Keras."""
         return self.__dict__.get("_keras_trainable", True)
 
     @trainable.setter
     def trainable(self, value) -> None:
-        self.__dict__["_keras_trainable"] = bool(value)
+        value = bool(value)
+        self.__dict__["_keras_trainable"] = value
+        for v in self.__dict__.get("_keras_own", []):
+            if v._trainable:
+                v.trainable = value
         for layer in self._keras_layers():
             if isinstance(layer, Layer):
                 layer.trainable = value
 
     @property
     def weights(self) -> list:
-        return [v for v, _ in self._weights_and_trainability()]
+        found, seen = [], set()
+        for v in self._own_weights():
+            if id(v) not in seen:
+                seen.add(id(v))
+                found.append(v)
+        for layer in self._keras_layers():
+            for v in layer.weights if isinstance(layer, Layer) else layer.variables:  # a gradkit.nn layer or tf.Module
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    found.append(v)
+        return found
 
     @property
     def trainable_weights(self) -> list:
         if not self.trainable:
             return []
-        return [v for v, trainable in self._weights_and_trainability() if trainable]
+        return [v for v in self.weights if v.trainable]
 
     @property
     def non_trainable_weights(self) -> list:
         if not self.trainable:
             return self.weights
-        return [v for v, trainable in self._weights_and_trainability() if not trainable]
+        return [v for v in self.weights if not v.trainable]
 
     variables = weights
     trainable_variables = trainable_weights

@@ -19,6 +19,7 @@ from gradkit.nn.layer import unique_name
 from .._variable_options import VariableAggregationV2, VariableSynchronization
 from .._variables import Variable
 from . import initializers as _initializers
+from .layer_weight import SettableTrainable
 
 _AGGREGATIONS = {
     "none": VariableAggregationV2.NONE,
@@ -43,9 +44,10 @@ def _option(value, table: dict, what: str):
     return table[value]
 
 
-class KerasVariable(Variable):
+class KerasVariable(SettableTrainable, Variable):
     """``tf.keras.Variable(initializer, shape=None, dtype=None, trainable=True, autocast=True,
-    aggregation='none', synchronization='auto', name=None)``."""
+    aggregation='none', synchronization='auto', name=None)``; ``trainable`` may be set, as in Keras
+    (a tape watches the Variable by the flag it was made with)."""
 
     def __init__(
         self,

@@ -87,7 +87,8 @@ def _base_attributes() -> set:
 
 def _own_variables(layer) -> list:
     own = layer.__dict__.get("_keras_own", ())
-    return [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+    # Keras' order: the weights made trainable, then the others (a frozen layer's are not moved).
+    return [v for v in own if v._trainable] + [v for v in own if not v._trainable]
 
 
 def _groups(layer) -> list:

@@ -1,0 +1,27 @@
+"""A layer's weight: gradkit.tf's ``tf.Variable`` with Keras 3's settable ``trainable``.
+
+Keras 3 flips a weight's ``trainable`` when its layer is frozen (``layer.trainable = False``) and
+lets a user set it directly; ``trainable_weights`` and the optimizers follow that flag. A
+GradientTape, as TensorFlow's under Keras, keeps watching the weight by the flag it was created
+with, so gradients of a frozen layer's weights are still there when asked for.
+"""
+
+from __future__ import annotations
+
+from .._variables import Variable
+
+
+class SettableTrainable:
+    """Keras' ``trainable``: read and set; it starts as the Variable's own flag."""
+
+    @property
+    def trainable(self) -> bool:
+        return self.__dict__.get("_keras_trainable", self._trainable)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self.__dict__["_keras_trainable"] = bool(value)
+
+
+class LayerWeight(SettableTrainable, Variable):
+    """What ``Layer.add_weight`` returns: a ``tf.Variable`` named ``'layer/name:0'``."""
