@@ -428,3 +428,19 @@ def test_stateless_shuffle_matches_tensorflow_where_it_is_defined():
         out = tf.random.experimental.stateless_shuffle(x, seed=[1, 2]).numpy()
         assert sorted(out[:, 0].tolist()) == [0, 2, 4]
     assert rtf.random.Generator.from_seed(1).binomial([2, 3], [1.0, 2.0, 3.0], 0.5).shape == (2, 3)
+
+
+def test_integer_uniform_draws_the_shape_asked_for():
+    dtype = "int32"
+    eager = gtf.random.uniform([3, 4], minval=0, maxval=10, dtype=dtype)
+    bounds = gtf.random.uniform([5], gtf.constant(2, dtype), gtf.constant(6, dtype), dtype=dtype)
+    traced = gtf.function(lambda: gtf.random.uniform([2, 3], 1, 4, dtype=dtype))()
+    assert (eager.shape, bounds.shape, traced.shape) == ((3, 4), (5,), (2, 3))
+    assert eager.dtype == np.dtype(dtype)
+    draws = np.asarray(bounds)
+    assert draws.min() >= 2 and draws.max() <= 5
+
+
+def test_integer_uniform_empty_range_is_an_invalid_argument():
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] "):
+        gtf.random.uniform([3], 5, 3, dtype=gtf.int32)

@@ -341,11 +341,11 @@ def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name
             )
         for what, bound in (("minval", minval), ("maxval", maxval)):
             check_python_value(bound, dtype, f"tf.random.uniform's {what}")  # 0.5 for an int32 draw: refused
-            shape = np.shape(bound) if not hasattr(bound, "shape") else tuple(bound.shape)
-            if len(shape) != 0:
-                raise _errors.GradkitValueError(
+            bound_shape = np.shape(bound) if not hasattr(bound, "shape") else tuple(bound.shape)
+            if len(bound_shape) != 0:
+                raise _errors.InvalidArgumentValueError(
                     f"tf.random.uniform with an integer dtype takes a scalar {what}, as TensorFlow's RandomUniformInt "
-                    f"does, but got one of shape {shape}. Draw with scalar bounds, or draw floats and scale them."
+                    f"does, but got one of shape {bound_shape}. Draw with scalar bounds, or draw floats and scale them."
                 )
     return draw_uniform(shape, minval, maxval, dtype, seed)
 
@@ -363,7 +363,7 @@ def draw_uniform(shape, minval, maxval, dtype, seed):
             )
         lo, hi = known_value(minval), known_value(maxval)
         if lo is not None and hi is not None and np.any(lo >= hi) and np.prod(dims) > 0:
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"tf.random.uniform with an integer dtype draws from [minval, maxval), which is empty for "
                 f"minval={lo.tolist()} and maxval={hi.tolist()}; TensorFlow refuses it too. Pass minval < maxval."
             )
