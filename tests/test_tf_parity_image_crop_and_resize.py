@@ -143,3 +143,49 @@ def test_a_bad_box_index_inside_tf_function_raises_when_it_runs_and_changes_noth
     with pytest.raises(gtf.errors.OutOfRangeError, match="outside"):
         step(gtf.constant([0, 5]))
     assert float(v.numpy()) == 2.0
+
+
+def _box_gradient(tf, compiled):
+    rng = np.random.RandomState(0)
+    image = rng.rand(2, 7, 9, 3).astype("float32")
+    # Samples of the first box fall exactly on pixel rows and columns (in_y = 3, in_x = 3),
+    # where the bilinear slope changes: TensorFlow takes the slope there as zero.
+    boxes = np.array([[0.1, 0.2, 0.7, 0.9], [0.3, 0.0, 0.9, 0.5]], "float32")
+
+    def gradient():
+        b = tf.constant(boxes)
+        with tf.GradientTape() as tape:
+            tape.watch(b)
+            crops = tf.image.crop_and_resize(tf.constant(image), b, [0, 1], [4, 5])
+            weights = tf.reshape(tf.range(tf.size(crops), dtype=tf.float32), tf.shape(crops)) * 0.1 + 1
+            loss = tf.reduce_sum(crops * weights)
+        return tape.gradient(loss, b)
+
+    return np.asarray((tf.function(gradient) if compiled else gradient)())
+
+
+def test_box_gradient_on_pixel_samples_is_the_same_eager_and_compiled():
+    np.testing.assert_allclose(_box_gradient(gtf, False), _box_gradient(gtf, True), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_box_gradient_on_pixel_samples_matches_tensorflow(compiled):
+    tf = pytest.importorskip("tensorflow")
+    np.testing.assert_allclose(_box_gradient(gtf, compiled), _box_gradient(tf, compiled), rtol=1e-4, atol=1e-3)
+
+
+def test_box_gradient_on_pixel_samples_with_xla_default_flags():
+    # The suite runs XLA with little optimization (conftest.py); with XLA's defaults a compiled
+    # program may round the sample coordinates differently, so check there too, in a fresh process.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        f"import numpy as np, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import gradkit.tf as gtf; "
+        "from test_tf_parity_image_crop_and_resize import _box_gradient as g; "
+        "np.testing.assert_allclose(g(gtf, False), g(gtf, True), rtol=1e-4, atol=1e-3)"
+    )
+    env = dict(os.environ, XLA_FLAGS="")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -41,7 +41,10 @@ def _sample_points(start, end, size: int, length: int):
     """Where a box's ``size`` samples fall along an axis of ``length`` pixels: ``[boxes, size]``,
     as TensorFlow's kernel computes them (its float32 expressions, in its order)."""
     if size > 1:
-        scale = (end - start) * (length - 1) / (size - 1)
+        # The barrier keeps XLA from folding ``* (length - 1) / (size - 1)`` into one constant
+        # factor, which rounds differently: a sample TensorFlow puts exactly on a pixel (where
+        # the bilinear slope changes) would move off it, and the boxes' gradient with it.
+        scale = jax.lax.optimization_barrier((end - start) * (length - 1)) / (size - 1)
         return start[:, None] * (length - 1) + jnp.arange(size, dtype=jnp.float32)[None, :] * scale[:, None]
     return (0.5 * (start + end) * (length - 1))[:, None]
 
