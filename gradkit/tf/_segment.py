@@ -102,23 +102,35 @@ def _segment(data, ids, num, kind, unsorted):
                 return total.astype(real) / jnp.maximum(count, 1).astype(real)
             return jax.lax.div(total, jnp.maximum(count, 1))  # its SegmentMean kernel truncates
         return total / jnp.maximum(count, 1)
-    # The maximum (minimum) as TensorFlow differentiates it: a sum over the entries equal to it,
-    # each weighted by 1 / (how many tie), so the gradient splits evenly among them; the other
-    # entries are left out by a select (TensorFlow's where(is_selected, grads, 0)), so an -inf
-    # among them is no NaN (-inf * 0). A segment whose maximum is NaN has no entry equal to it:
-    # its result is that NaN, with a zero gradient.
+    out = _extreme(data, ids, num, kind)
+    if unsorted:  # an empty segment is the dtype's lowest (max) or highest (min) value
+        info = jnp.finfo(data.dtype) if jnp.issubdtype(data.dtype, jnp.inexact) else jnp.iinfo(data.dtype)
+        return jnp.where(count > 0, out, jnp.asarray(info.min if kind == "max" else info.max, data.dtype))
+    return jnp.where(count > 0, out, jnp.zeros_like(out))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
+def _extreme(data, ids, num, kind):
+    """Each segment's maximum (minimum), its value exactly the entry's."""
     reduce = jax.ops.segment_max if kind == "max" else jax.ops.segment_min
-    best = jax.lax.stop_gradient(reduce(data, ids, num))
+    return reduce(data, ids, num)
+
+
+@_extreme.defjvp
+def _extreme_jvp(num, kind, primals, tangents):
+    # TensorFlow's derivative: the entries equal to the maximum share it evenly (1 / how many
+    # tie); the others are left out by a select (TensorFlow's where(is_selected, grads, 0)), so
+    # an -inf among them is no NaN (-inf * 0). A segment whose maximum is NaN has no entry
+    # equal to it: its derivative is zero.
+    data, ids = primals
+    d_data = tangents[0]
+    best = _extreme(data, ids, num, kind)
+    rest_ndim = data.ndim - 1
     safe = jnp.minimum(ids, num - 1)
     chosen = (data == best[safe]) & (ids < num)[(...,) + (None,) * rest_ndim]
     ties = jax.ops.segment_sum(chosen.astype(data.dtype), ids, num)
     weight = jnp.where(chosen, 1 / jnp.maximum(ties[safe], 1), 0).astype(data.dtype)
-    out = jax.ops.segment_sum(jnp.where(chosen, data * weight, jnp.zeros_like(data)), ids, num)
-    out = jnp.where((ties == 0) & (count > 0), best, out)
-    if unsorted:  # an empty segment is the dtype's lowest (max) or highest (min) value
-        info = jnp.finfo(data.dtype) if jnp.issubdtype(data.dtype, jnp.inexact) else jnp.iinfo(data.dtype)
-        out = jnp.where(count > 0, out, jnp.asarray(info.min if kind == "max" else info.max, data.dtype))
-    return out
+    return best, jax.ops.segment_sum(jnp.where(chosen, d_data * weight, jnp.zeros_like(d_data)), ids, num)
 
 
 def _ids(segment_ids, what):
