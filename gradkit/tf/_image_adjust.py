@@ -74,7 +74,7 @@ def _contrast(images, factor):
 def adjust_contrast(images, contrast_factor):
     """``tf.image.adjust_contrast``: each channel of each image moved away from its mean (over
     rows and columns) by ``contrast_factor``."""
-    images = _real(at_least_3d(images, "adjust_contrast"), "adjust_contrast")
+    images = _real(at_least_3d(images, "adjust_contrast", _errors.InvalidArgumentValueError), "adjust_contrast")
     return call(_contrast, images, convert(contrast_factor))
 
 
@@ -148,7 +148,9 @@ def _hue(image, delta):
 
 def adjust_hue(image, delta, name=None):
     """``tf.image.adjust_hue``: the hue turned by ``delta`` (a fraction of the circle, in [-1, 1])."""
-    image = pixels_arg(at_least_3d(image, "adjust_hue"), "adjust_hue", floats_only=False)
+    image = pixels_arg(
+        at_least_3d(image, "adjust_hue", _errors.InvalidArgumentValueError), "adjust_hue", floats_only=False
+    )
     check_range(delta, -1.0, 1.0, "adjust_hue", "delta")
     return call(_hue, image, convert(delta))
 
@@ -190,7 +192,11 @@ def _saturation(image, factor):
 def adjust_saturation(image, saturation_factor, name=None):
     """``tf.image.adjust_saturation``: each pixel's saturation times ``saturation_factor``,
     clipped to [0, 1]; hue and value kept."""
-    image = pixels_arg(at_least_3d(image, "adjust_saturation"), "adjust_saturation", floats_only=False)
+    image = pixels_arg(
+        at_least_3d(image, "adjust_saturation", _errors.InvalidArgumentValueError),
+        "adjust_saturation",
+        floats_only=False,
+    )
     return call(_saturation, image, convert(saturation_factor))
 
 

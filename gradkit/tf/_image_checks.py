@@ -13,12 +13,14 @@ from gradkit import _errors
 from ._convert import convert, known_value
 
 
-def images_arg(images, fn: str, ranks=(3, 4)):
-    """``images`` converted, its rank checked (3 or 4 unless ``ranks`` says otherwise)."""
+def images_arg(images, fn: str, ranks=(3, 4), error=_errors.GradkitValueError):
+    """``images`` converted, its rank checked (3 or 4 unless ``ranks`` says otherwise). ``error``:
+    the class of the refusal, ValueError where TensorFlow's Python wrapper checks the rank,
+    ``InvalidArgumentValueError`` where only its eager kernel does."""
     images = convert(images)
     if images.ndim not in ranks:
         wanted = " or ".join(str(r) for r in ranks)
-        raise _errors.GradkitValueError(
+        raise error(
             f"tf.image.{fn} got an image of shape {list(images.shape)}: it takes {wanted} dimensions "
             "([height, width, channels], or [batch, height, width, channels]), as TensorFlow does. "
             "Reshape it (tf.expand_dims(image, -1) adds a channel axis)."
@@ -26,11 +28,12 @@ def images_arg(images, fn: str, ranks=(3, 4)):
     return images
 
 
-def at_least_3d(images, fn: str):
-    """``images`` converted, with at least 3 dimensions (the last three one image's)."""
+def at_least_3d(images, fn: str, error=_errors.GradkitValueError):
+    """``images`` converted, with at least 3 dimensions (the last three one image's); ``error`` as
+    for ``images_arg``."""
     images = convert(images)
     if images.ndim < 3:
-        raise _errors.GradkitValueError(
+        raise error(
             f"tf.image.{fn} got a tensor of shape {list(images.shape)}: it takes images of at least 3 "
             "dimensions ([..., height, width, channels]), as TensorFlow does. Add the missing axes "
             "(tf.expand_dims(image, -1) adds a channel axis)."
@@ -41,7 +44,7 @@ def at_least_3d(images, fn: str):
 def real_dtype(images, fn: str):
     """Refuse booleans and complex numbers, which TensorFlow's image kernels do not take."""
     if np.dtype(images.dtype).kind not in "iuf" and str(images.dtype) != "bfloat16":
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(  # TensorFlow's eager resize kernel: InvalidArgumentError
             f"tf.image.{fn} got a {images.dtype} image; TensorFlow's image ops take integer or float "
             "images. Cast it first (tf.cast(image, tf.float32))."
         )

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._op_errors import FailedPreconditionError
 
 from ._convert import call, convert
 from ._image_dtype import converted
@@ -50,17 +51,32 @@ _MATRICES = {
 }
 
 
-def pixels_arg(images, fn: str, channels: int = 3, floats_only: bool = True):
+class _FailedPreconditionValueError(_errors.GradkitValueError, FailedPreconditionError):
+    """A pixel of the wrong size for TensorFlow's HSV kernels, which refuse it with
+    ``FailedPreconditionError``."""
+
+
+def pixels_arg(
+    images,
+    fn: str,
+    channels: int = 3,
+    floats_only: bool = True,
+    channel_error=_errors.InvalidArgumentValueError,
+    dtype_error=_errors.GradkitTypeError,
+):
+    """``images`` converted, its last axis ``channels`` long and its dtype one the op takes. The
+    error classes are those TensorFlow raises eagerly: InvalidArgumentError for the channels
+    (FailedPreconditionError for HSV), TypeError or InvalidArgumentError for the dtype."""
     images = convert(images)
     if images.ndim < 1 or images.shape[-1] != channels:
-        raise _errors.GradkitValueError(
+        raise channel_error(
             f"tf.image.{fn} got a tensor of shape {list(images.shape)}: its last axis must hold {channels} "
             f"channel{'s' if channels > 1 else ''}, as TensorFlow requires."
         )
     kind = np.dtype(images.dtype).kind
     if (floats_only and kind != "f" and images.dtype != jnp.bfloat16) or kind not in "iuf":
         wanted = "float" if floats_only else "integer or float"
-        raise _errors.GradkitTypeError(
+        raise dtype_error(
             f"tf.image.{fn} got a {images.dtype} image; TensorFlow's kernel takes {wanted} images. "
             "Convert it first (tf.image.convert_image_dtype(image, tf.float32))."
         )
@@ -119,7 +135,15 @@ def _to_hsv(images):
 
 def rgb_to_hsv(images, name=None):
     """``tf.image.rgb_to_hsv``: hue, saturation and value, each in [0, 1]."""
-    return call(_to_hsv, pixels_arg(images, "rgb_to_hsv"))
+    return call(
+        _to_hsv,
+        pixels_arg(
+            images,
+            "rgb_to_hsv",
+            channel_error=_FailedPreconditionValueError,
+            dtype_error=_errors.InvalidArgumentTypeError,
+        ),
+    )
 
 
 def _from_hsv(images):
@@ -136,7 +160,15 @@ def _from_hsv(images):
 
 def hsv_to_rgb(images, name=None):
     """``tf.image.hsv_to_rgb``: the inverse of ``rgb_to_hsv``."""
-    return call(_from_hsv, pixels_arg(images, "hsv_to_rgb"))
+    return call(
+        _from_hsv,
+        pixels_arg(
+            images,
+            "hsv_to_rgb",
+            channel_error=_FailedPreconditionValueError,
+            dtype_error=_errors.InvalidArgumentTypeError,
+        ),
+    )
 
 
 def _matrix_product(images, *, matrix):

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
+from gradkit._op_errors import OutOfRangeError, UnimplementedError
 
 from ._convert import call, known_value, static_ints
 from ._image_checks import concrete_int, images_arg
@@ -209,29 +210,41 @@ def _patches(images, *, sizes, strides, rates, padding):
     return jnp.concatenate(taps, axis=-1)
 
 
-def _window_arg(value, what):
-    values = static_ints(value)
-    if len(values) != 4 or values[0] != 1 or values[3] != 1 or min(values) < 1:
-        raise _errors.GradkitValueError(
-            f"tf.image.extract_patches got {what}={list(values)}: it takes [1, rows, cols, 1] with positive "
-            "rows and cols, as TensorFlow does."
-        )
-    return values[1:3]
+class _UnimplementedValueError(_errors.GradkitValueError, UnimplementedError):
+    """A batch or depth window other than 1, which TensorFlow's ExtractImagePatches kernel refuses
+    with ``UnimplementedError``."""
+
+
+class _OutOfRangeValueError(_errors.GradkitValueError, OutOfRangeError):
+    """A window size, stride or rate below 1, which TensorFlow's kernel refuses with ``OutOfRangeError``."""
+
+
+def _window_args(**args):
+    """``sizes``, ``strides`` and ``rates`` as (rows, cols) pairs, refused with TensorFlow's classes
+    in the order it checks them: any length but 4 (InvalidArgumentError), then a batch or depth
+    entry but 1 (UnimplementedError), then rows or cols below 1 (OutOfRangeError)."""
+    values = {what: static_ints(value) for what, value in args.items()}
+    checks = (
+        (lambda v: len(v) != 4, _errors.InvalidArgumentValueError),
+        (lambda v: v[0] != 1 or v[3] != 1, _UnimplementedValueError),
+        (lambda v: min(v) < 1, _OutOfRangeValueError),
+    )
+    for refused, error in checks:
+        for what, v in values.items():
+            if refused(v):
+                raise error(
+                    f"tf.image.extract_patches got {what}={list(v)}: it takes [1, rows, cols, 1] with positive "
+                    "rows and cols, as TensorFlow does."
+                )
+    return {what: v[1:3] for what, v in values.items()}
 
 
 def extract_patches(images, sizes, strides, rates, padding, name=None):
     """``tf.image.extract_patches``: every ``sizes`` window of ``images`` (4-D), flattened in
     row, column, channel order into the last axis."""
-    images = images_arg(images, "extract_patches", ranks=(4,))
+    images = images_arg(images, "extract_patches", ranks=(4,), error=_errors.InvalidArgumentValueError)
     if padding not in ("SAME", "VALID"):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.image.extract_patches got padding={padding!r}: TensorFlow takes 'SAME' or 'VALID'."
         )
-    return call(
-        _patches,
-        images,
-        sizes=_window_arg(sizes, "sizes"),
-        strides=_window_arg(strides, "strides"),
-        rates=_window_arg(rates, "rates"),
-        padding=padding,
-    )
+    return call(_patches, images, **_window_args(sizes=sizes, strides=strides, rates=rates), padding=padding)

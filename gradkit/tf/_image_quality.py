@@ -48,7 +48,7 @@ def total_variation(images, name=None):
     pixels (per image for a batch)."""
     images = images_arg(images, "total_variation")
     if np.dtype(images.dtype).kind not in "if" and images.dtype != jnp.bfloat16:
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"tf.image.total_variation got a {images.dtype} image; TensorFlow's absolute value takes float and "
             "signed integer images only. Cast it first (tf.cast(images, tf.int32)) or convert it "
             "(tf.image.convert_image_dtype(images, tf.float32))."
@@ -89,9 +89,9 @@ def _sobel(image):
 def sobel_edges(image):
     """``tf.image.sobel_edges``: each channel's vertical and horizontal Sobel responses, in a new
     last axis of size 2 (edges mirrored, as TensorFlow's REFLECT padding)."""
-    image = images_arg(image, "sobel_edges", ranks=(4,))
+    image = images_arg(image, "sobel_edges", ranks=(4,), error=_errors.InvalidArgumentValueError)
     if np.dtype(image.dtype).kind != "f":
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"tf.image.sobel_edges got a {image.dtype} image; TensorFlow's depthwise convolution takes float "
             "images. Convert it first (tf.image.convert_image_dtype(image, tf.float32))."
         )
@@ -193,7 +193,7 @@ def _filter_args(fn, img1, filter_size, filter_sigma, k1, k2, scales=1):
     for _ in range(scales - 1):  # each scale halves, an odd size padded first (see _halved)
         smallest = (smallest + 1) // 2
     if smallest < size:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.image.{fn} got images of height x width {img1.shape[-3]} x {img1.shape[-2]}, smaller than "
             f"filter_size={size} at its coarsest scale ({smallest} there); TensorFlow's check fails too. Pass "
             "a smaller filter_size (or, for ssim_multiscale, fewer power_factors)."

@@ -181,7 +181,7 @@ def _random_crop(value, size, seed, fn, stateless):
     value = convert(value)
     size = static_ints(size)
     if len(size) != value.ndim or any(s < 0 or s > n for s, n in zip(size, value.shape)):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.image.{fn} got size={list(size)} for a value of shape {list(value.shape)}: it needs one size "
             "per axis, each between 0 and that axis' length, as TensorFlow requires (value.shape >= size)."
         )

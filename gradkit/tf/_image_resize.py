@@ -84,7 +84,7 @@ def _size_arg(size):
             "[new_height, new_width], as in TensorFlow."
         )
     if (known <= 0).any():
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.image.resize got size={known.tolist()!r}: both sizes must be positive, as TensorFlow requires."
         )
     return int(known[0]), int(known[1])

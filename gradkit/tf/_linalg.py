@@ -44,6 +44,8 @@ def trace(x, name=None):
 
 
 def _inv(x, adjoint):
+    if x.dtype == jnp.float16:  # JAX's LAPACK calls have no float16; TensorFlow's kernel computes it
+        return _inv(x.astype(jnp.float32), adjoint).astype(x.dtype)
     y = jnp.linalg.inv(x)
     return jnp.conj(jnp.swapaxes(y, -1, -2)) if adjoint else y
 
@@ -173,6 +175,8 @@ def eigvalsh(tensor, name=None):
 
 
 def _qr(a, full_matrices):
+    if a.dtype == jnp.float16:  # as _inv
+        return tuple(y.astype(a.dtype) for y in _qr(a.astype(jnp.float32), full_matrices))
     q, r = jnp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
     return q, r
 

@@ -471,6 +471,12 @@ def matmul(
     name=None,
 ):
     """``tf.matmul`` (batched over leading dimensions)."""
+    for side, transpose, adjoint in (("a", transpose_a, adjoint_a), ("b", transpose_b, adjoint_b)):
+        if transpose and adjoint:
+            raise _errors.GradkitValueError(
+                f"tf.matmul got transpose_{side}=True and adjoint_{side}=True; TensorFlow takes only one of "
+                f"them (an adjoint is the conjugate transpose). Pass adjoint_{side}=True alone."
+            )
     a, b = convert(a), convert(b)
     if a.ndim < 2 or b.ndim < 2:
         raise _errors.InvalidArgumentValueError(

@@ -318,6 +318,12 @@ def _affine(standard, scale, shift, dtype):
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     dtype = np.dtype(dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise _errors.GradkitTypeError(
+            f"tf.random.normal got dtype={dtype.name}: normal draws need a float dtype (float16, bfloat16, "
+            "float32 or float64), as in TensorFlow (which cannot convert its mean 0.0 to an integer). Pass a "
+            "float dtype, or tf.random.uniform(..., dtype=tf.int32, maxval=...) for integers."
+        )
     dims = _shape(shape, "normal")
     with jax.ensure_compile_time_eval():
         standard = jax.random.normal(_key(seed, "normal", dtype), dims, dtype)

@@ -66,7 +66,7 @@ def gamma(shape, alpha, beta=None, dtype=_dtypes.float32, seed=None, name=None):
     try:
         batch = tuple(np.broadcast_shapes(tuple(alpha.shape), tuple(beta.shape)))
     except ValueError:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.gamma got alpha of shape {list(alpha.shape)} and beta of shape {list(beta.shape)}, "
             "which do not broadcast together; TensorFlow refuses them too."
         ) from None
@@ -87,7 +87,7 @@ def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=N
     except ValueError:
         fits = False
     if not fits:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.stateless_gamma got alpha of shape {list(alpha.shape)} and beta of shape "
             f"{list(beta.shape)} for draws of shape {list(dims)}: they must broadcast to it (to its rightmost "
             "dimensions), as in TensorFlow."
@@ -102,12 +102,10 @@ def _poisson_draw(key, lam, dims, dtype):
     return counts.astype(dtype)
 
 
-def _lam(lam, fn: str):
+def _lam(lam, fn: str, dtype_error=_errors.GradkitTypeError):
     lam = convert(lam)
     if np.dtype(lam.dtype).kind not in "iuf":
-        raise _errors.GradkitTypeError(
-            f"tf.random.{fn} got lam of dtype {lam.dtype}: the rates must be numbers, as in TensorFlow."
-        )
+        raise dtype_error(f"tf.random.{fn} got lam of dtype {lam.dtype}: the rates must be numbers, as in TensorFlow.")
     return lam.__gradkit_value__() if isinstance(lam, Tensor) else lam
 
 
@@ -125,7 +123,17 @@ def stateless_poisson(shape, seed, lam, dtype=_dtypes.int32, name=None):
     """``tf.random.stateless_poisson``: counts of shape ``shape`` (``lam`` broadcast to it)."""
     dtype = np.dtype(dtype)
     dims = tuple(_random._shape(shape, "stateless_poisson"))
-    lam = _lam(lam, "stateless_poisson")
+    lam = _lam(lam, "stateless_poisson", _errors.InvalidArgumentTypeError)
+    try:
+        fits = np.broadcast_shapes(tuple(lam.shape), dims) == dims
+    except ValueError:
+        fits = False
+    if not fits:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.random.stateless_poisson got lam of shape {list(lam.shape)} for draws of shape {list(dims)}: "
+            "it must broadcast to that shape (to its rightmost dimensions), as in TensorFlow. Pass a lam whose "
+            "shape matches the draw's trailing dimensions (or a scalar), or put lam's shape at the end of shape."
+        )
     with jax.ensure_compile_time_eval():
         key = key_from_seed(seed, "stateless_poisson")
         return Tensor.concrete(_poisson_draw(key, lam.astype(jnp.float32), dims, dtype))

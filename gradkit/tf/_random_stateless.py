@@ -42,12 +42,12 @@ def key_from_seed(seed, fn):
     if isinstance(value, Tensor):
         value = value.__gradkit_value__()
     if tuple(value.shape) != (2,):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.{fn} got a seed of shape {list(value.shape)}: the seed must have shape [2], as in "
             "TensorFlow. Pass two integers (seed=[1, 2]) or a tensor from Generator.make_seeds()[:, i]."
         )
     if not jnp.issubdtype(value.dtype, jnp.integer):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"tf.random.{fn} got a {value.dtype} seed: it must be int32 or int64, as in TensorFlow. "
             "Pass integers (tf.cast(seed, tf.int32))."
         )
@@ -107,7 +107,7 @@ def uniform_integers(key, dims, minval, maxval, dtype, fn):
         return Tensor.concrete(jax.lax.bitcast_convert_type(jax.random.bits(key, dims, unsigned), out_dtype))
     lo, hi = known_value(minval), known_value(maxval)
     if lo is not None and hi is not None and np.any(lo >= hi) and np.prod(dims) > 0:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.{fn} with an integer dtype draws from [minval, maxval), which is empty for "
             f"minval={lo.tolist()} and maxval={hi.tolist()}; TensorFlow refuses it too. Pass minval < maxval."
         )

@@ -150,20 +150,28 @@ def zeta(x, q, name=None):
 # exp(-x + (a - 1) log x - lgamma(a)) in x. Their values outside the domain a > 0 are
 # TensorFlow's: igamma is 0 at x = 0 whatever a is, and NaN at a = 0 elsewhere (jax: 1);
 # igammac is NaN at a = 0 (jax: 0). At a = +inf igamma is 0 and igammac 1, also at x = +inf
-# (jax: NaN, and 1 for igamma(inf, inf)).
+# (jax: NaN, and 1 for igamma(inf, inf)). At x = +inf with a finite a > 0, igamma is 1 and
+# igammac 0, with a zero gradient in a (jax's igamma_grad_a is NaN there).
+def _at_infinite_x(a, x):
+    return (x == jnp.inf) & (a > 0) & (a < jnp.inf)
+
+
 def _igamma(a, x):
     a, x = jnp.broadcast_arrays(a, x)
-    fixed = (~(a > 0) & (x == 0)) | (a == jnp.inf)  # 0 there, with a zero gradient
-    out = jax.lax.igamma(*_elsewhere(fixed, a, x))
-    out = jnp.where(fixed, jnp.zeros_like(out), out)
+    zero = (~(a > 0) & (x == 0)) | (a == jnp.inf)  # 0 there, with a zero gradient
+    one = _at_infinite_x(a, x)
+    out = jax.lax.igamma(*_elsewhere(zero | one, a, x))
+    out = jnp.where(zero, jnp.zeros_like(out), jnp.where(one, jnp.ones_like(out), out))
     return jnp.where((a == 0) & (x != 0), jnp.full_like(out, jnp.nan), out)
 
 
 def _igammac(a, x):
     a, x = jnp.broadcast_arrays(a, x)
     fixed = a == jnp.inf  # TensorFlow's 1 there, 0 at x = +inf too, with a zero gradient
-    out = jax.lax.igammac(*_elsewhere(fixed, a, x))
+    zero = _at_infinite_x(a, x)
+    out = jax.lax.igammac(*_elsewhere(fixed | zero, a, x))
     out = jnp.where(fixed, jnp.where(x == jnp.inf, jnp.zeros_like(out), jnp.ones_like(out)), out)
+    out = jnp.where(zero, jnp.zeros_like(out), out)
     return jnp.where(a == 0, jnp.full_like(out, jnp.nan), out)
 
 
