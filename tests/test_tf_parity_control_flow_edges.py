@@ -179,3 +179,23 @@ def test_tensor_array_errors_are_tensorflows_classes():
     array.read(0)
     with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] tf.TensorArray.read: could not read"):
         array.read(0)
+
+
+def test_tf_print_inside_tf_function_keeps_program_order(capsys):
+    import sys
+
+    v = gtf.Variable(1.0)
+
+    @gtf.function
+    def step(x):
+        gtf.print("1 start", output_stream=sys.stdout)
+        gtf.print("2 x =", x, output_stream=sys.stdout)
+        gtf.print("3 v before =", v, output_stream=sys.stdout)
+        v.assign_add(x)
+        gtf.print("4 v after =", v, output_stream=sys.stdout)
+        gtf.print("5 end", output_stream=sys.stdout)
+
+    capsys.readouterr()
+    step(gtf.constant(2.0))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["1 start", "2 x = 2", "3 v before = 1", "4 v after = 3", "5 end"]

@@ -528,8 +528,9 @@ def print(*inputs, output_stream=_STDERR_AT_IMPORT, sep=" ", end="\n", summarize
 
     if traced or not executing_eagerly():
         # Inside tf.function a line of constants is printed at every call too, as TensorFlow's
-        # PrintV2 op runs whenever its program does.
-        jax.debug.callback(emit, *[leaves[i] for i in traced])
+        # PrintV2 op runs whenever its program does. Ordered: lines come out in program order,
+        # as TensorFlow's automatic control dependencies order its stateful ops.
+        jax.debug.callback(emit, *[leaves[i] for i in traced], ordered=True)
     else:
         emit()
     return None
