@@ -33,7 +33,8 @@ with the Python values it reads as they are by then.
 A program that holds runtime checks (``runtime_checks``: ``tf.debugging`` asserts on traced
 values) is waited for, its results a tape would leave pending computed, before the call returns
 or writes back anything, so a failed check raises its own error from the call and changes no
-Variable, as a failed assert does in TensorFlow's ``tf.function``.
+Variable (a failed call never does). TensorFlow's ``tf.function`` keeps the assignments that ran
+before its failed assert.
 """
 
 from __future__ import annotations
