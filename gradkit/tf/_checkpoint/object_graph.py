@@ -15,8 +15,9 @@ children of an object are, as in TensorFlow's object graph:
 The optimizer's state for each Variable (its slots, moving average, gradient accumulator) is
 saved with that Variable, as TensorFlow saves slot variables: under
 ``<variable>/.OPTIMIZER_SLOT/<optimizer>/<slot>``, so it is matched to the same Variable in
-another program whatever order the optimizer made its state in. A Variable the checkpoint does
-not reach keeps its optimizer state out of the checkpoint, as in TensorFlow.
+another program whatever order the optimizer made its state in. A Variable the checkpoint reaches
+only through the optimizer (a checkpoint of the optimizer alone) is saved, with its state, at
+``<optimizer>/_trainable_variables/<i>``, as Keras 3 on TensorFlow saves it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _OPTIMIZER_PRIVATE = frozenset({"_slots", "_averages", "_accumulators", "_no_dec
 # gradkit's own names for a model's list of layers.
 _LAYER_LISTS = {"_sequence": "layers", "_functional_layers": "layers"}
 CONTAINERS = (list, tuple, dict)
+TRAINED = "_trainable_variables"  # an optimizer's child: the Variables it keeps state for
 
 
 def is_checkpoint(obj) -> bool:
@@ -123,6 +125,9 @@ def children(obj) -> list:
         found += [(_LAYER_LISTS.get(name, name), value) for name, value in _attributes(obj) if id(value) not in own]
     elif isinstance(obj, Optimizer):
         found = _attributes(obj, _OPTIMIZER_PRIVATE)
+        trained = trained_variables(obj)
+        if trained:  # Keras 3's list of them; the Graph gives these paths only where nothing else reaches them
+            found.append((TRAINED, trained))
     else:
         found = _attributes(obj)
     out, used = [], set()
@@ -170,6 +175,16 @@ def optimizer_state(optimizer) -> list:
     return out
 
 
+def trained_variables(optimizer) -> list:
+    """The Variables ``optimizer`` keeps state for, in the order it made that state."""
+    out, seen = [], set()
+    for variable, _, _ in optimizer_state(optimizer):
+        if id(variable) not in seen:
+            seen.add(id(variable))
+            out.append(variable)
+    return out
+
+
 def state_of(optimizer, variable, name: str):
     """The state Variable ``name`` that ``optimizer`` keeps for ``variable``, or None."""
     return next((s for v, n, s in optimizer_state(optimizer) if v is variable and n == name), None)
@@ -195,6 +210,8 @@ class Graph:
         while queue:
             obj = queue.popleft()
             for name, item in children(obj):
+                if name == TRAINED and isinstance(obj, Optimizer):
+                    continue  # after the walk: _reach_trained_variables
                 edges.append((id(obj), name, id(item)))
                 if id(item) in self.paths:
                     continue
@@ -206,12 +223,31 @@ class Graph:
                 else:
                     queue.append(item)
         self.other_paths = _other_paths(self.paths, edges)
+        for obj in list(self.objects):
+            if isinstance(obj, Optimizer):
+                self._reach_trained_variables(obj)
         for obj in self.objects:
             if isinstance(obj, Optimizer):
                 for variable, name, state in optimizer_state(obj):
                     var_path = self.paths.get(id(variable))
                     if var_path is not None and id(state) not in self.paths:
                         self.slots.append((var_path, self.paths[id(obj)], name, state))
+
+    def _reach_trained_variables(self, optimizer) -> None:
+        """The Variables ``optimizer`` keeps state for are also reached through it, as Keras 3's
+        ``_trainable_variables`` list (``opt/_trainable_variables/0``): a checkpoint of the optimizer
+        alone saves them and their state. One reached through the model keeps the model's path."""
+        base = (*self.paths[id(optimizer)], TRAINED)
+        for i, variable in enumerate(trained_variables(optimizer)):
+            path = (*base, str(i))
+            if id(variable) in self.paths:
+                others = self.other_paths.setdefault(id(variable), [])
+                if path != self.paths[id(variable)] and path not in others and len(others) < _MAX_PATHS:
+                    others.append(path)
+                continue
+            self.paths[id(variable)] = path
+            self.objects.append(variable)
+            self.variables.append((path, variable))
 
     def all_variables(self) -> list:
         """Every Variable found, the optimizers' state included."""
