@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 import zipfile
 
 from gradkit import _errors
@@ -83,7 +84,13 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs) -> None:
             f"save_model({path!r}, overwrite=False): the file exists. Keras would ask on the terminal whether to "
             "overwrite it; gradkit does not stop to ask. Pass overwrite=True, or another file name."
         )
-    weights_h5._check_built(model, "saving")
+    if not model.built:  # Keras saves it, weights and all (an unbuilt model may have some)
+        warnings.warn(
+            "You are saving a model that has not yet been built. It might not contain any weights yet. Consider "
+            "building the model first by calling it on some data.",
+            UserWarning,
+            stacklevel=2,
+        )
     config = json.dumps(model_config.serialize_model(model), default=function_entry)  # functions by name, as Keras
     metadata = json.dumps(
         {"keras_version": KERAS_VERSION, "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
@@ -92,7 +99,8 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs) -> None:
     directory = os.path.dirname(path) or "."
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         weights = os.path.join(scratch, _WEIGHTS)
-        weights_h5.save_weights(model, weights, optimizer_errors="raise")  # a compiled model's optimizer state too
+        # A compiled model's optimizer state too.
+        weights_h5.save_weights(model, weights, optimizer_errors="raise", require_built=False)
         archive = os.path.join(scratch, "model.keras")
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr(_METADATA, metadata)
@@ -145,5 +153,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             weights = os.path.join(scratch, _WEIGHTS)
             with zf.open(_WEIGHTS) as source, open(weights, "wb") as target:
                 shutil.copyfileobj(source, target)
-            weights_h5.load_weights(model, weights)  # and a compiled model's optimizer state
+            # And a compiled model's optimizer state; a model saved unbuilt is loaded unbuilt.
+            weights_h5.load_weights(model, weights, require_built=False)
     return model

@@ -180,7 +180,9 @@ def _check_built(model, verb: str) -> None:
         )
 
 
-def save_weights(model, filepath, overwrite=True, max_shard_size=None, optimizer_errors="warn") -> None:
+def save_weights(
+    model, filepath, overwrite=True, max_shard_size=None, optimizer_errors="warn", *, require_built=True
+) -> None:
     """Write ``model``'s weights to ``filepath`` (which must end in ``.weights.h5``) in Keras 3's layout.
 
     With ``overwrite=False`` and an existing file, Keras asks on the terminal whether to
@@ -201,7 +203,8 @@ def save_weights(model, filepath, overwrite=True, max_shard_size=None, optimizer
             f"save_weights({path!r}, overwrite=False): the file exists. Keras would ask on the terminal whether to "
             "overwrite it; gradkit does not stop to ask. Pass overwrite=True, or another file name."
         )
-    _check_built(model, "saving")
+    if require_built:  # a whole model (save_model) may be saved unbuilt, with the weights it has
+        _check_built(model, "saving")
     h5py = _h5py()
     groups = plan(model)
     directory = os.path.dirname(path) or "."
@@ -294,7 +297,7 @@ def _save_optimizer(optimizer, model, h5file, errors: str) -> None:
         )
 
 
-def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
+def load_weights(model, filepath, skip_mismatch=False, *, require_built=True, **kwargs) -> None:
     """Load a Keras 3 ``.weights.h5`` file into ``model`` (built as the saved one was). Every
     layer's weights are checked before any is written; with ``skip_mismatch=True`` the layers
     that do not fit are left as they are, with a warning naming them, as in Keras."""
@@ -305,7 +308,8 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs) -> None:
     path = _check_path(filepath, "load_weights")
     if not path.endswith(SUFFIX):
         _refuse_format(path)
-    _check_built(model, "loading weights into")
+    if require_built:
+        _check_built(model, "loading weights into")
     if not os.path.exists(path):
         raise _errors.GradkitNotFoundError(
             f"Unable to open the weights file {path!r}: no such file. Pass the path save_weights wrote."
