@@ -1,5 +1,6 @@
 """``keras.ops.linalg``: ``cholesky``, ``det``, ``eigh``, ``inv``, ``lu_factor``, ``norm``, ``qr``,
-``solve``, ``solve_triangular``, ``svd``, on ``gradkit.tf.linalg``'s decompositions (their
+``solve``, ``solve_triangular``, ``svd``, ``pinv``, ``lstsq``, ``matrix_rank``, ``cholesky_inverse``
+(and ``slogdet``, which Keras lists under ``keras.ops.numpy``), on ``gradkit.tf.linalg``'s decompositions (their
 gradients TensorFlow's), with Keras' argument names and result orders (``svd`` gives
 ``(u, s, vh)``, ``lu_factor`` ``(lu, pivots)`` as SciPy's).
 
@@ -22,7 +23,7 @@ from .dispatch import cast, keras_op, tensor
 from .dtype_rules import float_of
 from .numpy_shapes import moveaxis
 
-NAMES = "cholesky det eigh inv lu_factor norm qr solve solve_triangular svd"
+NAMES = "cholesky det eigh inv lu_factor norm qr solve solve_triangular svd pinv lstsq matrix_rank cholesky_inverse"
 
 
 def _matrices(name, x, square=True):
@@ -183,3 +184,65 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
         f"tf.keras.ops.norm got axis={axis!r} for a tensor of rank {x.ndim}: it takes one axis (a vector norm) or "
         "two (a matrix norm), as Keras does. Pass axis=-1, or reshape first for the norm of all entries."
     )
+
+
+@keras_op
+def slogdet(x):
+    """``keras.ops.slogdet(x)``: ``(sign, log(abs(det)))`` of each square matrix."""
+    return tuple(_linalg.slogdet(_matrices("slogdet", x)))
+
+
+@keras_op
+def pinv(x, rcond=None):
+    """``keras.ops.pinv(x, rcond=None)``: the Moore-Penrose pseudo-inverse, singular values at or below
+    ``rcond * max(s)`` dropped (``rcond`` TensorFlow's ``10 * max(M, N) * eps`` by default)."""
+    return _linalg_svd.pinv(_matrices("pinv", x, square=False), rcond=rcond)
+
+
+@keras_op
+def matrix_rank(x, tol=None):
+    """``keras.ops.matrix_rank(x, tol=None)``: the number of singular values above ``tol`` (default
+    ``eps * max(M, N) * max(s)``), as int32."""
+    return _linalg_svd.matrix_rank(_matrices("matrix_rank", x, square=False), tol=tol)
+
+
+@keras_op
+def cholesky_inverse(x, upper=False):
+    """``keras.ops.cholesky_inverse(x, upper=False)``: the inverse of ``A`` from its Cholesky factor
+    ``x`` (``A = x @ x^T`` for a lower ``x``, ``x^T @ x`` with ``upper``)."""
+    x = _matrices("cholesky_inverse", x)
+    identity = _array.eye(x.shape[-1], dtype=x.dtype)
+    inverse = _linalg.triangular_solve(x, identity, lower=not upper)
+    if upper:
+        return _math.matmul(inverse, inverse, transpose_b=True)
+    return _math.matmul(inverse, inverse, transpose_a=True)
+
+
+@keras_op
+def lstsq(a, b, rcond=None):
+    """``keras.ops.lstsq(a, b, rcond=None)``: the least-squares ``x`` of ``a @ x = b`` for a matrix ``a``
+    and a vector or matrix ``b``, from ``a``'s SVD (singular values below ``rcond * max(s)`` dropped;
+    ``rcond`` ``eps * max(M, N)`` by default), as Keras computes it."""
+    a, b = tensor(a), tensor(b)
+    if a.ndim != 2 or b.ndim not in (1, 2) or a.shape[0] != b.shape[0]:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.lstsq takes a matrix a (M, N) and b of shape (M,) or (M, K), but got {tuple(a.shape)} "
+            f"and {tuple(b.shape)} (Keras raises)."
+        )
+    vector = b.ndim == 1
+    if vector:
+        b = _array.expand_dims(b, -1)
+    b = cast(b, a.dtype)
+    m, n = a.shape
+    eps = float(np.finfo(np.dtype(a.dtype)).eps)
+    if rcond is None:
+        rcond = tensor(eps * max(m, n), a.dtype)
+    else:
+        rcond = tensor(rcond, a.dtype)
+        rcond = _array.where(_math.less(rcond, 0), tensor(eps, a.dtype), rcond)
+    s, u, v = _linalg_svd.svd(a, full_matrices=False, compute_uv=True)
+    kept = _math.greater_equal(s, _math.multiply(rcond, s[0]))
+    safe = _array.where(kept, s, _array.ones_like(s))
+    s_inv = _array.expand_dims(_array.where(kept, _math.reciprocal(safe), _array.zeros_like(s)), -1)
+    x = _math.matmul(v, _math.multiply(s_inv, _math.matmul(u, b, adjoint_a=True)))
+    return _array.reshape(x, [-1]) if vector else x

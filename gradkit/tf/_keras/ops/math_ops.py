@@ -1,5 +1,5 @@
 """``keras.ops``' math family: segment reductions, ``top_k``, ``in_top_k``, ``logsumexp``, ``erf``,
-``erfinv``, ``rsqrt``, on ``gradkit.tf.math``'s ops (TensorFlow's kernels and gradients).
+``erfinv``, ``erfc``, ``rsqrt``, ``logdet``, on ``gradkit.tf.math``'s ops (TensorFlow's kernels and gradients).
 
 ``segment_sum``/``segment_max`` fix their number of segments from the ids when ``num_segments``
 is None (as Keras' TensorFlow backend: the number of distinct ids for ``segment_sum``, the
@@ -20,11 +20,11 @@ import numpy as np
 
 from gradkit import _errors
 
-from ... import _array, _integer_data, _math, _ordering, _special
+from ... import _array, _integer_data, _linalg, _math, _ordering, _special
 from ... import _segment as _tf_segment
 from .dispatch import axes, cast, keras_op, known, tensor
 
-NAMES = "segment_sum segment_max top_k in_top_k logsumexp erf erfinv rsqrt"
+NAMES = "segment_sum segment_max top_k in_top_k logsumexp erf erfinv rsqrt erfc logdet"
 
 
 def _segment_args(name, data, segment_ids):
@@ -130,3 +130,22 @@ def erfinv(x):
 def rsqrt(x):
     """``keras.ops.rsqrt(x)``: ``1 / sqrt(x)`` (TensorFlow's gradient)."""
     return _math.rsqrt(tensor(x))
+
+
+@keras_op
+def erfc(x):
+    """``keras.ops.erfc(x)``: the complementary error function ``1 - erf(x)``, accurate for large ``x``
+    (float ``x``)."""
+    return _special.erfc(tensor(x))
+
+
+@keras_op
+def logdet(x):
+    """``keras.ops.logdet(x)``: ``log(det(x))`` of each Hermitian positive-definite matrix, from its
+    Cholesky factor (NaN where it is not positive definite), as TensorFlow computes it."""
+    x = tensor(x)
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.logdet takes square matrices (shape (..., M, M)), but got shape {tuple(x.shape)}."
+        )
+    return _linalg.logdet(x)

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import builtins
 
+from gradkit import _errors
+
 from ... import _array, _math, _nn
 from .. import keras_logits
 from .dispatch import keras_op, tensor
 
 NAMES = (
     "relu relu6 sigmoid softplus softsign silu swish gelu elu selu leaky_relu log_sigmoid hard_sigmoid "
-    "hard_silu hard_swish celu softmax log_softmax"
+    "hard_silu hard_swish celu softmax log_softmax glu hard_shrink hard_tanh soft_shrink tanh_shrink threshold "
+    "squareplus sparse_plus sparse_sigmoid"
 )
 
 
@@ -136,3 +139,86 @@ def softmax(x, axis=-1):
 def log_softmax(x, axis=-1):
     """``keras.ops.log_softmax(x, axis=-1)``: ``log(softmax(x))``, computed stably."""
     return _over_axes(_nn.log_softmax, x, axis)
+
+
+@keras_op
+def glu(x, axis=-1):
+    """``keras.ops.glu(x, axis=-1)``: the gated linear unit, the first half of ``axis`` times the
+    sigmoid of the second half."""
+    x = tensor(x)
+    if x.shape[axis] % 2 != 0:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.glu got x of shape {tuple(x.shape)} with axis={axis}: the axis size must be divisible by "
+            "2 (its halves are the values and the gates; Keras raises ValueError)."
+        )
+    values, gates = _array.split(x, 2, axis=axis)
+    return _math.multiply(values, _math.sigmoid(gates))
+
+
+@keras_op
+def hard_tanh(x):
+    """``keras.ops.hard_tanh(x)``: ``x`` clipped to ``[-1, 1]``."""
+    x = tensor(x)
+    return _math.clip_by_value(x, tensor(-1, x.dtype), tensor(1, x.dtype))
+
+
+@keras_op
+def hard_shrink(x, threshold=0.5):
+    """``keras.ops.hard_shrink(x, threshold=0.5)``: ``x`` where ``abs(x) > threshold``, else 0."""
+    x = tensor(x)
+    return _array.where(_math.greater(_math.abs(x), tensor(threshold, x.dtype)), x, _array.zeros_like(x))
+
+
+@keras_op
+def soft_shrink(x, threshold=0.5):
+    """``keras.ops.soft_shrink(x, threshold=0.5)``: ``x`` moved ``threshold`` toward 0, and 0 within
+    ``threshold`` of it."""
+    x = tensor(x)
+    t = tensor(threshold, x.dtype)
+    inner = _array.where(_math.less(x, _math.negative(t)), _math.add(x, t), _array.zeros_like(x))
+    return _array.where(_math.greater(x, t), _math.subtract(x, t), inner)
+
+
+@keras_op
+def tanh_shrink(x):
+    """``keras.ops.tanh_shrink(x)``: ``x - tanh(x)``."""
+    x = tensor(x)
+    return _math.subtract(x, _math.tanh(x))
+
+
+@keras_op
+def threshold(x, threshold, default_value):  # noqa: A002 - Keras' argument name
+    """``keras.ops.threshold(x, threshold, default_value)``: ``x`` where ``x > threshold``, else
+    ``default_value``."""
+    x = tensor(x)
+    return _array.where(
+        _math.greater(x, tensor(threshold, x.dtype)), x, _array.fill(tuple(x.shape), tensor(default_value, x.dtype))
+    )
+
+
+@keras_op
+def squareplus(x, b=4):
+    """``keras.ops.squareplus(x, b=4)``: ``(x + sqrt(x ** 2 + b)) / 2``, a smooth ``relu``."""
+    x = tensor(x)
+    y = _math.add(x, _math.sqrt(_math.add(_math.square(x), tensor(b, x.dtype))))
+    return _math.divide(y, tensor(2, x.dtype))
+
+
+@keras_op
+def sparse_plus(x):
+    """``keras.ops.sparse_plus(x)``: 0 up to -1, ``(x + 1) ** 2 / 4`` up to 1, then ``x``."""
+    x = tensor(x)
+    one = tensor(1, x.dtype)
+    quarter = _math.multiply(tensor(0.25, x.dtype), _math.square(_math.add(x, one)))
+    inner = _array.where(_math.less(x, one), quarter, x)
+    return _array.where(_math.less_equal(x, _math.negative(one)), _array.zeros_like(x), inner)
+
+
+@keras_op
+def sparse_sigmoid(x):
+    """``keras.ops.sparse_sigmoid(x)``: 0 up to -1, ``(x + 1) / 2`` up to 1, then 1."""
+    x = tensor(x)
+    one = tensor(1, x.dtype)
+    half = _math.multiply(tensor(0.5, x.dtype), _math.add(x, one))
+    inner = _array.where(_math.greater_equal(x, one), _array.ones_like(x), half)
+    return _array.where(_math.less_equal(x, _math.negative(one)), _array.zeros_like(x), inner)

@@ -21,15 +21,19 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from gradkit import _errors
+
 from ... import _arithmetic, _array, _math, _nondiff
 from .dispatch import apply, cast, floating, keras_op, promoted, tensor
+from .dtype_rules import float_of, standardize_dtype
 
 NAMES = (
     "abs absolute negative square sqrt sign round floor ceil trunc conj conjugate real imag reciprocal "
     "isfinite isinf isnan logical_not sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh "
     "exp exp2 expm1 log log2 log10 log1p add subtract multiply divide true_divide power maximum minimum mod "
     "floor_divide equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor "
-    "arctan2 logaddexp clip nan_to_num divide_no_nan"
+    "arctan2 logaddexp clip nan_to_num divide_no_nan cbrt deg2rad rad2deg fabs signbit sinc isposinf isneginf "
+    "isreal copy empty_like fmod hypot heaviside logaddexp2 isclose allclose gcd lcm fmax fmin"
 )
 
 
@@ -326,3 +330,235 @@ def clip(x, x_min, x_max):
     if not isinstance(lo, (builtins.int, builtins.float)) or not isinstance(hi, (builtins.int, builtins.float)):
         x, lo, hi = broadcast(x, *(tensor(b, x.dtype) for b in (lo, hi)))
     return _math.clip_by_value(x, lo, hi)
+
+
+# -- more unary ------------------------------------------------------------------------------
+
+
+def _cbrt(x):
+    # Keras' formula, so the gradient is TensorFlow's (infinite at 0, as pow's).
+    return _math.multiply(_math.sign(x), _math.pow(_math.abs(x), tensor(1.0 / 3.0, x.dtype)))
+
+
+def _deg2rad(x):
+    # pi / 180 rounded in x's dtype first, as Keras computes it.
+    return _math.multiply(x, _math.divide(tensor(math.pi, x.dtype), tensor(180.0, x.dtype)))
+
+
+def _rad2deg(x):
+    return _math.multiply(x, _math.divide(tensor(180.0, x.dtype), tensor(math.pi, x.dtype)))
+
+
+cbrt = _float_unary("cbrt", _cbrt, "the cube root, ``sign(x) * abs(x) ** (1 / 3)``")
+deg2rad = _float_unary("deg2rad", _deg2rad, "degrees to radians")
+rad2deg = _float_unary("rad2deg", _rad2deg, "radians to degrees")
+fabs = _float_unary("fabs", _math.abs, "the absolute value, always a float")
+
+
+def _signbit(x):
+    return jnp.signbit(x)
+
+
+@keras_op
+def signbit(x):
+    """``keras.ops.signbit(x)``: whether the sign bit is set (True for -0.0 and negative NaNs; a
+    boolean ``x`` is never negative)."""
+    x = tensor(x)
+    kind = np.dtype(x.dtype).kind
+    if kind == "b":
+        return _array.fill(tuple(x.shape), False)
+    if kind in "iu":
+        return _math.less(x, tensor(0, x.dtype))
+    return apply(_signbit, cast(x, "float32"))  # Keras reads the bit of the float32 value
+
+
+@keras_op
+def sinc(x):
+    """``keras.ops.sinc(x)``: ``sin(pi * x) / (pi * x)``, 1 at 0; integers in float32."""
+    x = floating(x)
+    pi_x = _math.multiply(x, tensor(math.pi, x.dtype))
+    return _array.where(_math.equal(x, tensor(0, x.dtype)), _array.ones_like(x), _math.divide(_math.sin(pi_x), pi_x))
+
+
+def _infinity(name, sign):
+    def op(x):
+        x = tensor(x)
+        if np.dtype(x.dtype).kind in "biu":  # integers are never infinite
+            return _array.fill(tuple(x.shape), False)
+        return _math.equal(x, tensor(sign * math.inf, x.dtype))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x)``: whether each entry is {'+' if sign > 0 else '-'}inf, as a boolean tensor."
+    return keras_op(op)
+
+
+isposinf = _infinity("isposinf", 1)
+isneginf = _infinity("isneginf", -1)
+
+
+@keras_op
+def isreal(x):
+    """``keras.ops.isreal(x)``: whether each entry's imaginary part is 0 (every entry of a real ``x``)."""
+    x = tensor(x)
+    if np.dtype(x.dtype).kind == "c":
+        return _math.equal(_math.imag(x), 0)
+    return _array.fill(tuple(x.shape), True)
+
+
+@keras_op
+def copy(x):
+    """``keras.ops.copy(x)``: ``x`` as a new tensor (the gradient passes through)."""
+    return _array.identity(tensor(x))
+
+
+@keras_op
+def empty_like(x, dtype=None):
+    """``keras.ops.empty_like(x, dtype=None)``: a tensor of ``x``'s shape (zeros, as Keras' TensorFlow
+    backend), in ``dtype`` or ``x``'s."""
+    x = tensor(x)
+    return _array.zeros_like(x, dtype=x.dtype if dtype is None else standardize_dtype(dtype))
+
+
+# -- more binary -----------------------------------------------------------------------------
+
+
+def _float_promoted(x1, x2):
+    """Both as tensors in Keras' dtype of them, integers as float32 (``hypot``, ``heaviside``)."""
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    if dtype.kind in "iu":
+        x1, x2 = cast(x1, float_of(dtype)), cast(x2, float_of(dtype))
+    return broadcast(x1, x2)
+
+
+@keras_op
+def fmod(x1, x2):
+    """``keras.ops.fmod(x1, x2)``: the remainder of ``x1 / x2`` with ``x1``'s sign (C's ``fmod``),
+    broadcast; booleans as int32."""
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    if dtype == np.bool_:
+        dtype = np.dtype("int32")
+    # TensorFlow's floormod has no small unsigned kernels: Keras computes those in int32.
+    work = np.dtype("int32") if dtype.kind in "bu" else dtype
+    x1, x2 = broadcast(cast(x1, work), cast(x2, work))
+    out = _math.multiply(_math.sign(x1), _math.floormod(_math.abs(x1), _math.abs(x2)))
+    return cast(out, dtype)
+
+
+@keras_op
+def hypot(x1, x2):
+    """``keras.ops.hypot(x1, x2)``: ``sqrt(x1 ** 2 + x2 ** 2)``, computed without overflow as Keras
+    does; integers in float32."""
+    x1, x2 = _float_promoted(x1, x2)
+    a, b = _math.abs(x1), _math.abs(x2)
+    big, small = _math.maximum(a, b), _math.minimum(a, b)
+    ratio = _math.divide_no_nan(small, big)
+    return _math.multiply(big, _math.sqrt(_math.add(tensor(1.0, big.dtype), _math.square(ratio))))
+
+
+@keras_op
+def heaviside(x1, x2):
+    """``keras.ops.heaviside(x1, x2)``: 0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where it is 0;
+    integers in float32."""
+    x1, x2 = _float_promoted(x1, x2)
+    zero = tensor(0, x1.dtype)
+    inner = _array.where(_math.greater(x1, zero), _array.ones_like(x1), x2)
+    return _array.where(_math.less(x1, zero), _array.zeros_like(x1), inner)
+
+
+def _logaddexp2(x1, x2):
+    delta = _math.subtract(x1, x2)
+    log2 = _math.log(tensor(2.0, x1.dtype))
+    tail = _math.divide(_math.log1p(_math.exp(_math.multiply(_math.negative(_math.abs(delta)), log2))), log2)
+    return _array.where(_math.is_nan(delta), _math.add(x1, x2), _math.add(_math.maximum(x1, x2), tail))
+
+
+logaddexp2 = _strict("logaddexp2", _logaddexp2, "``log2(2 ** x1 + 2 ** x2)``, computed stably", extra=(float,))
+
+
+def _close(x1, x2, rtol, atol):
+    return _math.less_equal(
+        _math.abs(_math.subtract(x1, x2)),
+        _math.add(tensor(atol, x1.dtype), _math.multiply(tensor(rtol, x1.dtype), _math.abs(x2))),
+    )
+
+
+def _both_nan(x1, x2):
+    return _math.logical_and(_math.is_nan(x1), _math.is_nan(x2))
+
+
+@keras_op
+def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """``keras.ops.isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False)``: whether
+    ``abs(x1 - x2) <= atol + rtol * abs(x2)`` entrywise (integers: whether equal)."""
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    x1, x2 = broadcast(x1, x2)
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        return _math.equal(x1, x2)
+    out = _close(x1, x2, rtol, atol)
+    return _math.logical_or(out, _both_nan(x1, x2)) if equal_nan else out
+
+
+@keras_op
+def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """``keras.ops.allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False)``: whether every entry is
+    close (as ``isclose``, infinities close only to themselves), as a boolean scalar tensor."""
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    x1, x2 = broadcast(x1, x2)
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        return _math.reduce_all(_math.equal(x1, x2))
+    finite = _math.logical_and(_math.is_finite(x1), _math.is_finite(x2))
+    out = _math.logical_or(_math.logical_and(finite, _close(x1, x2, rtol, atol)), _math.equal(x1, x2))
+    if equal_nan:
+        out = _math.logical_or(out, _both_nan(x1, x2))
+    return _math.reduce_all(out)
+
+
+def _integers(name, x1, x2):
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    if dtype.kind not in "iu":
+        raise _errors.GradkitTypeError(
+            f"tf.keras.ops.{name} takes integers, but got {np.dtype(x1.dtype).name} and {np.dtype(x2.dtype).name} "
+            f"(Keras raises TypeError: 'Arguments to {name} must be integers'). Cast them with ops.cast(x, 'int32')."
+        )
+    return broadcast(x1, x2)
+
+
+def _gcd(x1, x2):
+    return jnp.gcd(x1, x2)
+
+
+def _lcm(x1, x2):
+    return jnp.lcm(x1, x2)
+
+
+@keras_op
+def gcd(x1, x2):
+    """``keras.ops.gcd(x1, x2)``: the greatest common divisor of integers (non-negative), broadcast."""
+    return apply(_gcd, *_integers("gcd", x1, x2))
+
+
+@keras_op
+def lcm(x1, x2):
+    """``keras.ops.lcm(x1, x2)``: the least common multiple of integers (non-negative; 0 if either is
+    0), broadcast."""
+    return apply(_lcm, *_integers("lcm", x1, x2))
+
+
+def _nan_ignoring(name, tf_op, doc):
+    def op(x1, x2):
+        (x1, x2), dtype = promoted(x1, x2)
+        x1, x2 = broadcast(x1, x2)
+        out = tf_op(x1, x2)
+        if dtype.kind != "f" and dtype.name != "bfloat16":
+            return out
+        nan1, nan2 = _math.is_nan(x1), _math.is_nan(x2)
+        out = _array.where(_math.logical_and(nan1, _math.logical_not(nan2)), x2, out)
+        return _array.where(_math.logical_and(nan2, _math.logical_not(nan1)), x1, out)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x1, x2)``: {doc}, broadcast; a NaN loses to a number (NaN only where both are)."
+    return keras_op(op)
+
+
+fmax = _nan_ignoring("fmax", _math.maximum, "the larger")
+fmin = _nan_ignoring("fmin", _math.minimum, "the smaller")

@@ -1,4 +1,5 @@
-"""``keras.ops``' reductions and scans: ``sum``, ``mean``, ``max``, ``argmax``, ``std``, ``cumsum``, ...
+"""``keras.ops``' reductions and scans: ``sum``, ``mean``, ``max``, ``argmax``, ``std``, ``cumsum``,
+``median``, ``trapezoid``, ..., and counting and binning: ``bincount``, ``digitize``, ``searchsorted``.
 
 Keras' dtypes: ``sum``/``prod`` of booleans and small integers widen to int32 (uint32 for small
 unsigned ones), ``mean``/``std``/``var``/``average`` of integers are float32, ``argmax``/``argmin``
@@ -22,10 +23,13 @@ import numpy as np
 from gradkit import _errors
 
 from ... import _array, _math, _ordering
-from .dispatch import apply, axes, cast, keras_op, promoted, tensor
+from .dispatch import apply, axes, cast, keras_op, known, promoted, tensor, value_of
 from .dtype_rules import float_of, result_type, standardize_dtype
 
-NAMES = "sum prod mean max min amax amin std var all any argmax argmin cumsum cumprod average count_nonzero quantile"
+NAMES = (
+    "sum prod mean max min amax amin std var all any argmax argmin cumsum cumprod average count_nonzero quantile "
+    "median percentile ptp trapezoid bincount digitize searchsorted"
+)
 
 
 def _accumulated(x, dtype):
@@ -223,3 +227,125 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     x = tensor(x)
     x = cast(x, float_of(x.dtype))
     return apply(_quantile, x, tensor(q, x.dtype), axis=axes(axis), method=method, keepdims=bool(keepdims))
+
+
+@keras_op
+def median(x, axis=None, keepdims=False):
+    """``keras.ops.median(x, axis=None, keepdims=False)``: the median along ``axis`` (``quantile`` at 0.5)."""
+    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+@keras_op
+def percentile(x, q, axis=None, method="linear", keepdims=False):
+    """``keras.ops.percentile(x, q, axis=None, method="linear", keepdims=False)``: the ``q``-th
+    percentiles (``q`` in [0, 100]), ``quantile`` at ``q / 100``."""
+    q = _math.divide(tensor(q, "float32"), tensor(100.0, "float32"))
+    return quantile(x, q, axis=axis, method=method, keepdims=keepdims)
+
+
+@keras_op
+def ptp(x, axis=None, keepdims=False):
+    """``keras.ops.ptp(x, axis=None, keepdims=False)``: the range, ``max - min``, along ``axis``."""
+    x = tensor(x)
+    chosen = axes(axis)
+    return _math.subtract(
+        _math.reduce_max(x, axis=chosen, keepdims=keepdims), _math.reduce_min(x, axis=chosen, keepdims=keepdims)
+    )
+
+
+def _last(x, axis):
+    return jnp.moveaxis(x, axis, -1)
+
+
+@keras_op
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``keras.ops.trapezoid(y, x=None, dx=1.0, axis=-1)``: the integral of ``y`` along ``axis`` by the
+    trapezoidal rule, at sample points ``x`` (else spaced ``dx``); integers in float32."""
+    y = tensor(y)
+    y = cast(y, float_of(y.dtype))
+    axis = builtins.int(axis)
+    if x is None:
+        step = tensor(dx, y.dtype)
+    else:
+        x = tensor(x, y.dtype)
+        if x.ndim == 1:  # NumPy's rule: 1-D sample points lie along axis
+            shape = [1] * y.ndim
+            shape[axis] = x.shape[0]
+            x = _array.reshape(x, shape)
+        step = apply(_last, apply(_diff, x, axis=axis), axis=axis)
+    y = apply(_last, y, axis=axis)
+    heights = _math.multiply(tensor(0.5, y.dtype), _math.add(y[..., 1:], y[..., :-1]))
+    return _math.reduce_sum(_math.multiply(heights, step), axis=-1)
+
+
+def _diff(x, axis):
+    return jnp.diff(x, axis=axis)
+
+
+def _bincount(x, weights, length):
+    # One row of counts per row of x (Keras' axis=-1), as a sum of one-hot rows, so a gradient
+    # reaches the weights.
+    bins = jnp.arange(length, dtype=x.dtype).reshape((1,) * x.ndim + (length,))
+    hot = jnp.asarray(x[..., None] == bins, weights.dtype)
+    return jnp.sum(hot * weights[..., None], axis=-2)
+
+
+@keras_op
+def bincount(x, weights=None, minlength=0, sparse=False):
+    """``keras.ops.bincount(x, weights=None, minlength=0, sparse=False)``: how often each non-negative
+    integer occurs in ``x`` (each row of a 2-D ``x``), or the sum of ``weights`` there; ``max(x) + 1``
+    (at least ``minlength``) counts, int32 or the weights' promoted dtype."""
+    if sparse:
+        raise _errors.GradkitNotImplementedError(
+            "tf.keras.ops.bincount got sparse=True: gradkit.tf has no sparse tensors. Leave sparse=False for dense "
+            "counts."
+        )
+    x = tensor(x)
+    if np.dtype(x.dtype).kind not in "iu":
+        x = cast(x, "int32")
+    value = known(x)
+    if value is None:
+        raise _errors.TracedValueNeededError(
+            "tf.keras.ops.bincount got a tensor traced inside tf.function: its largest value sets the result's "
+            "length, which must be known when tracing in gradkit (JAX). Call it eagerly."
+        )
+    length = builtins.max(builtins.int(value.max()) + 1 if value.size else 0, builtins.int(minlength))
+    if weights is None:
+        weights, dtype = _array.ones_like(x, dtype=np.int32), np.dtype("int32")
+    else:
+        weights = tensor(weights)
+        dtype = result_type(x.dtype, weights.dtype)
+        work = "int32" if np.dtype(weights.dtype).kind in "biu" else "float32"
+        weights = cast(weights, work)
+    return cast(apply(_bincount, x, weights, length=length), dtype)
+
+
+def _search(sorted_sequence, values, side):
+    return jnp.searchsorted(sorted_sequence, values, side=side).astype(jnp.int32)
+
+
+@keras_op
+def digitize(x, bins):
+    """``keras.ops.digitize(x, bins)``: the int32 index of the bin of each entry: ``i`` with
+    ``bins[i - 1] <= x < bins[i]`` for increasing ``bins``."""
+    bins = [builtins.float(b) for b in value_of(bins, "tf.keras.ops.digitize's bins").ravel()]
+    x = tensor(x)
+    compute = "float32" if np.dtype(x.dtype).kind in "biu" or np.dtype(x.dtype).itemsize < 4 else x.dtype
+    return apply(_search, tensor(np.asarray(bins, np.float32), compute), cast(x, compute), side="right")
+
+
+@keras_op
+def searchsorted(sorted_sequence, values, side="left"):
+    """``keras.ops.searchsorted(sorted_sequence, values, side="left")``: the int32 indices where
+    ``values`` would go into the 1-D ``sorted_sequence`` to keep it sorted (after equal entries with
+    ``side="right"``)."""
+    sorted_sequence, values = tensor(sorted_sequence), tensor(values)
+    if sorted_sequence.ndim != 1:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.searchsorted takes a 1-D sorted_sequence, but got shape {tuple(sorted_sequence.shape)} "
+            "(Keras raises ValueError). Map over the rows with tf.keras.ops.vectorized_map."
+        )
+    if side not in ("left", "right"):
+        raise _errors.GradkitValueError(f"tf.keras.ops.searchsorted got side={side!r}; it takes 'left' or 'right'.")
+    (sorted_sequence, values), _ = promoted(sorted_sequence, values)
+    return apply(_search, sorted_sequence, values, side=side)

@@ -21,14 +21,15 @@ import numpy as np
 
 from gradkit import _errors
 
-from ... import _array, _indexing, _math, _ordering
+from ... import _array, _indexing, _math, _nondiff, _ordering
 from .dispatch import apply, axes, cast, keras_op, known, operand, promoted, tensor, value_of
 from .dtype_rules import dtype_of, result_type
 from .numpy_elementwise import broadcast
 
 NAMES = (
     "reshape ravel transpose expand_dims squeeze concatenate stack hstack vstack split tile repeat flip roll "
-    "moveaxis swapaxes broadcast_to pad take take_along_axis where nonzero sort argsort ndim size"
+    "moveaxis swapaxes broadcast_to pad take take_along_axis where nonzero sort argsort ndim size fliplr flipud rot90 "
+    "diff append dstack hsplit vsplit dsplit array_split meshgrid select isin unravel_index"
 )
 
 
@@ -353,3 +354,208 @@ def ndim(x):
 def size(x):
     """``keras.ops.size(x)``: the number of entries of ``x``, as an int32 tensor."""
     return _array.size(tensor(x))
+
+
+def _flipped(name, axis):
+    def op(x):
+        x = tensor(x)
+        if x.ndim <= axis:
+            raise _errors.GradkitValueError(
+                f"tf.keras.ops.{name} takes x of rank {axis + 1} or more (it flips axis {axis}), but got shape "
+                f"{tuple(x.shape)}."
+            )
+        return apply(_flip, x, axis=axis)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``keras.ops.{name}(x)``: the order of entries reversed along axis {axis}."
+    return keras_op(op)
+
+
+fliplr = _flipped("fliplr", 1)
+flipud = _flipped("flipud", 0)
+
+
+def _rot90(x, k, axes):
+    return jnp.rot90(x, k, axes)
+
+
+@keras_op
+def rot90(array, k=1, axes=(0, 1)):
+    """``keras.ops.rot90(array, k=1, axes=(0, 1))``: rotated by 90 degrees ``k`` times, from the first
+    of ``axes`` toward the second, as NumPy's ``rot90``. (Keras 3.15's TensorFlow backend scrambles
+    the entries of a non-square plane for ``k = 2``; gradkit gives NumPy's rotation there.)"""
+    x = tensor(array)
+    if x.ndim < 2:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.rot90 takes an array of rank 2 or more, but got shape {tuple(x.shape)} (Keras raises "
+            "ValueError)."
+        )
+    chosen = tuple(int(a) % x.ndim for a in axes)
+    if len(chosen) != 2 or chosen[0] == chosen[1]:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.rot90 got axes={axes!r}: it takes two different axes, the plane of rotation (Keras "
+            "raises ValueError)."
+        )
+    return apply(_rot90, x, k=int(k) % 4, axes=chosen)
+
+
+def _diff(a, n, axis):
+    return jnp.diff(a, n=n, axis=axis)  # booleans: not_equal, as Keras
+
+
+@keras_op
+def diff(a, n=1, axis=-1):
+    """``keras.ops.diff(a, n=1, axis=-1)``: the ``n``-th difference along ``axis`` (booleans: whether
+    neighbours differ)."""
+    x = tensor(a)
+    if n < 0 or x.ndim == 0:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.diff takes n >= 0 and an input of rank 1 or more, but got n={n} and shape "
+            f"{tuple(x.shape)} (Keras raises ValueError)."
+        )
+    if n == 0:
+        return x
+    return apply(_diff, x, n=int(n), axis=_axis(axis, x.ndim))
+
+
+@keras_op
+def append(x1, x2, axis=None):
+    """``keras.ops.append(x1, x2, axis=None)``: ``x2`` joined after ``x1`` along ``axis`` (both flattened
+    when None), in their promoted dtype."""
+    (x1, x2), _ = promoted(tensor(x1), tensor(x2))
+    if axis is None:
+        return _array.concat([_array.reshape(x1, [-1]), _array.reshape(x2, [-1])], axis=0)
+    return _array.concat([x1, x2], axis=int(axis))
+
+
+@keras_op
+def dstack(xs):
+    """``keras.ops.dstack(xs)``: joined along axis 2 (1-D ``(N,)`` as ``(1, N, 1)``, 2-D as ``(M, N, 1)``)."""
+    xs = _joined([tensor(x) for x in xs])
+    shaped = []
+    for x in xs:
+        if x.ndim == 0:
+            x = _array.reshape(x, [1, 1, 1])
+        elif x.ndim == 1:
+            x = _array.reshape(x, [1, x.shape[0], 1])
+        elif x.ndim == 2:
+            x = _array.expand_dims(x, 2)
+        shaped.append(x)
+    return _array.concat(shaped, axis=2)
+
+
+@keras_op
+def hsplit(x, indices_or_sections):
+    """``keras.ops.hsplit(x, indices_or_sections)``: ``split`` along axis 1 (axis 0 for 1-D ``x``)."""
+    x = tensor(x)
+    return split(x, indices_or_sections, axis=0 if x.ndim == 1 else 1)
+
+
+@keras_op
+def vsplit(x, indices_or_sections):
+    """``keras.ops.vsplit(x, indices_or_sections)``: ``split`` along axis 0."""
+    return split(x, indices_or_sections, axis=0)
+
+
+@keras_op
+def dsplit(x, indices_or_sections):
+    """``keras.ops.dsplit(x, indices_or_sections)``: ``split`` along axis 2."""
+    return split(x, indices_or_sections, axis=2)
+
+
+@keras_op
+def array_split(x, indices_or_sections, axis=0):
+    """``keras.ops.array_split(x, indices_or_sections, axis=0)``: ``indices_or_sections`` pieces along
+    ``axis``, as equal as can be (the first ones one longer)."""
+    if not isinstance(indices_or_sections, (int, np.integer)) or isinstance(indices_or_sections, bool):
+        raise _errors.GradkitTypeError(
+            f"tf.keras.ops.array_split takes indices_or_sections an int (the number of pieces), but got "
+            f"{indices_or_sections!r} (Keras raises TypeError). For cut points use tf.keras.ops.split."
+        )
+    if indices_or_sections <= 0:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.array_split takes a positive number of pieces, but got {indices_or_sections} (Keras "
+            "raises ValueError)."
+        )
+    x = tensor(x)
+    axis = _axis(axis, x.ndim)
+    pieces = int(indices_or_sections)
+    size, extra = divmod(x.shape[axis], pieces)
+    return _array.split(x, [size + 1] * extra + [size] * (pieces - extra), axis=axis)
+
+
+@keras_op
+def meshgrid(*x, indexing="xy"):
+    """``keras.ops.meshgrid(*x, indexing="xy")``: coordinate grids of 1-D tensors, as a list (``"xy"``:
+    Cartesian, the first two axes swapped; ``"ij"``: matrix indexing)."""
+    if indexing not in ("xy", "ij"):
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.meshgrid got indexing={indexing!r}; it takes 'xy' or 'ij', as Keras does."
+        )
+    xs = [_array.reshape(tensor(v), [-1]) for v in x]
+    along = list(builtins.range(len(xs)))  # the axis each input varies along
+    if indexing == "xy" and len(xs) > 1:
+        along[0], along[1] = 1, 0
+    sizes = [0] * len(xs)
+    for axis, v in zip(along, xs):
+        sizes[axis] = v.shape[0]
+    grids = []
+    for axis, v in zip(along, xs):
+        shape = [1] * len(xs)
+        shape[axis] = v.shape[0]
+        grids.append(_indexing.broadcast_to(_array.reshape(v, shape), sizes))
+    return grids
+
+
+@keras_op
+def select(condlist, choicelist, default=0):
+    """``keras.ops.select(condlist, choicelist, default=0)``: each entry from the first choice whose
+    condition holds there, else ``default``; the choices' promoted dtype."""
+    if not isinstance(condlist, (list, tuple)) or not isinstance(choicelist, (list, tuple)):
+        raise _errors.GradkitValueError(
+            "tf.keras.ops.select takes condlist and choicelist as lists (Keras raises ValueError), but got "
+            f"{type(condlist).__name__} and {type(choicelist).__name__}."
+        )
+    if not condlist or len(condlist) != len(choicelist):
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.select takes as many conditions as choices, at least one, but got {len(condlist)} and "
+            f"{len(choicelist)}."
+        )
+    choices = [tensor(c) for c in choicelist]
+    dtype = result_type(*(c.dtype for c in choices), dtype_of(operand(default)))
+    out = tensor(default, dtype)
+    conditions = [cast(c, "bool") for c in condlist]
+    for condition, choice in zip(reversed(conditions), reversed(choices)):
+        out = _array.where(*broadcast(condition, tensor(choice, dtype), out))
+    return out
+
+
+@keras_op
+def isin(x1, x2, assume_unique=False, invert=False):
+    """``keras.ops.isin(x1, x2, assume_unique=False, invert=False)``: whether each entry of ``x1`` is in
+    ``x2`` (is not, with ``invert``), as a boolean tensor of ``x1``'s shape."""
+    (x1, x2), _ = promoted(tensor(x1), tensor(x2))
+    shape = list(x1.shape)
+    pairs = _math.equal(_array.reshape(x1, [-1, 1]), _array.reshape(x2, [1, -1]))
+    found = _math.reduce_any(pairs, axis=1)
+    if invert:
+        found = _math.logical_not(found)
+    return _array.reshape(found, shape)
+
+
+@keras_op
+def unravel_index(indices, shape):
+    """``keras.ops.unravel_index(indices, shape)``: the coordinates in an array of ``shape`` of each flat
+    index, a tuple of tensors in ``indices``' dtype (NumPy's ``unravel_index``, C order)."""
+    if any(d is None for d in shape):
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.unravel_index got shape={tuple(shape)}: every dimension must be known (Keras raises "
+            "ValueError)."
+        )
+    indices = tensor(indices)
+    coords = []
+    for dim in reversed([int(d) for d in shape]):
+        size = tensor(dim, indices.dtype)
+        coords.append(_math.floormod(indices, size))
+        indices = _nondiff.floordiv(indices, size)
+    return tuple(reversed(coords))
