@@ -589,4 +589,4 @@ def test_missing_op_raises_gradkit_attribute_error():
     with pytest.raises(AttributeError, match=r"\[gradkit\].*'fft'"):
         gtf.keras.ops.fft  # noqa: B018
     with pytest.raises(AttributeError, match=r"\[gradkit\]"):
-        gtf.keras.ops.numpy.kron  # noqa: B018
+        gtf.keras.ops.numpy.histogram  # noqa: B018

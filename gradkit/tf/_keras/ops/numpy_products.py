@@ -19,7 +19,7 @@ from ... import _math
 from .dispatch import apply, cast, keras_op, tensor
 from .dtype_rules import result_type
 
-NAMES = "matmul dot einsum tensordot outer inner vdot"
+NAMES = "matmul dot einsum tensordot outer inner vdot kron"
 
 
 def _matmul(a, b):
@@ -132,3 +132,12 @@ def vdot(x1, x2):
     out = result_type(x1.dtype, x2.dtype)
     compute = result_type(out, float)
     return cast(apply(_vdot, cast(x1, compute), cast(x2, compute)), out)
+
+
+@keras_op
+def kron(x1, x2):
+    """``keras.ops.kron(x1, x2)``: the Kronecker product (the operand of lower rank padded with
+    leading axes of size 1), in the two inputs' promoted dtype."""
+    x1, x2 = tensor(x1), tensor(x2)
+    dtype = result_type(x1.dtype, x2.dtype)
+    return apply(jnp.kron, cast(x1, dtype), cast(x2, dtype))

@@ -546,7 +546,9 @@ def isin(x1, x2, assume_unique=False, invert=False):
 @keras_op
 def unravel_index(indices, shape):
     """``keras.ops.unravel_index(indices, shape)``: the coordinates in an array of ``shape`` of each flat
-    index, a tuple of tensors in ``indices``' dtype (NumPy's ``unravel_index``, C order)."""
+    index, a tuple of tensors in ``indices``' dtype (NumPy's ``unravel_index``, C order). Keras 3.15's
+    TensorFlow backend agrees for 1-D ``indices`` but takes the dimensions in the wrong order for
+    others; gradkit gives NumPy's coordinates for every rank."""
     if any(d is None for d in shape):
         raise _errors.GradkitValueError(
             f"tf.keras.ops.unravel_index got shape={tuple(shape)}: every dimension must be known (Keras raises "
