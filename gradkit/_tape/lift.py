@@ -70,11 +70,35 @@ def lift_namespace(namespace: types.ModuleType, into: dict, skip=()) -> None:
         if isinstance(obj, types.ModuleType):
             continue
         if callable(obj) and not isinstance(obj, type) and not _is_dtype(obj):
-            into[name] = _lift_reporting(
-                obj, f"{into.get('__name__', 'gradkit.numpy').replace('gradkit.', 'gk.', 1)}.{name}"
-            )
+            what = f"{into.get('__name__', 'gradkit.numpy').replace('gradkit.', 'gk.', 1)}.{name}"
+            into[name] = _lift_reporting(obj, what)
+            # A ufunc's methods (np.add.outer, .reduce, .at, ...) are recorded as the ufunc is.
+            for method in _UFUNC_METHODS:
+                if isinstance(obj, jax.numpy.ufunc) and hasattr(obj, method):
+                    setattr(into[name], method, _lift_reporting(getattr(obj, method), f"{what}.{method}"))
+            if name in _FUNCTION_MAKERS:  # the function it makes is recorded as one op too
+                into[name] = _lifting_what_it_makes(obj, what)
         else:
             into[name] = obj
+
+
+_UFUNC_METHODS = ("outer", "reduce", "accumulate", "at", "reduceat")
+# jax.numpy functions that return a new function (jnp.vectorize(f)): that function is lifted.
+_FUNCTION_MAKERS = frozenset({"vectorize", "frompyfunc"})
+
+
+def _lifting_what_it_makes(maker: Callable, what: str) -> Callable:
+    @functools.wraps(maker)
+    def make(*args, **kwargs):
+        made = maker(*args, **kwargs)
+        lifted = _lift_reporting(made, f"the function {what} made")
+        for method in _UFUNC_METHODS:  # frompyfunc makes a ufunc
+            if isinstance(made, jax.numpy.ufunc) and hasattr(made, method):
+                setattr(lifted, method, _lift_reporting(getattr(made, method), f"{what}(...).{method}"))
+        return lifted
+
+    make.__gradkit_lifted__ = True
+    return make
 
 
 def _is_dtype(obj) -> bool:

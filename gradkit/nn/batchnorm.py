@@ -77,6 +77,13 @@ class BatchNorm(Layer):
                 f"{type(self).__name__} '{self.name}' was built for inputs of rank {self._rank} (normalising axis "
                 f"{self.axis}), but got an input of shape {tuple(x.shape)}. Keep the rank, or use another layer."
             )
+        features = getattr(self, "moving_mean", None)
+        if features is not None and x.shape[self.axis] != features.shape[0]:
+            raise _errors.GradkitValueError(
+                f"{type(self).__name__} '{self.name}' was built for {features.shape[0]} features on axis {self.axis}, "
+                f"but got an input of shape {tuple(x.shape)} ({x.shape[self.axis]} there). Call it on inputs of that "
+                "size, or make another layer for these."
+            )
         try:
             training = bool(training)
         except jax.errors.TracerBoolConversionError:
@@ -118,7 +125,8 @@ def _masked_moments(x, axes, mask):
             f"BatchNorm got a mask of shape {tuple(mask.shape)} for inputs of shape {tuple(x.shape)}: the mask "
             "has the inputs' shape without its last axis, as Keras requires."
         )
-    weights = gnp.broadcast_to(gnp.expand_dims(gnp.astype(mask, x.dtype), -1), tuple(x.shape))
+    # Any nonzero entry counts once, as Keras casts the mask to bool before it weighs.
+    weights = gnp.broadcast_to(gnp.expand_dims(gnp.astype(gnp.astype(mask, bool), x.dtype), -1), tuple(x.shape))
     total = gnp.sum(weights, axis=axes, keepdims=True) + 1e-7
     mean = gnp.sum(weights * x, axis=axes, keepdims=True) / total
     var = gnp.sum(weights * gnp.square(weights * x - mean), axis=axes, keepdims=True) / total

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import gradkit.numpy as gnp
 from gradkit import _errors
 
@@ -31,6 +33,11 @@ class Dense(Layer):
         name: str | None = None,
     ):
         super().__init__(name)
+        if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units <= 0:
+            raise _errors.GradkitValueError(
+                f"Dense got units={units!r}: the number of outputs must be a positive integer, as in Keras. "
+                "Pass e.g. Dense(16)."
+            )
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias

@@ -34,6 +34,10 @@ _seed = _Seed()
 
 def set_seed(seed: int) -> None:
     """Seed the module-global key that layers and ``gradkit.tf.random`` draw from."""
+    if isinstance(seed, (str, bytes)) or (isinstance(seed, float) and not seed.is_integer()):
+        raise _errors.GradkitTypeError(
+            f"set_seed got {seed!r} ({type(seed).__name__}); a seed is an integer. Pass e.g. set_seed(0)."
+        )
     with jax.ensure_compile_time_eval():
         _seed.key = jax.random.key(int(seed))
 

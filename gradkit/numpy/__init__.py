@@ -37,4 +37,6 @@ def size(a, axis=None):
     found = _static_shape(a)
     if axis is None:
         return int(_np.prod(found, dtype=_np.int64))
+    if isinstance(axis, (tuple, list)):
+        return int(_np.prod([found[a] for a in axis], dtype=_np.int64))
     return found[axis]
