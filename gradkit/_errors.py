@@ -409,6 +409,14 @@ def bad_op_inputs(error: Exception, what: str, inputs) -> Exception:
         error, (TypeError, ValueError, IndexError)
     ):
         return error
+    if "forward-mode autodiff" in str(error) and "custom_vjp" in str(error):
+        # Not the inputs: the op carries TensorFlow's gradient as a reverse-mode rule, which
+        # jax.jvp/jax.jacfwd cannot run. gradkit's own transforms go around it.
+        return GradkitTypeError(
+            f"{what} has TensorFlow's gradient as a reverse-mode rule (jax.custom_vjp), so a raw jax.jvp, "
+            "jax.jacfwd or jax.hessian cannot differentiate it in forward mode. Use gk.jvp, gk.jacfwd or "
+            "gk.hessian (they take reverse mode through such ops), or jax.jacrev / jax.grad."
+        )
     kind = OpInputIndexError if isinstance(error, IndexError) else OpInputError
     shown = ", ".join(describe_value(x) for x in inputs)
     said = " ".join(str(error).split())
