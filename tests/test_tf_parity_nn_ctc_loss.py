@@ -57,3 +57,12 @@ def test_errors():
         gtf.nn.ctc_loss(LABELS, LOGITS, LABEL_LENGTH, LOGIT_LENGTH, blank_index=5)
     with pytest.raises(TypeError, match=r"^\[gradkit\] tf\.nn\.ctc_loss got float32 labels"):
         gtf.nn.ctc_loss(LABELS.astype(np.float32), LOGITS, LABEL_LENGTH, LOGIT_LENGTH)
+
+
+def test_half_precision_logits_give_a_half_precision_loss():
+    logits = np.zeros((4, 1, 3), np.float16)  # uniform over 3 classes at every frame
+    loss = gtf.nn.ctc_loss([[1, 2]], gtf.constant(logits), label_length=[2], logit_length=[4])
+    assert loss.dtype == np.float16
+    # 15 of the 3^4 = 81 equally likely 4-frame paths collapse to [1, 2] (repeats merged, blanks
+    # dropped): counted by enumerating them.
+    np.testing.assert_allclose(np.asarray(loss, np.float32), [-np.log(15 / 81)], rtol=1e-3)

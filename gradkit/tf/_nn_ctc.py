@@ -31,7 +31,9 @@ def _ctc_loss(labels, logits, label_length, logit_length, *, time_major, blank):
         # TensorFlow's rotation: the blank's column first, and the labels below it moved up one.
         logits = jnp.concatenate([logits[..., blank : blank + 1], logits[..., :blank], logits[..., blank + 1 :]], -1)
         labels = jnp.where(labels < blank, labels + 1, labels)
-    return ctc_negative_log_likelihood(labels, label_length, logits, logit_length)
+    # Computed in float32 (at least); TensorFlow's op returns the logits' dtype (float16 too).
+    loss = ctc_negative_log_likelihood(labels, label_length, logits, logit_length)
+    return loss.astype(logits.dtype) if jnp.issubdtype(logits.dtype, jnp.floating) else loss
 
 
 def ctc_loss(
