@@ -100,10 +100,13 @@ from .ops import core_ops as _ops_core
 from .ops import linalg_ops as _ops_linalg
 from .ops import math_ops as _ops_math
 from .ops import nn_activations as _ops_nn_activations
+from .ops import nn_more as _ops_nn_more
 from .ops import nn_ops as _ops_nn
 from .ops import numpy_creation as _ops_creation
 from .ops import numpy_diagonals as _ops_diagonals
 from .ops import numpy_elementwise as _ops_elementwise
+from .ops import numpy_more as _ops_numpy_more
+from .ops import numpy_nan as _ops_nan
 from .ops import numpy_products as _ops_products
 from .ops import numpy_reductions as _ops_reductions
 from .ops import numpy_shapes as _ops_shapes
@@ -188,10 +191,23 @@ SAVING = (
 # tf.keras.ops and its numpy / nn / linalg submodules, each from the modules implementing it.
 OPS_NUMPY = {
     name: getattr(m, name)
-    for m in (_ops_elementwise, _ops_reductions, _ops_creation, _ops_shapes, _ops_diagonals, _ops_products)
+    for m in (
+        _ops_elementwise,
+        _ops_reductions,
+        _ops_nan,
+        _ops_creation,
+        _ops_shapes,
+        _ops_diagonals,
+        _ops_products,
+        _ops_numpy_more,
+    )
     for name in m.NAMES.split()
 }
-OPS_NN = {**_members(_ops_nn_activations, _ops_nn_activations.NAMES), **_members(_ops_nn, _ops_nn.NAMES)}
+OPS_NN = {
+    **_members(_ops_nn_activations, _ops_nn_activations.NAMES),
+    **_members(_ops_nn, _ops_nn.NAMES),
+    **_members(_ops_nn_more, _ops_nn_more.NAMES),
+}
 OPS_LINALG = _members(_ops_linalg, _ops_linalg.NAMES)
 
 _activations.register_names()

@@ -24,7 +24,7 @@ from ... import _array, _integer_data, _linalg, _math, _ordering, _special
 from ... import _segment as _tf_segment
 from .dispatch import axes, cast, keras_op, known, tensor
 
-NAMES = "segment_sum segment_max top_k in_top_k logsumexp erf erfinv rsqrt erfc logdet"
+NAMES = "segment_sum segment_max segment_min segment_prod top_k in_top_k logsumexp erf erfinv rsqrt erfc logdet"
 
 
 def _segment_args(name, data, segment_ids):
@@ -86,6 +86,21 @@ segment_max = _segment_op(
     "segment_max",
     _tf_segment.segment_max,
     _tf_segment.unsorted_segment_max,
+    "the largest id plus one",
+    lambda ids: int(ids.max()) + 1 if ids.size else 0,
+)
+
+segment_min = _segment_op(
+    "segment_min",
+    _tf_segment.segment_min,
+    _tf_segment.unsorted_segment_min,
+    "the largest id plus one",
+    lambda ids: int(ids.max()) + 1 if ids.size else 0,
+)
+segment_prod = _segment_op(
+    "segment_prod",
+    _tf_segment.segment_prod,
+    _tf_segment.unsorted_segment_prod,
     "the largest id plus one",
     lambda ids: int(ids.max()) + 1 if ids.size else 0,
 )
