@@ -199,3 +199,26 @@ def test_tf_print_inside_tf_function_keeps_program_order(capsys):
     step(gtf.constant(2.0))
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["1 start", "2 x = 2", "3 v before = 1", "4 v after = 3", "5 end"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: gtf.linspace(0.0, 1.0, 3),
+        lambda: gtf.stack([0.0, 0.5, 1.0]),
+        lambda: gtf.cast([0, 1, 2], gtf.float32) * 0.5,
+        lambda: gtf.fill([3], 0.5),
+    ],
+)
+def test_watched_tensor_made_from_python_values_inside_tf_function(make):
+    @gtf.function
+    def gradient():
+        x = make()
+        with gtf.GradientTape() as tape:
+            tape.watch(x)
+            z = gtf.reduce_sum(2.0 * x + x**2)
+        return x, tape.gradient(z, x), gtf.constant(x.shape.as_list())
+
+    x, grad, shape = gradient()
+    np.testing.assert_allclose(grad.numpy(), 2.0 + 2.0 * x.numpy())  # d/dx (2x + x^2)
+    assert shape.numpy().tolist() == [3]

@@ -181,14 +181,15 @@ def _cast(x, dtype):
 
 
 def wrap(out):
-    """Concrete JAX arrays in ``out`` become ``gk.Tensor`` (traced values stay as they are); a
-    dict keeps its keys' order (a Keras model's dict output), which jax's tree_map would sort."""
+    """JAX arrays in ``out`` become ``gk.Tensor``, traced ones too (an op of Python values inside
+    ``tf.function``: a tape watches it, ``.shape.as_list()`` works); a dict keeps its keys' order
+    (a Keras model's dict output), which jax's tree_map would sort."""
     if type(out) is dict:
         return {key: wrap(value) for key, value in out.items()}
     if type(out) in (list, tuple):
         return type(out)(wrap(value) for value in out)
     return jax.tree_util.tree_map(
-        lambda v: Tensor.concrete(v) if isinstance(v, jax.Array) and not isinstance(v, jax.core.Tracer) else v,
+        lambda v: Tensor.concrete(v) if isinstance(v, jax.Array) else v,
         out,
         is_leaf=lambda v: isinstance(v, Tensor),
     )
