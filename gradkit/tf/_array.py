@@ -265,6 +265,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
             )
         # PadV2 has no gradient for constant_values in TensorFlow: None, not zeros.
         return call(_pad_with, x, stop_gradient(value), pad_width=widths)
+    if np.ndim(constant_values) == 0 and constant_values == 0:
+        # TensorFlow pads with zeros of any dtype here (its Pad op): False for a bool tensor.
+        return call(_pad, x, pad_width=widths, mode="constant", constant_values=0)
     check_python_value(constant_values, x.dtype, "tf.pad's constant_values")
     if isinstance(constant_values, (np.ndarray, np.generic)):
         constant_values = constant_values.item()
@@ -537,4 +540,9 @@ def roll(input, shift, axis, name=None):  # noqa: A002
 
 
 def _ints(x):
-    return static_ints(x) if isinstance(x, (list, tuple, np.ndarray)) else int(x)
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return static_ints(x)
+    value = None if isinstance(x, (int, np.integer)) else known_value(x)
+    if value is not None and np.ndim(value) > 0:  # a tensor of shifts or axes
+        return tuple(int(v) for v in np.asarray(value).reshape(-1))
+    return int(x)

@@ -1,0 +1,33 @@
+"""tf.roll with tensors of shifts and axes, and tf.pad of a bool tensor with the default zero."""
+
+import numpy as np
+import pytest
+
+import gradkit.tf as gtf
+
+X = np.arange(6).reshape(2, 3)
+
+
+def test_roll_takes_tensor_vectors():
+    expected = np.roll(X, [1, 1], [0, 1])
+    assert gtf.roll(X, gtf.constant([1, 1]), [0, 1]).numpy().tolist() == expected.tolist()
+    assert gtf.roll(X, gtf.constant([1, 1]), gtf.constant([0, 1])).numpy().tolist() == expected.tolist()
+    traced = gtf.function(lambda s: gtf.roll(X, s, [0, 1]))(gtf.constant([1, 1]))
+    assert traced.numpy().tolist() == expected.tolist()
+
+
+def test_pad_of_bools_with_the_default_zero():
+    padded = gtf.pad(gtf.constant([True, False]), [[1, 1]])
+    assert padded.numpy().tolist() == [False, True, False, False]
+
+
+def test_roll_and_pad_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    for module in (tf, gtf):
+        got = [
+            module.roll(X, module.constant([1, -1]), module.constant([0, 1])).numpy().tolist(),
+            module.pad(module.constant([True, False]), [[1, 1]]).numpy().tolist(),
+        ]
+        if module is tf:
+            theirs = got
+    assert got == theirs
