@@ -84,6 +84,11 @@ class GradkitOutOfRangeError(GradkitError, OutOfRangeError):
         OutOfRangeError.__init__(self, None, None, message)
 
 
+class OutOfRangeValueError(GradkitOutOfRangeError, ValueError):
+    """An index outside what it indexes, which TensorFlow's eager op refuses with
+    ``OutOfRangeError`` (a ValueError too, for ``except ValueError`` around indexing)."""
+
+
 class GradkitDataLossError(GradkitError, DataLossError):
     """What TensorFlow raises as ``tf.errors.DataLossError``: data that cannot be kept whole (an
     element padded to a smaller size than its own)."""

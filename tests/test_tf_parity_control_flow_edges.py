@@ -179,6 +179,9 @@ def test_tensor_array_errors_are_tensorflows_classes():
     array.read(0)
     with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] tf.TensorArray.read: could not read"):
         array.read(0)
+    for bad in (lambda: gtf.TensorArray(gtf.float32, size=2).read(3), lambda: array.write(-1, 1.0)):
+        with pytest.raises(gtf.errors.OutOfRangeError, match=r"^\[gradkit\] tf.TensorArray"):
+            bad()
 
 
 def test_tf_print_inside_tf_function_keeps_program_order(capsys):

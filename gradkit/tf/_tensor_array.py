@@ -170,7 +170,7 @@ class TensorArray:
 
     def _write(self, index: int, value) -> None:
         if index < 0:
-            raise _errors.GradkitValueError(
+            raise _errors.OutOfRangeValueError(
                 f"tf.TensorArray.write got index {index}; TensorFlow does not write to negative indices."
             )
         if index >= len(self._elements):
@@ -248,7 +248,7 @@ class TensorArray:
 
     def _check_index(self, index: int, what: str) -> None:
         if not 0 <= index < len(self._elements):
-            raise _errors.GradkitValueError(
+            raise _errors.OutOfRangeValueError(
                 f"tf.TensorArray.{what}: index {index} is outside the array of size {len(self._elements)}."
             )
 
