@@ -67,7 +67,8 @@ def _padding(padding, n, channels_last, what):
     if isinstance(padding, str):
         if padding in ("SAME", "VALID"):
             return padding
-        raise _errors.GradkitValueError(
+        # TensorFlow's kernels refuse the attr value: InvalidArgumentError eagerly (ValueError traced).
+        raise _errors.InvalidArgumentValueError(
             f"{what}: padding={padding!r} is not a padding TensorFlow knows (it takes upper case only); use "
             f"'SAME', 'VALID' or an explicit list of [before, after] pairs, one per axis of the input ({n + 2} pairs)."
         )
@@ -126,24 +127,29 @@ def _conv(x, w, strides, padding, dilations, channels_last, groups):
     return y.reshape((*batch, *y.shape[1:]))
 
 
-def _convolve(input, filters, strides, padding, data_format, dilations, n, what):  # noqa: A002
+def _convolve(input, filters, strides, padding, data_format, dilations, n, what, strided_dilation=True):  # noqa: A002
+    """Check TensorFlow's arguments and record the convolution. The conv ops' kernels refuse bad
+    filters, dtypes, strides and paddings with InvalidArgumentError eagerly (ValueError or TypeError
+    when traced), so these raise gradkit's classes deriving from both. ``strided_dilation=False``
+    refuses strides and dilations both above 1, as ``tf.nn.convolution`` does in Python (the
+    conv ops compute them)."""
     channels_last = _layout(data_format, n, what)
     x, w = convert(input), convert(filters)
     layout = _CONV_FORMATS[n][0 if channels_last else 1][0]
     _check_rank(x, n + 2, what, layout, batched=channels_last)
     if len(w.shape) != n + 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what} takes rank-{n + 2} filters ([{', '.join(_SPATIAL[n])}, in_channels, out_channels]), but got "
             f"shape {tuple(w.shape)}."
         )
     if np.dtype(x.dtype) != np.dtype(w.dtype):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"{what}: input is {np.dtype(x.dtype).name} but filters are {np.dtype(w.dtype).name}; TensorFlow "
             "takes one dtype for both. Cast one of them: tf.cast(filters, input.dtype)."
         )
     channels = x.shape[-1] if channels_last else x.shape[1]
     if w.shape[-2] == 0 or channels % w.shape[-2]:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: the input has {channels} channels, which the filters' in_channels ({w.shape[-2]}) do not "
             "divide; TensorFlow requires filters.shape[-2] to be the input's channels (or divide them, "
             "for a grouped convolution)."
@@ -151,13 +157,13 @@ def _convolve(input, filters, strides, padding, data_format, dilations, n, what)
     strides = _sequence(strides, n, channels_last, "strides", what)
     dilations = _sequence(dilations, n, channels_last, "dilations", what)
     if any(v < 1 for v in strides + dilations):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: strides={list(strides)}, dilations={list(dilations)}; TensorFlow takes positive ints only."
         )
-    if any(s > 1 for s in strides) and any(d > 1 for d in dilations):
+    if not strided_dilation and any(s > 1 for s in strides) and any(d > 1 for d in dilations):
         raise _errors.GradkitValueError(
-            f"{what}: strides={list(strides)} with dilations={list(dilations)}; TensorFlow does not take "
-            "strides and dilations both above 1."
+            f"{what}: strides={list(strides)} with dilations={list(dilations)}; TensorFlow's {what} does not "
+            "take strides and dilations both above 1 (tf.nn.conv1d, conv2d and conv3d do)."
         )
     return call(
         _conv,
@@ -228,7 +234,7 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
             f"{what}: explicit padding {padding!r} for a {n}-D convolution; TensorFlow takes 'SAME' or 'VALID' there. "
             "Pad first with tf.pad, then convolve with 'VALID'."
         )
-    return _convolve(input, filters, strides, padding, data_format, dilations, n, what)
+    return _convolve(input, filters, strides, padding, data_format, dilations, n, what, strided_dilation=False)
 
 
 def atrous_conv2d(value, filters, rate, padding, name=None):
@@ -240,7 +246,15 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
             f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here. Call tf.nn.conv2d with "
             "dilations= for explicit padding."
         )
+    if padding not in ("SAME", "VALID"):  # TensorFlow's Python code refuses these: ValueError
+        raise _errors.GradkitValueError(f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here.")
     rates = [int(r) for r in np.broadcast_to(np.asarray(rate), (2,))]
     if any(r < 1 for r in rates):
         raise _errors.GradkitValueError(f"{what}: rate={rate!r}; TensorFlow takes positive rates only.")
-    return _convolve(value, filters, 1, padding, "NHWC", rates, 2, what)
+    x, w = convert(value), convert(filters)
+    if len(x.shape) == 4 and len(w.shape) == 4 and x.shape[-1] != w.shape[-2]:
+        raise _errors.GradkitValueError(  # checked in TensorFlow's Python code: ValueError
+            f"{what}: the input has {x.shape[-1]} channels but the filters' in_channels is {w.shape[-2]}; "
+            "TensorFlow requires them equal."
+        )
+    return _convolve(x, w, 1, padding, "NHWC", rates, 2, what)

@@ -45,7 +45,10 @@ def _concrete_shape(output_shape, what):
         ) from None
 
 
-def _transposed(input, filters, output_shape, strides, padding, data_format, dilations, n, what):  # noqa: A002
+def _transposed(input, filters, output_shape, strides, padding, data_format, dilations, n, what, spatial_only=False):  # noqa: A002
+    """Check TensorFlow's arguments and record the transposed convolution. ``spatial_only``: an
+    ``output_shape`` of the ``n`` spatial sizes alone is taken too (batch from the input, channels
+    from the filters), as ``tf.nn.conv2d_transpose``'s Conv2DBackpropInput takes it."""
     channels_last = _conv._layout(data_format, n, what)
     x, w = convert(input), convert(filters)
     layout = _conv._CONV_FORMATS[n][0 if channels_last else 1][0]
@@ -61,10 +64,14 @@ def _transposed(input, filters, output_shape, strides, padding, data_format, dil
             "takes one floating-point dtype for both. Cast them: tf.cast(x, tf.float32)."
         )
     shape = _concrete_shape(output_shape, what)
+    if spatial_only and len(shape) == n:
+        batch, channels = x.shape[0], w.shape[-2]
+        shape = (batch, *shape, channels) if channels_last else (batch, channels, *shape)
     if len(shape) != n + 2:
+        also = f" or its {n} spatial sizes alone" if spatial_only else ""
         raise _errors.GradkitValueError(
             f"{what}: output_shape={list(shape)} has {len(shape)} entries; it is the whole output's shape "
-            f"({layout}, {n + 2} entries)."
+            f"({layout}, {n + 2} entries){also}."
         )
     channels_in = x.shape[-1] if channels_last else x.shape[1]
     channels_out = shape[-1] if channels_last else shape[1]
@@ -103,9 +110,19 @@ def _transposed(input, filters, output_shape, strides, padding, data_format, dil
 def conv2d_transpose(
     input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None, name=None
 ):  # noqa: A002
-    """``tf.nn.conv2d_transpose``: the transpose (gradient) of ``conv2d``; filters ``[h, w, out, in]``."""
+    """``tf.nn.conv2d_transpose``: the transpose (gradient) of ``conv2d``; filters ``[h, w, out, in]``;
+    ``output_shape`` is the whole output's shape or, as in TensorFlow, its two spatial sizes alone."""
     return _transposed(
-        input, filters, output_shape, strides, padding, data_format, dilations, 2, "tf.nn.conv2d_transpose"
+        input,
+        filters,
+        output_shape,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        2,
+        "tf.nn.conv2d_transpose",
+        spatial_only=True,
     )
 
 

@@ -76,7 +76,10 @@ def _strides4(strides, channels_last, what):
     outer = (values[0], values[3]) if channels_last else (values[0], values[1])
     spatial = tuple(values[1:3] if channels_last else values[2:])
     if outer != (1, 1) or any(s < 1 for s in spatial):
-        raise _errors.GradkitValueError(
+        # TensorFlow's kernel: InvalidArgumentError for a stride below 1 (UnimplementedError for
+        # batch or channel strides, left a plain ValueError here).
+        error = _errors.GradkitValueError if outer != (1, 1) else _errors.InvalidArgumentValueError
+        raise error(
             f"{what}: strides={values}; TensorFlow takes 1 for batch and channels and positive spatial strides."
         )
     return spatial
@@ -109,18 +112,18 @@ def _depthwise_conv2d(input, filter, strides, padding, data_format, dilations, w
     x, w = convert(input), convert(filter)
     _conv._check_rank(x, 4, what, "NHWC" if channels_last else "NCHW")
     if len(w.shape) != 4:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what} takes a rank-4 filter [height, width, in_channels, channel_multiplier], but got shape "
             f"{tuple(w.shape)}."
         )
     if np.dtype(x.dtype).name not in _DTYPES or np.dtype(x.dtype) != np.dtype(w.dtype):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"{what}: input is {np.dtype(x.dtype).name} and filter is {np.dtype(w.dtype).name}; TensorFlow takes one "
             f"of {', '.join(_DTYPES)} for both. Cast them: tf.cast(x, tf.float32)."
         )
     channels = x.shape[-1] if channels_last else x.shape[1]
     if w.shape[2] != channels:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: the input has {channels} channels but the filter's in_channels (axis 2) is {w.shape[2]}; "
             "TensorFlow requires them equal."
         )
@@ -132,7 +135,9 @@ def _depthwise_conv2d(input, filter, strides, padding, data_format, dilations, w
             _depthwise, x, w, strides=strides, padding=padding, rates=rates, channels_last=channels_last, rows=None
         )
     # TensorFlow's with_space_to_batch: 'SAME' pads (k - 1) * rate, the extra entry at the end;
-    # explicit padding pads as given.
+    # explicit padding pads as given. It refuses other strings in Python (ValueError).
+    if isinstance(padding, str) and padding not in ("SAME", "VALID"):
+        raise _errors.GradkitValueError(f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here.")
     padding = _conv._padding(padding, 2, channels_last, what)
     if padding == "SAME":
         pads = tuple(((k - 1) * r // 2, (k - 1) * r - (k - 1) * r // 2) for k, r in zip(w.shape[:2], rates))

@@ -227,12 +227,18 @@ def _in_top_k(targets, predictions, k):
     return is_class & finite & (higher < k.astype(higher.dtype))
 
 
+class _PredictionsDtypeError(_errors.InvalidArgumentTypeError, ValueError):
+    """Predictions of a dtype but float32: TensorFlow's eager InTopKV2 raises InvalidArgumentError
+    for tensor inputs, TypeError where it traces, and ValueError where it converts a tensor of
+    another dtype (the targets a list), so this is all three."""
+
+
 def in_top_k(targets, predictions, k, name=None):
     """``tf.math.in_top_k(targets, predictions, k)`` (TensorFlow 2's argument order): whether each
     row's target class is among its ``k`` highest float32 ``predictions``."""
     t, p, k = convert(targets), convert(predictions), convert(k)
     if np.dtype(p.dtype) != np.float32:
-        raise _errors.GradkitValueError(
+        raise _PredictionsDtypeError(
             f"tf.math.in_top_k takes float32 predictions, as TensorFlow does, but got {np.dtype(p.dtype).name}. "
             "Cast them: tf.cast(predictions, tf.float32)."
         )

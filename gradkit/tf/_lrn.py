@@ -36,7 +36,7 @@ def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.
     what = "tf.nn.local_response_normalization"
     x = convert(input)
     if len(x.shape) != 4:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what} takes a rank-4 input (batch, height, width, channels), as TensorFlow does, but got shape "
             f"{tuple(x.shape)}."
         )

@@ -106,7 +106,7 @@ def silu(features, beta=1.0):
     the features' dtype, and differentiable when it is a tensor, as in TensorFlow."""
     x = convert(features)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(  # TensorFlow's kernel: InvalidArgumentError eagerly
             f"tf.nn.silu takes a floating-point or complex input, as TensorFlow does, but got "
             f"{np.dtype(x.dtype).name}. Cast it first: tf.nn.silu(tf.cast(x, tf.float32))."
         )
@@ -141,7 +141,7 @@ def _log_softmax(x, axis):
 def _floats(logits, what: str):
     x = convert(logits)
     if not jnp.issubdtype(x.dtype, jnp.floating):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(  # TensorFlow's kernel: InvalidArgumentError eagerly
             f"tf.nn.{what} takes floating-point logits, as in TensorFlow, but got dtype {np.dtype(x.dtype).name}. "
             f"Cast them first: tf.nn.{what}(tf.cast(logits, tf.float32))."
         )

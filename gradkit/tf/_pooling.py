@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._op_errors import UnimplementedError
 
 from ._conv import _layout, _padding, _sequence
 from ._convert import call, convert
@@ -142,11 +143,14 @@ def _avg_pool(x, ksize, strides, dilations, padding, channels_last, tolerance):
     return total / count
 
 
-def _check_positive(values, name, what):
+class _UnimplementedValueError(_errors.GradkitValueError, UnimplementedError):
+    """A window or stride along the batch axis (or a 3-D pool's channel axis), which TensorFlow's
+    pooling kernels refuse with ``UnimplementedError``."""
+
+
+def _check_positive(values, name, what, error=_errors.GradkitValueError):
     if any(v < 1 for v in values):
-        raise _errors.GradkitValueError(
-            f"{what}: {name}={list(values)} has an entry below 1; TensorFlow requires positive {name}."
-        )
+        raise error(f"{what}: {name}={list(values)} has an entry below 1; TensorFlow requires positive {name}.")
 
 
 def _check_valid_max_window(ksize, strides, dilations, spatial, n, what):
@@ -168,19 +172,38 @@ def _pool(kind, input, ksize, strides, padding, data_format, n, what, explicit, 
     return call(_max_pool if kind == "max" else _avg_pool, x, **static)
 
 
+def _check_outer(value, n, channels_last, name, what):
+    """TensorFlow's 2-D and 3-D pooling kernels refuse a batch entry of ``ksize`` / ``strides``
+    other than 1 (and the 3-D ones a channel entry) with ``UnimplementedError``."""
+    if n < 2 or not isinstance(value, (list, tuple)) or len(value) != n + 2:
+        return
+    values = [int(v) for v in value]
+    axes = {"batch": 0}
+    if n == 3:
+        axes["channel"] = -1 if channels_last else 1
+    for axis, index in axes.items():
+        if values[index] != 1:
+            raise _UnimplementedValueError(
+                f"{what}: {name}={values} pools along the {axis} axis; TensorFlow's kernel does not implement "
+                f"that (UnimplementedError). Give 1 there."
+            )
+
+
 def _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, explicit, dilations=None):  # noqa: A002
-    """The input and the static arguments of an ``n``-d pool, checked as TensorFlow checks them."""
+    """The input and the static arguments of an ``n``-d pool, checked as TensorFlow checks them: what
+    its kernels refuse raises gradkit's classes deriving from InvalidArgumentError (or
+    UnimplementedError), as TensorFlow does eagerly, and from ValueError or TypeError, as it does traced."""
     channels_last = _layout(data_format, n, what, _FORMATS[n])
     x = convert(input)
     layout = _FORMATS[n][0 if channels_last else 1][0]
     if len(x.shape) != n + 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what} takes a rank-{n + 2} input ({layout}), but got shape {tuple(x.shape)}. "
             f"Reshape it first, e.g. tf.reshape(x, [batch, ..., channels]), or call the pool for its rank."
         )
     dtype = np.dtype(x.dtype).name
     if dtype not in _DTYPES[kind, n]:
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"{what} takes an input of dtype {', '.join(_DTYPES[kind, n])}, as TensorFlow's kernel does, but got "
             f"{dtype}. Cast it first: {what}(tf.cast(x, tf.float32), ...)."
         )
@@ -188,18 +211,20 @@ def _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, 
         raise _errors.GradkitTypeError(
             f"{what}: padding={padding!r}; TensorFlow takes 'SAME' or 'VALID' here. Pad first with tf.pad."
         )
+    _check_outer(ksize, n, channels_last, "ksize", what)
+    _check_outer(strides, n, channels_last, "strides", what)
     ksize = _sequence(ksize, n, channels_last, "ksize", what)
     strides = _sequence(strides, n, channels_last, "strides", what)
     dilations = (1,) * n if dilations is None else tuple(dilations)
-    _check_positive(ksize, "ksize", what)
-    _check_positive(strides, "strides", what)
+    _check_positive(ksize, "ksize", what, _errors.InvalidArgumentValueError)
+    _check_positive(strides, "strides", what, _errors.InvalidArgumentValueError)
     padding = _padding(padding, n, channels_last, what)
     spatial = x.shape[1:-1] if channels_last else x.shape[2:]
     if isinstance(padding, str):
         if padding == "VALID" and kind == "max":  # average pooling's output is empty there
             _check_valid_max_window(ksize, strides, dilations, spatial, n, what)
     elif any(max(p) >= k or min(p) < 0 for p, k in zip(padding, ksize)):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: explicit padding {[list(p) for p in padding]} must be at least 0 and smaller than the window "
             f"{list(ksize)}, as TensorFlow requires."
         )
@@ -317,6 +342,7 @@ def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_
             f"{what}: window_shape={list(window)} pools {n} spatial axes, so the input must have rank {n + 2} "
             f"(batch, spatial axes, channels), but it has rank {rank}."
         )
+    _check_positive(window, "window_shape", what)  # refused in TensorFlow's Python code: ValueError
     strides = _spatial_list(strides, n, "strides", what)
     dilations = _spatial_list(dilations, n, "dilations", what)
     if any(d > 1 for d in dilations):

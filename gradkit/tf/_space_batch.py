@@ -49,7 +49,7 @@ def _block_args(x, block_shape, pairs, what: str, arg: str):
         raise _errors.GradkitValueError(f"{what}: block_shape {list(block)} must be positive, as TensorFlow requires.")
     pairs = tuple((int(a), int(b)) for a, b in rows)
     if any(p < 0 for row in pairs for p in row):
-        raise _errors.GradkitValueError(f"{what}: {arg} {[list(r) for r in pairs]} must be non-negative.")
+        raise _errors.InvalidArgumentValueError(f"{what}: {arg} {[list(r) for r in pairs]} must be non-negative.")
     return block, pairs
 
 
@@ -74,7 +74,7 @@ def space_to_batch_nd(input, block_shape, paddings, name=None):  # noqa: A002  (
     block, pads = _block_args(x, block_shape, paddings, what, "paddings")
     for axis, (size, b, (lo, hi)) in enumerate(zip(x.shape[1:], block, pads)):
         if (size + lo + hi) % b:
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"{what}: spatial axis {axis} padded to {size + lo + hi} is not divisible by its block size {b}, as "
                 "TensorFlow requires. tf.required_space_to_batch_paddings computes paddings that make it so."
             )
@@ -111,13 +111,13 @@ def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002
     x = convert(input)
     block, crop = _block_args(x, block_shape, crops, what, "crops")
     if x.shape[0] % math.prod(block):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: the batch size {x.shape[0]} is not divisible by the product of block_shape {list(block)}, "
             "as TensorFlow requires."
         )
     for axis, (size, b, (lo, hi)) in enumerate(zip(x.shape[1:], block, crop)):
         if size * b - lo - hi < 0:
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"{what}: crops {[lo, hi]} remove more than the {size * b} entries of spatial axis {axis}."
             )
     return call(_batch_to_space, x, block=block, crops=crop)

@@ -57,7 +57,7 @@ def _arguments(input, block_size, data_format, what):  # noqa: A002
             f"{what}: block_size={block_size!r}; it must be a Python int (gradkit compiles with static shapes)."
         )
     if int(block) < 2:
-        raise _errors.GradkitValueError(f"{what}: block_size={int(block)}; TensorFlow requires at least 2.")
+        raise _errors.InvalidArgumentValueError(f"{what}: block_size={int(block)}; TensorFlow requires at least 2.")
     channels_last = data_format == "NHWC"
     h, w, c = (x.shape[1], x.shape[2], x.shape[3]) if channels_last else (x.shape[2], x.shape[3], x.shape[1])
     return x, int(block), channels_last, (h, w, c)
@@ -68,7 +68,7 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A
     what = "tf.nn.space_to_depth"
     x, block, channels_last, (h, w, _) = _arguments(input, block_size, data_format, what)
     if h % block or w % block:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: the input's height {h} and width {w} must be divisible by block_size={block}, as TensorFlow "
             "requires."
         )
@@ -80,7 +80,7 @@ def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A
     what = "tf.nn.depth_to_space"
     x, block, channels_last, (_, _, c) = _arguments(input, block_size, data_format, what)
     if c % (block * block):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: the input's {c} channels must be divisible by block_size ** 2 = {block * block}, as "
             "TensorFlow requires."
         )
