@@ -1,4 +1,5 @@
-"""tf.roll with tensors of shifts and axes, and tf.pad of a bool tensor with the default zero."""
+"""tf.roll with tensors of shifts and axes, tf.pad of a bool tensor with the default zero, and
+tf.repeat with negative counts."""
 
 import numpy as np
 import pytest
@@ -31,3 +32,10 @@ def test_roll_and_pad_match_tensorflow():
         if module is tf:
             theirs = got
     assert got == theirs
+
+
+def test_repeat_with_negative_counts():
+    # Counts per element: a negative one repeats its element no times; a single negative count is refused.
+    assert gtf.repeat([10, 20, 30], [1, -1, 2], axis=0).numpy().tolist() == [10, 30, 30]
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] tf.repeat got repeats=-1"):
+        gtf.repeat([1, 2], -1)

@@ -513,6 +513,12 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     if axis is None:
         x, axis = reshape(x, [-1]), 0
     counts = static_ints(repeats) if np.ndim(repeats) else int(repeats)
+    if isinstance(counts, int) and counts < 0:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.repeat got repeats={counts}: a count for every element must be >= 0, as TensorFlow requires."
+        )
+    # A negative count among several repeats its element no times, as TensorFlow takes it.
+    counts = tuple(max(c, 0) for c in counts) if isinstance(counts, tuple) else counts
     if isinstance(counts, tuple) and len(counts) == 1:
         counts = counts[0]  # one count for every element, as TensorFlow broadcasts it
     return call(_repeat, x, repeats=counts, axis=int(axis))

@@ -20,6 +20,8 @@ from gradkit._tape.lift import lift
 from gradkit._tape.shape import Shape
 from gradkit._tape.tensor import Tensor
 
+from . import _name_scope
+
 _stack = lift(jnp.stack)
 
 
@@ -181,15 +183,19 @@ def _cast(x, dtype):
 
 
 def wrap(out):
-    """JAX arrays in ``out`` become ``gk.Tensor``, traced ones too (an op of Python values inside
-    ``tf.function``: a tape watches it, ``.shape.as_list()`` works); a dict keeps its keys' order
-    (a Keras model's dict output), which jax's tree_map would sort."""
+    """JAX arrays in ``out`` become ``gk.Tensor``: concrete ones always, traced ones while a
+    ``tf.function`` is traced (an op of Python values there: a tape watches it, ``.shape.as_list()``
+    works; under a plain jax transform they stay jax values, as jax expects). A dict keeps its
+    keys' order (a Keras model's dict output), which jax's tree_map would sort."""
     if type(out) is dict:
         return {key: wrap(value) for key, value in out.items()}
     if type(out) in (list, tuple):
         return type(out)(wrap(value) for value in out)
+    traced_too = _name_scope.in_graph()
     return jax.tree_util.tree_map(
-        lambda v: Tensor.concrete(v) if isinstance(v, jax.Array) else v,
+        lambda v: (
+            Tensor.concrete(v) if isinstance(v, jax.Array) and (traced_too or not isinstance(v, jax.core.Tracer)) else v
+        ),
         out,
         is_leaf=lambda v: isinstance(v, Tensor),
     )
