@@ -57,3 +57,16 @@ def test_matches_tensorflow():
         )
     bands = [lib.function(lambda a, k, lib=lib: lib.linalg.band_part(a, k, 0)) for lib in (tf, gtf)]
     np.testing.assert_array_equal(bands[1](M, gtf.constant(1)).numpy(), bands[0](M, tf.constant(1)).numpy())
+
+
+def test_sizes_computed_from_python_values_stay_known_in_tf_function():
+    # Seed 001's Newton step inside tf.function: n = reduce_prod(kernel.shape) is 15, a static size.
+    kernel = gtf.Variable(gtf.ones([3, 5]))
+
+    @gtf.function
+    def shapes():
+        n = gtf.reduce_prod(kernel.shape)
+        return gtf.reshape(kernel, [n, 1]), gtf.eye(n), gtf.zeros([gtf.math.multiply(3, 5)])
+
+    column, eye, zeros = shapes()
+    assert (tuple(column.shape), tuple(eye.shape), tuple(zeros.shape)) == ((15, 1), (15, 15), (15,))

@@ -338,7 +338,10 @@ def apply(fn, *args, **kwargs):
             return _record(fn, leaves, treedef, session)
         # Plain JAX; Variables were read into their values above.
         a, k = jax.tree_util.tree_unflatten(treedef, leaves)
-        return fn(*a, **k)
+        out = fn(*a, **k)
+        if isinstance(out, jax.core.Tracer):  # tf.reduce_prod(w.shape) in tf.function: a known size
+            out = _known_counter(fn, leaves, out, a, k)
+        return out
     recorded = session is not None and any(leaves[i]._node.session is session for i in tensors)
     if not recorded:
         values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
