@@ -192,3 +192,13 @@ def test_a_loaded_function_refuses_a_tensor_of_another_dtype(tmp_path):
         loaded.f(tf.constant([1.7, 2.9]))  # TensorFlow refuses it; a cast would truncate silently
     np.testing.assert_array_equal(loaded.f(tf.constant([1, 2])).numpy(), [2, 4])
     np.testing.assert_array_equal(loaded.f([3, 4]).numpy(), [6, 8])  # Python values take the signature's dtype
+
+
+def test_any_shape_signature_is_saved_for_scalars_and_says_so(tmp_path):
+    module = tf.Module()
+    module.square = tf.function(lambda x: x * x, input_signature=[tf.TensorSpec(None)])
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert float(loaded.square(tf.constant(3.0)).numpy()) == 9.0
+    with pytest.raises(NotImplementedError, match=r"^\[gradkit\] .*TensorSpec\(shape=None\).*TensorSpec\(\[None\]\)"):
+        loaded.square(tf.constant([1.0, 2.0]))

@@ -395,6 +395,7 @@ def _callable(name, exported, entry, variables):
     in_avals = exported.in_avals[len(variables) + (1 if seeded else 0) :]
     count = len(structure)
     arg_names = entry.get("arguments") or [None] * count
+    any_rank = [spec[0] is None for spec in entry.get("specs", ())] or [False] * len(in_avals)
 
     def run(*args, **kwargs):
         args = list(args)
@@ -429,6 +430,13 @@ def _callable(name, exported, entry, variables):
                 )
         xs = [convert(a, np.dtype(aval.dtype)) for a, aval in zip(leaves, in_avals)]
         for position, (x, aval) in enumerate(zip(xs, in_avals)):
+            if not _shape_fits(tuple(x.shape), _signature_shape(aval.shape)) and any_rank[position]:
+                raise GradkitNotImplementedError(
+                    f"the loaded function {name} got a value of shape {tuple(x.shape)} as argument {position}, whose "
+                    "input_signature is TensorSpec(shape=None): any shape in TensorFlow, but gradkit saves such an "
+                    "argument for scalars only (a saved program fixes each argument's rank). Save the function with "
+                    "a TensorSpec of the rank you call it with, e.g. tf.TensorSpec([None]) for vectors of any length."
+                )
             if not _shape_fits(tuple(x.shape), _signature_shape(aval.shape)):
                 raise GradkitTypeError(
                     f"the loaded function {name} got a value of shape {tuple(x.shape)} as argument {position}, "
