@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from keras_ops_results import assert_same, case_ids, plain
 
 import gradkit.tf as gtf
 
@@ -134,48 +135,13 @@ CASES = (
 ADDED = sorted({name for name, _, _ in CASES} | {"isin"})
 
 
-def _ids(cases):
-    seen: dict = {}
-    out = []
-    for name, _, _ in cases:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(f"{name}-{seen[name]}")
-    return out
-
-
-def _plain(x, standardize):
-    """A result as nested tuples of (dtype name, shape, values), or the Python value itself."""
-    if isinstance(x, (tuple, list)):
-        return tuple(_plain(v, standardize) for v in x)
-    if hasattr(x, "dtype") and hasattr(x, "shape"):
-        dtype = standardize(x.dtype)
-        # gradkit has no 64-bit types (JAX without x64): Keras' int64/float64 are int32/float32 there.
-        dtype = {"int64": "int32", "float64": "float32"}.get(dtype, dtype)
-        return dtype, tuple(int(d) for d in x.shape), np.asarray(x)
-    return x
-
-
-def _assert_same(ours, theirs, where=""):
-    if isinstance(theirs, tuple) and not (len(theirs) == 3 and isinstance(theirs[0], str)):
-        assert isinstance(ours, tuple) and len(ours) == len(theirs), (where, ours, theirs)
-        for i, (a, b) in enumerate(zip(ours, theirs)):
-            _assert_same(a, b, f"{where}[{i}]")
-        return
-    (dtype, shape, value), (want_dtype, want_shape, want) = ours, theirs
-    assert (dtype, shape) == (want_dtype, want_shape), where
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(value.astype(np.float64), want.astype(np.float64), rtol=2e-5, atol=2e-5)
-    else:
-        np.testing.assert_array_equal(value, want)
-
-
-@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_op_matches_keras(case):
     keras = pytest.importorskip("keras")
     name, args, kwargs = case
-    want = _plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-    got = _plain(getattr(gtf.keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-    _assert_same(got, want, name)
+    want = plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    got = plain(getattr(gtf.keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    assert_same(got, want, name)
 
 
 def test_ops_match_keras_inside_tf_function():
@@ -183,8 +149,8 @@ def test_ops_match_keras_inside_tf_function():
     cases = [c for c in CASES if c[0] != "bincount"]  # bincount's length is data-dependent: eager only
     results = gtf.function(lambda: [getattr(gtf.keras.ops, n)(*a, **k) for n, a, k in cases])()
     for (name, args, kwargs), got in zip(cases, results):
-        want = _plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-        _assert_same(_plain(got, lambda d: np.dtype(d).name), want, name)
+        want = plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+        assert_same(plain(got, lambda d: np.dtype(d).name), want, name)
 
 
 # -- independent oracles (no TensorFlow) ------------------------------------------------------

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from keras_ops_results import assert_same, case_ids, plain
 
 import gradkit.tf as gtf
 
@@ -160,49 +161,13 @@ CASES = (
 ADDED = sorted({name for name, _, _ in CASES})
 
 
-def _ids(cases):
-    seen: dict = {}
-    out = []
-    for name, *_ in cases:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(f"{name}-{seen[name]}")
-    return out
-
-
-def _plain(x, standardize):
-    """A result as nested tuples of (dtype name, shape, values), or the Python value itself."""
-    if isinstance(x, (tuple, list)):
-        return tuple(_plain(v, standardize) for v in x)
-    if hasattr(x, "dtype") and hasattr(x, "shape"):
-        dtype = standardize(x.dtype)
-        # gradkit has no 64-bit types (JAX without x64): Keras' int64/float64 are int32/float32 there.
-        dtype = {"int64": "int32", "float64": "float32"}.get(dtype, dtype)
-        return dtype, tuple(int(d) for d in x.shape), np.asarray(x)
-    return x
-
-
-def _assert_same(ours, theirs, where="", tol=2e-5):
-    if isinstance(theirs, tuple) and not (len(theirs) == 3 and isinstance(theirs[0], str)):
-        assert isinstance(ours, tuple) and len(ours) == len(theirs), (where, ours, theirs)
-        for i, (a, b) in enumerate(zip(ours, theirs)):
-            _assert_same(a, b, f"{where}[{i}]", tol)
-        return
-    (dtype, shape, value), (want_dtype, want_shape, want) = ours, theirs
-    assert (dtype, shape) == (want_dtype, want_shape), where
-    if want.dtype.kind in "fc":
-        wide = np.complex128 if want.dtype.kind == "c" else np.float64
-        np.testing.assert_allclose(value.astype(wide), want.astype(wide), rtol=tol, atol=tol)
-    else:
-        np.testing.assert_array_equal(value, want)
-
-
-@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("case", CASES, ids=case_ids(CASES))
 def test_op_matches_keras(case):
     keras = pytest.importorskip("keras")
     name, args, kwargs = case
-    want = _plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-    got = _plain(getattr(gtf.keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-    _assert_same(got, want, name, tol=2e-4 if name == "kaiser" else 2e-5)
+    want = plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    got = plain(getattr(gtf.keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    assert_same(got, want, name, tol=2e-4 if name == "kaiser" else 2e-5)
 
 
 def test_ops_match_keras_inside_tf_function():
@@ -210,8 +175,8 @@ def test_ops_match_keras_inside_tf_function():
     cases = [c for c in CASES if c[0] != "unique"]  # unique's length is data-dependent: eager only
     results = gtf.function(lambda: [getattr(gtf.keras.ops, n)(*a, **k) for n, a, k in cases])()
     for (name, args, kwargs), got in zip(cases, results):
-        want = _plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
-        _assert_same(_plain(got, lambda d: np.dtype(d).name), want, name, tol=2e-4)
+        want = plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+        assert_same(plain(got, lambda d: np.dtype(d).name), want, name, tol=2e-4)
 
 
 # -- independent oracles (no TensorFlow) ------------------------------------------------------
@@ -349,7 +314,7 @@ ORACLES = [
 ]
 
 
-@pytest.mark.parametrize("name,args,kwargs,want", ORACLES, ids=_ids(ORACLES))
+@pytest.mark.parametrize("name,args,kwargs,want", ORACLES, ids=case_ids(ORACLES))
 def test_op_matches_numpy(name, args, kwargs, want):
     got = getattr(gtf.keras.ops, name)(*args, **kwargs)
     if want is None:  # segment_min: its empty segment holds the dtype's largest value, as TensorFlow's
