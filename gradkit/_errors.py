@@ -163,6 +163,11 @@ class AssignmentError(GradkitError, ValueError):
     """An assignment that would change a Variable's shape or dtype, or that has nowhere to go."""
 
 
+class SliceAssignmentError(AssignmentError, InvalidArgumentError):
+    """A value that does not broadcast to the slice it is assigned to: also TensorFlow's
+    ``InvalidArgumentError``, which its eager strided-slice assignment raises."""
+
+
 class RecordingError(GradkitError, TypeError):
     """A recorded tensor reached code that would silently drop its gradient."""
 

@@ -153,6 +153,16 @@ def p_concrete_function_dtype(tf):
     return f(tf.constant([1, 2]))
 
 
+def p_slice_assign_of_another_shape(tf):
+    x = tf.Variable(tf.zeros([3, 3]))
+    return x[:2, :2].assign(tf.ones([3, 3]))
+
+
+def p_row_assign_of_another_length(tf):
+    x = tf.Variable(tf.zeros([3, 3]))
+    return x[0].assign(tf.ones([4]))
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -433,3 +433,14 @@ def test_output_gradients_shorter_than_the_targets_is_a_gradkit_error():
         y, w = x * x, x + 1.0
     with pytest.raises(ValueError, match=r"^\[gradkit\] output_gradients has 1 entries but the target has 2"):
         t.gradient([y, w], x, output_gradients=[gtf.constant([1.0, 2.0])])
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_a_none_output_gradient_is_refused_as_tensorflow_refuses_it(structured):
+    for tf in (tf_real, gtf):
+        x = tf.Variable([1.0, 2.0])
+        with tf.GradientTape() as t:
+            y, w = x * 2.0, x * x
+        target, cotangents = ([y, w], [None, tf.constant([1.0, 10.0])]) if structured else (w, [None])
+        with pytest.raises(ValueError, match=r"\[gradkit\] output_gradients\[0\] is None" if tf is gtf else "None"):
+            t.gradient(target, x, output_gradients=cotangents)

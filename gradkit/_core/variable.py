@@ -220,7 +220,7 @@ def coerce_update(value, var: Variable, index):
     _check_kind(got_dtype, var.dtype, name)
     target = slice_shape(var, index)
     if not broadcasts_to(got_shape, target):
-        raise _errors.AssignmentError(
+        raise _errors.SliceAssignmentError(
             _errors.MSG_SLICE_SHAPE.format(got=got_shape, index=index, name=name, want=target)
         )
     return _cast(value, got_dtype, var.dtype, name, "write")

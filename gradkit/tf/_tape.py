@@ -42,6 +42,18 @@ def _check_cotangent_dtypes(targets, cotangents) -> None:
             )
 
 
+def _refuse_none_cotangents(cotangents) -> None:
+    """TensorFlow raises ``ValueError`` for a None ``output_gradients`` entry (it converts
+    each one to a tensor); gradkit's own tape reads None as ones, so gradkit.tf checks first."""
+    for k, c in enumerate(cotangents):
+        if c is None:
+            raise GradkitValueError(
+                f"output_gradients[{k}] is None; TensorFlow refuses a None cotangent (ValueError). "
+                "Pass tf.ones_like(target) for the plain gradient of that target, or tf.zeros_like(target) "
+                "to leave it out."
+            )
+
+
 def _leaves(tree):
     from gradkit._core.variable import Variable
 
@@ -84,6 +96,7 @@ class GradientTape(_GkTape):
             output_gradients = _conj_tree(output_gradients)
             n_targets = len(_leaves(target))
             flat = _leaves(output_gradients)
+            _refuse_none_cotangents(flat)
             if len(flat) > n_targets:
                 # TensorFlow pairs output_gradients with the flattened targets and silently
                 # ignores the extra entries; so does gradkit.tf (checked against TF 2.21).
