@@ -9,7 +9,7 @@ import jax.scipy.linalg  # noqa: F401  (jax.scipy.linalg.solve_triangular)
 from gradkit import _errors
 
 from . import _linalg_checks as _checks
-from . import _math
+from . import _linalg_half, _math
 from ._convert import call, convert, convert_like, known_value
 from ._linalg_checks import TRIANGULAR
 from ._linalg_svd import _off_diagonal_reciprocal
@@ -20,6 +20,7 @@ einsum = _math.einsum
 tensordot = _math.tensordot
 
 
+@_linalg_half.via_float32
 def _solve(a, b, adjoint):
     if adjoint:
         a = jnp.conj(jnp.swapaxes(a, -1, -2))
@@ -43,9 +44,8 @@ def trace(x, name=None):
     return call(_trace, convert(x))
 
 
+@_linalg_half.via_float32
 def _inv(x, adjoint):
-    if x.dtype == jnp.float16:  # JAX's LAPACK calls have no float16; TensorFlow's kernel computes it
-        return _inv(x.astype(jnp.float32), adjoint).astype(x.dtype)
     y = jnp.linalg.inv(x)
     return jnp.conj(jnp.swapaxes(y, -1, -2)) if adjoint else y
 
@@ -70,6 +70,7 @@ def det(input, name=None):  # noqa: A002
     return call(_det, x)
 
 
+@_linalg_half.via_float32
 def _cholesky(a):
     # TensorFlow reads only the lower triangle; its gradient is symmetric (that of the
     # symmetrized matrix, which equals the lower triangle's Hermitian matrix in value here).
@@ -158,6 +159,7 @@ def _eigh_hermitian_jvp(primals, tangents):
     return (e, v), (de, v @ (gaps * projected))
 
 
+@_linalg_half.via_float32
 def _eigh(a):
     e, v = _eigh_hermitian(_lower_hermitian(a))
     return e.astype(a.dtype), v  # TensorFlow's eigenvalues have the input's dtype, complex too
@@ -174,9 +176,8 @@ def eigvalsh(tensor, name=None):
     return eigh(tensor)[0]
 
 
+@_linalg_half.via_float32
 def _qr(a, full_matrices):
-    if a.dtype == jnp.float16:  # as _inv
-        return tuple(y.astype(a.dtype) for y in _qr(a.astype(jnp.float32), full_matrices))
     q, r = jnp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
     return q, r
 

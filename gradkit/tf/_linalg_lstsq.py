@@ -24,6 +24,7 @@ import numpy as np
 from gradkit import _errors
 
 from . import _linalg_checks as _checks
+from . import _linalg_half
 from ._convert import call, convert_like
 
 
@@ -36,6 +37,7 @@ def _cholesky_solve(chol, rhs):
     return jax.scipy.linalg.solve_triangular(chol, y, lower=True, trans="C")
 
 
+@_linalg_half.via_float32
 def _lstsq_fast(a, b, l2):
     batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = jnp.broadcast_to(a, batch + a.shape[-2:])
@@ -51,6 +53,7 @@ def _lstsq_fast(a, b, l2):
     return _h(a) @ _cholesky_solve(chol, b)
 
 
+@_linalg_half.via_float32
 def _lstsq_min_norm(a, b):
     return jnp.linalg.pinv(a) @ b
 

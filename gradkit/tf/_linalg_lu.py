@@ -26,9 +26,11 @@ import numpy as np
 from gradkit import _errors
 
 from . import _linalg_checks as _checks
+from . import _linalg_half
 from ._convert import call, convert
 
 
+@_linalg_half.via_float32
 def _lu(x, index_dtype):
     lu, _, permutation = jax.lax.linalg.lu(x)
     return lu, permutation.astype(index_dtype)

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _linalg_checks as _checks
+from . import _linalg_half
 from ._convert import call, convert
 
 
@@ -119,6 +120,7 @@ def _svd_bwd(full_matrices, compute_uv, residuals, upstream):
 
 
 _svd_op.defvjp(_svd_fwd, _svd_bwd)
+_svd_half = _linalg_half.via_float32(_svd_op)
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
@@ -126,12 +128,12 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     ``tensor == u @ diag(s) @ adjoint(v)``; ``v`` is not transposed, as in TensorFlow."""
     a = convert(tensor)
     _checks.check_matrix("svd", a, what="tensor", square=False)
-    out = call(_svd_op, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    out = call(_svd_half, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     return tuple(out) if compute_uv else out
 
 
 def _pinv(a, rcond):
-    s, u, v = _svd_op(a, False, True)
+    s, u, v = _svd_half(a, False, True)
     batch = jnp.broadcast_shapes(rcond.shape, s.shape[:-1])  # rcond broadcasts against the batch
     rank = s.ndim - 1
     s, u, v = (jnp.broadcast_to(x, batch + x.shape[rank:]) for x in (s, u, v))
@@ -149,12 +151,12 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     a = convert(a)
     _checks.check_matrix("pinv", a, _checks.REAL_FLOATS, what="a", square=False)
     if rcond is None:
-        rcond = 10.0 * max(a.shape[-2:]) * float(np.finfo(np.dtype(a.dtype)).eps)
+        rcond = 10.0 * max(a.shape[-2:]) * float(jnp.finfo(a.dtype).eps)
     return call(_pinv, a, _checks.operand_like("pinv", a, rcond, "rcond"))
 
 
 def _matrix_rank(a, tol):
-    s = _svd_op(a, False, False)
+    s = _svd_half(a, False, False)
     if tol is None:
         eps = jnp.finfo(a.dtype).eps
         tol = eps * max(a.shape[-2:]) * jnp.max(s, axis=-1, keepdims=True)

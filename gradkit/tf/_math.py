@@ -11,6 +11,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
+from . import _linalg_half
 from ._convert import axis_arg, call, convert, convert_like, known_value
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
@@ -550,6 +551,11 @@ def _norm(x, ord, axis, keepdims):
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
+@_linalg_half.via_float32
+def _singular_values(x):
+    return jnp.linalg.svd(x, compute_uv=False)
+
+
 def _matrix_norm(x, ord, axis, keepdims):
     """TensorFlow's matrix norms of order 1, inf and 2, built as it builds them (``abs``, then sums,
     then a max; the largest of ``abs`` of the singular values), so their gradients at zero entries
@@ -557,7 +563,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     axis = tuple(a % x.ndim for a in axis)
     if ord == 2:
         moved = jnp.moveaxis(x, axis, (-2, -1))
-        out = jnp.max(_tf_abs(jnp.linalg.svd(moved, compute_uv=False)), axis=-1)
+        out = jnp.max(_tf_abs(_singular_values(moved)), axis=-1)
         out = out.astype(x.real.dtype) if jnp.iscomplexobj(x) else out
         return jnp.expand_dims(out, axis) if keepdims else out
     summed, maxed = (axis[0], axis[1]) if ord == 1 else (axis[1], axis[0])
