@@ -98,6 +98,7 @@ from .model import model_from_json as _model_from_json
 from .model import save_model as _save_model
 from .ops import core_ops as _ops_core
 from .ops import linalg_ops as _ops_linalg
+from .ops import math_fft as _ops_math_fft
 from .ops import math_ops as _ops_math
 from .ops import nn_activations as _ops_nn_activations
 from .ops import nn_more as _ops_nn_more
@@ -399,6 +400,7 @@ api = Namespace(
         **OPS_NN,
         **OPS_LINALG,
         **_members(_ops_math, _ops_math.NAMES),
+        **_members(_ops_math_fft, _ops_math_fft.NAMES),
         **_members(_ops_core, _ops_core.NAMES),
         numpy=Namespace("gradkit.tf.keras.ops.numpy", **OPS_NUMPY),
         nn=Namespace("gradkit.tf.keras.ops.nn", **OPS_NN),

@@ -1,5 +1,6 @@
 """``keras.ops``' math family: segment reductions, ``top_k``, ``in_top_k``, ``logsumexp``, ``erf``,
-``erfinv``, ``erfc``, ``rsqrt``, ``logdet``, on ``gradkit.tf.math``'s ops (TensorFlow's kernels and gradients).
+``erfinv``, ``erfc``, ``rsqrt``, ``logdet``, ``cdist``, ``view_as_complex``, ``view_as_real``, on
+``gradkit.tf.math``'s ops (TensorFlow's kernels and gradients). The Fourier transforms are in ``math_fft``.
 
 ``segment_sum``/``segment_max`` fix their number of segments from the ids when ``num_segments``
 is None (as Keras' TensorFlow backend: the number of distinct ids for ``segment_sum``, the
@@ -22,9 +23,12 @@ from gradkit import _errors
 
 from ... import _array, _integer_data, _linalg, _math, _ordering, _special
 from ... import _segment as _tf_segment
-from .dispatch import axes, cast, keras_op, known, tensor
+from .dispatch import axes, cast, keras_op, known, promoted, tensor
 
-NAMES = "segment_sum segment_max segment_min segment_prod top_k in_top_k logsumexp erf erfinv rsqrt erfc logdet"
+NAMES = (
+    "segment_sum segment_max segment_min segment_prod top_k in_top_k logsumexp erf erfinv rsqrt erfc logdet "
+    "cdist view_as_complex view_as_real"
+)
 
 
 def _segment_args(name, data, segment_ids):
@@ -164,3 +168,40 @@ def logdet(x):
             f"tf.keras.ops.logdet takes square matrices (shape (..., M, M)), but got shape {tuple(x.shape)}."
         )
     return _linalg.logdet(x)
+
+
+@keras_op
+def cdist(x, y):
+    """``keras.ops.cdist(x, y)``: the Euclidean distance between each row of ``x`` (``[..., N, D]``) and
+    each row of ``y`` (``[..., M, D]``), shape ``[..., N, M]`` (integers computed in floatx). Its gradient
+    is NaN where two rows coincide, as TensorFlow's."""
+    (x, y), _ = promoted(tensor(x), tensor(y), extra=(float,))
+    if x.ndim < 2 or y.ndim < 2 or x.shape[-1] != y.shape[-1]:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.cdist takes x of shape [..., N, D] and y of shape [..., M, D] (rank 2 or more, the same "
+            f"last axis), but got shapes {tuple(x.shape)} and {tuple(y.shape)}. For single vectors, pass "
+            "tf.keras.ops.expand_dims(v, 0)."
+        )
+    difference = _math.subtract(_array.expand_dims(x, -2), _array.expand_dims(y, -3))
+    return _math.sqrt(_math.reduce_sum(_math.square(difference), axis=-1))
+
+
+@keras_op
+def view_as_complex(x):
+    """``keras.ops.view_as_complex(x)``: a real tensor of shape ``[..., 2]`` (real and imaginary parts) as
+    a complex64 tensor of shape ``[...]``."""
+    x = tensor(x)
+    if x.ndim < 1 or x.shape[-1] != 2:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.view_as_complex takes a tensor whose last axis holds (real, imag), of size 2, but got "
+            f"shape {tuple(x.shape)}. Stack the parts: tf.keras.ops.stack([real, imag], axis=-1)."
+        )
+    return _math.complex(cast(x[..., 0], "float32"), cast(x[..., 1], "float32"))
+
+
+@keras_op
+def view_as_real(x):
+    """``keras.ops.view_as_real(x)``: a complex tensor as a real one with a last axis of size 2 holding
+    its real and imaginary parts (a real ``x`` gets zero imaginary parts)."""
+    x = tensor(x)
+    return _array.stack([_math.real(x), _math.imag(x)], axis=-1)

@@ -1,6 +1,6 @@
 """More of ``keras.ops.numpy``: the bitwise ops and shifts, ``ldexp``, ``angle``, ``cross``, ``corrcoef``,
-``correlate``, ``logspace``/``geomspace``, ``argpartition``, ``unique`` and the windows (``bartlett``,
-``blackman``, ``hamming``, ``hanning``, ``kaiser``).
+``correlate``, ``logspace``/``geomspace``, ``argpartition``, ``unique``, ``histogram`` and the windows
+(``bartlett``, ``blackman``, ``hamming``, ``hanning``, ``kaiser``).
 
 Dtypes are Keras' on its TensorFlow backend: the bitwise ops convert a Python number to int32 before
 promoting (``bitwise_and(int8, 3)`` is int32), but a shift by a Python int keeps ``x``'s dtype;
@@ -35,7 +35,7 @@ from .numpy_creation import linspace
 NAMES = (
     "bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert bitwise_left_shift bitwise_right_shift "
     "left_shift right_shift ldexp angle cross corrcoef correlate logspace geomspace argpartition unique "
-    "bartlett blackman hamming hanning kaiser"
+    "bartlett blackman hamming hanning kaiser histogram"
 )
 
 
@@ -404,3 +404,48 @@ def hanning(x):
 def kaiser(x, beta):
     """``keras.ops.kaiser(x, beta)``: the Kaiser window of length ``x`` and shape ``beta``, float32."""
     return _signal_windows.kaiser_window(_length(x, "kaiser"), beta=beta)
+
+
+# -- histogram --------------------------------------------------------------------------------
+
+
+def _histogram(x, bins, bounds):
+    # Keras' TensorFlow backend: edges from tf.linspace (start + i * step, the last one exactly the
+    # upper bound) in x's dtype, then each value in [lo, hi] counted in the bin searchsorted finds.
+    compute = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float32
+    lo, hi = (jnp.min(x), jnp.max(x)) if bounds is None else bounds
+    lo, hi = jnp.asarray(lo).astype(compute), jnp.asarray(hi).astype(compute)
+    step = (hi - lo) / builtins.max(bins, 1)
+    edges = (lo + step * jnp.arange(bins + 1, dtype=compute)).at[-1].set(hi).astype(x.dtype)
+    inside = (x.astype(compute) >= lo) & (x.astype(compute) <= hi)
+    index = jnp.searchsorted(edges[1:-1], x, side="right")
+    counts = jnp.zeros([bins], x.dtype).at[index].add(inside.astype(x.dtype), mode="drop")
+    return counts, edges
+
+
+@keras_op
+def histogram(x, bins=10, range=None):  # noqa: A002  (Keras' argument name)
+    """``keras.ops.histogram(x, bins=10, range=None)``: ``(counts, edges)`` of the 1-D ``x`` over ``bins``
+    equal bins spanning ``range = (lo, hi)`` (by default ``x``'s min and max); values outside it are not
+    counted, the last bin includes ``hi``. Both results have ``x``'s dtype."""
+    if not isinstance(bins, builtins.int) or isinstance(bins, bool) or bins < 0:
+        kind = _errors.GradkitValueError if isinstance(bins, builtins.int) else _errors.GradkitTypeError
+        raise kind(
+            f"tf.keras.ops.histogram takes bins as a non-negative Python int (the number of bins), but got "
+            f"{bins!r:.60}. Pass e.g. bins=10."
+        )
+    bounds = None
+    if range:
+        if not isinstance(range, tuple) or len(range) != 2 or range[1] < range[0]:
+            raise _errors.GradkitValueError(
+                f"tf.keras.ops.histogram takes range as a tuple (lo, hi) with lo <= hi, but got {range!r:.80}. "
+                "Pass e.g. range=(0.0, 1.0), or range=None for x's min and max."
+            )
+        bounds = tuple(builtins.float(b) for b in range)
+    x = tensor(x)
+    if x.ndim != 1:
+        raise _errors.GradkitValueError(
+            f"tf.keras.ops.histogram takes a 1-D x, but got shape {tuple(x.shape)} (Keras raises ValueError). "
+            "Flatten it first: tf.keras.ops.reshape(x, [-1])."
+        )
+    return apply(_histogram, x, bins=bins, bounds=bounds)
