@@ -38,6 +38,8 @@ from . import (
     _nest,
     _nn,
     _nn_ctc,
+    _nn_fused_batch_norm,
+    _nn_sampled_losses,
     _ordering,
     _random,
     _random_candidates,
@@ -48,6 +50,7 @@ from . import (
     _random_stateless,
     _saved_model,
     _segment,
+    _space_batch,
     _special,
 )
 from . import _dtypes as dtypes
@@ -249,6 +252,18 @@ nn = _Namespace(
     approx_max_k=_approx_top_k.approx_max_k,
     approx_min_k=_approx_top_k.approx_min_k,
     ctc_loss=_nn_ctc.ctc_loss,
+    space_to_batch=_space_batch.space_to_batch,
+    nce_loss=_nn_sampled_losses.nce_loss,
+    sampled_softmax_loss=_nn_sampled_losses.sampled_softmax_loss,
+    compute_accidental_hits=_nn_sampled_losses.compute_accidental_hits,
+)
+# TensorFlow 2.21 has fused_batch_norm under tf.compat.v1.nn only.
+compat = _Namespace(
+    "gradkit.tf.compat",
+    v1=_Namespace(
+        "gradkit.tf.compat.v1",
+        nn=_Namespace("gradkit.tf.compat.v1.nn", fused_batch_norm=_nn_fused_batch_norm.fused_batch_norm),
+    ),
 )
 approx_top_k = _approx_top_k.approx_top_k
 # tf.linalg: one module per group of ops.

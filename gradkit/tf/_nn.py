@@ -231,7 +231,9 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 
 
 def embedding_lookup(params, ids, max_norm=None, name=None):
-    """Rows ``ids`` of ``params`` (a tensor, or a list holding one)."""
+    """Rows ``ids`` of ``params`` (a tensor, or a list holding one). With ``max_norm``, each
+    looked-up embedding (over params' trailing axes) whose L2 norm is above it is scaled down to
+    it, as TensorFlow's ``tf.clip_by_norm`` does (the rows of ``params`` stay as they are)."""
     if isinstance(params, (list, tuple)):
         if len(params) != 1:
             raise _errors.GradkitValueError(
@@ -239,12 +241,12 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
                 "tensor (or a list of one). Concatenate the shards first: tf.concat(params, axis=0)."
             )
         params = params[0]
-    if max_norm is not None:
-        raise _errors.GradkitValueError(
-            "tf.nn.embedding_lookup: max_norm= is not supported by gradkit.tf; clip the looked-up rows "
-            "with tf.clip_by_norm(rows, max_norm, axes=[-1]) instead."
-        )
-    return _array.gather(params, ids, axis=0)
+    rows = _array.gather(params, ids, axis=0)
+    if max_norm is None:
+        return rows
+    # TensorFlow's _clip: clip_by_norm over the axes each id looked up.
+    ids_rank = len(convert(ids).shape)
+    return _math.clip_by_norm(rows, max_norm, axes=list(range(ids_rank, len(rows.shape))))
 
 
 def _batch_normalization(x, mean, variance, offset, scale, epsilon):
