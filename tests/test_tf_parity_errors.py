@@ -163,6 +163,18 @@ def p_row_assign_of_another_length(tf):
     return x[0].assign(tf.ones([4]))
 
 
+def p_elu_of_ints(tf):
+    return tf.nn.elu(tf.constant([1, -2]))
+
+
+def p_selu_of_ints(tf):
+    return tf.nn.selu(tf.constant([1, -2]))
+
+
+def p_l2_loss_of_ints(tf):
+    return tf.nn.l2_loss(tf.constant([1, -2]))
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
@@ -185,3 +197,11 @@ def test_python_control_flow_on_a_traced_tensor_is_an_operator_not_allowed_in_gr
     for module, options in ((tf, {"autograph": False}), (gtf, {})):
         with pytest.raises(module.errors.OperatorNotAllowedInGraphError):
             module.function(branch, **options)(module.constant(1.0))
+
+
+def test_gelu_of_ints_is_a_value_error_as_in_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(ValueError):
+        tf.nn.gelu(tf.constant([1, 2]))
+    with pytest.raises(ValueError, match=r"^\[gradkit\] tf.nn.gelu takes a floating-point tensor"):
+        gtf.nn.gelu(gtf.constant([1, 2]))

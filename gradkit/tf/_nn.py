@@ -21,6 +21,8 @@ from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
 from ._kernel_dtypes import INEXACT as _INEXACT
+from ._kernel_dtypes import REAL as _REAL
+from ._kernel_dtypes import check_dtype as _check_dtype
 from ._kernel_dtypes import unary as _unary
 from ._losses import (  # noqa: F401  (tf.nn's names)
     sigmoid_cross_entropy_with_logits,
@@ -94,7 +96,7 @@ def _elu(x):
     return jnp.where(linear, x, jnp.expm1(jnp.where(linear, 0, x)))
 
 
-elu = _math._unary(_elu, "elu")
+elu = _unary(_elu, "elu", _REAL, where="tf.nn")
 
 
 def _silu(x, beta):
@@ -127,7 +129,9 @@ def _selu(x):
 
 def selu(features, name=None):
     """``tf.nn.selu``: ``scale * x`` for ``x >= 0``, ``scale * alpha * (exp(x) - 1)`` below."""
-    return call(_selu, convert(features))
+    x = convert(features)
+    _check_dtype(x, _REAL, "tf.nn.selu")
+    return call(_selu, x)
 
 
 def _softmax(x, axis):
@@ -169,7 +173,10 @@ def _l2_loss(t):
 
 
 def l2_loss(t, name=None):
-    return call(_l2_loss, convert(t))
+    """``tf.nn.l2_loss``: ``sum(t ** 2) / 2``, of a float tensor."""
+    t = convert(t)
+    _check_dtype(t, _REAL, "tf.nn.l2_loss")
+    return call(_l2_loss, t)
 
 
 def _gelu(x, approximate):
@@ -178,7 +185,13 @@ def _gelu(x, approximate):
 
 def gelu(features, approximate=False, name=None):
     """``tf.nn.gelu``: exact (erf) by default, the tanh approximation with ``approximate=True``."""
-    return call(_gelu, convert(features), approximate=bool(approximate))
+    x = convert(features)
+    if np.dtype(x.dtype).name not in _REAL:  # TensorFlow checks in Python: ValueError
+        raise _errors.GradkitValueError(
+            f"tf.nn.gelu takes a floating-point tensor, as TensorFlow does, but got dtype {np.dtype(x.dtype).name}. "
+            "Cast it first: tf.nn.gelu(tf.cast(x, tf.float32))."
+        )
+    return call(_gelu, x, approximate=bool(approximate))
 
 
 def _l2_normalize(x, axis, epsilon):
