@@ -510,3 +510,52 @@ def test_new_names_are_in_keras_namespaces():
 def test_bad_input_raises_a_gradkit_error(call, kind, text):
     with pytest.raises(kind, match=r"\[gradkit\].*" + text):
         call(gtf.keras.ops)
+
+
+# -- "nearest" quantiles at half-way positions, empty NaN reductions, polar's broadcasting --------
+
+SIX = np.arange(1.0, 7.0, dtype=np.float32)  # positions q * 5: 0.3 -> 1.5 (rounds to 2), 0.5 -> 2.5 (to 2)
+FOUR = np.arange(1.0, 5.0, dtype=np.float32)  # positions q * 3: 0.5 -> 1.5 (rounds to 2), 0.25 -> 0.75 (to 1)
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("x, q", [(SIX, [0.3, 0.5, 0.9]), (FOUR, [0.25, 0.5, 0.75])], ids=["six", "four"])
+def test_nearest_quantile_rounds_half_way_positions_to_even_as_numpy_and_keras(name, x, q):
+    keras = pytest.importorskip("keras")
+    ours = np.asarray(getattr(gtf.keras.ops, name)(x, q, method="nearest"))
+    np.testing.assert_array_equal(ours, getattr(np, name)(x, q, method="nearest"))
+    np.testing.assert_array_equal(ours, np.asarray(getattr(keras.ops, name)(x, q, method="nearest")))
+    per_row = np.asarray(gtf.keras.ops.nanquantile(np.stack([SIX, SIX[::-1]]), 0.3, axis=1, method="nearest"))
+    np.testing.assert_array_equal(per_row, [3.0, 3.0])
+
+
+def test_nearest_quantile_gradient_reaches_the_chosen_entry():
+    x = gtf.Variable(SIX)
+    with gtf.GradientTape() as tape:
+        y = gtf.keras.ops.quantile(x, 0.3, method="nearest")
+    np.testing.assert_array_equal(np.asarray(tape.gradient(y, x)), [0, 0, 1, 0, 0, 0])
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (lambda ops, x: ops.nanmedian(x), np.nan),
+        (lambda ops, x: ops.nanmedian(x, axis=0), [np.nan] * 3),
+        (lambda ops, x: ops.nanquantile(x, [0.3, 0.6], axis=0, keepdims=True), np.full((2, 1, 3), np.nan)),
+        (lambda ops, x: ops.nanpercentile(x, 30.0, axis=-2), [np.nan] * 3),
+    ],
+)
+def test_nan_reductions_of_no_entries_are_nan_as_numpy(call, expected):
+    out = np.asarray(call(gtf.keras.ops, np.zeros((0, 3), np.float32)))
+    np.testing.assert_array_equal(out, np.asarray(expected, np.float32))
+
+
+@pytest.mark.parametrize("abs_shape, angle_shape", [((2,), ()), ((), (2,)), ((2,), (2, 1))])
+def test_polar_broadcasts_abs_and_angle_as_keras(abs_shape, angle_shape):
+    keras = pytest.importorskip("keras")
+    a = np.full(abs_shape, 2.0, np.float32)
+    t = np.linspace(0.0, 1.0, int(np.prod(angle_shape))).astype(np.float32).reshape(angle_shape)
+    with jax.numpy_rank_promotion("allow"):  # TensorFlow's broadcasting, which the suite's strict mode forbids
+        ours = np.asarray(gtf.keras.ops.polar(a, t))
+    np.testing.assert_allclose(ours, a * np.exp(1j * t), rtol=1e-6)
+    np.testing.assert_allclose(ours, np.asarray(keras.ops.polar(a, t)), rtol=1e-6)

@@ -239,14 +239,9 @@ def sparsemax(x, axis=-1):
 @keras_op
 def polar(abs_, angle):
     """``keras.ops.polar(abs_, angle)``: the complex ``abs_ * (cos(angle) + i sin(angle))`` (float
-    ``abs_`` and ``angle`` of one shape; complex64 for float32)."""
+    ``abs_`` and ``angle``, broadcast against each other; complex64 for float32)."""
     abs_, angle = tensor(abs_), tensor(angle)
     real, imag = _math.multiply(abs_, _math.cos(angle)), _math.multiply(abs_, _math.sin(angle))
-    if tuple(real.shape) != tuple(abs_.shape) or tuple(angle.shape) != tuple(abs_.shape):
-        raise _errors.GradkitValueError(
-            f"tf.keras.ops.polar takes abs_ and angle of one shape, but got {tuple(abs_.shape)} and "
-            f"{tuple(angle.shape)} (Keras raises ValueError)."
-        )
     if dtype_name(real.dtype) not in ("float16", "bfloat16", "float32"):
         raise _errors.GradkitValueError(
             f"tf.keras.ops.polar takes float abs_ and angle, but got {real.dtype} (Keras raises ValueError). Cast them "

@@ -30,7 +30,7 @@ from ... import _array, _math
 from .dispatch import apply, axes, cast, keras_op, tensor
 from .dtype_rules import FLOATX, float_of, is_float
 from .numpy_elementwise import nan_to_num
-from .numpy_reductions import argmax, argmin, cumprod, cumsum, prod
+from .numpy_reductions import argmax, argmin, cumprod, cumsum, nearest_quantile, prod
 from .numpy_reductions import sum as _sum
 
 NAMES = (
@@ -161,6 +161,15 @@ def nancumprod(x, axis=None, dtype=None):
 
 
 def _nanquantile(x, q, axis, method, keepdims):
+    reduced = range(x.ndim) if axis is None else np.atleast_1d(axis)
+    if any(x.shape[a] == 0 for a in reduced):
+        # No entries: NaN, in the shape the reduction has (jnp.nanquantile cannot gather from none).
+        x = jnp.full(
+            [1 if a in reduced or a - x.ndim in reduced else n for a, n in enumerate(x.shape)], np.nan, x.dtype
+        )
+    if method == "nearest":
+        count = jnp.sum(~jnp.isnan(x), axis=axis, keepdims=keepdims)
+        return nearest_quantile(jnp.nanquantile, x, q, axis, keepdims, count)
     return jnp.nanquantile(x, q, axis=axis, method=method, keepdims=keepdims)
 
 

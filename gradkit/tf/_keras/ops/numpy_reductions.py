@@ -210,7 +210,20 @@ def count_nonzero(x, axis=None):
     return _math.count_nonzero(tensor(x), axis=axes(axis), dtype=np.int32)
 
 
+def nearest_quantile(quantile_fn, x, q, axis, keepdims, count):
+    """NumPy's and Keras' ``method="nearest"``: the sorted entry at ``q * (count - 1)`` rounded half to
+    even, where jax's rounds every half down. ``count``: how many entries each quantile reads."""
+    low = quantile_fn(x, q, axis=axis, method="lower", keepdims=keepdims)
+    high = quantile_fn(x, q, axis=axis, method="higher", keepdims=keepdims)
+    count = jnp.broadcast_to(jnp.asarray(count, q.dtype), low.shape[q.ndim :])
+    position = jnp.reshape(q, q.shape + (1,) * count.ndim) * jnp.reshape(count - 1, (1,) * q.ndim + count.shape)
+    return jnp.where(jnp.round(position) > jnp.floor(position), high, low)
+
+
 def _quantile(x, q, axis, method, keepdims):
+    if method == "nearest":
+        count = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
+        return nearest_quantile(jnp.quantile, x, q, axis, keepdims, count)
     return jnp.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
 
 
