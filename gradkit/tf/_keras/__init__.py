@@ -96,13 +96,18 @@ from .model import Model as _Model
 from .model import load_model as _load_model
 from .model import model_from_json as _model_from_json
 from .model import save_model as _save_model
+from .ops import core_more as _ops_core_more
 from .ops import core_ops as _ops_core
+from .ops import image_ops as _ops_image
+from .ops import linalg_more as _ops_linalg_more
 from .ops import linalg_ops as _ops_linalg
 from .ops import math_fft as _ops_math_fft
 from .ops import math_ops as _ops_math
 from .ops import nn_activations as _ops_nn_activations
+from .ops import nn_ctc as _ops_nn_ctc
 from .ops import nn_more as _ops_nn_more
 from .ops import nn_ops as _ops_nn
+from .ops import nn_pool_fold as _ops_nn_pool_fold
 from .ops import numpy_creation as _ops_creation
 from .ops import numpy_diagonals as _ops_diagonals
 from .ops import numpy_elementwise as _ops_elementwise
@@ -111,6 +116,7 @@ from .ops import numpy_nan as _ops_nan
 from .ops import numpy_products as _ops_products
 from .ops import numpy_reductions as _ops_reductions
 from .ops import numpy_shapes as _ops_shapes
+from .ops import numpy_special as _ops_numpy_special
 from .sequential import Sequential as _Sequential
 
 
@@ -201,6 +207,7 @@ OPS_NUMPY = {
         _ops_diagonals,
         _ops_products,
         _ops_numpy_more,
+        _ops_numpy_special,
     )
     for name in m.NAMES.split()
 }
@@ -208,8 +215,10 @@ OPS_NN = {
     **_members(_ops_nn_activations, _ops_nn_activations.NAMES),
     **_members(_ops_nn, _ops_nn.NAMES),
     **_members(_ops_nn_more, _ops_nn_more.NAMES),
+    **_members(_ops_nn_ctc, _ops_nn_ctc.NAMES),
+    **_members(_ops_nn_pool_fold, _ops_nn_pool_fold.NAMES),
 }
-OPS_LINALG = _members(_ops_linalg, _ops_linalg.NAMES)
+OPS_LINALG = {**_members(_ops_linalg, _ops_linalg.NAMES), **_members(_ops_linalg_more, _ops_linalg_more.NAMES)}
 
 _activations.register_names()
 
@@ -402,9 +411,11 @@ api = Namespace(
         **_members(_ops_math, _ops_math.NAMES),
         **_members(_ops_math_fft, _ops_math_fft.NAMES),
         **_members(_ops_core, _ops_core.NAMES),
+        **_members(_ops_core_more, _ops_core_more.NAMES),
         numpy=Namespace("gradkit.tf.keras.ops.numpy", **OPS_NUMPY),
         nn=Namespace("gradkit.tf.keras.ops.nn", **OPS_NN),
         linalg=Namespace("gradkit.tf.keras.ops.linalg", **OPS_LINALG),
+        image=Namespace("gradkit.tf.keras.ops.image", **_members(_ops_image, _ops_image.NAMES)),
     ),
     random=Namespace("gradkit.tf.keras.random", **_members(_keras_random, RANDOM)),
     saving=Namespace(
