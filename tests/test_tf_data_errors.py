@@ -211,8 +211,8 @@ def _traced_pipeline():
         (lambda: gtf.data.Dataset.range(3).concatenate([1, 2]), TypeError, "pass a tf.data.Dataset"),
         (_traced_pipeline, TypeError, "Iterate the dataset outside the tf.function"),
         (lambda: gtf.data.TFRecordDataset, AttributeError, "from_generator"),
-        (lambda: gtf.data.experimental.group_by_window, AttributeError, "from_tensor_slices"),
-        (lambda: gtf.data.Dataset.range(3).group_by_window, AttributeError, "map, filter or flat_map"),
+        (lambda: gtf.data.experimental.save, AttributeError, "from_tensor_slices"),
+        (lambda: gtf.data.Dataset.range(3).ragged_batch, AttributeError, "map, filter or flat_map"),
     ],
 )
 def test_what_gradkit_does_not_take_is_refused_clearly(program, error, match):

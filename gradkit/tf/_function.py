@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import weakref
 
 import jax
@@ -262,6 +263,12 @@ def _bind(fn_name, spec, x):
     return out
 
 
+def _released(out):
+    """``out`` with the datasets the function returned given back (``_data/held.py``)."""
+    held = sys.modules.get("gradkit.tf._data.held")  # not imported: no trace returned a dataset
+    return out if held is None else held.release(out)
+
+
 class Function:
     """A ``tf.function``: call it like the original; ``python_function`` is the original.
 
@@ -292,6 +299,9 @@ class Function:
             with _random.tracing(seed), _name_scope.graph():
                 out = self.python_function(*args, **kwargs)
             self._key_orders[layout] = _output_order.key_orders(out)
+            from ._data import held  # (here: the tf.data package imports this module)
+
+            out = held.hold(out)  # a dataset it returns: the one the trace built (see held.py)
             # A Python number it returns is a tensor of TensorFlow's dtype for it (int32,
             # float32), also where JAX's 64-bit types are on.
             return jax.tree_util.tree_map(_python_number_as_tensor, out, is_leaf=_is_leaf)
@@ -314,7 +324,7 @@ class Function:
             else:
                 self._called = True
                 self._traces.note_call(layout, traced, args, kwargs)
-                return _output_order.in_order(self._key_orders.get(layout), out)
+                return _output_order.in_order(self._key_orders.get(layout), _released(out))
         seed = _random.function_seed(self)
         try:
             out = wrap(self._seeded(layout, seed, *traced))
@@ -324,7 +334,7 @@ class Function:
             raise
         self._called = True
         self._traces.note_call(layout, traced, args, kwargs)
-        return _output_order.in_order(self._key_orders.get(layout), out)
+        return _output_order.in_order(self._key_orders.get(layout), _released(out))
 
     def _note_failed_run(self, error, layout, traced, args, kwargs) -> None:
         """A call whose program was traced and then failed a runtime check (a tf.debugging

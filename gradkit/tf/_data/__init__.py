@@ -1,8 +1,12 @@
 """``gradkit.tf.data``: TensorFlow's ``tf.data`` input pipelines (``dataset.py`` and the modules
 of each kind of step); ``gradkit/tf/__init__.py`` builds the ``tf.data`` namespace from them."""
 
+from gradkit import _errors
+
 from .._namespace import Namespace, missing
 from .dataset import Dataset
+from .grouping import group_by_window
+from .ignoring import ignore_errors
 from .iterator import Iterator
 from .options import (
     AUTOTUNE,
@@ -15,6 +19,7 @@ from .options import (
     Options,
     ThreadingOptions,
 )
+from .sources import FromList
 from .structure import DatasetSpec
 from .transforms import AssertCardinality
 
@@ -34,6 +39,37 @@ def cardinality(dataset):
 def get_single_element(dataset):
     """``tf.data.experimental.get_single_element``: ``dataset.get_single_element()``."""
     return dataset.get_single_element()
+
+
+def enumerate_dataset(start=0):
+    """``tf.data.experimental.enumerate_dataset``: for ``dataset.apply``, ``dataset.enumerate(start)``."""
+    return lambda dataset: dataset.enumerate(start)
+
+
+def from_list(elements, name=None):
+    """``tf.data.experimental.from_list``: one element per item of ``elements`` (one structure each)."""
+    return FromList(elements)
+
+
+def get_structure(dataset_or_iterator):
+    """``tf.data.experimental.get_structure``: the ``element_spec`` of a dataset or an iterator."""
+    if not isinstance(dataset_or_iterator, (Dataset, Iterator)):
+        raise _errors.GradkitTypeError(
+            "Invalid `dataset_or_iterator`. `dataset_or_iterator` must be a `tf.data.Dataset` or tf.data.Iterator "
+            f"object, but got {type(dataset_or_iterator)}. Pass the dataset (or iter(dataset))."
+        )
+    return dataset_or_iterator.element_spec
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
+    """``tf.data.experimental.map_and_batch``: for ``dataset.apply``, ``map`` then ``batch``."""
+    return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder=drop_remainder)
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """``tf.data.experimental.shuffle_and_repeat``: for ``dataset.apply``, ``shuffle`` (a new order
+    each pass) then ``repeat``."""
+    return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
 
 
 def take_while(predicate):
@@ -61,7 +97,14 @@ __all__ = [
     "ThreadingOptions",
     "assert_cardinality",
     "cardinality",
+    "enumerate_dataset",
+    "from_list",
     "get_single_element",
+    "get_structure",
+    "group_by_window",
+    "ignore_errors",
+    "map_and_batch",
+    "shuffle_and_repeat",
     "take_while",
     "unique",
 ]
@@ -94,6 +137,13 @@ def namespace():
         assert_cardinality=assert_cardinality,
         cardinality=cardinality,
         get_single_element=get_single_element,
+        enumerate_dataset=enumerate_dataset,
+        from_list=from_list,
+        get_structure=get_structure,
+        group_by_window=group_by_window,
+        ignore_errors=ignore_errors,
+        map_and_batch=map_and_batch,
+        shuffle_and_repeat=shuffle_and_repeat,
         choose_from_datasets=Dataset.choose_from_datasets,
         sample_from_datasets=Dataset.sample_from_datasets,
         Counter=Dataset.counter,

@@ -144,11 +144,12 @@ class Rebatch(Dataset):
         super().__init__(dataset)
         what = "tf.data.Dataset.rebatch"
         _check_unbatchable(dataset._structure_and_specs()[1], what)
+        if hasattr(batch_size, "numpy") and np.ndim(batch_size.numpy()) == 1:  # a tensor of sizes
+            batch_size = np.asarray(batch_size.numpy())
         sizes = batch_size if isinstance(batch_size, (list, tuple, np.ndarray)) else [batch_size]
         self._sizes = [_batch_size(s, what) for s in sizes]
         if not self._sizes:
             raise _errors.GradkitValueError(f"{what} got an empty list of batch sizes; pass an int or a list of them.")
-        self._scalar = not isinstance(batch_size, (list, tuple, np.ndarray))
         self._drop = bool_arg(drop_remainder, f"{what}(drop_remainder)")
 
     def _chunks(self):
@@ -157,7 +158,8 @@ class Rebatch(Dataset):
 
     def _compute_spec(self):
         structure, specs = self._inputs[0]._structure_and_specs()
-        size = self._sizes[0] if self._scalar and self._drop else None
+        # TensorFlow's static batch size: known where every batch is dropped or full at one size.
+        size = self._sizes[0] if self._drop and len(set(self._sizes)) == 1 else None
         return structure, [batched(unbatched(s), size) for s in specs]
 
     def _cardinality(self) -> int:

@@ -83,7 +83,7 @@ class _FromDatasets(Dataset):
                     if self._stop_on_empty or len(exhausted) == len(cursors):
                         return
                     continue
-                yield element
+                yield element.as_structure(self._spec[0])
         finally:
             getattr(indices, "close", lambda: None)()
             for cursor in cursors:
@@ -112,10 +112,11 @@ class ChooseFromDatasets(_FromDatasets):
                 f"{type(choice_dataset).__name__}."
             )
         structure, specs = choice_dataset._structure_and_specs()
-        if structure != LEAF or specs[0].shape != () or np.dtype(specs[0].dtype).kind not in "iu":
+        # tf.int64 as gradkit has it: int32 where jax_enable_x64 is off, which cannot be told apart.
+        if structure != LEAF or specs[0].shape != () or np.dtype(specs[0].dtype) != canonical(np.int64):
             raise _errors.GradkitTypeError(
-                f"{what}: `choice_dataset` must be a dataset of scalar tf.int64 tensors, but its element_spec is "
-                f"{structure.pack(specs)}. Map it with tf.cast(index, tf.int64)."
+                f"Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar tf.int64 tensors but are "
+                f"{structure.pack(specs)} ({what}). Map it with tf.cast(index, tf.int64)."
             )
         self._choices = choice_dataset
         super().__init__(datasets, [choice_dataset], bool_arg(stop_on_empty_dataset, what), what)
@@ -125,24 +126,51 @@ class ChooseFromDatasets(_FromDatasets):
             yield from (int(i) for i in chunk.arrays[0])
 
 
+_SAMPLE = "tf.data.Dataset.sample_from_datasets"
+
+
+def _sample_weights(datasets: list, weights) -> np.ndarray:
+    if weights is None:
+        return np.ones(len(datasets))
+    if isinstance(weights, Dataset):
+        raise _errors.GradkitTypeError(
+            f"{_SAMPLE}: gradkit.tf takes `weights` as a list of numbers (one per dataset), not as a dataset of "
+            "weight vectors. Pass the weights as a list."
+        )
+    weights = np.asarray(getattr(weights, "numpy", lambda: weights)(), np.float64)
+    if weights.shape != (len(datasets),) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise _errors.GradkitValueError(
+            f"{_SAMPLE}: `weights` must be {len(datasets)} non-negative numbers (one per dataset), but got {weights}."
+        )
+    return weights
+
+
+def sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration) -> Dataset:
+    """TensorFlow's ``sample_from_datasets``: with weights given as numbers (not a tensor), the
+    datasets of weight 0 are left out (all of them: none of the first's elements), and one dataset
+    left is returned itself, its cardinality and element_spec its own."""
+    datasets = _check_datasets(datasets, _SAMPLE)
+    array = _sample_weights(datasets, weights)
+    if weights is not None and not hasattr(weights, "numpy"):
+        kept = [(d, w) for d, w in zip(datasets, array) if w > 0]
+        datasets, array = (
+            ([d for d, _ in kept], np.array([w for _, w in kept])) if kept else ([datasets[0].take(0)], np.ones(1))
+        )
+    if len(datasets) == 1:
+        return datasets[0]
+    return SampleFromDatasets(datasets, array, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+
 class SampleFromDatasets(_FromDatasets):
     def __init__(self, datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration):
-        what = "tf.data.Dataset.sample_from_datasets"
+        what = _SAMPLE
         datasets = _check_datasets(datasets, what)
-        if weights is None:
-            weights = [1.0] * len(datasets)
-        if isinstance(weights, Dataset):
-            raise _errors.GradkitTypeError(
-                f"{what}: gradkit.tf takes `weights` as a list of numbers (one per dataset), not as a dataset of "
-                "weight vectors. Pass the weights as a list."
-            )
-        weights = np.asarray(getattr(weights, "numpy", lambda: weights)(), np.float64)
-        if weights.shape != (len(datasets),) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise _errors.GradkitValueError(
-                f"{what}: `weights` must be {len(datasets)} non-negative numbers (one per dataset), but got {weights}."
-            )
+        weights = _sample_weights(datasets, weights)
         if weights.sum() <= 0:
-            raise _errors.GradkitValueError(f"{what}: `weights` must not all be zero, but got {weights.tolist()}.")
+            raise _errors.GradkitValueError(
+                f"{what}: `weights` must not all be zero, but got {weights.tolist()}: no dataset could be drawn "
+                "from. Give a positive weight to at least one dataset."
+            )
         self._weights = weights
         self._words = _seed_words(seed)
         self._rerandomize = bool_arg(bool(rerandomize_each_iteration), what)

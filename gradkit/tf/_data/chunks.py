@@ -44,6 +44,12 @@ class Chunk:
     def take(self, index) -> Chunk:
         return Chunk(self.structure, [a[index] for a in self.arrays])
 
+    def as_structure(self, structure: Structure) -> Chunk:
+        """The same elements in ``structure``, an equal one (a dict's keys in another order, an
+        OrderedDict for a dict): their components are the same, in sorted-key order, and they come
+        out in the dataset's own key order, as TensorFlow gives them."""
+        return self if self.structure is structure else Chunk(structure, self.arrays)
+
 
 def mismatch(chunks: list) -> tuple | None:
     """``(component, first chunk, other chunk)`` where the chunks' elements differ in structure,

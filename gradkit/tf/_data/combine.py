@@ -79,14 +79,17 @@ class Concatenate(Dataset):
         merged = [most_specific_compatible(x, y) for x, y in zip(a, b)] if first == second else [None]
         if None in merged:
             raise _errors.GradkitTypeError(
-                f"Incompatible dataset elements:\n  {first.pack(a)} vs.   {second.pack(b)}\n(tf.data.Dataset."
-                "concatenate needs the same structure and dtypes; cast with map first)."
+                f"Incompatible dataset elements: {first.pack(a)} vs. {second.pack(b)}. tf.data.Dataset.concatenate "
+                "needs both datasets' elements to have the same structure (dict keys, tuple lengths) and dtypes; "
+                "make them match with map first (tf.cast a component to the other's dtype)."
             )
         self._merged = (first, merged)
 
     def _chunks(self):
+        structure = self._merged[0]
         for dataset in self._inputs:
-            yield from dataset._chunks()
+            for chunk in dataset._chunks():
+                yield chunk.as_structure(structure)
 
     def _compute_spec(self):
         return self._merged

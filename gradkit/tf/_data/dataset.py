@@ -229,7 +229,7 @@ class Dataset(metaclass=_DatasetType):
     ) -> Dataset:
         """Each element from one of ``datasets``, drawn with ``weights`` (equal by default); see
         ``choosing.py`` for how its draws relate to TensorFlow's."""
-        return choosing.SampleFromDatasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+        return choosing.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
 
     @staticmethod
     def zip(*args, datasets=None, name=None) -> Dataset:
@@ -287,7 +287,7 @@ class Dataset(metaclass=_DatasetType):
         return mapping.TakeWhile(self, predicate)
 
     def unique(self, name=None) -> Dataset:
-        """Each element the first time it comes, in order (a dataset of integer scalars)."""
+        """Each element the first time it comes, in order (one int32 or int64 component, of any shape)."""
         return mapping.Unique(self)
 
     def flat_map(self, map_func, name=None) -> Dataset:
@@ -300,6 +300,17 @@ class Dataset(metaclass=_DatasetType):
         """The datasets ``map_func`` makes, ``cycle_length`` at a time, ``block_length`` elements
         from each in turn (TensorFlow's deterministic order)."""
         return mapping.Interleave(self, map_func, cycle_length, block_length, "interleave")
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None) -> Dataset:
+        """The elements grouped by ``key_func``'s int64 key, each group of ``window_size`` (or
+        ``window_size_func(key)``) given to ``reduce_func(key, window_dataset)``, whose dataset's
+        elements come out (``grouping.py``)."""
+        return grouping.GroupByWindow(self, key_func, reduce_func, window_size, window_size_func)
+
+    def ignore_errors(self, log_warning=False, name=None) -> Dataset:
+        """The elements, those whose ``map`` or ``filter`` function raised a TensorFlow runtime error
+        left out (``ignoring.py``)."""
+        return ignoring.IgnoreErrors(self, log_warning)
 
     def take(self, count, name=None) -> Dataset:
         return transforms.Take(self, count)
@@ -376,5 +387,5 @@ class Dataset(metaclass=_DatasetType):
 
 
 # The kinds of datasets subclass Dataset, so they are imported once it exists.
-from . import batching, choosing, combine, mapping, sources, transforms  # noqa: E402
+from . import batching, choosing, combine, grouping, ignoring, mapping, sources, transforms  # noqa: E402
 from . import shuffle as shuffle_module  # noqa: E402

@@ -120,7 +120,7 @@ def output_spec(func, dataset, what: str):
             return _traced_spec(func, structure, specs)
         except Exception:  # noqa: BLE001  (any failure to trace: run it on an element instead)
             pass
-    return result_spec(_first_result(func, dataset, what))
+    return _first_result_spec(func, dataset, what)
 
 
 def result_spec(result: Chunk):
@@ -168,7 +168,10 @@ def _traced_spec(func, structure: Structure, specs: list):
     return found["structure"], out
 
 
-def _first_result(func, dataset, what: str) -> Chunk:
+def _first_result_spec(func, dataset, what: str):
+    """``(structure, specs)`` from ``func``'s result for the first element: its ranks and dtypes,
+    its dimensions unknown except where the function declared them with ``set_shape`` (TensorFlow's
+    static shape for a ``py_function``'s result), checked against the result here."""
     chunks = dataset._chunks()
     try:
         chunk = next(chunks, None)
@@ -179,7 +182,20 @@ def _first_result(func, dataset, what: str) -> Chunk:
             f"{what}: gradkit could not trace the function to find what it returns (TensorFlow traces it with "
             "autograph), and the dataset is empty, so it cannot run it on an element either."
         )
-    return result_chunk(call_on_row(func, chunk.structure, next(chunk.rows())), what)
+    declared: dict = {}  # id(tensor) -> the sizes its set_shape declared
+    outer, SHAPE_DECLARATIONS.found = getattr(SHAPE_DECLARATIONS, "found", None), declared
+    try:
+        result = call_on_row(func, chunk.structure, next(chunk.rows()))
+    finally:
+        SHAPE_DECLARATIONS.found = outer
+    result = tuple(result) if isinstance(result, list) else result
+    structure, specs = result_spec(result_chunk(result, what))
+    for i, leaf in enumerate(Structure.split(result)[1]):
+        sizes = declared.get(id(leaf))
+        if sizes is not None:
+            leaf.set_shape(sizes)  # the check set_shape skipped while its sizes were collected
+            specs[i] = TensorSpec(tuple(sizes), specs[i].dtype)
+    return structure, specs
 
 
 def check_result(result: Chunk, structure: Structure, specs: list, index: int, what: str) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from . import functions
+from . import functions, ignoring
 from .chunks import Cursor
 from .dataset import Dataset, int_arg
 from .options import AUTOTUNE
@@ -55,12 +55,19 @@ class Map(Dataset):
         func, expected, index = self._func, self._spec, 0
         for chunk in self._inputs[0]._chunks():
             for row in chunk.rows():
-                result = functions.result_chunk(functions.call_on_row(func, chunk.structure, row), "map's function")
+                try:
+                    with ignoring.not_skipping():
+                        made = functions.call_on_row(func, chunk.structure, row)
+                except ignoring.IGNORABLE:
+                    if ignoring.skipping():  # an ignore_errors reads this step: the element is left out
+                        continue
+                    raise
+                result = functions.result_chunk(made, "map's function")
                 if expected is None:
                     expected = functions.result_spec(result)
                 functions.check_result(result, *expected, index, "tf.data.Dataset.map's function")
                 index += 1
-                yield result
+                yield result.as_structure(expected[0])
 
     def _compute_spec(self):
         return functions.output_spec(self._func, self._inputs[0], "tf.data.Dataset.map")
@@ -78,7 +85,14 @@ class Filter(Dataset):
         predicate = self._predicate
         for chunk in self._inputs[0]._chunks():
             for i, row in enumerate(chunk.rows()):
-                if functions.predicate_value(functions.call_on_row(predicate, chunk.structure, row)):
+                try:
+                    with ignoring.not_skipping():
+                        keep = functions.predicate_value(functions.call_on_row(predicate, chunk.structure, row))
+                except ignoring.IGNORABLE:
+                    if ignoring.skipping():  # an ignore_errors reads this step: the element is left out
+                        continue
+                    raise
+                if keep:
                     yield chunk.slice(i, i + 1)
 
     def _compute_spec(self):
@@ -106,24 +120,36 @@ class TakeWhile(Dataset):
 
 
 class Unique(Dataset):
-    """``unique``: each element the first time it comes (elements are integer scalars)."""
+    """``unique``: each element the first time it comes; TensorFlow's rule: one int32 or int64
+    component (string too, which gradkit.tf has not), of any shape."""
 
     def __init__(self, dataset: Dataset):
         super().__init__(dataset)
         structure, specs = dataset._structure_and_specs()
-        if len(specs) != 1 or specs[0].shape is None or tuple(specs[0].shape) != () or specs[0].dtype.kind not in "iu":
-            raise _errors.GradkitTypeError(
-                f"tf.data.Dataset.unique takes a dataset of integer scalars (TensorFlow also takes strings, which "
-                f"gradkit.tf has not), but the elements are {dataset.element_spec}."
+        for spec in specs:
+            dtype = None if isinstance(spec, DatasetSpec) else np.dtype(spec.dtype)
+            if dtype is None or dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+                raise _errors.GradkitTypeError(
+                    f"`tf.data.Dataset.unique` does not support type {'dataset' if dtype is None else dtype.name} "
+                    f"(element_spec {dataset.element_spec}) -- only `tf.int32` and `tf.int64` are supported "
+                    "(integer scalars, or integer tensors of any shape; TensorFlow also takes `tf.string`, which "
+                    "gradkit.tf has not). Cast first: "
+                    "ds.map(lambda x: tf.cast(x, tf.int32)).unique()."
+                )
+        if len(specs) != 1:
+            raise _errors.GradkitInvalidArgumentError(
+                f"tf.data.Dataset.unique only supports inputs with a single component, but the elements are "
+                f"{dataset.element_spec}. Map the elements to one tensor first (or unique each component's dataset)."
             )
 
     def _chunks(self):
         seen: set = set()
         for chunk in self._inputs[0]._chunks():
             for i, row in enumerate(chunk.rows()):
-                value = int(np.asarray(row[0]))
-                if value not in seen:
-                    seen.add(value)
+                value = np.asarray(row[0])
+                key = (value.shape, value.tobytes())
+                if key not in seen:
+                    seen.add(key)
                     yield chunk.slice(i, i + 1)
 
     def _compute_spec(self):
@@ -211,18 +237,26 @@ class Interleave(Dataset):
             ]
         except Exception:  # noqa: BLE001  (a function placeholders do not suit: use an element instead)
             made = None
-        if made is not None and all(m[0] == made[0][0] for m in made):
-            merged = made[0][1]
-            for other in made[1:]:
-                merged = [None if a is None else most_specific_compatible(a, b) for a, b in zip(merged, other[1])]
-            if None not in merged:
-                return made[0][0], merged
+        if (agreed := placeholder_specs_agreed(made)) is not None:
+            return agreed
         for chunk in self._inputs[0]._chunks():
             return self._dataset_of(chunk.structure, next(chunk.rows()))._structure_and_specs()
         raise _errors.GradkitValueError(
             f"tf.data.Dataset.{self._what}: gradkit could not call the function on placeholder tensors to learn "
             "the element_spec of the datasets it makes, and the dataset is empty, so it has no element to call it on."
         )
+
+
+def placeholder_specs_agreed(made):
+    """The ``(structure, specs)`` that the results for three placeholder inputs (``made``, None
+    where the function did not take them) agree on, each spec the most specific one compatible
+    with all three; None where they disagree in structure or in a spec."""
+    if made is None or any(m[0] != made[0][0] for m in made):
+        return None
+    merged = made[0][1]
+    for other in made[1:]:
+        merged = [None if a is None else most_specific_compatible(a, b) for a, b in zip(merged, other[1])]
+    return None if None in merged else (made[0][0], merged)
 
 
 def _placeholders(specs, size: int, fill: int) -> list:

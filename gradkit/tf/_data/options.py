@@ -101,7 +101,6 @@ class Options(_OptionGroup):
         "autotune",
         "dataset_name",
         "deterministic",
-        "experimental_deterministic",
         "experimental_distribute",
         "experimental_external_state_policy",
         "experimental_optimization",
@@ -123,6 +122,15 @@ class Options(_OptionGroup):
         threading = ThreadingOptions()
         object.__setattr__(self, "threading", threading)
         object.__setattr__(self, "experimental_threading", threading)  # TensorFlow's older name for it
+
+    def __setattr__(self, name, value):
+        # TensorFlow's older name for ``deterministic``: the same option.
+        super().__setattr__("deterministic" if name == "experimental_deterministic" else name, value)
+
+    @property
+    def experimental_deterministic(self):
+        """TensorFlow's older name for ``deterministic``."""
+        return self.deterministic
 
     def merge(self, options) -> Options:
         """These options with those set in ``options`` taking their place."""

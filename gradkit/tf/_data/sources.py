@@ -16,9 +16,9 @@ from gradkit._tape.tensor import Tensor
 
 from .. import _dtypes
 from .._function import TensorSpec
-from .chunks import Chunk
+from .chunks import Chunk, concat, mismatch
 from .dataset import Dataset, int_arg
-from .structure import LEAF, Structure, as_component, canonical
+from .structure import LEAF, Structure, as_component, canonical, most_specific_compatible
 
 _RANGE_BLOCK = 1 << 16  # elements of a range made at a time
 
@@ -231,3 +231,51 @@ class Generated(Dataset):
 
     def _compute_spec(self):
         return self._structure, [TensorSpec(s, canonical(d)) for d, s in zip(self._dtypes, self._shapes)]
+
+
+class FromList(Dataset):
+    """``tf.data.experimental.from_list``: one element per item of a list, each of one structure;
+    the spec is the most specific one they all fit (sizes that differ are unknown)."""
+
+    def __init__(self, elements):
+        super().__init__()
+        what = "tf.data.experimental.from_list"
+        if not isinstance(elements, (list, tuple)) or not elements:
+            raise _errors.GradkitValueError(
+                f"Invalid `elements`. `elements` should not be empty ({what} got {elements!r:.60}). If you want an "
+                "empty dataset, use `tf.data.Dataset.range(0)`."
+            )
+        chunks, specs = [], None
+        for index, element in enumerate(elements):
+            structure, leaves = Structure.split(element)
+            components = [as_component(leaf, what) for leaf in leaves]
+            if chunks and structure != chunks[0].structure:
+                raise _errors.GradkitValueError(
+                    f"The two structures don't have the same nested structure ({what}): element 0 is "
+                    f"{chunks[0].structure.describe()} and element {index} is {structure.describe()}. Give every "
+                    "element the same structure."
+                )
+            mine = [TensorSpec(c.shape, c.dtype) for c in components]
+            if specs is not None:
+                specs = [most_specific_compatible(a, b) for a, b in zip(specs, mine)]
+                if None in specs:
+                    raise _errors.GradkitTypeError(
+                        f"{what}: element {index}'s dtypes {[str(s.dtype) for s in mine]} differ from the earlier "
+                        "elements'; give every component one dtype (cast them first)."
+                    )
+            else:
+                specs = mine
+            chunks.append(Chunk.of_element(chunks[0].structure if chunks else structure, components))
+        self._parts, self._specs = chunks, specs
+
+    def _chunks(self):
+        if mismatch(self._parts) is None:
+            yield concat(self._parts, "tf.data.experimental.from_list")
+        else:  # elements of different shapes: a chunk each
+            yield from self._parts
+
+    def _compute_spec(self):
+        return self._parts[0].structure, self._specs
+
+    def _cardinality(self) -> int:
+        return len(self._parts)

@@ -113,13 +113,21 @@ class Structure:
     def describe(self) -> str:
         return str(self.pack(["*"] * self.count))
 
+    def _identity(self) -> tuple:
+        """What makes two structures the same, as TensorFlow's nest compares them: a dict by its
+        set of keys (its components are in sorted-key order), whatever its key order or dict class;
+        a tuple by its class (a namedtuple is not a tuple)."""
+        if self.kind == _DICT:
+            return (self.kind, tuple(_sorted(self.keys)), self.children)
+        return (self.kind, self.cls, self.children)
+
     def __eq__(self, other):
         if not isinstance(other, Structure):
             return NotImplemented
-        return (self.kind, self.cls, self.keys, self.children) == (other.kind, other.cls, other.keys, other.children)
+        return self._identity() == other._identity()
 
     def __hash__(self):
-        return hash((self.kind, self.cls, self.keys, self.children))
+        return hash(self._identity())
 
 
 LEAF = Structure(_LEAF)

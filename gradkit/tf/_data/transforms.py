@@ -15,7 +15,7 @@ from gradkit._op_errors import FailedPreconditionError
 
 from .chunks import Chunk
 from .dataset import Dataset, int_arg
-from .options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from .options import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 from .structure import LEAF, Structure, canonical
 
 _INT64 = canonical(np.int64)
@@ -27,7 +27,12 @@ class Passthrough(Dataset):
     def __init__(self, dataset: Dataset, what: str, buffer_size):
         super().__init__(dataset)
         if buffer_size is not None:
-            int_arg(buffer_size, f"tf.data.Dataset.{what}(buffer_size)")
+            size = int_arg(buffer_size, f"tf.data.Dataset.{what}(buffer_size)")
+            if size < AUTOTUNE:
+                raise _errors.GradkitInvalidArgumentError(
+                    f"tf.data.Dataset.{what} got buffer_size={size}: buffer_size must be >= 0, or -1 "
+                    "(tf.data.AUTOTUNE) for auto-tuning."
+                )
 
     def _chunks(self):
         return self._inputs[0]._chunks()
