@@ -168,6 +168,11 @@ class SliceAssignmentError(AssignmentError, InvalidArgumentError):
     ``InvalidArgumentError``, which its eager strided-slice assignment raises."""
 
 
+class TapeNotRecordingError(GradkitError, ValueError, RuntimeError):
+    """A call that needs a recording tape (``stop_recording``) on one that is not: TensorFlow's
+    ValueError, and a RuntimeError."""
+
+
 class RecordingError(GradkitError, TypeError):
     """A recorded tensor reached code that would silently drop its gradient."""
 

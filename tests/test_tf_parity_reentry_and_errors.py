@@ -305,6 +305,14 @@ def p_stop_recording_outside_the_context(tf):
         pass
 
 
+def p_stop_recording_nested_in_its_own(tf):
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as t:
+        with t.stop_recording():
+            with t.stop_recording():
+                x * 2.0
+
+
 def p_watch_a_python_number(tf):
     with tf.GradientTape() as t:
         t.watch(3.0)
@@ -378,6 +386,7 @@ def test_reentered_tape_matches_tensorflow_exactly():
         (p_jacobian_of_a_tape_never_entered, "recorded nothing"),
         (p_reset_outside_the_context, "not recording"),
         (p_stop_recording_outside_the_context, "needs the tape to be recording"),
+        (p_stop_recording_nested_in_its_own, "already stopped"),
         (p_watch_a_python_number, "watch takes Variables"),
         (p_batch_jacobian_of_a_vector_target, "target of rank 2 or more"),
         (p_batch_jacobian_with_respect_to_a_vector, "source of rank 2 or more"),
@@ -444,3 +453,17 @@ def test_a_none_output_gradient_is_refused_as_tensorflow_refuses_it(structured):
         target, cotangents = ([y, w], [None, tf.constant([1.0, 10.0])]) if structured else (w, [None])
         with pytest.raises(ValueError, match=r"\[gradkit\] output_gradients\[0\] is None" if tf is gtf else "None"):
             t.gradient(target, x, output_gradients=cotangents)
+
+
+def test_stop_recording_refusals_are_both_of_tensorflows_classes():
+    """TensorFlow raises RuntimeError for a tape never entered and ValueError for one whose
+    recording is stopped; gradkit's error is both."""
+    for program, kind in (
+        (p_stop_recording_outside_the_context, RuntimeError),
+        (p_stop_recording_nested_in_its_own, ValueError),
+    ):
+        with pytest.raises(kind, match="not recording"):
+            program(tf_real)
+        with pytest.raises(kind, match=r"^\[gradkit\]") as e:
+            program(gtf)
+        assert isinstance(e.value, ValueError) and isinstance(e.value, RuntimeError)

@@ -275,8 +275,14 @@ class GradientTape:
     @contextlib.contextmanager
     def stop_recording(self):
         """Temporarily stop recording on this tape (TensorFlow's ``stop_recording``)."""
-        self._require_recording("stop_recording", _errors.GradkitRuntimeError)  # TensorFlow's type
+        # TensorFlow raises ValueError; the error is a RuntimeError too, as gradkit's was.
+        self._require_recording("stop_recording", _errors.TapeNotRecordingError)
         s = self._session
+        if not s.active & self._bit:  # inside its own stop_recording already: TensorFlow refuses it
+            raise _errors.TapeNotRecordingError(
+                "GradientTape.stop_recording was entered while this tape's recording is already stopped "
+                "(nested in its own stop_recording); TensorFlow raises here. Leave out the inner one."
+            )
         s.active &= ~self._bit
         try:
             yield
