@@ -314,7 +314,7 @@ class MultiHeadAttention(Layer):
         key = value if key is None else key
         for t, arg in ((query, "query"), (value, "value"), (key, "key")):
             _check_rank3(t.shape, arg, what)
-            layer_args.check_float(t, what)
+        query, value, key = (layer_args.float_input(t) for t in (query, value, key))
         built = (self._query_dense.kernel.shape[0], self._key_dense.kernel.shape[0], self._value_dense.kernel.shape[0])
         got = (query.shape[-1], key.shape[-1], value.shape[-1])
         if built != got:

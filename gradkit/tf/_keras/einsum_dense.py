@@ -223,7 +223,7 @@ class EinsumDense(_KerasLayer, Layer):
         return tuple(self._analyze(tuple(input_shape))[2])
 
     def call(self, inputs, training=None):
-        layer_args.check_float(inputs, self._what())
+        inputs = layer_args.float_input(inputs)
         kernel_shape = self._analyze(tuple(inputs.shape))[0]
         if tuple(kernel_shape) != tuple(self.kernel.shape):
             raise _errors.GradkitValueError(

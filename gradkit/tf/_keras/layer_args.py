@@ -91,6 +91,16 @@ def check_rank(shape, rank: int, layout: str, what: str) -> None:
         )
 
 
+def float_input(x):
+    """``x`` as Keras' float layers take it: an integer or bool input in float32, the dtype Keras'
+    ops give it against the layer's float32 weights (a float input as it is)."""
+    if np.issubdtype(np.dtype(x.dtype), np.floating):
+        return x
+    from .. import _array  # (here: gradkit.tf's ops import the Keras layers' helpers)
+
+    return _array.cast(x, "float32")
+
+
 def check_float(x, what: str) -> None:
     if not np.issubdtype(np.dtype(x.dtype), np.floating):
         raise _errors.GradkitTypeError(

@@ -101,7 +101,7 @@ class LayerNormalization(_KerasLayer, Layer):
 
     def call(self, x):
         what = f"tf.keras.layers.LayerNormalization '{self.name}'"
-        layer_args.check_float(x, what)
+        x = layer_args.float_input(x)
         rank = len(x.shape)
         built_for = tuple(v.shape for v in (self.gamma, self.beta) if v is not None)
         if (

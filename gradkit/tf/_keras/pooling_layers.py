@@ -34,7 +34,6 @@ class _Pooling2D(_KerasLayer, Layer):
     def call(self, x):
         what = f"tf.keras.layers.{type(self).__name__} '{self.name}'"
         layer_args.check_rank(x.shape, 4, layout(2, self.data_format, names=True), what)
-        layer_args.check_float(x, what)
         data_format = tf_data_format(2, self.data_format)
         return self._pool(x, self.pool_size, self.strides, self.padding.upper(), data_format)
 

@@ -198,18 +198,19 @@ class _Cell(rnn_cell_dropout.DropoutRNNCell, _KerasLayer, Layer):
             )
         return [_array.cast(s, "float32") if s.dtype != jnp.float32 else s for s in states]
 
-    def check_inputs(self, inputs) -> None:
-        """Refuse inputs that are not ``(batch, features)`` floats of the width the cell was built for."""
+    def check_inputs(self, inputs):
+        """``inputs`` as floats (integers in float32, as in Keras), or an error where they are not
+        ``(batch, features)`` of the width the cell was built for."""
         layer_args.check_rank(inputs.shape, 2, "(batch, features)", self._what())
-        layer_args.check_float(inputs, self._what())
         if inputs.shape[-1] != self.kernel.shape[0]:
             raise _errors.GradkitValueError(
                 f"{self._what()} was built for {self.kernel.shape[0]} features (last axis), but got shape "
                 f"{tuple(inputs.shape)}. Pass {self.kernel.shape[0]} features, or use a new cell."
             )
+        return layer_args.float_input(inputs)
 
     def call(self, inputs, states, training=False):
-        self.check_inputs(inputs)
+        inputs = self.check_inputs(inputs)
         checked = self.check_states(states, inputs.shape[0])
         masks = rnn_cell_dropout.call_masks(self, tuple(inputs.shape), training)
         output, (new_states,) = _stack_step_op(inputs, [checked], [self._params()], [masks], specs=(self._spec(),))
@@ -368,7 +369,7 @@ class StackedRNNCells(_KerasLayer, Layer):
                 "states), as Keras does: stack.get_initial_state(batch_size) gives them."
             )
         if builtin(self):
-            self.cells[0].check_inputs(inputs)
+            inputs = self.cells[0].check_inputs(inputs)
             checked = [cell.check_states(s, inputs.shape[0]) for cell, s in zip(self.cells, states)]
             params = [cell._params() for cell in self.cells]
             masks = stack_masks(self.cells, inputs.shape[0], training)

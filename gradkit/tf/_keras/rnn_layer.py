@@ -183,7 +183,7 @@ class RNN(_KerasLayer, Layer):
                 f"{self._what()} takes inputs of rank 3 or more ((batch, timesteps, features...)), as Keras does, "
                 f"but got shape {tuple(sequences.shape)}."
             )
-        layer_args.check_float(sequences, self._what())
+        sequences = layer_args.float_input(sequences)
         batch = sequences.shape[0]
         if self.stateful:
             rnn_state.check_batch(self, batch)
