@@ -268,6 +268,27 @@ def test_set_shape_of_a_py_function_result_gives_the_element_spec():
     assert spec == ((2,), "f")
 
 
+def test_ensure_shape_of_a_py_function_result_gives_the_element_spec():
+    def program(tf):
+        def g(x):
+            return tf.ensure_shape(
+                tf.py_function(lambda v: np.ones((2,), np.float32) * v.numpy(), [x], tf.float32), [2]
+            )
+
+        return tf.data.Dataset.range(3).map(g)
+
+    _elements_, spec, _ = _same(program)
+    assert spec == ((2,), "f")
+
+
+def test_ensure_shape_that_does_not_fit_a_py_function_result_is_refused():
+    def g(x):
+        return gtf.ensure_shape(gtf.py_function(lambda v: np.ones((3,), np.float32), [x], gtf.float32), [2])
+
+    with pytest.raises(ValueError, match=r"\[gradkit\] tf.ensure_shape"):
+        list(gtf.data.Dataset.range(3).map(g))
+
+
 def test_set_shape_that_does_not_fit_a_py_function_result_is_refused():
     def g(x):
         y = gtf.py_function(lambda v: np.ones((3,), np.float32), [x], gtf.float32)

@@ -22,7 +22,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core.variable import Variable
-from gradkit._tape.tensor import Tensor
+from gradkit._tape.tensor import SHAPE_DECLARATIONS, Tensor
 
 from ._array import shape as _shape
 from ._convert import TensorShape, _is_python_value, call, convert, convert_like, known_value
@@ -91,6 +91,13 @@ def ensure_shape(x, shape, name=None):
     size there, or any shape), else an error, as TensorFlow raises. The gradient passes through."""
     x = convert(x)
     want = _dims(shape, "tf.ensure_shape")
+    declarations = getattr(SHAPE_DECLARATIONS, "found", None)
+    if declarations is not None and want is not None:
+        # Traced on stand-in sizes for a dataset's element spec: the shape is kept for the spec
+        # (as Tensor.set_shape keeps it), and checked when the function runs on data.
+        out = call(_identity, x)
+        declarations[id(out)] = list(want)
+        return out
     got = tuple(x.shape)
     if want is not None and (len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got))):
         raise _errors.GradkitValueError(
