@@ -117,3 +117,19 @@ def test_a_loss_weights_dict_shorter_than_the_loss_dict_is_refused():
         ValueError, match=r"\[gradkit\] `loss_weights` must match the number of losses, got 2 losses and 1"
     ):
         model.fit(np.ones((4, 5), np.float32), targets, verbose=0)
+
+
+@pytest.mark.parametrize("loss_weights", [{"b": 0.1}, [0.5]])
+def test_loss_weights_of_another_length_than_a_loss_list_is_refused_as_keras_refuses_it(loss_weights):
+    def run(k):
+        a = k.Input((5,), name="a")
+        model = k.Model(a, [k.layers.Dense(3, name="a_out")(a), k.layers.Dense(1, name="b")(a)])
+        model.compile("sgd", loss=["sparse_categorical_crossentropy", "mse"], loss_weights=loss_weights)
+        model.train_on_batch(np.ones((4, 5), np.float32), [np.zeros((4,), np.int32), np.ones((4, 1), np.float32)])
+
+    with pytest.raises(ValueError, match=r"\[gradkit\] `loss_weights` must match the number of losses, got 2"):
+        run(gtf.keras)
+    keras = pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    with pytest.raises(ValueError, match="must match the number of losses"):
+        run(keras)

@@ -302,6 +302,11 @@ class Layer(LayerLosses, nn.Layer):
         return out
 
     @property
+    def metrics_variables(self) -> list:
+        """Keras': the state Variables of each of ``metrics``, in order."""
+        return [v for metric in self.metrics for v in metric.variables]
+
+    @property
     def activity_regularizer(self):
         """Keras': the regularizer of the layer's outputs (see ``layer_regularization``), or None."""
         return self.__dict__.get("_keras_activity_regularizer")

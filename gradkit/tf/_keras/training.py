@@ -192,6 +192,20 @@ class Trainer:
     def metrics_names(self) -> list:
         return [m.name for m in self.metrics]
 
+    def get_compile_config(self) -> dict:
+        """Keras' ``get_compile_config()``: ``compile``'s arguments, serialized as a ``.keras``
+        file keeps them (``{}`` before ``compile``)."""
+        from . import model_config
+
+        return model_config.get_compile_config(self)
+
+    def compile_from_config(self, config: dict) -> None:
+        """Keras' ``compile_from_config(config)``: ``compile`` with the arguments
+        ``get_compile_config()`` gave."""
+        from . import model_config
+
+        model_config.compile_from_config(self, config)
+
     def reset_metrics(self) -> None:
         for m in self.metrics:
             m.reset_state()

@@ -137,12 +137,17 @@ class CompileLoss:
     def _build(self, y_true: list, outputs: list):
         identifiers = _per_output(self._identifier, outputs, "loss")
         weights = self._loss_weights
-        if isinstance(weights, dict) and isinstance(self._identifier, dict) and len(weights) != len(self._identifier):
+        if (
+            isinstance(weights, (list, tuple, dict))
+            and isinstance(self._identifier, (list, tuple, dict))
+            and len(weights) != len(self._identifier)
+        ):
             # Keras' check: a weight left out would silently count 1.
+            named = isinstance(self._identifier, dict)
+            example = {name: 1.0 for name in self._identifier} if named else [1.0] * len(self._identifier)
             raise _errors.GradkitValueError(
                 f"`loss_weights` must match the number of losses, got {len(self._identifier)} losses and "
-                f"{len(weights)} weights (Keras' error). Give a weight for each loss: loss_weights="
-                f"{ {name: 1.0 for name in self._identifier} }."
+                f"{len(weights)} weights (Keras' error). Give a weight for each loss: loss_weights={example}."
             )
         if len(outputs) == 1 and isinstance(weights, (list, tuple, dict)) and len(weights) == 1:
             weights = next(iter(weights.values())) if isinstance(weights, dict) else weights[0]
@@ -228,6 +233,11 @@ class CompileMetrics:
     @property
     def metrics(self) -> list:
         return [m for _, _, m in self._plain + self._weighted_list]
+
+    @property
+    def variables(self) -> list:
+        """The compiled metrics' state Variables (none before the first update builds them)."""
+        return [v for m in self.metrics for v in m.variables]
 
     def _resolve(self, spec, targets: list, outputs: list, argument: str) -> list:
         if not spec:
