@@ -73,6 +73,7 @@ from . import optimizer_registry as _optimizer_registry
 from . import optimizer_schedule_free as _optimizer_schedule_free
 from . import optimizers as _optimizers
 from . import optimizers_more as _optimizers_more
+from . import pipeline_layer as _pipeline_layer
 from . import pooling_layers_nd as _pooling_layers_nd
 from . import preprocessing_layers as _preprocessing_layers
 from . import progbar as _progbar
@@ -286,6 +287,7 @@ api = Namespace(
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),
         **_members(_category_encoding, "CategoryEncoding"),
         **_members(_discretization, "Discretization"),
+        **_members(_pipeline_layer, "Pipeline"),
         **_members(_image_preprocessing_layers, "Resizing CenterCrop"),
         **_members(_augmentation_layers, "RandomFlip RandomContrast RandomBrightness RandomCrop"),
         **_members(_augmentation_affine_layers, "RandomRotation RandomZoom RandomTranslation"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import numpy as np
 
 from gradkit import _errors
@@ -27,7 +28,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
 from .. import _array, _math
-from .._convert import convert
+from .._convert import convert, wrap
 from . import layer_config
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer
@@ -67,6 +68,47 @@ class Rescaling(KerasNamedLayer, Layer):
 
     def compute_output_shape(self, input_shape):
         return input_shape
+
+    def _keras_config_values(self) -> dict:
+        # Keras writes scale and offset with serialize_keras_object: an array as '__numpy__', a
+        # NumPy scalar as a plain number, a tensor as '__tensor__' (JSON can hold none of them raw).
+        return {"scale": _serialize_value(self.scale), "offset": _serialize_value(self.offset)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("scale", "offset"):
+            if key in config:
+                config[key] = _deserialize_value(config[key])
+        return layer_config.from_config(cls, config)
+
+
+def _serialize_value(value):
+    """``value`` as Keras' ``serialize_keras_object`` writes a number, array or tensor."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value  # Keras' plain types (np.float64, a float, included)
+    if isinstance(value, (list, tuple)):
+        items = [_serialize_value(v) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return {"class_name": "__numpy__", "config": {"value": value.tolist(), "dtype": value.dtype.name}}
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.item()  # Keras: a NumPy scalar (or 0-d array) as a plain Python number
+    if isinstance(value, (Tensor, Variable, jax.Array)):
+        array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+        return {"class_name": "__tensor__", "config": {"value": array.tolist(), "dtype": array.dtype.name}}
+    return value
+
+
+def _deserialize_value(value):
+    """What ``_serialize_value`` (or Keras) wrote, back: an array for '__numpy__', a tensor for '__tensor__'."""
+    if isinstance(value, list):
+        return [_deserialize_value(v) for v in value]
+    if isinstance(value, dict) and value.get("class_name") in ("__numpy__", "__tensor__"):
+        inner = value.get("config") or {}
+        array = np.array(inner.get("value"), dtype=inner.get("dtype"))
+        return array if value["class_name"] == "__numpy__" else wrap(convert(array))
+    return value
 
 
 class Normalization(KerasNamedLayer, Layer):
@@ -136,13 +178,17 @@ class Normalization(KerasNamedLayer, Layer):
 
     def adapt(self, data):
         """Learn the mean and variance from ``data``: an array or tensor (one batch), or an iterable
-        of batches, a list included (Keras' streaming update over them)."""
+        of batches, a list included (Keras' streaming update over them); of a batch that is a tuple
+        (a dataset of ``(x, y)`` pairs yields them), only ``x`` counts, as in Keras."""
         if isinstance(data, (np.ndarray, Tensor, Variable)) or (
             hasattr(data, "__array__") and not isinstance(data, list)
         ):
             batches, whole = [np.asarray(data, np.float64)], True
         elif hasattr(data, "__iter__"):
-            batches, whole = [np.asarray(b, np.float64) for b in data], False
+            # Keras' _extract_batch: a batch that is a tuple ((x, y), (x, y, sample_weight), as a
+            # dataset of pairs yields) gives its first item; the labels take no part.
+            batches = [np.asarray(b[0] if isinstance(b, tuple) else b, np.float64) for b in data]
+            whole = False
             if not batches:
                 raise _errors.GradkitValueError(
                     "Normalization.adapt got an empty iterable (no batches): pass at least one batch, e.g. "
