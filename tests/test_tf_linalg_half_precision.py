@@ -13,6 +13,9 @@ import gradkit.tf as gtf
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float16)
 RHS = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]], np.float16)
 A32, B32 = SPD.astype(np.float32), RHS.astype(np.float32)
+# 4x4 and larger: jax's det/slogdet go through an LU factorization, which has no float16 kernel.
+M4 = (np.random.default_rng(6).standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float16)
+M4_32 = M4.astype(np.float32)
 
 CASES = {
     "solve": (lambda tf, a: tf.linalg.solve(a, tf.constant(RHS)), lambda a: np.linalg.solve(a, B32)),
@@ -23,6 +26,15 @@ CASES = {
     "lstsq": (lambda tf, a: tf.linalg.lstsq(a, tf.constant(RHS)), lambda a: np.linalg.lstsq(a, B32, rcond=None)[0]),
     "pinv": (lambda tf, a: tf.linalg.pinv(a), np.linalg.pinv),
     "spectral_norm": (lambda tf, a: tf.norm(a, ord=2, axis=[-2, -1]), lambda a: np.linalg.norm(a, 2)),
+    "det_4x4": (lambda tf, a: tf.linalg.det(tf.constant(M4)), lambda a: np.linalg.det(M4_32)),
+    "det_3x3": (lambda tf, a: tf.linalg.det(a), np.linalg.det),
+    "slogdet_sign_4x4": (lambda tf, a: tf.linalg.slogdet(tf.constant(M4))[0], lambda a: np.linalg.slogdet(M4_32)[0]),
+    "slogdet_log_abs_4x4": (lambda tf, a: tf.linalg.slogdet(tf.constant(M4))[1], lambda a: np.linalg.slogdet(M4_32)[1]),
+    "slogdet_batched_4x4": (
+        lambda tf, a: tf.linalg.slogdet(tf.constant(np.stack([M4, -M4[::-1]])))[1],
+        lambda a: np.linalg.slogdet(np.stack([M4_32, -M4_32[::-1]]))[1],
+    ),
+    "keras_det_4x4": (lambda tf, a: tf.keras.ops.linalg.det(M4), lambda a: np.linalg.det(M4_32)),
     "lu_reconstructed": (
         lambda tf, a: tf.linalg.lu_reconstruct(*tf.linalg.lu(a)),
         lambda a: a,
@@ -65,3 +77,17 @@ def test_inv_and_qr_of_float16_match_tensorflow(op):
     for x, y in zip(ours if op == "qr" else [ours], theirs if op == "qr" else [theirs]):
         assert x.dtype.name == y.dtype.name == "float16"
         np.testing.assert_allclose(np.asarray(x, np.float32), y.numpy().astype(np.float32), atol=2e-3)
+
+
+def test_gradient_through_float16_det_and_slogdet_of_a_4x4_matrix():
+    a = gtf.Variable(M4)
+    with gtf.GradientTape() as tape:
+        loss = gtf.linalg.det(a) / 100 + gtf.linalg.slogdet(a)[1]
+    grad = tape.gradient(loss, a)
+    assert grad.dtype == gtf.float16
+
+    def reference(m):
+        return jnp.linalg.det(m) / 100 + jnp.linalg.slogdet(m)[1]
+
+    expected = np.asarray(jax.grad(reference)(jnp.asarray(M4_32)))
+    np.testing.assert_allclose(np.asarray(grad, np.float32), expected, rtol=1e-2, atol=1e-2)

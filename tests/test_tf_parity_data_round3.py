@@ -440,3 +440,42 @@ def test_get_structure():
         assert _spec(tf.data.experimental.get_structure(iter(ds))) == _spec(structure)
         with pytest.raises(TypeError, match="Invalid `dataset_or_iterator`"):
             tf.data.experimental.get_structure([1])
+
+
+# -- Dataset.range of a tensor traced by tf.function --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make,argument",
+    [
+        (lambda tf, n: tf.data.Dataset.range(n), "stop"),
+        (lambda tf, n: tf.data.Dataset.range(1, n), "stop"),
+        (lambda tf, n: tf.data.Dataset.range(0, 8, n), "step"),
+    ],
+)
+def test_range_of_a_traced_tensor_says_to_build_the_dataset_outside_the_function(make, argument):
+    @gtf.function
+    def mk(n):
+        return make(gtf, n).map(lambda x: x * x)
+
+    with pytest.raises(
+        TypeError,
+        match=rf"\[gradkit\] tf\.data\.Dataset\.range got {argument} as a tensor traced by a tf\.function.*"
+        rf"Build the dataset outside the tf\.function.*Python int",
+    ):
+        mk(gtf.constant(4))
+    with pytest.raises(gtf.errors.OperatorNotAllowedInGraphError):
+        mk(gtf.constant(3))
+
+
+def test_range_inside_tf_function_of_python_ints_and_of_outside_values():
+    tf_real = _tf()
+    for tf in (tf_real, gtf):
+
+        @tf.function
+        def mk(n, tf=tf):
+            return tf.data.Dataset.range(n).map(lambda x: x * x)
+
+        assert [int(v) for v in mk(4)] == [0, 1, 4, 9]
+        squares = mk(3)
+        assert [int(v) for v in squares] == [0, 1, 4]

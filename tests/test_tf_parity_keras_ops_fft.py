@@ -7,6 +7,7 @@ TensorFlow (values, dtype names and shapes); the differentiable ones against Ten
 gradients (``gtf.GradientTape`` vs ``tf.GradientTape``); and on the functional API's KerasTensors.
 """
 
+import jax
 import numpy as np
 import pytest
 from keras_ops_results import assert_same, case_ids, plain
@@ -199,7 +200,9 @@ def test_no_keras_math_names_are_missing():
         (lambda ops: ops.fft((RE, IM[:, :3])), ValueError, r"one shape and dtype.*float32\[2,3\]"),
         (lambda ops: ops.fft((RE.astype(np.int32), IM)), TypeError, r"float32 or float64.*int32.*cast"),
         (lambda ops: ops.fft2((RE[0], IM[0])), ValueError, r"last 2 axes.*rank 1.*expand_dims"),
-        (lambda ops: ops.rfft(RE.astype(np.int32)), TypeError, r"rfft.*got dtype int32"),
+        (lambda ops: ops.rfft(ops.cast(RE, "int32")), TypeError, r"rfft.*got dtype int32"),
+        (lambda ops: ops.rfft(ops.cast(RE, "float16")), ValueError, r"rfft.*got dtype float16"),
+        (lambda ops: ops.fft(([1, 2], [3, 4])), ValueError, r"float32 or float64.*int32"),
         (lambda ops: ops.irfft((RE[:, :1], IM[:, :1])), ValueError, r"length 0.*fft_length"),
         (lambda ops: ops.stft(SIGNAL, 8, 4, 4), ValueError, r"fft_length=4 < sequence_length=8"),
         (lambda ops: ops.stft(SIGNAL, 8, 0, 8), ValueError, r"sequence_stride=0.*at least 1"),
@@ -222,3 +225,90 @@ def test_no_keras_math_names_are_missing():
 def test_bad_input_raises_a_gradkit_error(call, kind, text):
     with pytest.raises(kind, match=r"\[gradkit\].*" + text):
         call(gtf.keras.ops)
+
+
+# NumPy arrays and Python lists: TensorFlow converts them to the transform's preferred dtype
+# (float32 for rfft, complex64 for fft and irfft), whatever their own; tensors keep theirs.
+CONVERTED_SIGNALS = [
+    ("np.int32", np.arange(8, dtype=np.int32)),
+    ("np.int64", np.arange(8, dtype=np.int64)),
+    ("np.float16", np.linspace(-1, 1, 8).astype(np.float16)),
+    ("np.float64", np.linspace(-1, 1, 8)),
+    ("np.bool", np.arange(8) % 3 == 0),
+    ("list_int", list(range(8))),
+    ("list_float", [0.5 * i for i in range(8)]),
+]
+SIGNAL_CALLS = {
+    "signal.rfft": lambda tf, ops, x: tf.signal.rfft(x),
+    "signal.rfft2d": lambda tf, ops, x: tf.signal.rfft2d(
+        np.reshape(x, (2, 4)).tolist() if isinstance(x, list) else np.reshape(x, (2, 4))
+    ),
+    "signal.fft": lambda tf, ops, x: tf.signal.fft(x),
+    "signal.irfft": lambda tf, ops, x: tf.signal.irfft(x),
+    "keras.rfft": lambda tf, ops, x: ops.rfft(x),
+}
+
+
+def _outcome(call):
+    try:
+        out = call()
+    except Exception as e:  # noqa: BLE001 - the outcome compared is the exception's kind
+        return type(e)
+    return [(np.dtype(np.asarray(o).dtype).name, np.asarray(o)) for o in (out if isinstance(out, tuple) else [out])]
+
+
+@pytest.mark.parametrize("label,x", CONVERTED_SIGNALS, ids=[c[0] for c in CONVERTED_SIGNALS])
+@pytest.mark.parametrize("name", sorted(SIGNAL_CALLS))
+def test_numpy_arrays_and_lists_convert_as_tensorflow_converts_them(name, label, x):
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    want = _outcome(lambda: SIGNAL_CALLS[name](tf, keras.ops, x))
+    got = _outcome(lambda: SIGNAL_CALLS[name](gtf, gtf.keras.ops, x))
+    assert not isinstance(want, type), f"TensorFlow refuses {name}({label}): {want}"
+    assert not isinstance(got, type), f"gradkit refuses {name}({label}): {got}"
+    assert [d for d, _ in got] == [d for d, _ in want]
+    for (_, g), (_, w) in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3)
+
+
+KEPT_DTYPE_CALLS = {
+    "keras.fft": lambda tf, ops, x: ops.fft((x, x)),
+    "keras.irfft": lambda tf, ops, x: ops.irfft((x, x)),
+    "keras.stft": lambda tf, ops, x: ops.stft(x, 4, 2, 4),
+    "signal.stft": lambda tf, ops, x: tf.signal.stft(x, 4, 2),
+}
+
+
+@pytest.mark.parametrize("label,x", CONVERTED_SIGNALS, ids=[c[0] for c in CONVERTED_SIGNALS])
+@pytest.mark.parametrize("name", sorted(KEPT_DTYPE_CALLS))
+def test_ops_that_keep_the_dtype_refuse_what_keras_refuses(name, label, x):
+    """Keras' complex ops and stft (and tf.signal.stft) keep a NumPy array's dtype and a list's
+    convert_to_tensor dtype (int32 for ints), refusing all but float32/float64."""
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    want = _outcome(lambda: KEPT_DTYPE_CALLS[name](tf, keras.ops, x))
+    got = _outcome(lambda: KEPT_DTYPE_CALLS[name](gtf, gtf.keras.ops, x))
+    if name == "keras.stft" and isinstance(x, list):
+        # Keras' stft reads x.dtype, an AttributeError for a list; gradkit converts the list as
+        # convert_to_tensor does: ints to int32 (refused), floats to float32.
+        want = TypeError if isinstance(x[0], int) else [("float32", None)] * 2
+    if isinstance(want, type):
+        assert isinstance(got, type) and issubclass(got, want), (want, got)
+    else:
+        assert not isinstance(got, type), f"gradkit refuses {name}({label}): {got}"
+        canonical = [jax.dtypes.canonicalize_dtype(np.dtype(d)).name for d, _ in want]  # float64 without x64
+        assert [d for d, _ in got] == canonical
+
+
+def test_tensors_of_other_dtypes_are_still_refused():
+    for bad in (gtf.constant([0, 1, 2, 3]), gtf.constant([0.0, 1.0, 2.0, 3.0], gtf.float16)):
+        with pytest.raises(ValueError, match=r"\[gradkit\] tf\.signal\.rfft takes a float32 or float64 tensor"):
+            gtf.signal.rfft(bad)
+        with pytest.raises(ValueError, match=r"\[gradkit\] tf\.keras\.ops\.rfft takes x as a float32 or float64"):
+            gtf.keras.ops.rfft(bad)
+
+
+def test_rfft_refuses_a_complex_numpy_array_rather_than_dropping_its_imaginary_part():
+    z = np.array([1 + 2j, 3 - 1j, 0, 1j])
+    with pytest.raises(ValueError, match=r"\[gradkit\] tf\.signal\.rfft takes a real signal.*complex128.*np\.real"):
+        gtf.signal.rfft(z)

@@ -324,3 +324,71 @@ def test_functional_model_records_image_ops():
     outputs = gtf.keras.ops.image.resize(gtf.keras.ops.image.rgb_to_grayscale(inputs), (3, 3))
     model = gtf.keras.Model(inputs, outputs)
     assert tuple(model(IMG).shape) == (2, 3, 3, 1)
+
+
+# -- bfloat16 images: TensorFlow's color kernels and Keras' affine_transform take them -------------
+
+BF16_CALLS = {
+    "tf.image.rgb_to_hsv": lambda tf, ops, x: tf.image.rgb_to_hsv(x),
+    "tf.image.hsv_to_rgb": lambda tf, ops, x: tf.image.hsv_to_rgb(x),
+    "tf.image.rgb_to_grayscale": lambda tf, ops, x: tf.image.rgb_to_grayscale(x),
+    "tf.image.rgb_to_yiq": lambda tf, ops, x: tf.image.rgb_to_yiq(x),
+    "tf.image.yuv_to_rgb": lambda tf, ops, x: tf.image.yuv_to_rgb(x),
+    "tf.image.adjust_hue": lambda tf, ops, x: tf.image.adjust_hue(x, 0.2),
+    "tf.image.adjust_saturation": lambda tf, ops, x: tf.image.adjust_saturation(x, 1.5),
+    "keras.rgb_to_hsv": lambda tf, ops, x: ops.image.rgb_to_hsv(x),
+    "keras.hsv_to_rgb": lambda tf, ops, x: ops.image.hsv_to_rgb(x),
+    "keras.affine_transform": lambda tf, ops, x: ops.image.affine_transform(x, ROT),
+    "keras.affine_transform_nearest": lambda tf, ops, x: ops.image.affine_transform(
+        x, SHIFT, interpolation="nearest", fill_mode="nearest"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BF16_CALLS))
+def test_bfloat16_images_are_taken_as_tensorflow_takes_them(name):
+    tf = pytest.importorskip("tensorflow")
+    keras = pytest.importorskip("keras")
+    want = BF16_CALLS[name](tf, keras.ops, tf.cast(IMG, tf.bfloat16))
+    got = BF16_CALLS[name](gtf, gtf.keras.ops, gtf.cast(IMG, gtf.bfloat16))
+    assert got.dtype.name == want.dtype.name == "bfloat16"
+    assert tuple(got.shape) == tuple(want.shape)
+    # TensorFlow's bfloat16 kernels round at other steps: within a couple of bfloat16 steps.
+    np.testing.assert_allclose(
+        np.asarray(gtf.cast(got, gtf.float32)), tf.cast(want, tf.float32).numpy(), rtol=2e-2, atol=1e-2
+    )
+
+
+def test_bfloat16_affine_transform_has_a_gradient():
+    x = gtf.Variable(gtf.cast(IMG, gtf.bfloat16))
+    with gtf.GradientTape() as tape:
+        loss = gtf.reduce_sum(gtf.cast(gtf.keras.ops.image.affine_transform(x, ROT), gtf.float32))
+    grad = tape.gradient(loss, x)
+    assert grad.dtype == gtf.bfloat16 and tuple(grad.shape) == IMG.shape
+
+
+# -- crop_images: crops larger than the image ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs,word",
+    [
+        (dict(top_cropping=3, bottom_cropping=3, left_cropping=0, right_cropping=0), "target_height"),
+        (dict(top_cropping=0, bottom_cropping=0, left_cropping=4, right_cropping=3), "target_width"),
+        (dict(top_cropping=2, bottom_cropping=4, left_cropping=0, right_cropping=0), "target_height"),
+    ],
+)
+def test_crop_images_refuses_crops_larger_than_the_image_as_keras_does(kwargs, word):
+    keras = pytest.importorskip("keras")
+    with pytest.raises(ValueError, match=f"{word} must be >= 0"):
+        keras.ops.image.crop_images(IMG, **kwargs)
+    with pytest.raises(ValueError, match=rf"\[gradkit\].*crop_images: {word} must be >= 0.*size [56]"):
+        gtf.keras.ops.image.crop_images(IMG, **kwargs)
+
+
+def test_crop_images_may_crop_the_whole_image_away():
+    keras = pytest.importorskip("keras")
+    kwargs = dict(top_cropping=2, bottom_cropping=3, left_cropping=1, right_cropping=1)  # height 5: nothing left
+    want = keras.ops.image.crop_images(IMG, **kwargs)
+    got = gtf.keras.ops.image.crop_images(IMG, **kwargs)
+    assert tuple(got.shape) == tuple(want.shape) == (2, 0, 4, 3)

@@ -322,3 +322,48 @@ def test_no_keras_ops_name_is_missing():
 def test_bad_input_raises_a_gradkit_error(call, kind, text):
     with pytest.raises(kind, match=r"\[gradkit\].*" + text):
         call(gtf.keras.ops)
+
+
+# -- associative_scan on the functional API's KerasTensors ---------------------------------------
+
+X_SEQ = _RNG.normal(size=(2, 5, 3)).astype(np.float32)
+
+
+def _symbolic_scans(ops):
+    return {
+        "cumsum_axis1": (lambda inp: ops.associative_scan(_sum, inp, axis=1), [(5, 3)]),
+        "cumprod_reverse": (lambda inp: ops.associative_scan(lambda a, b: a * b, inp, reverse=True, axis=1), [(5, 3)]),
+        "pair_of_inputs": (lambda a, b: ops.associative_scan(_pair, [a, b], axis=1), [(5, 3), (5, 3)]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_symbolic_scans(None)))
+def test_associative_scan_builds_a_functional_model_as_keras_does(name):
+    keras = pytest.importorskip("keras")
+    outs = {}
+    for mod, ops in ((keras, keras.ops), (gtf.keras, gtf.keras.ops)):
+        fn, shapes = _symbolic_scans(ops)[name]
+        inputs = [mod.Input(s) for s in shapes]
+        out = fn(*inputs)
+        flat = out if isinstance(out, (list, tuple)) else [out]
+        model = mod.Model(inputs if len(inputs) > 1 else inputs[0], out)
+        got = model([X_SEQ + i for i in range(len(inputs))] if len(inputs) > 1 else X_SEQ)
+        got = got if isinstance(got, (list, tuple)) else [got]
+        outs[mod] = ([tuple(t.shape) for t in flat], [np.asarray(g) for g in got])
+    (want_shapes, want), (got_shapes, got) = outs[keras], outs[gtf.keras]
+    assert got_shapes == want_shapes
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_associative_scan_on_a_keras_tensor_keeps_the_input_shape_and_trains():
+    inp = gtf.keras.Input((5, 3))
+    out = gtf.keras.ops.associative_scan(_sum, gtf.keras.layers.Dense(3)(inp), axis=1)
+    assert tuple(out.shape) == (None, 5, 3)
+    model = gtf.keras.Model(inp, out)
+    np.testing.assert_allclose(
+        np.asarray(model(X_SEQ)), np.cumsum(np.asarray(model.layers[1](X_SEQ)), axis=1), rtol=1e-5, atol=1e-5
+    )
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(X_SEQ, np.zeros_like(X_SEQ), epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()

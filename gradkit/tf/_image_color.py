@@ -73,8 +73,9 @@ def pixels_arg(
             f"tf.image.{fn} got a tensor of shape {list(images.shape)}: its last axis must hold {channels} "
             f"channel{'s' if channels > 1 else ''}, as TensorFlow requires."
         )
-    kind = np.dtype(images.dtype).kind
-    if (floats_only and kind != "f" and images.dtype != jnp.bfloat16) or kind not in "iuf":
+    # bfloat16 is a float to TensorFlow's image kernels (NumPy calls its kind "V").
+    kind = "f" if images.dtype == jnp.bfloat16 else np.dtype(images.dtype).kind
+    if (floats_only and kind != "f") or kind not in "iuf":
         wanted = "float" if floats_only else "integer or float"
         raise dtype_error(
             f"tf.image.{fn} got a {images.dtype} image; TensorFlow's kernel takes {wanted} images. "

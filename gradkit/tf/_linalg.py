@@ -57,6 +57,7 @@ def inv(input, adjoint=False, name=None):  # noqa: A002
     return call(_inv, x, adjoint=bool(adjoint))
 
 
+@_linalg_half.via_float32
 def _det(x):
     if x.shape[-1] == 0:  # 1 for each 0x0 matrix (jax's derivative rule cannot index one)
         return jnp.ones(x.shape[:-2], x.dtype) + jnp.sum(x, axis=(-2, -1))
@@ -114,6 +115,7 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     return call(_matvec, convert(a), convert(b), transpose=bool(transpose_a or adjoint_a), conjugate=bool(adjoint_a))
 
 
+@_linalg_half.via_float32
 def _slogdet(x):
     sign, log_abs = jnp.linalg.slogdet(x)
     return sign, log_abs.astype(x.dtype)  # TensorFlow's log|det| has the input's dtype, complex too

@@ -2,7 +2,9 @@
 forms ``rfft``/``irfft`` (1-3-D) with TensorFlow's ``fft_length``, and ``fftshift``/``ifftshift``.
 
 ``fft`` and ``ifft`` take complex tensors only, as TensorFlow (cast a real one first); ``rfft``
-takes float32 or float64 and gives complex64 or complex128. ``fft_length`` crops or zero-pads
+takes float32 or float64 and gives complex64 or complex128. As in TensorFlow, Python values and
+NumPy arrays of any number dtype are converted first: to float32 for ``rfft`` (an int, float16 or
+float64 array too), to complex64 for ``fft`` and ``irfft``. ``fft_length`` crops or zero-pads
 each transformed axis of the input to its length (for ``irfft`` the innermost axis to
 ``fft_length[-1] // 2 + 1`` bins), and is by default the input's inner shape (``irfft``:
 ``2 * (bins - 1)`` innermost). Gradients are the exact derivatives of these transforms,
@@ -56,9 +58,21 @@ def _input(value, rank, what, allowed, python_dtype, dtype_error, rank_error):
     # As TensorFlow converts Python values: numbers to the preferred dtype (booleans too for the
     # real transforms, not for the complex kernels), complex numbers to complex128 (complex64
     # without jax_enable_x64).
+    # A NumPy array (or scalar) converts to the preferred dtype whatever its own: an int, bool,
+    # float16 or float64 array becomes float32 for the real transforms and complex64 for the complex
+    # ones (a complex128 array too); only tensors must have an allowed dtype already.
     convertible = "biuf" if python_dtype in _REAL else "iuf"
     if _is_python_value(value) and np.asarray(value).dtype.kind in convertible:
         x = convert(value, python_dtype)
+    elif isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc":
+        if value.dtype.kind == "c" and python_dtype in _REAL:
+            # TensorFlow drops the imaginary part here (NumPy's ComplexWarning); refused instead.
+            raise dtype_error(
+                f"{what} takes a real signal, but got a NumPy array of dtype {value.dtype.name}: TensorFlow would "
+                f"silently drop its imaginary part. Pass {what}(np.real(x)) for the real part, or use "
+                f"tf.signal.fft{'' if rank == 1 else f'{rank}d'} for a complex signal."
+            )
+        x = convert(np.asarray(value).astype(python_dtype))
     else:
         x = convert(value)
     if np.dtype(x.dtype) not in allowed:

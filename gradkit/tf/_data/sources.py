@@ -18,7 +18,7 @@ from .. import _dtypes
 from .._function import TensorSpec
 from .chunks import Chunk, concat, mismatch
 from .dataset import Dataset, int_arg
-from .structure import LEAF, Structure, as_component, canonical, most_specific_compatible
+from .structure import _TRACED, LEAF, Structure, as_component, canonical, most_specific_compatible
 
 _RANGE_BLOCK = 1 << 16  # elements of a range made at a time
 
@@ -96,7 +96,19 @@ class Range(Dataset):
                 f"Invalid `args`. The length of `args` should be between 1 and 3 but was {len(args)}: "
                 "tf.data.Dataset.range(stop) or range(start, stop[, step])."
             )
-        values = [int_arg(a, "tf.data.Dataset.range") for a in args]
+        names = ("stop",) if len(args) == 1 else ("start", "stop", "step")
+        values = []
+        for argument, value in zip(names, args):
+            try:
+                values.append(int_arg(value, "tf.data.Dataset.range"))
+            except _TRACED as error:
+                raise _errors.TracedValueNeededError(
+                    f"tf.data.Dataset.range got {argument} as a tensor traced by a tf.function (one computed from "
+                    "the function's arguments): gradkit makes a dataset's elements when the dataset is made, so "
+                    "their number must be known while the function is traced. Build the dataset outside the "
+                    f"tf.function and pass it in (or iterate it outside), or pass {argument} as a Python int (a "
+                    "Python argument of the function, for which tf.function traces anew)."
+                ) from error
         start, stop, step = (0, values[0], 1) if len(values) == 1 else (*values, 1)[:3]
         if step == 0:
             raise _errors.GradkitInvalidArgumentError("step must be a non-zero integer: tf.data.Dataset.range got 0.")

@@ -139,7 +139,7 @@ def affine_transform(
             f"{what} got images of shape {list(images.shape)}: it takes rank 3 (one image) or rank 4 (a batch), "
             "as Keras does."
         )
-    if not np.issubdtype(np.dtype(images.dtype), np.floating):
+    if not jnp.issubdtype(images.dtype, jnp.floating):  # bfloat16 too (not a NumPy floating type)
         raise _errors.GradkitTypeError(
             f"{what} got {np.dtype(images.dtype).name} images; it samples between pixels, so it takes floats. "
             "Cast them first: tf.cast(images, tf.float32)."

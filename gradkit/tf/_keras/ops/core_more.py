@@ -26,6 +26,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
 from ... import _array, _custom, _ordering
+from .. import functional
 from . import dispatch
 from .dispatch import keras_op, tensor
 
@@ -57,11 +58,18 @@ def associative_scan(f, elems, reverse=False, axis=0):
     """``keras.ops.associative_scan(f, elems, reverse=False, axis=0)``: the inclusive scan of ``elems``
     (a tensor or a nest of tensors of one length along ``axis``) by the associative ``f(a, b)``:
     ``[e0, f(e0, e1), f(f(e0, e1), e2), ...]``; ``reverse`` scans from the end (results in
-    ``elems``' order)."""
+    ``elems``' order). On the functional API's KerasTensors it records a node, as Keras does."""
     if not callable(f):
         raise _errors.GradkitTypeError(
             f"tf.keras.ops.associative_scan takes a callable f(a, b), but got f={f!r} (Keras raises TypeError)."
         )
+    if functional.is_symbolic(elems):
+        # Not through keras_op: on tensors, an error raised by the user's f keeps its own message.
+        return _symbolic_associative_scan(f, elems, reverse=reverse, axis=axis)
+    return _associative_scan(f, elems, reverse, axis)
+
+
+def _associative_scan(f, elems, reverse=False, axis=0):
     leaves, treedef = jax.tree_util.tree_flatten(elems, is_leaf=_is_leaf)
     leaves = [tensor(v) for v in leaves]
     if not leaves:
@@ -94,6 +102,9 @@ def associative_scan(f, elems, reverse=False, axis=0):
     if reverse:
         out = [_ordering.reverse(v, [axis]) for v in out]
     return jax.tree_util.tree_unflatten(treedef, out)
+
+
+_symbolic_associative_scan = keras_op(_associative_scan, "associative_scan")
 
 
 def custom_gradient(f):

@@ -203,6 +203,13 @@ def _sides(name, image_size, before, after, target, words):
                 f"{_where(name)}: {k} must be >= 0, but the other two arguments make it {v} for an axis of size "
                 f"{image_size}. Received: " + ", ".join(f"{k2}={v2}" for k2, v2 in given.items())
             )
+    if target is None and name == "crop_images" and before + after > image_size:
+        # Keras infers the kept size, image_size - before - after, and raises ValueError when it is < 0.
+        raise _errors.GradkitValueError(
+            f"{_where(name)}: {words[2]} must be >= 0, but {words[0]}={before} and {words[1]}={after} crop "
+            f"{before + after} pixels from an axis of size {image_size}, which makes it {image_size - before - after}. "
+            f"Crop at most {image_size} pixels in all along it."
+        )
     return int(before), int(after)
 
 

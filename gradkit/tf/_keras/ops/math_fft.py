@@ -37,12 +37,21 @@ _WINDOWS = {"hann": _signal_windows.hann_window, "hamming": _signal_windows.hamm
 # -- arguments --------------------------------------------------------------------------------
 
 
-def _float_signal(x, name, what="x"):
-    """``x`` as a float32/float64 tensor (a Python list of numbers as float32, as TensorFlow converts it)."""
-    x = tensor(x, "float32") if _is_python_value(x) else tensor(x)
+class SignalDtypeError(_errors.GradkitTypeError, ValueError):
+    """A signal of a dtype the Fourier ops refuse: Keras' TensorFlow backend raises ValueError (``rfft``
+    of an int tensor, a complex op's int parts) or TypeError (float16 parts, ``stft``), so both."""
+
+
+def _float_signal(x, name, what="x", converts=False):
+    """``x`` as a float32/float64 tensor. With ``converts`` (``rfft``, which passes ``x`` straight to
+    ``tf.signal.rfft``), a Python number or list and a NumPy array of any number dtype become float32
+    first, as TensorFlow converts them; otherwise they keep Keras' ``convert_to_tensor`` dtype (a list
+    of ints is int32, a NumPy array keeps its dtype) and only float32/float64 pass."""
+    python_or_numpy = _is_python_value(x) or isinstance(x, (np.ndarray, np.generic))
+    x = tensor(x, "float32") if converts and python_or_numpy and np.asarray(x).dtype.kind in "biuf" else tensor(x)
     dtype = np.dtype(x.dtype).name
     if dtype not in _FLOATS:
-        raise _errors.GradkitTypeError(
+        raise SignalDtypeError(
             f"tf.keras.ops.{name} takes {what} as a float32 or float64 tensor (Keras' TensorFlow backend refuses "
             f"other dtypes), but got dtype {dtype}. Cast it first: tf.keras.ops.cast(x, 'float32')."
         )
@@ -124,7 +133,7 @@ def rfft(x, fft_length=None):
     """``keras.ops.rfft(x, fft_length=None)``: the Fourier transform of the real signal ``x`` along its
     last axis, cropped or zero-padded to ``fft_length`` samples; its ``fft_length // 2 + 1`` unique
     frequencies as ``(real, imag)``."""
-    x = _float_signal(x, "rfft")
+    x = _float_signal(x, "rfft", converts=True)
     _at_least_rank(x, 1, "rfft")
     return _parts(_signal_fft.rfft(x, [_fft_length(fft_length, x.shape[-1], "rfft")]))
 
