@@ -313,3 +313,23 @@ def test_a_build_of_several_shapes_gets_one_per_tensor_argument():
     assert seen == [((2, 3), (2, 4)), ((None, 3), (None, 4))]  # Keras 3: build(x_shape, gate_shape)
     np.testing.assert_allclose(out, np.full((2, 3), 0.5))  # x * sigmoid(0), by hand
     assert _two_input_build(tf_real)[0] == seen
+
+
+def test_a_model_of_one_output_in_a_list_returns_the_tensor_on_data_and_the_list_symbolically():
+    """Keras 3's unpack_singleton: ``Model(x, [y])(data)`` is y's tensor, ``predict`` an array; on
+    KerasTensors the call keeps the list. Training with ``y`` or ``[y]`` is the same."""
+    keras = pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    seen = []
+    for k in (keras, gtf.keras):
+        a = k.Input((3,))
+        model = k.Model(a, [k.layers.Dense(2, kernel_initializer="ones")(a)])
+        called, predicted, symbolic = model(x), model.predict(x, verbose=0), model(k.Input((3,)))
+        model.compile("sgd", loss=["mse"])
+        history = model.fit(x, [y], verbose=0).history["loss"]
+        seen.append((isinstance(called, (list, tuple)), type(predicted), type(symbolic), history))
+        np.testing.assert_allclose(np.asarray(called), np.full((4, 2), 3.0))
+    (theirs, ours) = seen
+    assert ours[:3] == (False, np.ndarray, list) and theirs[:3] == (False, np.ndarray, list)
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)

@@ -296,7 +296,12 @@ class Functional(Model):
         return [t._node.layer.name for t in self.outputs]
 
     def call(self, inputs, training=None, mask=None):
-        return self._keras_graph.run(inputs, self.name, training)
+        out = self._keras_graph.run(inputs, self.name, training)
+        if isinstance(out, (list, tuple)) and len(out) == 1 and not functional.running_symbolically():
+            # Keras' unpack_singleton: Model(x, [y]) called on data gives y's tensor (on KerasTensors,
+            # the list).
+            return out[0]
+        return out
 
     def compute_output_shape(self, input_shape):
         """The outputs' shapes for inputs of ``input_shape``: traced for a model of one input and one
