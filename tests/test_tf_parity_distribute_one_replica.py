@@ -111,3 +111,15 @@ def test_symbolic_gradients_are_refused_with_the_tape_to_use():
     tf = pytest.importorskip("tensorflow")
     with pytest.raises(RuntimeError):  # eager TensorFlow refuses too
         tf.gradients(tf.constant(1.0), tf.constant(2.0))
+
+
+def test_scopes_of_two_strategies_nested_are_refused_as_tensorflow_refuses_them():
+    tf = pytest.importorskip("tensorflow")
+    for lib in (tf, gtf):
+        outer = lib.distribute.MirroredStrategy()
+        with outer.scope(), outer.scope():  # the same strategy again is fine
+            pass
+        with pytest.raises(RuntimeError, match="Mixing different tf.distribute.Strategy objects"):
+            with outer.scope(), lib.distribute.OneDeviceStrategy("/cpu:0").scope():
+                pass
+        assert not lib.distribute.has_strategy()

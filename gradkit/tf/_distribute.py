@@ -105,6 +105,12 @@ class Strategy:
     @contextlib.contextmanager
     def scope(self):
         """Variables and models made inside belong to this strategy (one replica: as anywhere)."""
+        current = _context.strategies[-1] if _context.strategies else None
+        if current is not None and current is not self and current is not _DEFAULT and self is not _DEFAULT:
+            raise _errors.GradkitRuntimeError(  # TensorFlow's RuntimeError
+                f"Mixing different tf.distribute.Strategy objects: {self!r} is not {current!r}. Enter one "
+                "strategy's scope at a time; leave the outer one first."
+            )
         _context.strategies.append(self)
         try:
             yield self
