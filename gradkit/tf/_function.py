@@ -15,6 +15,7 @@ function keeps the tensor it captured when traced (a later call that does not re
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import sys
@@ -290,7 +291,15 @@ class Function:
         self._reduce_retracing = reduce_retracing
         self._traces = TraceTypes(fn, self.input_signature, reduce_retracing)  # TensorFlow's count
         self._key_orders: dict = {}  # per layout, the order of the dict keys its trace returned
+        self._options = dict(jit_compile=jit_compile, reduce_retracing=reduce_retracing, **options)
         functools.update_wrapper(self, fn)
+
+    def __deepcopy__(self, memo):
+        """A new, untraced ``tf.function`` of a deep copy of the Python function (a function is
+        itself, a bound method is bound to the copy of its object) with the same options, as
+        TensorFlow's copy of one; its traces and locks are its own."""
+        signature = copy.deepcopy(self.input_signature, memo)
+        return type(self)(copy.deepcopy(self.python_function, memo), input_signature=signature, **self._options)
 
     def _run(self, layout: _Layout, *traced, seeded):
         seed, traced = (traced[0], traced[1:]) if seeded else (None, traced)

@@ -28,6 +28,12 @@ afresh at each call, as TensorFlow's does. A function holding a runtime check (a
 call it was traced for before saving (``_saved_model_objects.traced_signatures``: tensors by
 shape and dtype, Python values as they were); the loaded function runs the first whose types a
 call fits, a left-out parameter taking its default, and raises where none fits.
+
+A signature function takes one keyword per tensor of its input signature, named as TensorFlow
+names them: the ``TensorSpec``'s name, else its argument's, made unique (``pair``, ``pair_1``).
+An object without functions is saved with its Variables; an object ``load`` made that holds
+functions is refused (its functions are saved programs, not tf.functions to trace again). A
+Variable declared with a None size is exported at any size of that dimension and loaded so.
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _random
 from . import _saved_model_objects as _objects
-from ._convert import convert, wrap
+from ._convert import TensorShape, convert, wrap
 from ._function import Function, TensorSpec
 from ._variables import Variable as TfVariable
 
@@ -98,29 +104,32 @@ class SaveOptions:
         self.experimental_custom_gradients = experimental_custom_gradients
 
 
-def _arg_specs(signature, shared_batch=False):
+def _arg_specs(signature, shared_batch=False, variables=()):
     # Every symbolic dimension of one export must come from one scope: jax.export refuses
     # arguments whose dimensions were made in separate scopes (two TensorSpec([None]) arguments).
     # Each None is its own dimension, as TensorFlow's unknown dimensions are unrelated; with
     # shared_batch, a None leading dimension is one "batch" dimension for every argument.
+    # ``variables``: ``(shape, dtype)`` of the Variables the program takes first, a None size
+    # (a Variable declared with shape=[None]) a dimension of its own, never the batch.
     scope = jax.export.SymbolicScope()
     count = 0
     specs = []
-    for spec in signature:
-        if spec.shape is None:
+    for k, spec in enumerate([*variables, *signature]):
+        shape_in, dtype = spec if k < len(variables) else (spec.shape, spec.dtype)
+        if shape_in is None:
             shape = ()
         else:
             dims = []
-            for axis, d in enumerate(spec.shape):
+            for axis, d in enumerate(shape_in):
                 if d is not None:
                     dims.append(str(d))
-                elif shared_batch and axis == 0:
+                elif shared_batch and axis == 0 and k >= len(variables):
                     dims.append("batch")
                 else:
                     dims.append(f"d{count}")
                     count += 1
             shape = jax.export.symbolic_shape(", ".join(dims), scope=scope) if dims else ()
-        specs.append(jax.ShapeDtypeStruct(shape, spec.dtype))
+        specs.append(jax.ShapeDtypeStruct(shape, dtype))
     return specs
 
 
@@ -139,10 +148,15 @@ def _export(name, fn, values, signature, seeded=False):
     needs them to be at every call anyway. ``seeded``: ``fn`` takes a runtime seed (a uint32
     pair) before the arguments.
     """
-    seed_spec = [*values, *([jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else [])]
+    seed = [jax.ShapeDtypeStruct((2,), np.uint32)] if seeded else []
+
+    def specs(shared_batch=False):
+        all_specs = _arg_specs(signature, shared_batch, values)
+        return [*all_specs[: len(values)], *seed, *all_specs[len(values) :]]
+
     leading = sum(1 for spec in signature if spec.shape is not None and len(spec.shape) > 0 and spec.shape[0] is None)
     try:
-        return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature))
+        return jax.export.export(jax.jit(fn))(*specs())
     except _SHAPE_ERRORS as error:
         advice = isinstance(error, GradkitError) and not isinstance(error, OpInputError)
         if advice and leading < 2:  # not a relation between unknown sizes: the function's own error
@@ -150,7 +164,7 @@ def _export(name, fn, values, signature, seeded=False):
         first = error
     if leading >= 2:
         try:
-            return jax.export.export(jax.jit(fn))(*seed_spec, *_arg_specs(signature, shared_batch=True))
+            return jax.export.export(jax.jit(fn))(*specs(shared_batch=True))
         except _SHAPE_ERRORS as error:
             if isinstance(error, GradkitError) and not isinstance(error, OpInputError):
                 raise
@@ -188,13 +202,15 @@ def save(obj, export_dir, signatures=None, options=None):
     if signatures is not None and "__call__" not in walk.tree["functions"] and "serving_default" in serving:
         # A Keras model saved as it is: the loaded object is called as the model was.
         walk.tree["functions"]["__call__"] = serving["serving_default"]
-    if not functions:
-        raise GradkitValueError(
-            "saved_model.save found no tf.function on this object with an input_signature or called before "
-            "saving; decorate the methods to save with @tf.function(input_signature=[tf.TensorSpec(...)]), or call "
-            "them once before saving (a Keras model with declared inputs, tf.keras.Input, is saved with its call "
-            "as serving_default)."
+    if walk.loaded_functions:
+        raise GradkitNotImplementedError(
+            f"saved_model.save got an object loaded by tf.saved_model.load that holds saved functions "
+            f"({', '.join(sorted(walk.loaded_functions))}); TensorFlow saves it again, but gradkit cannot: a loaded "
+            "function is a deserialized jax.export program, not a tf.function gradkit can trace again. Save the "
+            "original object instead: build it again, copy the loaded values into it (for a, b in "
+            "zip(model.variables, loaded.variables): a.assign(b)) and save that."
         )
+    # No function at all (a Module holding Variables only): its Variables are saved, as TensorFlow saves them.
     blobs, entries = {}, {}
     for stem, fn, signature in functions:
         blobs[stem], entries[stem] = _export_function(stem, fn, list(signature), walk)
@@ -206,7 +222,10 @@ def save(obj, export_dir, signatures=None, options=None):
         os.path.join(export_dir, _VALUES),
         **{f"v{i}": np.asarray(jax.device_get(var.value)) for i, var in enumerate(walk.variables)},
     )
-    variables = [{"name": var.name, "trainable": bool(var._trainable)} for var in walk.variables]
+    variables = [
+        {"name": var.name, "trainable": bool(var._trainable), "shape": list(_saved_shape(var))}
+        for var in walk.variables
+    ]
     manifest = {
         "functions": entries,
         "dispatch": dispatch,
@@ -237,7 +256,7 @@ def _export_function(stem, fn, signature, walk):
         frame = StateFrame(State._make(variables, tuple(values)), strict=False, created_are_local=True)
         leaves = iter([Tensor.concrete(x) for x in xs])
         with frame, _random.tracing(seed):
-            out = values_of(fn(*(_objects.unflatten_argument(s, leaves) for s in structure)))
+            out = _plain(fn(*(_objects.unflatten_argument(s, leaves) for s in structure)))
         new = frame.assigned_state()
         indices = []
         for var in new.variables:
@@ -246,9 +265,12 @@ def _export_function(stem, fn, signature, walk):
                 raise GradkitValueError(_MSG_ASSIGNS.format(fn=stem, name=var._label()))
             indices.append(index)
         assigned[:] = indices
-        return out, tuple(new[var] for var in new.variables)
+        # An assigned value may be a Tensor (the argument itself, ``v.assign(x)``): the program
+        # returns plain arrays, as jax.export serializes no other type in an output.
+        return out, _plain(tuple(new[var] for var in new.variables))
 
-    values = [jax.ShapeDtypeStruct(tuple(var.shape), var.dtype) for var in variables]
+    # A Variable declared with a None size (shape=tf.TensorShape([None])) is taken at any size.
+    values = [(_saved_shape(var), np.dtype(var.dtype)) for var in variables]
     checks_before = runtime_checks.count()
     seeded = False
     try:
@@ -273,6 +295,7 @@ def _export_function(stem, fn, signature, walk):
     entry = {
         "specs": [[None if spec.shape is None else list(spec.shape), np.dtype(spec.dtype).name] for spec in flat],
         "arguments": _argument_names(fn, len(signature)),
+        "keywords": _signature_keywords(signature, _argument_names(fn, len(signature))),
         "defaults": _argument_defaults(fn, len(signature)),
         "structure": structure,
         "seeded": seeded,
@@ -280,6 +303,25 @@ def _export_function(stem, fn, signature, walk):
         "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
     }
     return blob, entry
+
+
+def _plain(tree):
+    """``tree`` with Variables as their values and Tensors as their arrays (flattening a Tensor gives
+    its array, and rebuilding its node gives the array back)."""
+    leaves, treedef = jax.tree_util.tree_flatten(values_of(tree))
+    return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def _saved_shape(var) -> tuple:
+    """The shape a program takes ``var`` at: its value's, with None where it was declared with a
+    None size (of its value's rank where it was declared with any shape)."""
+    shape = tuple(getattr(var, "_shape", var.shape))
+    declared = getattr(var, "__dict__", {}).get("_declared_shape")
+    if declared is None:
+        return shape
+    if declared.rank is None:
+        return (None,) * len(shape)
+    return tuple(None if d is None else int(d) for d in declared)
 
 
 def _keras_serving_function(obj):
@@ -321,7 +363,9 @@ def _signature_stems(signatures, walk, functions: list) -> dict:
         function, signature = value, None
         if isinstance(value, ConcreteFunction):
             function = value._function
-            signature = list(value.structured_input_signature[0])
+            # A Python value bound in the concrete function (a default, training=False) is part of
+            # its type: saved as fixed, as TensorFlow bakes it into the graph.
+            signature = [_fixed_python_values(arg, key) for arg in value.structured_input_signature[0]]
         if not isinstance(function, Function):
             raise GradkitTypeError(
                 f"saved_model.save: signatures[{key!r}] is {type(value).__name__}, not a tf.function. Pass a "
@@ -340,6 +384,23 @@ def _signature_stems(signatures, walk, functions: list) -> dict:
             stems[key] = f"signature_{key}"
             functions.append((stems[key], function.python_function, signature))
     return stems
+
+
+def _fixed_python_values(arg, key):
+    """``arg`` of a concrete function's signature with its Python values as ``Fixed``."""
+    if isinstance(arg, (TensorSpec, _objects.Fixed)):
+        return arg
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(_fixed_python_values(a, key) for a in arg)
+    if isinstance(arg, Mapping):
+        return {k: _fixed_python_values(v, key) for k, v in arg.items()}
+    if arg is None or isinstance(arg, (bool, int, float, str)):
+        return _objects.Fixed(arg)
+    raise GradkitTypeError(
+        f"saved_model.save: signatures[{key!r}] is a concrete function with the Python value {arg!r} "
+        f"({type(arg).__name__}) among its arguments; gradkit saves Python values that are None, bool, int, float "
+        "or str only. Pass that argument as a tensor (a tf.TensorSpec in get_concrete_function), or one of those."
+    )
 
 
 class _serialization:
@@ -367,6 +428,30 @@ def _argument_names(fn, count):
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     names = [p.name if p.kind in positional else None for p in params]
     return names + [None] * (count - len(names))
+
+
+def _signature_keywords(signature, names) -> list:
+    """The keyword of each leaf of ``signature`` (in ``flat_specs`` order) in a signature function,
+    as TensorFlow names them: the ``TensorSpec``'s name where it has one, else its argument's name,
+    made unique as TensorFlow's graph names are (``pair``, ``pair_1``, ... for the leaves of a tuple
+    argument ``pair``; a name already taken, compared without case, moves on to the next number)."""
+    in_use: dict = {}
+    out = []
+    for position, (spec, name) in enumerate(zip(signature, names)):
+        for leaf in _objects.flat_specs([spec]):
+            base = getattr(leaf, "name", None) or name or f"args_{position}"
+            key = base.lower()
+            i = in_use.get(key, 0)
+            in_use[key] = i + 1
+            keyword = base
+            if i > 0:
+                while key in in_use:
+                    key = f"{base.lower()}_{i}"
+                    i += 1
+                in_use[key] = 1
+                keyword = f"{base}_{i - 1}"
+            out.append(keyword)
+    return out
 
 
 def _argument_defaults(fn, count):
@@ -446,7 +531,10 @@ def _callable(name, exported, entry, variables):
         if seeded:  # a new seed at each call (inside a tf.function, from its runtime seed)
             xs.insert(0, _random.function_seed())
         # The program ignores the values of those it does not read: zeros, not a read a tape would see.
-        held = [var if i in reads else np.zeros(var.shape, var.dtype) for i, var in enumerate(variables)]
+        held = [
+            var if i in reads else np.zeros(getattr(var, "_shape", var.shape), var.dtype)
+            for i, var in enumerate(variables)
+        ]
         out, new = call(*held, *xs)
         for index, value in zip(entry.get("assigns", ()), new):
             variables[index].assign(value)
@@ -528,18 +616,33 @@ def _argument_count(entry) -> int:
     return len(entry.get("arguments") or entry.get("structure") or ())
 
 
-def _serving(run, count: int):
-    """A signature function: keyword arguments (the saved arguments' names), or the one argument
-    by position where it takes one, and a dict of outputs (``output_0``, ... for outputs that are
-    not a dict), as TensorFlow's ``loaded.signatures[key]``."""
+def _serving(run, entry: dict, name: str = "serving_default"):
+    """A signature function: keyword arguments (one per tensor of the input signature, named as
+    TensorFlow names them: ``_signature_keywords``), or the one argument by position where it
+    takes one, and a dict of outputs (``output_0``, ... for outputs that are not a dict), as
+    TensorFlow's ``loaded.signatures[key]``."""
+    count = _argument_count(entry)
+    keywords = entry.get("keywords")
 
     def serve(*args, **kwargs):
         if args and (count != 1 or len(args) > 1 or kwargs):
             raise GradkitTypeError(
                 "a SavedModel signature function of several arguments takes them by keyword only, as in "
-                "TensorFlow: call it as loaded.signatures['serving_default'](x=..., y=...), with the names of the "
-                "saved function's arguments."
+                f"TensorFlow: call it as loaded.signatures[{name!r}]("
+                + ", ".join(f"{k}=..." for k in keywords or entry.get("arguments") or ())
+                + "), one keyword per tensor of its input_signature."
             )
+        if kwargs and keywords is not None:
+            if sorted(kwargs) != sorted(keywords):
+                raise GradkitTypeError(
+                    f"the SavedModel signature function {name!r} got the keyword arguments {sorted(kwargs)}, but it "
+                    f"takes exactly {keywords}: one per tensor of its input_signature, named by the TensorSpec's "
+                    "name where it has one, else by its argument's name (pair, pair_1, ... for the tensors of a "
+                    "nested argument), as in TensorFlow. Pass each of those once."
+                )
+            leaves = iter([kwargs[k] for k in keywords])
+            args = [_objects.unflatten_argument(s, leaves) for s in entry.get("structure") or [None] * count]
+            kwargs = {}
         out = run(*args, **kwargs)
         if isinstance(out, Mapping):
             return dict(out)
@@ -556,7 +659,13 @@ def load(export_dir, tags=None, options=None):
         manifest = json.load(f)
     with np.load(os.path.join(export_dir, _VALUES)) as stored:
         variables = [
-            TfVariable(stored[f"v{i}"], name=_plain_name(entry["name"]), trainable=entry["trainable"])
+            TfVariable(
+                stored[f"v{i}"],
+                name=_plain_name(entry["name"]),
+                trainable=entry["trainable"],
+                # A Variable declared with a None size is loaded so: an assign may change that size.
+                shape=TensorShape(entry["shape"]) if None in entry.get("shape", ()) else None,
+            )
             for i, entry in enumerate(manifest["variables"])
         ]
     functions = {}
@@ -569,7 +678,7 @@ def load(export_dir, tags=None, options=None):
         functions[stem] = _dispatcher(stem, [(functions[c], manifest["functions"][c]) for c in concrete])
     root = _objects.rebuild(manifest["tree"], variables, functions)
     root.signatures = {
-        key: _serving(functions[stem], _argument_count(manifest["functions"][stem]))
+        key: _serving(functions[stem], manifest["functions"][stem], key)
         for key, stem in manifest.get("signatures", {}).items()
     }
     return root

@@ -126,6 +126,7 @@ class Walk:
         self.functions: list = []
         self._index: dict[int, int] = {}
         self._seen: set[int] = set()
+        self.loaded_functions: list = []  # (path) of functions of a loaded SavedModel object met
         self.tree = self._module(obj, [])
 
     def index_of(self, var) -> int | None:
@@ -139,8 +140,15 @@ class Walk:
             node["functions"][name] = stem
             self.functions.append((stem, function))
         attrs = vars(obj) if hasattr(obj, "__dict__") else {}
+        if isinstance(obj, Loaded):
+            # Its functions are saved programs (plain closures), not tf.functions to trace again.
+            self.loaded_functions += [
+                ".".join([*path, key])
+                for key, value in attrs.items()
+                if callable(value) and not isinstance(value, (Variable, Loaded)) or (key == "signatures" and value)
+            ]
         for key in sorted(attrs):
-            if key.startswith("_module_") or key.startswith("__") or isinstance(attrs[key], Function):
+            if key.startswith(("_module_", "__", "_saved_variables")) or isinstance(attrs[key], Function):
                 continue
             child = self._value(attrs[key], [*path, key])
             if child is not None:
@@ -154,7 +162,7 @@ class Walk:
                 index = self._index[id(value)] = len(self.variables)
                 self.variables.append(value)
             return {"kind": "variable", "index": index}
-        if isinstance(value, _NnModule):
+        if isinstance(value, (_NnModule, Loaded)):
             return None if id(value) in self._seen else self._module(value, path)
         if isinstance(value, (list, tuple)):
             items = [self._value(item, [*path, str(i)]) for i, item in enumerate(value)]

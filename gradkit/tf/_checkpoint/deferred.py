@@ -114,8 +114,18 @@ def checked(entry: Entry, variable):
     """``entry``'s value for ``variable``, refused when its shape or dtype differ (TensorFlow raises
     ValueError for the shape, InvalidArgumentError for the dtype)."""
     value = entry.value
-    shape, dtype = tuple(variable.shape), np.dtype(variable.dtype)
-    if tuple(value.shape) != shape:
+    dtype = np.dtype(variable.dtype)
+    declared = getattr(variable, "__dict__", {}).get("_declared_shape")
+    if declared is not None:
+        # Declared with a None size (shape=tf.TensorShape([None]) or None): any value of a compatible
+        # shape restores into it and gives it that shape, as TensorFlow's restore does.
+        from .._variable_shape import compatible
+
+        fits, shape = compatible(declared, tuple(value.shape)), _describe_declared(declared)
+    else:
+        shape = tuple(variable.shape)
+        fits = tuple(value.shape) == shape
+    if not fits:
         raise _errors.GradkitValueError(
             f"The checkpoint's value {entry.key!r} has shape {tuple(value.shape)}, but the Variable it restores, "
             f"{variable.name!r}, has shape {shape}: the program builds this object differently from the one that "
@@ -129,6 +139,13 @@ def checked(entry: Entry, variable):
             f"dtype {value.dtype.name}, or read the value with tf.train.load_variable and cast it."
         )
     return value
+
+
+def _describe_declared(declared) -> str:
+    """A declared shape as TensorFlow prints it: ``<unknown>`` for any shape, else ``(None, 3)``."""
+    if getattr(declared, "rank", 0) is None:
+        return "<unknown> (declared shape=None: any shape)"
+    return f"{tuple(declared)} (declared; None is any size)"
 
 
 def write(variable, value) -> None:
