@@ -246,3 +246,10 @@ def test_a_tensors_keras_mask_attribute():
     last = gtf.keras.layers.SimpleRNN(1, kernel_initializer="ones", recurrent_initializer="zeros", activation=None)
     # The masked steps are skipped: the output is the last kept step's input, as in Keras.
     np.testing.assert_allclose(last(x).numpy(), [[2.0], [4.0]])
+
+
+def test_embedding_takes_keras_2s_input_length_with_keras_3s_warning():
+    with pytest.warns(UserWarning, match="`input_length` is deprecated"):
+        layer = gtf.keras.layers.Embedding(7, 2, input_length=3)
+    assert tuple(layer(np.zeros((2, 3), np.int32)).shape) == (2, 3, 2)
+    gtf.keras.layers.Embedding(7, 2, input_length=None)  # silently, as Keras

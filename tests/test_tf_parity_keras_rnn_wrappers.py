@@ -215,3 +215,18 @@ def test_bidirectional_over_a_user_cell_fails_clearly_as_keras_fails():
         make(tf_real)
     with pytest.raises(TypeError, match=r"\[gradkit\].*Bidirectional.*'Cell'"):
         make(gtf)
+
+
+def test_time_distributed_config_holds_the_inner_layers_build_config_as_keras():
+    """Made again from its config, the wrapper's inner layer is built, so set_weights works."""
+    x = np.ones((2, 5, 4), np.float32)
+    configs = []
+    for k in (tf_real.keras, gtf.keras):
+        td = k.layers.TimeDistributed(k.layers.Dense(3))
+        td(x)
+        config = td.get_config()
+        configs.append(config["layer"]["build_config"])
+        again = k.layers.TimeDistributed.from_config(config)  # (Keras' pops "layer" from config)
+        again.set_weights(td.get_weights())
+        np.testing.assert_allclose(np.asarray(again(x)), np.asarray(td(x)), rtol=1e-6)
+    assert configs[0] == configs[1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -64,6 +66,10 @@ class Embedding(_KerasLayer, Layer):
             lora_alpha=lora_alpha,
             quantization_config=quantization_config,
         )
+        if "input_length" in kwargs:
+            kwargs = dict(kwargs)
+            if kwargs.pop("input_length") is not None:  # Keras 3 drops it with a warning
+                warnings.warn("Argument `input_length` is deprecated. Just remove it.", stacklevel=2)
         shape_args = layer_args.base_options(what, kwargs)
         layer_args.check_initializers(what, embeddings_initializer=embeddings_initializer)
         for value, arg in ((input_dim, "input_dim"), (output_dim, "output_dim")):

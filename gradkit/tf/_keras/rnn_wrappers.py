@@ -278,10 +278,15 @@ class TimeDistributed(_KerasLayer, base_layer.Layer):
         return gnp.stack(outputs, axis=1)
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "layer": layer_config.serialize_layer(self.layer)}
+        # As Keras: the inner layer with its build_config, so one made from the config is built.
+        from .keras_object_serialization import serialize_keras_object
+
+        return {**super().get_config(), "layer": serialize_keras_object(self.layer)}
 
     @classmethod
     def from_config(cls, config):
+        from .keras_object_serialization import deserialize_keras_object
+
         config = dict(config)
-        config["layer"] = layer_config.deserialize_layer(config["layer"])
+        config["layer"] = deserialize_keras_object(config["layer"])
         return layer_config.from_config(cls, config)
