@@ -230,3 +230,35 @@ def test_time_distributed_config_holds_the_inner_layers_build_config_as_keras():
         again.set_weights(td.get_weights())
         np.testing.assert_allclose(np.asarray(again(x)), np.asarray(td(x)), rtol=1e-6)
     assert configs[0] == configs[1]
+
+
+@pytest.mark.parametrize("kind", ["rnn_of_a_cell", "stacked_cells", "bidirectional"])
+def test_nested_layer_configs_hold_build_configs_as_keras(kind):
+    """RNN's cell, StackedRNNCells' cells and Bidirectional's layers carry their build_config, so a
+    layer made from the config is built and takes the original's weights."""
+    x = np.ones((2, 5, 4), np.float32)
+
+    def make(k):
+        if kind == "rnn_of_a_cell":
+            return k.layers.RNN(k.layers.LSTMCell(3))
+        if kind == "stacked_cells":
+            return k.layers.RNN(k.layers.StackedRNNCells([k.layers.LSTMCell(3), k.layers.GRUCell(2)]))
+        return k.layers.Bidirectional(k.layers.LSTM(2))
+
+    def build_configs(config):
+        if kind == "rnn_of_a_cell":
+            return [config["cell"]["build_config"]]
+        if kind == "stacked_cells":
+            return [c["build_config"] for c in config["cell"]["config"]["cells"]]
+        return [config["layer"]["build_config"], config["backward_layer"]["build_config"]]
+
+    seen = []
+    for k in (tf_real.keras, gtf.keras):
+        layer = make(k)
+        layer(x)
+        config = layer.get_config()
+        seen.append(build_configs(config))
+        again = type(layer).from_config(config)
+        again.set_weights(layer.get_weights())
+        np.testing.assert_allclose(np.asarray(again(x)), np.asarray(layer(x)), rtol=1e-6)
+    assert seen[0] == seen[1]

@@ -40,6 +40,7 @@ from . import (
     rnn_cell_dropout,
     rnn_dropout,
 )
+from .keras_object_serialization import deserialize_keras_object, serialize_keras_object
 from .layers import _KerasLayer
 
 
@@ -391,12 +392,12 @@ class StackedRNNCells(_KerasLayer, Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        return {**config, "cells": [layer_config.serialize_layer(cell) for cell in self.cells]}
+        return {**config, "cells": [serialize_keras_object(cell) for cell in self.cells]}  # with build_config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        config["cells"] = [layer_config.deserialize_layer(c) for c in config["cells"]]
+        config["cells"] = [deserialize_keras_object(c) for c in config["cells"]]
         return layer_config.from_config(cls, config)
 
 

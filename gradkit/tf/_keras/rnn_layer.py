@@ -43,6 +43,7 @@ from gradkit.nn.layer import Layer, unique_name
 from .. import _name_scope
 from .._convert import convert, wrap
 from . import base_layer, layer_args, layer_config, masking, recurrent_layers, rnn_cells, rnn_state
+from .keras_object_serialization import deserialize_keras_object, serialize_keras_object
 from .layers import _KerasLayer
 
 
@@ -269,14 +270,14 @@ class RNN(_KerasLayer, Layer):
             stateful=self.stateful,
             unroll=self.unroll,
             zero_output_for_mask=self.zero_output_for_mask,
-            cell=layer_config.serialize_layer(self.cell),
+            cell=serialize_keras_object(self.cell),  # with its build_config, as Keras writes it
         )
         return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        config["cell"] = layer_config.deserialize_layer(config["cell"])
+        config["cell"] = deserialize_keras_object(config["cell"])
         return layer_config.from_config(cls, config)
 
 

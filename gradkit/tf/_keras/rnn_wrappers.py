@@ -34,17 +34,19 @@ from gradkit.nn.layer import unique_name
 from .. import _name_scope
 from .._convert import wrap
 from . import base_layer, layer_args, layer_config, masking
+from .keras_object_serialization import deserialize_keras_object, serialize_keras_object
 from .layers import _KerasLayer
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
 
 
 def _copy(layer, **changes):
-    """A fresh, unbuilt copy of ``layer`` from its config, as Keras makes one."""
-    serialized = layer_config.serialize_layer(layer)
+    """A fresh copy of ``layer`` from its config, as Keras makes one (built, with new weights,
+    where ``layer`` was built: its build_config comes along)."""
+    serialized = serialize_keras_object(layer)
     serialized["config"].update(changes)
     try:
-        return layer_config.deserialize_layer(serialized, custom_objects={type(layer).__name__: type(layer)})
+        return deserialize_keras_object(serialized, custom_objects={type(layer).__name__: type(layer)})
     except (_errors.GradkitTypeError, _errors.GradkitValueError) as error:  # a class it cannot locate, a bad config
         raise _errors.GradkitTypeError(
             f"tf.keras.layers.Bidirectional makes its forward and backward layers from the config of "
@@ -212,17 +214,17 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
         config = super().get_config()
         config.update(
             merge_mode=self.merge_mode,
-            layer=layer_config.serialize_layer(self.forward_layer),
-            backward_layer=layer_config.serialize_layer(self.backward_layer),
+            layer=serialize_keras_object(self.forward_layer),  # with their build_configs, as Keras writes them
+            backward_layer=serialize_keras_object(self.backward_layer),
         )
         return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        config["layer"] = layer_config.deserialize_layer(config["layer"])
+        config["layer"] = deserialize_keras_object(config["layer"])
         if config.get("backward_layer") is not None:
-            config["backward_layer"] = layer_config.deserialize_layer(config["backward_layer"])
+            config["backward_layer"] = deserialize_keras_object(config["backward_layer"])
         return layer_config.from_config(cls, config)
 
 
@@ -279,14 +281,10 @@ class TimeDistributed(_KerasLayer, base_layer.Layer):
 
     def get_config(self) -> dict:
         # As Keras: the inner layer with its build_config, so one made from the config is built.
-        from .keras_object_serialization import serialize_keras_object
-
         return {**super().get_config(), "layer": serialize_keras_object(self.layer)}
 
     @classmethod
     def from_config(cls, config):
-        from .keras_object_serialization import deserialize_keras_object
-
         config = dict(config)
         config["layer"] = deserialize_keras_object(config["layer"])
         return layer_config.from_config(cls, config)
