@@ -65,6 +65,7 @@ from gradkit._tape.lift import lift
 from gradkit._tape.tensor import Tensor
 
 from . import _random
+from . import _saved_model_functions as _functions
 from . import _saved_model_objects as _objects
 from ._convert import TensorShape, convert, wrap
 from ._function import Function, TensorSpec
@@ -213,7 +214,9 @@ def save(obj, export_dir, signatures=None, options=None):
     # No function at all (a Module holding Variables only): its Variables are saved, as TensorFlow saves them.
     blobs, entries = {}, {}
     for stem, fn, signature in functions:
-        blobs[stem], entries[stem] = _export_function(stem, fn, list(signature), walk)
+        blobs[stem], entries[stem], outputs = _export_function(stem, fn, list(signature), walk)
+        for key in (key for key, s in serving.items() if s == stem):
+            _check_signature_outputs(outputs, stem, key)
     os.makedirs(export_dir, exist_ok=True)
     for stem, blob in blobs.items():
         with open(os.path.join(export_dir, f"{stem}.jaxexport"), "wb") as f:
@@ -296,13 +299,35 @@ def _export_function(stem, fn, signature, walk):
         "specs": [[None if spec.shape is None else list(spec.shape), np.dtype(spec.dtype).name] for spec in flat],
         "arguments": _argument_names(fn, len(signature)),
         "keywords": _signature_keywords(signature, _argument_names(fn, len(signature))),
+        "names": [getattr(spec, "name", None) for spec in flat],
         "defaults": _argument_defaults(fn, len(signature)),
         "structure": structure,
         "seeded": seeded,
         "assigns": list(assigned),
         "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
     }
-    return blob, entry
+    return blob, entry, _functions.output_specs(exported)
+
+
+def _check_signature_outputs(outputs, stem: str, key: str) -> None:
+    """A signature function returns a tensor, a sequence of tensors or a dict of string keys to
+    tensors (TensorFlow refuses anything else, as its signature's outputs are named tensors)."""
+    if isinstance(outputs, TensorSpec):
+        return
+    if isinstance(outputs, Mapping):
+        items = list(outputs.items())
+    elif isinstance(outputs, (list, tuple)):
+        items = list(enumerate(outputs))
+    else:
+        items = [(0, outputs)]
+    for name, value in items:
+        if not isinstance(value, TensorSpec) or (isinstance(outputs, Mapping) and not isinstance(name, str)):
+            raise GradkitValueError(
+                f"saved_model.save: the function {stem} used for the SavedModel signature {key!r} returns {value!r} "
+                f"for key {name!r}: outputs for functions used as signatures must be a single Tensor, a sequence of "
+                "Tensors, or a dictionary from string to Tensor (TensorFlow's ValueError). Return the tensors flat, "
+                "e.g. a dict of named tensors."
+            )
 
 
 def _plain(tree):
@@ -591,6 +616,10 @@ def _fitting_arguments(entry, args, kwargs):
     except GradkitTypeError:
         return None
     for leaf, (shape, dtype) in zip(leaves, entry["specs"]):
+        if isinstance(leaf, TensorSpec):  # get_concrete_function(tf.TensorSpec(...)): it fits a saved spec covering it
+            if np.dtype(leaf.dtype) != np.dtype(dtype) or not _spec_fits(leaf.shape, shape):
+                return None
+            continue
         if isinstance(leaf, (Tensor, Variable, jax.Array, np.ndarray)):
             kind = np.dtype(leaf.dtype)
         else:
@@ -602,6 +631,13 @@ def _fitting_arguments(entry, args, kwargs):
         if kind != np.dtype(dtype) or (shape is not None and not _shape_fits(got, shape)):
             return None
     return full
+
+
+def _spec_fits(spec_shape, saved) -> bool:
+    if saved is None or spec_shape is None:
+        return saved is None
+    got = tuple(spec_shape)
+    return len(got) == len(saved) and all(s is None or (g is not None and int(g) == s) for g, s in zip(got, saved))
 
 
 def _shape_fits(got, saved) -> bool:
@@ -668,17 +704,29 @@ def load(export_dir, tags=None, options=None):
             )
             for i, entry in enumerate(manifest["variables"])
         ]
-    functions = {}
+    concrete = {}
     for stem, entry in manifest["functions"].items():
         with open(os.path.join(export_dir, f"{stem}.jaxexport"), "rb") as f:
             with _serialization():
                 exported = jax.export.deserialize(bytearray(f.read()))
-        functions[stem] = _callable(stem, exported, entry, variables)
-    for stem, concrete in manifest.get("dispatch", {}).items():
-        functions[stem] = _dispatcher(stem, [(functions[c], manifest["functions"][c]) for c in concrete])
+        run = _callable(stem, exported, entry, variables)
+        concrete[stem] = _functions.LoadedConcreteFunction(stem, run, entry, _functions.output_specs(exported))
+    functions = {
+        stem: _functions.LoadedFunction(stem, [c], _functions.input_signature(manifest["functions"][stem]), c)
+        for stem, c in concrete.items()
+    }
+    for stem, stems in manifest.get("dispatch", {}).items():
+        each = [concrete[c] for c in stems]
+        call = _dispatcher(stem, [(c, c._entry) for c in each])
+        functions[stem] = _functions.LoadedFunction(stem, each, None, call)
     root = _objects.rebuild(manifest["tree"], variables, functions)
     root.signatures = {
-        key: _serving(functions[stem], manifest["functions"][stem], key)
+        key: _functions.SignatureFunction(
+            key,
+            _serving(concrete[stem], manifest["functions"][stem], key),
+            manifest["functions"][stem],
+            concrete[stem].structured_outputs,
+        )
         for key, stem in manifest.get("signatures", {}).items()
     }
     return root
