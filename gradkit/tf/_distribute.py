@@ -27,6 +27,7 @@ import threading
 from gradkit import _errors
 
 from . import _math
+from ._distribute_extended import StrategyExtended
 
 
 class ReduceOp(enum.Enum):
@@ -101,6 +102,13 @@ class Strategy:
     @property
     def num_replicas_in_sync(self) -> int:
         return 1
+
+    @property
+    def extended(self) -> StrategyExtended:
+        """TensorFlow's lower-level API of the strategy (``update``, ``reduce_to``, devices)."""
+        if "_extended" not in self.__dict__:
+            self._extended = StrategyExtended(self, default=self is _DEFAULT)
+        return self._extended
 
     @contextlib.contextmanager
     def scope(self):
@@ -202,6 +210,11 @@ _DEFAULT = Strategy()
 def get_strategy() -> Strategy:
     """The strategy whose ``scope()`` is entered, else the default one."""
     return _context.strategies[-1] if _context.strategies else _DEFAULT
+
+
+def creating_strategy():
+    """The strategy a Variable made now belongs to: the one whose scope is entered, else None."""
+    return _context.strategies[-1] if has_strategy() else None
 
 
 def has_strategy() -> bool:

@@ -14,7 +14,7 @@ from gradkit._core.variable import check_not_list_index, read_index
 from gradkit._tape.record import is_recorded
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
-from . import _array, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
+from . import _array, _distribute, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
 from ._convert import TensorShape, check_python_value, convert, wrap
 from ._variable_options import (
     VariableAggregationV2,
@@ -110,6 +110,7 @@ class Variable(_GkVariable):
         super().__init__(value, name=name, trainable=True if trainable is None else trainable, dtype=dtype)
         self._constraint = constraint
         self._declared_shape = declared
+        self._distribute_strategy = _distribute.creating_strategy()  # strategy.extended.variable_created_in_scope
 
     @property
     def constraint(self):
