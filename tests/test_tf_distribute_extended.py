@@ -62,3 +62,26 @@ def test_strategy_extended_as_tensorflow(which):
     except ImportError:
         return
     assert got == _program(tf, which)
+
+
+def _model_strategy(tf):
+    s = tf.distribute.MirroredStrategy()
+    with s.scope():
+        sequential = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        x = tf.keras.Input((3,))
+        functional = tf.keras.Model(x, tf.keras.layers.Dense(1)(x))
+    outside = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    got = [sequential.distribute_strategy is s, functional.distribute_strategy is s]
+    got.append(outside.distribute_strategy is tf.distribute.get_strategy())
+    with s.scope():
+        got.append(outside.distribute_strategy is s)  # made outside: the current strategy
+    return got
+
+
+def test_a_keras_model_knows_the_strategy_it_was_made_under():
+    assert _model_strategy(gtf) == [True, True, True, True]
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return
+    assert _model_strategy(tf) == [True, True, True, True]

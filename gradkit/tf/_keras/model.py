@@ -34,6 +34,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
+from .. import _distribute
 from . import functional, layer_config, model_summary
 from .base_layer import Layer
 from .training import Trainer
@@ -80,7 +81,15 @@ class Model(Trainer, Layer):
         # tf.keras.Model(inputs, outputs) is Keras' functional model, as Keras returns one.
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             cls = Functional  # whose constructor says what is wrong with arguments that are not Keras tensors
-        return super().__new__(cls, *args, **kwargs)
+        model = super().__new__(cls, *args, **kwargs)
+        # A model belongs to the strategy whose scope it is made in, as Keras records it.
+        model.__dict__["_distribute_strategy"] = _distribute.creating_strategy()
+        return model
+
+    @property
+    def distribute_strategy(self):
+        """The ``tf.distribute`` strategy the model was made under, else the current one."""
+        return self.__dict__.get("_distribute_strategy") or _distribute.get_strategy()
 
     def __init__(self, *args, **kwargs):
         if _functional_arguments(args, kwargs):
