@@ -355,7 +355,10 @@ version = _Namespace("gradkit.tf.version", VERSION=__version__)
 saved_model = _Namespace(
     "gradkit.tf.saved_model", save=_saved_model.save, load=_saved_model.load, SaveOptions=_saved_model.SaveOptions
 )
-experimental = _Namespace("gradkit.tf.experimental")
+from ._data.optional import Optional as _Optional  # noqa: E402
+from ._data.optional import OptionalSpec  # noqa: E402
+
+experimental = _Namespace("gradkit.tf.experimental", Optional=_Optional)
 bitwise = _Namespace("gradkit.tf.bitwise", **{n: getattr(_bitwise, n) for n in _bitwise.__all__})
 # tf.signal: one module per group of ops.
 from . import (  # noqa: E402

@@ -8,6 +8,7 @@ from .dataset import Dataset
 from .grouping import group_by_window
 from .ignoring import ignore_errors
 from .iterator import Iterator
+from .optional import Optional, OptionalSpec
 from .options import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -61,6 +62,11 @@ def get_structure(dataset_or_iterator):
     return dataset_or_iterator.element_spec
 
 
+def get_next_as_optional(iterator):
+    """``tf.data.experimental.get_next_as_optional``: ``iterator.get_next_as_optional()``."""
+    return iterator.get_next_as_optional()
+
+
 def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
     """``tf.data.experimental.map_and_batch``: for ``dataset.apply``, ``map`` then ``batch``."""
     return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder=drop_remainder)
@@ -92,6 +98,8 @@ __all__ = [
     "DatasetSpec",
     "DistributeOptions",
     "Iterator",
+    "Optional",
+    "OptionalSpec",
     "OptimizationOptions",
     "Options",
     "ThreadingOptions",
@@ -99,6 +107,7 @@ __all__ = [
     "cardinality",
     "enumerate_dataset",
     "from_list",
+    "get_next_as_optional",
     "get_single_element",
     "get_structure",
     "group_by_window",
@@ -140,6 +149,8 @@ def namespace():
         enumerate_dataset=enumerate_dataset,
         from_list=from_list,
         get_structure=get_structure,
+        get_next_as_optional=get_next_as_optional,
+        Optional=Optional,
         group_by_window=group_by_window,
         ignore_errors=ignore_errors,
         map_and_batch=map_and_batch,

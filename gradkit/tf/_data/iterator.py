@@ -22,6 +22,7 @@ from gradkit._core import runtime_checks
 from gradkit._tape.tensor import Tensor
 
 from .. import _graph_helpers
+from .optional import Optional
 
 _NOTHING = object()
 
@@ -69,6 +70,17 @@ class Iterator:
         except StopIteration:
             raise _end_of_sequence() from None
 
+    def get_next_as_optional(self):
+        """The next element as a ``tf.experimental.Optional``: empty at the end, where ``get_next``
+        raises."""
+        if self._traced_here():
+            return self._traced_optional()
+        try:
+            element = self._take()
+        except StopIteration:
+            return Optional.empty(self.element_spec)
+        return Optional(element, self.element_spec, True)
+
     def _traced_here(self) -> bool:
         return not self._made_in_function and _graph_helpers.inside_function()
 
@@ -91,11 +103,39 @@ class Iterator:
         values = io_callback(functools.partial(self._pull, specs), specs, ordered=True)
         return jax.tree_util.tree_unflatten(structure, [Tensor.concrete(v) for v in values])
 
+    def _traced_optional(self):
+        """The next element as an Optional whose ``has_value()`` is read when the compiled program
+        runs (zeros in the value where there was no element)."""
+        if self._held is _NOTHING:
+            try:
+                self._held = next(self._elements)
+            except StopIteration:  # at its end already: every run of the program finds it so
+                return Optional.empty(self.element_spec)
+        leaves, structure = jax.tree_util.tree_flatten(self._held, is_leaf=_is_tensor)
+        specs = [jax.ShapeDtypeStruct(np.shape(x), np.dtype(x.dtype)) for x in leaves]
+        runtime_checks.note()
+        flag, *values = io_callback(
+            functools.partial(self._pull_optional, specs), [jax.ShapeDtypeStruct((), np.bool_), *specs], ordered=True
+        )
+        value = jax.tree_util.tree_unflatten(structure, [Tensor.concrete(v) for v in values])
+        return Optional(value, self.element_spec, Tensor.concrete(flag))
+
+    def _pull_optional(self, specs):
+        try:
+            element = self._take()
+        except StopIteration:
+            return [np.asarray(False), *[np.zeros(spec.shape, spec.dtype) for spec in specs]]
+        return [np.asarray(True), *self._checked(element, specs)]
+
     def _pull(self, specs):
         try:
             element = self._take()
         except StopIteration:
             raise runtime_checks.host_failure(_end_of_sequence()) from None
+        return self._checked(element, specs)
+
+    @staticmethod
+    def _checked(element, specs):
         arrays = [np.asarray(x) for x in jax.tree_util.tree_leaves(element, is_leaf=_is_tensor)]
         for array, spec in zip(arrays, specs):
             if array.shape != spec.shape or array.dtype != spec.dtype:
