@@ -67,6 +67,11 @@ def get_next_as_optional(iterator):
     return iterator.get_next_as_optional()
 
 
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    """``tf.data.experimental.save``: ``dataset.save(path, ...)``."""
+    dataset.save(path, compression, shard_func, checkpoint_args)
+
+
 def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
     """``tf.data.experimental.map_and_batch``: for ``dataset.apply``, ``map`` then ``batch``."""
     return lambda dataset: dataset.map(map_func).batch(batch_size, drop_remainder=drop_remainder)
@@ -113,6 +118,7 @@ __all__ = [
     "group_by_window",
     "ignore_errors",
     "map_and_batch",
+    "save",
     "shuffle_and_repeat",
     "take_while",
     "unique",
@@ -150,6 +156,8 @@ def namespace():
         from_list=from_list,
         get_structure=get_structure,
         get_next_as_optional=get_next_as_optional,
+        save=save,
+        load=Dataset.load,
         Optional=Optional,
         group_by_window=group_by_window,
         ignore_errors=ignore_errors,

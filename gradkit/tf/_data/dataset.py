@@ -339,6 +339,20 @@ class Dataset(metaclass=_DatasetType):
         A ``filename`` is accepted and not written: gradkit.tf keeps the cache in memory always."""
         return transforms.Cache(self)
 
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None) -> None:
+        """Write the elements under the directory ``path``, for ``tf.data.Dataset.load``
+        (gradkit's own format: see ``persistence.py``)."""
+        from . import persistence
+
+        persistence.save(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None) -> Dataset:
+        """The dataset ``dataset.save(path)`` wrote, with its element_spec and cardinality."""
+        from . import persistence
+
+        return persistence.load(path, element_spec, compression, reader_func)
+
     def window(self, size, shift=None, stride=1, drop_remainder=False, name=None) -> Dataset:
         """Windows of ``size`` elements each ``shift`` apart, each window a dataset per component
         (``.flat_map(lambda w: w.batch(size))`` makes them batches)."""
