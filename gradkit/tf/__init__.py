@@ -359,6 +359,9 @@ from ._data.optional import Optional as _Optional  # noqa: E402
 from ._data.optional import OptionalSpec  # noqa: E402
 
 experimental = _Namespace("gradkit.tf.experimental", Optional=_Optional)
+from . import _autograph  # noqa: E402
+
+autograph = _autograph.namespace()
 bitwise = _Namespace("gradkit.tf.bitwise", **{n: getattr(_bitwise, n) for n in _bitwise.__all__})
 # tf.signal: one module per group of ops.
 from . import (  # noqa: E402

@@ -56,14 +56,27 @@ def _results(out, Tout, what: str):
             f"tf.{what}: the function returned {len(values)} values where Tout names {len(dtypes)}; "
             "return one value per Tout dtype, as TensorFlow requires."
         )
-    # As eager TensorFlow does, an array result keeps its dtype; a Python number takes Tout's.
-    tensors = [
-        wrap(
-            convert(value) if isinstance(value, (np.ndarray, np.generic, Tensor, jax.Array)) else convert(value, dtype)
-        )
-        for value, dtype in zip(values, dtypes)
-    ]
+    tensors = [_result(value, dtype, what, i) for i, (value, dtype) in enumerate(zip(values, dtypes))]
     return tensors[0] if single else tensors
+
+
+def _result(value, dtype, what: str, index: int):
+    """One result as TensorFlow gives it: ``numpy_function`` keeps an array's dtype; ``py_function``
+    casts a NumPy result to ``Tout`` and refuses a tensor of another dtype; a Python number takes
+    ``Tout``'s dtype in both."""
+    if isinstance(value, (Tensor, jax.Array)):
+        if what == "py_function" and dtype is not None and np.dtype(value.dtype) != dtype:
+            raise _errors.GradkitInvalidArgumentError(
+                f"tf.py_function: result {index} is a {np.dtype(value.dtype).name} tensor where Tout gives "
+                f"{dtype.name} (TensorFlow's InvalidArgumentError). Cast it in the function (tf.cast(y, "
+                f"tf.{dtype.name})) or give Tout that dtype."
+            )
+        return wrap(convert(value))
+    if isinstance(value, (np.ndarray, np.generic)):
+        if what == "py_function" and dtype is not None:
+            return wrap(convert(np.asarray(value).astype(dtype)))
+        return wrap(convert(value))
+    return wrap(convert(value, dtype))
 
 
 def numpy_function(func, inp, Tout, stateful=True, name=None):
