@@ -73,7 +73,13 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
                 "Argument `call_function` is only supported for functional models, as in Keras; got a model of type "
                 f"'{type(model).__name__}'."
             )
-        return model.__class__.from_config(model.get_config())
+        # As Keras: serialized and deserialized whole, so the clone is built (build_config) and
+        # compiled (compile_config) as the model is, its weights new.
+        from .keras_object_serialization import deserialize_keras_object, serialize_keras_object
+
+        return deserialize_keras_object(
+            serialize_keras_object(model), custom_objects={type(model).__name__: type(model)}
+        )
     _compile_like(model, clone)
     return clone
 

@@ -124,6 +124,10 @@ def deserialize_keras_object(config, custom_objects=None, **kwargs):
     for prefix, reader in readers.items():
         if module.startswith(prefix):
             return reader(config, custom_objects)
+    if "compile_config" in config:  # a model, as serialize_keras_object writes one: built and compiled again
+        from . import model_config
+
+        return model_config.deserialize_model(config, custom_objects)
     layer = layer_config.deserialize_layer(config, custom_objects)
     build = config.get("build_config")
     if build and not layer.built:

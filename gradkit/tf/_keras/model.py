@@ -142,7 +142,9 @@ class Model(Trainer, Layer):
         """Keras': a functional model's config (``layers``, ``input_layers``, ``output_layers``) makes
         a functional model again (fresh weights; classes of your own from ``custom_objects`` or the
         registry); any other config gives the class's constructor arguments."""
-        if {"layers", "input_layers", "output_layers"} <= set(config) and (cls is Model or issubclass(cls, Functional)):
+        if {"layers", "input_layers", "output_layers"} <= set(config) and (
+            cls is Model or issubclass(cls, Functional) or _functional_like(cls)
+        ):
             from . import functional_config
 
             return functional_config.from_config(Functional if cls is Model else cls, dict(config), custom_objects)
@@ -323,10 +325,28 @@ class Functional(Model):
         )
 
     def get_config(self):
-        """Keras 3's config of the graph: its layers, their calls, the inputs and outputs (``functional_config.py``)."""
+        """Keras 3's config of the graph: its layers, their calls, the inputs and outputs
+        (``functional_config.py``); for a subclass whose constructor takes other arguments (one that
+        builds its graph in ``__init__``), the base config its constructor takes, as Keras writes it."""
         from . import functional_config
 
+        if not _functional_like(getattr(type(self), "_keras_functional_of", type(self))):
+            return Layer.get_config(self)
         return functional_config.get_config(self)
+
+
+def _functional_like(cls) -> bool:
+    """Keras' test of a model class that a functional config can make: its constructor takes
+    ``Functional``'s arguments, or any (``*args, **kwargs``, as ``tf.keras.Model``'s own)."""
+    import inspect
+
+    try:
+        spec = inspect.getfullargspec(cls.__init__)
+    except TypeError:
+        return False
+    if spec.args[1:] == inspect.getfullargspec(Functional.__init__).args[1:]:
+        return True
+    return spec.varargs is not None and spec.varkw is not None
 
 
 def _one_or_list(shapes: list):

@@ -177,6 +177,7 @@ def serialize_model(model) -> dict:
     elif cls is Sequential:
         module, class_name, registered = "keras", "Sequential", None
     else:
+        cls = getattr(cls, "_keras_functional_of", cls)  # a subclass made functional: its own class's names
         module, class_name = cls.__module__, cls.__name__
         registered = serialization_registry.get_registered_name(cls)
     out = {"module": module, "class_name": class_name, "config": model.get_config(), "registered_name": registered}
