@@ -46,7 +46,7 @@ def _working(image):
 
 
 def _real(image, fn):
-    if np.dtype(image.dtype).kind not in "iuf":
+    if np.dtype(image.dtype).kind not in "iuf" and str(image.dtype) != "bfloat16":
         raise _errors.GradkitTypeError(
             f"tf.image.{fn} got a {image.dtype} image; it takes integer or float images, as TensorFlow does."
         )

@@ -90,7 +90,7 @@ def sobel_edges(image):
     """``tf.image.sobel_edges``: each channel's vertical and horizontal Sobel responses, in a new
     last axis of size 2 (edges mirrored, as TensorFlow's REFLECT padding)."""
     image = images_arg(image, "sobel_edges", ranks=(4,), error=_errors.InvalidArgumentValueError)
-    if np.dtype(image.dtype).kind != "f":
+    if np.dtype(image.dtype).kind != "f" and str(image.dtype) != "bfloat16":
         raise _errors.InvalidArgumentTypeError(
             f"tf.image.sobel_edges got a {image.dtype} image; TensorFlow's depthwise convolution takes float "
             "images. Convert it first (tf.image.convert_image_dtype(image, tf.float32))."
