@@ -431,8 +431,22 @@ class _IndexAt:
     def add(self, value, **kwargs) -> State:
         return self._apply("add", value, **kwargs)
 
+    def subtract(self, value, **kwargs) -> State:
+        return self._apply("subtract", value, **kwargs)
+
     def multiply(self, value, **kwargs) -> State:
         return self._apply("multiply", value, **kwargs)
+
+    def divide(self, value, **kwargs) -> State:
+        return self._apply("divide", value, **kwargs)
+
+    def power(self, value, **kwargs) -> State:
+        return self._apply("power", value, **kwargs)
+
+    def apply(self, func, **kwargs) -> State:
+        """``state[v].at[idx].apply(func)``: ``func`` of the selected entries, elementwise."""
+        new = index_update(self._state[self._var], self._index, func, "apply", **kwargs)
+        return self._state.assign(self._var, new)
 
     def min(self, value, **kwargs) -> State:
         return self._apply("min", value, **kwargs)
