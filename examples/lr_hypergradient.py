@@ -43,7 +43,7 @@ def pure_train_then_loss(lr):
     return mse(wv)
 
 
-hyper = jax.jit(gk.value_and_grad(train_then_loss, wrt=lr))
+hyper = gk.jit(gk.value_and_grad(train_then_loss, wrt=lr))
 loss, d_lr = hyper()
 want_loss, want_d_lr = jax.value_and_grad(pure_train_then_loss)(0.05)
 print(f"loss after {K} steps at lr=0.05: {float(loss):.6f}, d loss/d lr = {float(d_lr):.6f}")

@@ -76,7 +76,7 @@ def batched_meta_loss():
     return jnp.mean(gk.vmap(adapted_val_loss)(TRAIN_X, TRAIN_Y, VAL_X, VAL_Y))
 
 
-batched_w, batched_lr = jax.jit(gk.grad(batched_meta_loss, wrt=[w, lr]))()
+batched_w, batched_lr = gk.jit(gk.grad(batched_meta_loss, wrt=[w, lr]))()
 print("the same, tasks batched by gk.vmap:", np.asarray(batched_w), float(batched_lr))
 
 # A few meta-training steps: gk.jit over the outer update, which assigns w.

@@ -324,6 +324,14 @@ MSG_TRANSFORM_UNDER_TAPE = (
     "{transform} directly under the tape, where it runs as one recorded op that outer tapes differentiate."
 )
 
+MSG_VARIABLE_READ_AS_CONSTANT = (
+    "Variable {name} was read inside jax.jit (or a lax loop's body) with no gradkit transform around the read: "
+    "jax takes its current value as a constant of the compiled program and reuses that program at later calls, "
+    "so they see neither later assignments of the Variable nor a gradient with respect to it (gk.grad, a tape). "
+    "Compile with gk.jit instead of jax.jit (it passes the Variables a function reads as arguments), or pass "
+    "the value in as an argument (fn(x, w.value))."
+)
+
 MSG_TRACER_INTO_LIVE_VARIABLE = (
     "Variable {name} was assigned a traced value inside a jax transform (jax.jit, jax.vmap, "
     "lax.fori_loop/scan/while_loop/cond, ...) that no gradkit transform wraps: the live Variable would keep "

@@ -18,12 +18,14 @@ import pytest
 
 import gradkit as gk
 
-# The same test once eagerly and once under jax.jit (chex's with_jit/without_jit variants).
+# The same test once eagerly and once compiled (chex's with_jit/without_jit variants). A
+# function reading Variables compiles with gk.jit, which passes them in: a plain jax.jit would take
+# their values as constants (and gradkit warns; see test_core_plain_jax_reads.py).
 WITH_AND_WITHOUT_JIT = pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
 
 
 def maybe_jit(fn, jit: bool):
-    return jax.jit(fn) if jit else fn
+    return gk.jit(fn) if jit else fn
 
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6):

@@ -231,12 +231,12 @@ BAD_CALLS = {
     ),
     # A live Variable outlives every jax trace, so it must never keep a tracer.
     "assign_under_jax_jit": (
-        lambda v: jax.jit(_assign_then(v, lambda v: v.w.value))(),
+        lambda v: _reading_as_constant(jax.jit(_assign_then(v, lambda v: v.w.value))),
         gk.AssignmentError,
         r"Variable 'a' was assigned a traced value inside a jax transform .* Use gk.jit instead of jax.jit",
     ),
     "assign_in_lax_loop_without_gradkit": (
-        lambda v: _assign_in_fori_loop(v),
+        lambda v: _reading_as_constant(lambda: _assign_in_fori_loop(v)),
         gk.AssignmentError,
         r"Variable 'w' was assigned a traced value inside a jax transform",
     ),
@@ -259,6 +259,13 @@ BAD_CALLS = {
         r"Variable 'w' was assigned inside a jax transform or control-flow body",
     ),
 }
+
+
+def _reading_as_constant(fn):
+    """``fn()``, which reads a Variable inside a plain jax.jit or lax loop (gradkit warns of that:
+    the value becomes a constant) before it assigns one."""
+    with pytest.warns(gk.GradkitWarning, match="constant of the compiled program"):
+        return fn()
 
 
 def _assign_in_fori_loop(v):

@@ -13,10 +13,12 @@ The stack is thread-local: two threads never see each other's frames.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from .. import _errors
 from .compat import get_opaque_trace_state
@@ -114,7 +116,19 @@ def read(var) -> Any:
     stack = _local.stack
     if stack:
         return stack[-1].read(var)
+    if under_jax_trace() and _staging():
+        warnings.warn(
+            _errors.MSG_VARIABLE_READ_AS_CONSTANT.format(name=var._label()), _errors.GradkitWarning, stacklevel=3
+        )
     return live(var)
+
+
+def _staging() -> bool:
+    """Whether a trace that stages a program out (``jax.jit``, a lax loop's body) is active: a
+    Variable read there with no gradkit frame becomes a constant of a program jax may reuse at
+    later calls, which then see neither later assignments of it nor a gradient with respect to
+    it. (``jax.vmap`` or ``jax.grad`` alone trace afresh at each call: a new array is concrete.)"""
+    return isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
 def read_is_recorded(var) -> bool:

@@ -373,7 +373,8 @@ def _no_rows(fn, elems, *before):
     def one_row(*row):
         return _arrays(fn(*before, nest.pack_sequence_as(elems, list(wrap(list(row))))))
 
-    shapes = jax.eval_shape(one_row, *specs)
+    with frames.Suspend():  # only shapes are read: a Variable's value is a constant here, on purpose
+        shapes = jax.eval_shape(one_row, *specs)
     return jax.tree_util.tree_map(lambda s: wrap(jnp.zeros((0, *s.shape), s.dtype)), shapes)
 
 

@@ -398,6 +398,7 @@ def traced_output_shape(layer, input_shape) -> tuple:
     """The output shape of a built layer, found by tracing its call (``jax.eval_shape``) on inputs
     of that shape, with two sizes for each None dimension (``functional.PROBES``): one that
     differs is None."""
+    from gradkit._core import frames
     from gradkit._core.functionalize import values_of
     from gradkit._tape.tensor import Tensor
 
@@ -407,7 +408,8 @@ def traced_output_shape(layer, input_shape) -> tuple:
 
     for probe in PROBES:
         spec = jax.ShapeDtypeStruct(probe_shape(tuple(None if d is None else int(d) for d in shape), probe), np.float32)
-        out = jax.eval_shape(lambda x: values_of(layer(Tensor.concrete(x))), spec)
+        with frames.Suspend():  # only shapes are read: the weights' values as constants, on purpose
+            out = jax.eval_shape(lambda x: values_of(layer(Tensor.concrete(x))), spec)
         if not hasattr(out, "shape"):
             raise NotImplementedError(
                 f"[gradkit] {type(layer).__name__}.compute_output_shape: the layer returns several outputs; "
