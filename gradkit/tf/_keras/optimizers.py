@@ -37,6 +37,7 @@ from .gradient_accumulation import (
     updates_made,
 )
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
+from .optimizer_custom import CustomOptimizerMethods, check_custom_options
 from .optimizer_ema import check_ema_options, moving_averages
 from .schedules import LearningRateSchedule
 
@@ -134,8 +135,9 @@ def _snake_case(name: str) -> str:
     return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
-class Optimizer:
-    """Keras' optimizer API over an optax transformation.
+class Optimizer(CustomOptimizerMethods):
+    """Keras' optimizer API over an optax transformation; a subclass of your own that writes
+    ``build`` and ``update_step`` runs those instead (``optimizer_custom.py``).
 
     Its state (optax's moments and counters) lives in Variables, as Keras keeps optimizer
     slots in ``tf.Variable``: under ``tf.function`` the state is threaded through the
@@ -146,7 +148,13 @@ class Optimizer:
     _shared_name = None  # the name of its Variable
     _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
 
-    def __init__(self, learning_rate, make, hyper, options=None, name=None):
+    def __init__(self, learning_rate=0.001, make=None, hyper=None, options=None, name=None, **kwargs):
+        if make is None:  # an optimizer of your own (update_step), with Keras' base arguments
+            options = _check_options(type(self).__name__, kwargs)
+            check_custom_options(type(self).__name__, options)
+            hyper = ()
+        elif kwargs:
+            raise _errors.GradkitTypeError(f"Optimizer.__init__ got unexpected arguments {sorted(kwargs)}.")
         # Keras 3's default: 'adam', then 'adam_1', ...
         self.name = unique_name(_snake_case(type(self).__name__)) if name is None else str(name)
         # As in Keras, a number becomes a float32 Variable (opt.learning_rate.assign(...) works, and
@@ -319,6 +327,9 @@ class Optimizer:
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
         Variable's state at its first update), for instance before a ``tf.function`` step."""
         var_list = list(var_list)
+        if self._make is None:
+            self._custom_build(var_list)
+            return
         self._make_state(var_list)
         self._built = [weakref.ref(v) for v in var_list]
 
@@ -341,7 +352,7 @@ class Optimizer:
                 out.extend(slots)
         if self._shared is not None:
             out.append(self._shared)
-        return out
+        return out + list(self.__dict__.get("_custom_slots", ()))
 
     def apply(self, grads, trainable_variables=None):
         """Keras 3's ``apply``: ``apply_gradients(zip(grads, trainable_variables))``, by default
@@ -369,6 +380,8 @@ class Optimizer:
         every gradient is None, nothing is applied and a ValueError says so (as in Keras).
         With ``gradient_accumulation_steps`` see ``gradient_accumulation``."""
         pairs, every_variable = _checked_pairs(grads_and_vars)
+        if self._make is None:
+            return self._apply_custom(pairs, every_variable)
         steps = accumulation_steps(self.gradient_accumulation_steps)
         variables = [v for _, v in pairs]
         if steps is None:
