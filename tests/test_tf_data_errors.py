@@ -211,7 +211,7 @@ def _traced_pipeline():
         (lambda: gtf.data.Dataset.range(3).concatenate([1, 2]), TypeError, "pass a tf.data.Dataset"),
         (_traced_pipeline, TypeError, "Iterate the dataset outside the tf.function"),
         (lambda: gtf.data.TFRecordDataset, AttributeError, "from_generator"),
-        (lambda: gtf.data.experimental.save, AttributeError, "from_tensor_slices"),
+        (lambda: gtf.data.experimental.snapshot, AttributeError, "from_tensor_slices"),
         (lambda: gtf.data.Dataset.range(3).ragged_batch, AttributeError, "map, filter or flat_map"),
     ],
 )

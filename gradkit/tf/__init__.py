@@ -491,6 +491,7 @@ from . import (  # noqa: E402
     _image_adjust,
     _image_color,
     _image_crop_and_resize,
+    _image_draw_boxes,
     _image_dtype,
     _image_geometry,
     _image_nms,
@@ -564,10 +565,15 @@ image = _Namespace(
             _image_adjust,
             _image_quality,
             _image_random,
+            _image_draw_boxes,
         )
         for n in module.__all__
     },
 )
+
+from . import _sparse_segment  # noqa: E402
+
+sparse = _Namespace("gradkit.tf.sparse", **{n: getattr(_sparse_segment, n) for n in _sparse_segment.__all__})
 
 from . import _data  # noqa: E402
 
