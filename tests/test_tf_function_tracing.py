@@ -169,7 +169,9 @@ def test_python_control_flow_on_tensors_raises_a_gradkit_error(body):
     namespace = {"tf": gtf}
     exec(f"def f(x, n):\n    {body}\n", namespace)
     f = gtf.function(namespace["f"])
-    with pytest.raises(GradkitTypeError, match=r"^\[gradkit\] f needed the value of a tensor while being traced") as e:
+    # (an op that needed the value, tf.range's size, is named first)
+    first = r"^\[gradkit\] f(: tf\.\w+ needed a tensor's value| needed the value of a tensor) while being traced"
+    with pytest.raises(GradkitTypeError, match=first) as e:
         f(gtf.constant([1.0, 2.0]), gtf.constant(3))
     assert "no autograph" in str(e.value) and "tf.where" in str(e.value)
     tracer_errors = (

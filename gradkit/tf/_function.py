@@ -159,6 +159,33 @@ _MSG_CONTROL_FLOW = (
     "here; use tf.math functions on it, or pass a flag as a bool or int."
 )
 
+_MSG_OP_NEEDS_VALUE = (
+    "{fn}: {op} needed a tensor's value while being traced: the shape of its result (or a size, axis or "
+    "index it takes) depends on that value, which a compiled program cannot leave open. Call {op} outside "
+    "the tf.function, pass the value as a Python int argument (one trace per value), or use an op of fixed "
+    "shape (tf.where(cond, x, y), masks with tf.cast(cond, x.dtype) * x)."
+)
+
+
+def _op_needing_value(error) -> str | None:
+    """The public gradkit.tf op (``tf.zeros``, ``tf.where``) inside which ``error`` was raised, or
+    None where the value was asked for by the traced function itself (``if x > 0``)."""
+    from ._convert import public_name
+
+    inside = []
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("gradkit.tf."):
+            inside.append(tb.tb_frame)
+        tb = tb.tb_next
+    # From the innermost out (a generator's frame has no f_back to walk, so each is asked).
+    for frame in reversed(inside):
+        name = public_name(frame)
+        if name != "this gradkit.tf op":
+            return name
+    return None
+
+
 _MSG_VARIABLE_ON_LATER_CALL = (
     "{fn} created Variable {name} after its first trace (on a later call, or again while its first call "
     "was traced once more) and keeps it after the call (stored in an attribute, a list or a dict). "
@@ -316,7 +343,11 @@ class Function:
             return jax.tree_util.tree_map(_python_number_as_tensor, out, is_leaf=_is_leaf)
         except _TRACER_ERRORS as e:
             name = getattr(self.python_function, "__qualname__", repr(self.python_function))
-            raise _errors.TracedValueNeededError(_MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)) from e
+            message = _MSG_CONTROL_FLOW.format(fn=name, kind=type(e).__name__)
+            op = _op_needing_value(e)
+            if op is not None:
+                message = _MSG_OP_NEEDS_VALUE.format(fn=name, op=op) + " " + message
+            raise _errors.TracedValueNeededError(message) from e
 
     def __call__(self, *args, **kwargs):
         if _config.functions_run_eagerly():  # tf.config.run_functions_eagerly(True), as TensorFlow
