@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape import record
 
 from .._convert import call, convert
 from .base_layer import Layer
@@ -155,3 +156,7 @@ class Discretization(KerasNamedLayer, Layer):
             layer.bin_boundaries = list(boundaries)
             return layer
         return cls(**config)
+
+
+# Bucket indices and their encodings are piecewise constant: TensorFlow gives no gradient (None).
+record.cut_by_design(_bucketize, "tf.keras.layers.Discretization (its output has no gradient in TensorFlow)")
