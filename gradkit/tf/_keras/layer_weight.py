@@ -25,3 +25,9 @@ class SettableTrainable:
 
 class LayerWeight(SettableTrainable, Variable):
     """What ``Layer.add_weight`` returns: a ``tf.Variable`` named ``'layer/name:0'``."""
+
+    @property
+    def path(self) -> str:
+        """Keras 3's ``path``, the key its optimizers and savers use: ``'layer/name'``, the weight's
+        name without ``':0'`` (Keras 3 also prefixes the models a layer is built in, ``'sequential/...'``)."""
+        return self.name[:-2] if self.name.endswith(":0") else self.name
