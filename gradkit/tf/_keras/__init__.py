@@ -13,6 +13,7 @@ import numpy as _np
 from .. import _random
 from .._namespace import Namespace
 from . import activations as _activations
+from . import adaptive_pooling_layers as _adaptive_pooling_layers
 from . import augmentation_affine_layers as _augmentation_affine_layers
 from . import augmentation_color_layers as _augmentation_color_layers
 from . import augmentation_erasing as _augmentation_erasing
@@ -305,6 +306,7 @@ api = Namespace(
         **_members(_augmentation_policies, "RandAugment AugMix"),
         **_members(_augmentation_local, "RandomElasticTransform ContrastLimitedAdaptiveHistogramEqualization"),
         **_members(_upsampling_layers, UPSAMPLING_LAYERS),
+        **_members(_adaptive_pooling_layers, _adaptive_pooling_layers.NAMES),
         **_members(_pooling_layers_nd, POOLING_LAYERS_ND),
         **_members(_elu_prelu_layers, ELU_PRELU_LAYERS),
         **_members(_lambda_layer, "Lambda"),
