@@ -46,3 +46,11 @@ def test_state_at_apply_matches_jax():
     got = gk.State({v: v.value}).at[v][1:].apply(jnp.sin)[v]
     np.testing.assert_allclose(got, jnp.array([1.0, 2.0, 3.0]).at[1:].apply(jnp.sin), rtol=1e-6)
     assert float(v.value[1]) == 2.0  # a State update leaves the Variable alone
+
+
+def test_state_at_divide_refuses_an_integer_variable():
+    v = gk.Variable(jnp.arange(4))
+    with pytest.raises(gk.AssignmentError, match="floor-divide"):
+        gk.State({v: v.value}).at[v][1:].divide(2)
+    got = gk.State({v: v.value}).at[v][1:].apply(lambda x: x // 2)[v]
+    np.testing.assert_array_equal(got, [0, 0, 1, 1])  # the floor division it suggests, by hand

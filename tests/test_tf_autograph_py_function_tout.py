@@ -81,3 +81,13 @@ def test_py_function_gives_its_results_in_tout(case):
 def test_numpy_function_keeps_an_arrays_dtype():
     out = gtf.numpy_function(lambda a: np.array([1], np.int32), [gtf.constant(1.0)], gtf.float32)
     assert out.dtype == np.int32  # as TensorFlow's numpy_function leaves it
+
+
+@pytest.mark.parametrize("value, dtype", [(3.7, "int32"), (2.5, "bool"), (1e10, "int32")])
+def test_py_function_refuses_a_python_result_tout_cannot_hold(value, dtype):
+    with pytest.raises(gtf.errors.InvalidArgumentError, match="cannot convert"):
+        gtf.py_function(lambda a: value, [gtf.constant(1.0)], getattr(gtf, dtype))
+    tf = _tf()
+    if tf is not None:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.py_function(lambda a: value, [tf.constant(1.0)], getattr(tf, dtype))

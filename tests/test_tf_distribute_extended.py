@@ -85,3 +85,21 @@ def test_a_keras_model_knows_the_strategy_it_was_made_under():
     except ImportError:
         return
     assert _model_strategy(tf) == [True, True, True, True]
+
+
+def _ungrouped(tf):
+    v = tf.Variable(1.0)
+    e = tf.distribute.get_strategy().extended
+    pair = e.update(v, lambda var: (var * 2, var * 3), group=False)
+    one = e.update(v, lambda var: var * 4, group=False)
+    return [[float(x) for x in item] for item in pair], [float(x) for x in one]
+
+
+def test_update_with_group_false_gives_each_replicas_results():
+    got = _ungrouped(gtf)
+    assert got == ([[2.0], [3.0]], [4.0])
+    try:
+        import tensorflow as tf
+    except ImportError:
+        return
+    assert got == _ungrouped(tf)

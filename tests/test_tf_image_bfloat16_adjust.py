@@ -31,5 +31,7 @@ def test_bfloat16_images_as_tensorflow(name):
     tf = pytest.importorskip("tensorflow")
     want_dtype, want = _run(tf, name)
     assert dtype == want_dtype
-    if name != "stateless_random_brightness":  # its draw is not TensorFlow's (README)
+    if name == "sobel_edges":  # summed in float32 and rounded once, as TensorFlow's kernel
+        np.testing.assert_array_equal(got, want)
+    elif name != "stateless_random_brightness":  # its draw is not TensorFlow's (README)
         np.testing.assert_allclose(got, want, atol=1.6e-2, rtol=1.6e-2)

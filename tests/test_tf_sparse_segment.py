@@ -51,3 +51,12 @@ def test_sparse_segment_errors():
         gtf.sparse.segment_sum(DATA, [0, 1], [1, 0])
     with pytest.raises(gtf.errors.InvalidArgumentError, match="same length"):
         gtf.sparse.segment_sum(DATA, [0, 1, 2], [0, 0])
+
+
+def test_sparse_gradient_and_integer_data():
+    data = gtf.Variable(DATA)
+    with gtf.GradientTape() as tape:
+        loss = gtf.reduce_sum(gtf.sparse.segment_sum(data, [0, 1], [0, 0], sparse_gradient=True))
+    np.testing.assert_allclose(tape.gradient(loss, data), [[1] * 3, [1] * 3, [0] * 3, [0] * 3])
+    with pytest.raises(gtf.errors.InvalidArgumentError, match="float data"):
+        gtf.sparse.segment_mean(np.arange(4).reshape(2, 2), [0, 1], [0, 0])

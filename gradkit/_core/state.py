@@ -438,6 +438,12 @@ class _IndexAt:
         return self._apply("multiply", value, **kwargs)
 
     def divide(self, value, **kwargs) -> State:
+        if not jax.numpy.issubdtype(self._state[self._var].dtype, jax.numpy.inexact):
+            raise _errors.AssignmentError(
+                f"state.at[{self._var._label()}][...].divide: the Variable holds integers, and a true division "
+                "gives floats it cannot hold without truncating them. Divide a float Variable, or floor-divide "
+                "this one: state.at[v][idx].apply(lambda x: x // d)."
+            )
         return self._apply("divide", value, **kwargs)
 
     def power(self, value, **kwargs) -> State:

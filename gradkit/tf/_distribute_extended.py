@@ -83,11 +83,12 @@ class StrategyExtended:
         yield
 
     def update(self, var, fn, args=(), kwargs=None, group=True):
-        """``fn(var, *args, **kwargs)``: the update of the one copy of ``var``."""
-        return fn(var, *args, **(kwargs or {}))
+        """``fn(var, *args, **kwargs)``: the update of the one copy of ``var`` (with
+        ``group=False``, each result as the tuple of the replicas' results, as TensorFlow gives it)."""
+        return _grouped(fn(var, *args, **(kwargs or {})), group)
 
     def update_non_slot(self, colocate_with, fn, args=(), kwargs=None, group=True):
-        return fn(*args, **(kwargs or {}))
+        return _grouped(fn(*args, **(kwargs or {})), group)
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         return self._strategy.run(fn, args=args, kwargs=kwargs)
@@ -112,3 +113,13 @@ class StrategyExtended:
         from ._array import identity
 
         return identity(v)
+
+
+def _grouped(result, group: bool):
+    """``result`` as TensorFlow's ``update`` returns it: as it is, or per output the tuple of the
+    replicas' values (here one) where ``group=False``."""
+    if group:
+        return result
+    if isinstance(result, (list, tuple)):
+        return type(result)((item,) for item in result)
+    return (result,)

@@ -73,6 +73,11 @@ _SOBEL = np.array([[[-1, -2, -1], [0, 0, 0], [1, 2, 1]], [[-1, 0, 1], [-2, 0, 2]
 
 
 def _sobel(image):
+    # A bfloat16 image is summed in float32 and rounded once, as TensorFlow's kernel does (float16
+    # is summed in float16 there too).
+    dtype = image.dtype
+    if str(dtype) == "bfloat16":
+        return _sobel(image.astype(jnp.float32)).astype(dtype)
     padded = jnp.pad(image, [(0, 0), (1, 1), (1, 1), (0, 0)], mode="reflect")
     height, width = image.shape[1:3]
     edges = []

@@ -23,7 +23,7 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
 from . import _control
-from ._convert import convert, wrap
+from ._convert import check_python_value, convert, wrap
 
 
 def _refuse_traced(inputs, what: str) -> None:
@@ -76,6 +76,11 @@ def _result(value, dtype, what: str, index: int):
         if what == "py_function" and dtype is not None:
             return wrap(convert(np.asarray(value).astype(dtype)))
         return wrap(convert(value))
+    if what == "py_function" and dtype is not None:
+        try:
+            check_python_value(value, dtype, f"tf.py_function (result {index})")
+        except _errors.GradkitTypeError as error:  # TensorFlow's InvalidArgumentError there
+            raise _errors.GradkitInvalidArgumentError(str(error)) from None
     return wrap(convert(value, dtype))
 
 

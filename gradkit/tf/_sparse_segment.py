@@ -3,7 +3,8 @@
 Each reduces the rows ``data[indices]`` by ``segment_ids`` (sorted, one per index), as
 ``tf.math.segment_*`` of ``tf.gather(data, indices)``; with ``num_segments`` the result has that
 many rows (empty segments are 0). gradkit.tf has no ``SparseTensor``, so these dense-in,
-dense-out ops are all of ``tf.sparse`` it has.
+dense-out ops are all of ``tf.sparse`` it has; ``sparse_gradient=True`` (TensorFlow's
+IndexedSlices gradient) gives the same gradient, dense.
 
 >>> import gradkit.tf as tf
 >>> data = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -37,23 +38,28 @@ def _rows(data, indices, segment_ids, what):
 
 def _reduce(kind, data, indices, segment_ids, num_segments, name):
     what = f"tf.sparse.segment_{kind}"
+    if kind != "sum" and not jnp.issubdtype(convert(data).dtype, jnp.inexact):
+        raise _errors.InvalidArgumentTypeError(
+            f"{what} takes float data, as TensorFlow's kernel does (it divides), but got "
+            f"{np.dtype(convert(data).dtype).name}. Cast it first: tf.cast(data, tf.float32)."
+        )
     rows, ids = _rows(data, indices, segment_ids, what)
     if num_segments is None:
         return _segment._sorted(kind, rows, ids, what)
     return _segment._unsorted(kind, rows, ids, num_segments, what)
 
 
-def segment_sum(data, indices, segment_ids, num_segments=None, name=None):
+def segment_sum(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
     """``tf.sparse.segment_sum``: the sum of ``data[indices]`` per segment."""
     return _reduce("sum", data, indices, segment_ids, num_segments, name)
 
 
-def segment_mean(data, indices, segment_ids, num_segments=None, name=None):
+def segment_mean(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
     """``tf.sparse.segment_mean``: the mean of ``data[indices]`` per segment."""
     return _reduce("mean", data, indices, segment_ids, num_segments, name)
 
 
-def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None):
+def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
     """``tf.sparse.segment_sqrt_n``: the sum of ``data[indices]`` per segment over the square
     root of its number of rows."""
     return _reduce("sqrt_n", data, indices, segment_ids, num_segments, name)
