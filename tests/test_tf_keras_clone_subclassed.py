@@ -52,3 +52,29 @@ def test_clone_of_a_subclassed_model_is_built_and_compiled():
     }
     tf = pytest.importorskip("tensorflow")
     assert got == _program(tf, "tf_clone_sub")
+
+
+def _functional_subclass_clone(tf):
+    keras = tf.keras
+    calls = []
+
+    class FModel(keras.Model):
+        def train_step(self, data):
+            calls.append(1)
+            return super().train_step(data)
+
+        def extra(self):
+            return 42
+
+    x = keras.Input((4,))
+    clone = keras.models.clone_model(FModel(x, keras.layers.Dense(2)(x)))
+    clone.compile("sgd", "mse")
+    clone.fit(np.ones((4, 4), "float32"), np.ones((4, 2), "float32"), batch_size=2, epochs=1, verbose=0)
+    return type(clone).__name__, clone.extra(), len(calls) > 0
+
+
+def test_clone_of_a_subclass_made_functional_keeps_its_class():
+    got = _functional_subclass_clone(gtf)
+    assert got == ("FModel", 42, True)  # its own train_step ran in fit
+    tf = pytest.importorskip("tensorflow")
+    assert got == _functional_subclass_clone(tf)

@@ -22,7 +22,7 @@ from gradkit import _errors
 
 from . import functional
 from .input_layer import Input
-from .model import Functional, Model
+from .model import Functional, Model, _functional_like
 from .sequential import Sequential
 
 
@@ -60,7 +60,9 @@ def clone_model(model, input_tensors=None, clone_function=None, call_function=No
                 "change the layers with clone_function."
             )
         clone = _clone_sequential(model, clone_layer, input_tensors)
-    elif isinstance(model, Functional):
+    elif isinstance(model, Functional) and (
+        _default_get_config(model) or clone_function is not None or input_tensors is not None
+    ):
         clone = _clone_functional(model, clone_layer, input_tensors, call_function or _call)
     else:
         if clone_function is not None or input_tensors is not None:
@@ -145,7 +147,18 @@ def _clone_functional(model, clone_layer, input_tensors, call_function):
                 f"input(s), input_tensors has {len(given)}."
             )
     outputs = graph.replay(input_tensors, clone_layer, call_function)
+    # As Keras: a subclass made functional whose constructor takes Functional's arguments (its own
+    # train_step, methods) is cloned as that class; any other as a plain functional model.
+    own = getattr(type(model), "_keras_functional_of", None)
+    if own is not None and _functional_like(own):
+        return own(input_tensors, outputs, name=model.name)
     return Functional(input_tensors, outputs, name=model.name, trainable=model.trainable)
+
+
+def _default_get_config(model) -> bool:
+    """Whether the model's class keeps the functional ``get_config`` (a subclass that writes its own
+    is cloned through its config, as Keras clones it)."""
+    return type(model).get_config is Functional.get_config
 
 
 def _map(fn, structure):
