@@ -167,3 +167,23 @@ def test_a_signature_returning_a_nested_structure_is_refused(tmp_path, kind):
 
     got, want = _both(program, tmp_path)
     assert got is True
+
+
+def test_a_loaded_concrete_function_takes_its_tensors_alone(tmp_path):
+    def program(tf, path):
+        class M(tf.Module):
+            @tf.function
+            def h(self, z, scale=2.0, flag=True):
+                return z * scale if flag else z
+
+        m = M()
+        m.h(tf.ones(2))
+        tf.saved_model.save(m, str(path))
+        loaded = tf.saved_model.load(str(path))
+        cf = loaded.h.get_concrete_function(tf.TensorSpec([2], tf.float32))
+        return cf(tf.constant([1.0, 3.0])).numpy().tolist(), cf(z=tf.constant([2.0, 2.0])).numpy().tolist()
+
+    got, want = _both(program, tmp_path)
+    assert got == ([2.0, 6.0], [4.0, 4.0])  # z * the saved scale, 2.0
+    if want is not None:
+        assert got == want

@@ -84,6 +84,30 @@ def _template(structure):
     return items if kind == "list" else tuple(items)
 
 
+def _with_python_values(entry: dict, args: tuple, kwargs: dict) -> list | None:
+    """The positional arguments of a call of a concrete function given its tensors alone (as
+    TensorFlow's is called): the Python values it was saved with filled in at their places. None
+    for a call that gives every argument, or that this does not fit (the call says what is wrong)."""
+    structure = entry.get("structure") or []
+    names = entry.get("arguments") or [None] * len(structure)
+    fixed = {i: s["static"] for i, s in enumerate(structure) if isinstance(s, dict) and "static" in s}
+    if not fixed or len(args) + len(kwargs) >= len(structure) or any(k not in names for k in kwargs):
+        return None
+    tensors = [i for i in range(len(structure)) if i not in fixed]
+    given = iter(args)
+    full = []
+    for i in range(len(structure)):
+        if i in fixed:
+            full.append(fixed[i])
+        elif names[i] in kwargs:
+            full.append(kwargs[names[i]])
+        else:
+            full.append(next(given, None))
+    if len(args) > len(tensors) or any(v is None for i, v in enumerate(full) if i not in fixed):
+        return None
+    return full
+
+
 class LoadedConcreteFunction:
     """One saved program of a loaded function, as TensorFlow's restored ConcreteFunction."""
 
@@ -91,7 +115,8 @@ class LoadedConcreteFunction:
         self._name, self._run, self._entry, self._outputs = name, run, entry, outputs
 
     def __call__(self, *args, **kwargs):
-        return self._run(*args, **kwargs)
+        full = _with_python_values(self._entry, args, kwargs)
+        return self._run(*args, **kwargs) if full is None else self._run(*full)
 
     @property
     def name(self) -> str:
@@ -135,6 +160,9 @@ class LoadedConcreteFunction:
 
 class SignatureFunction(LoadedConcreteFunction):
     """``loaded.signatures[key]``: keyword arguments, one per tensor, and a dict of outputs."""
+
+    def __call__(self, *args, **kwargs):
+        return self._run(*args, **kwargs)
 
     @property
     def structured_input_signature(self):
