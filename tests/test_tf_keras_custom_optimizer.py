@@ -115,3 +115,34 @@ def test_what_a_custom_optimizer_refuses():
     with pytest.raises(KeyError, match="not among the Variables given to build"):
         opt.apply_gradients([(gtf.constant([1.0]), other)])
     assert other.numpy().tolist() == [2.0]
+
+
+def _trained_and_saved(tf, path, package):
+    Momentum = tf.keras.utils.register_keras_serializable(package=package)(_momentum_class(tf))
+    x = np.linspace(0, 1, 24, dtype="float32").reshape(8, 3)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+    model.compile(Momentum(0.01), "mse")
+    model.fit(x, np.ones((8, 1), "float32"), batch_size=4, epochs=1, verbose=0, shuffle=False)
+    model.save(str(path))
+    return int(model.optimizer.iterations.numpy()), model.optimizer.m[0].numpy().ravel()
+
+
+def _loaded_state(tf, path):
+    loaded = tf.keras.models.load_model(str(path))
+    return int(loaded.optimizer.iterations.numpy()), loaded.optimizer.m[0].numpy().ravel()
+
+
+def test_a_custom_optimizers_state_saves_and_loads(tmp_path):
+    gk_file, tf_file = tmp_path / "gk.keras", tmp_path / "tf.keras"
+    steps, slot = _trained_and_saved(gtf, gk_file, "custom_opt")
+    assert steps == 2
+    loaded_steps, loaded_slot = _loaded_state(gtf, gk_file)
+    assert loaded_steps == 2
+    np.testing.assert_allclose(loaded_slot, slot, rtol=1e-6)
+    tf = pytest.importorskip("tensorflow")
+    want_steps, want_slot = _trained_and_saved(tf, tf_file, "custom_opt")
+    np.testing.assert_allclose(slot, want_slot, rtol=1e-5)
+    for reader, path, expected in ((gtf, tf_file, want_slot), (tf, gk_file, slot)):  # each reads the other's
+        steps, got = _loaded_state(reader, path)
+        assert steps == 2
+        np.testing.assert_allclose(got, expected, rtol=1e-6)

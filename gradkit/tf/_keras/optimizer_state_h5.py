@@ -12,7 +12,8 @@ and ``average_gradient``). gradkit keeps each weight's slots in Keras' kind orde
 archive's state is gradkit's, regrouped.
 
 gradkit writes and reads the state of SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
-Nadam, Ftrl, Lion, Lamb, Adafactor, Muon and ScheduleFreeAdamW (any options). An optimizer
+Nadam, Ftrl, Lion, Lamb, Adafactor, Muon and ScheduleFreeAdamW (any options), and of an
+optimizer of your own (the variables its ``build`` made, in that order). An optimizer
 wrapping others (LossScaleOptimizer, MultiOptimizer) is saved before its first step only (its
 state is then ``iterations`` and the rate, as Keras writes it too); after steps, saving refuses.
 """
@@ -88,6 +89,9 @@ def _slots(optimizer, trainable_variables, runs):
 def keras_variables(optimizer, trainable_variables):
     """The optimizer's variables in Keras' order for a model with these trainable weights, or
     None when gradkit cannot lay them out as Keras does."""
+    if getattr(optimizer, "_make", True) is None:
+        # An optimizer of your own: Keras writes the variables its build made, in the order made.
+        return _head(optimizer) + (list(optimizer.__dict__.get("_custom_slots", ())) if optimizer.built else [])
     runs = _slot_runs(optimizer)
     if runs is None:
         # Keras writes a wrapper's own variables and then its inner optimizers' ones: laid out
