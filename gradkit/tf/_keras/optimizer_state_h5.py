@@ -89,7 +89,7 @@ def _slots(optimizer, trainable_variables, runs):
 def keras_variables(optimizer, trainable_variables):
     """The optimizer's variables in Keras' order for a model with these trainable weights, or
     None when gradkit cannot lay them out as Keras does."""
-    if getattr(optimizer, "_make", True) is None:
+    if getattr(optimizer, "_custom_update", False):
         # An optimizer of your own: Keras writes the variables its build made, in the order made.
         return _head(optimizer) + (list(optimizer.__dict__.get("_custom_slots", ())) if optimizer.built else [])
     runs = _slot_runs(optimizer)

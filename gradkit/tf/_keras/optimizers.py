@@ -149,7 +149,10 @@ class Optimizer(CustomOptimizerMethods):
     _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
 
     def __init__(self, learning_rate=0.001, make=None, hyper=None, options=None, name=None, **kwargs):
-        if make is None:  # an optimizer of your own (update_step), with Keras' base arguments
+        # An optimizer of your own (update_step), with Keras' base arguments; the wrappers of other
+        # optimizers (LossScaleOptimizer, MultiOptimizer) pass no rule either, but a hyper tuple.
+        self._custom_update = make is None and hyper is None
+        if self._custom_update:
             options = _check_options(type(self).__name__, kwargs)
             check_custom_options(type(self).__name__, options)
             hyper = ()
@@ -327,7 +330,7 @@ class Optimizer(CustomOptimizerMethods):
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
         Variable's state at its first update), for instance before a ``tf.function`` step."""
         var_list = list(var_list)
-        if self._make is None:
+        if self._custom_update:
             self._custom_build(var_list)
             return
         self._make_state(var_list)
@@ -380,7 +383,7 @@ class Optimizer(CustomOptimizerMethods):
         every gradient is None, nothing is applied and a ValueError says so (as in Keras).
         With ``gradient_accumulation_steps`` see ``gradient_accumulation``."""
         pairs, every_variable = _checked_pairs(grads_and_vars)
-        if self._make is None:
+        if self._custom_update:
             return self._apply_custom(pairs, every_variable)
         steps = accumulation_steps(self.gradient_accumulation_steps)
         variables = [v for _, v in pairs]
