@@ -33,7 +33,9 @@ from .status import CheckpointLoadStatus, InitializationOnlyStatus
 
 
 def _check_trackable(value, name: str) -> None:
-    if not object_graph.is_trackable(value):
+    # A list or dict is taken whatever it holds (an empty history list, numbers), as TensorFlow
+    # wraps each as a trackable container (not a tuple); only what is trackable inside is saved.
+    if not object_graph.is_trackable(value) and not isinstance(value, (list, dict)):
         raise _errors.GradkitValueError(
             f"`Checkpoint` was expecting {name} to be a trackable object (an object derived from `Trackable`), got "
             f"{value!r}. A checkpoint saves Variables and the objects that hold them: tf.Variable, Keras layers, "
