@@ -69,8 +69,9 @@ def _draw(images, boxes, colors):
     return canvas
 
 
-def draw_bounding_boxes(images, boxes, colors=None, name=None):
-    """``tf.image.draw_bounding_boxes(images, boxes, colors)``; see the module docstring."""
+def draw_bounding_boxes(images, boxes, colors, name=None):
+    """``tf.image.draw_bounding_boxes(images, boxes, colors)`` (``colors=None``: TensorFlow's table); see the
+    module docstring."""
     # A NumPy array or list is converted to float32, as TensorFlow converts it for this kernel.
     given_array = isinstance(images, (np.ndarray, list, tuple))
     images, boxes = convert(images, np.float32 if given_array else None), convert(boxes, np.float32)
