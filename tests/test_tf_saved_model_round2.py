@@ -9,18 +9,11 @@ import copy
 
 import numpy as np
 import pytest
+from _two_sides import both
 
 import gradkit.tf as gtf
 
-
-def _both(program, tmp_path):
-    """``program(tf, path)`` on gradkit, and on TensorFlow where it is installed (else None)."""
-    got = program(gtf, tmp_path / "gk")
-    try:
-        import tensorflow as rtf
-    except ImportError:
-        return got, None
-    return got, program(rtf, tmp_path / "tf")
+_both = both
 
 
 def _check(got, want):

@@ -207,7 +207,19 @@ def _with_input_signature(function, args, kwargs):
     return tuple(signature)
 
 
-class ConcreteFunction:
+class OutputSpecs:
+    """``output_shapes`` and ``output_dtypes`` of a concrete function's ``structured_outputs``."""
+
+    @property
+    def output_shapes(self):
+        return jax.tree_util.tree_map(lambda s: s.shape, self.structured_outputs, is_leaf=_is_leaf)
+
+    @property
+    def output_dtypes(self):
+        return jax.tree_util.tree_map(lambda s: s.dtype, self.structured_outputs, is_leaf=_is_leaf)
+
+
+class ConcreteFunction(OutputSpecs):
     """TensorFlow's ConcreteFunction over a gradkit ``tf.function``; see the module docstring."""
 
     def __init__(self, function, args, kwargs):
@@ -357,14 +369,6 @@ class ConcreteFunction:
         if self._outputs is None:
             self._outputs = self._trace_outputs()
         return self._outputs
-
-    @property
-    def output_shapes(self):
-        return jax.tree_util.tree_map(lambda s: s.shape, self.structured_outputs, is_leaf=_is_leaf)
-
-    @property
-    def output_dtypes(self):
-        return jax.tree_util.tree_map(lambda s: s.dtype, self.structured_outputs, is_leaf=_is_leaf)
 
     def pretty_printed_signature(self, verbose=True) -> str:
         """TensorFlow's text of the signature: each parameter's kind and type (a ``TensorSpec``,

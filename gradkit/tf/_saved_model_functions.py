@@ -22,6 +22,7 @@ import numpy as np
 
 from gradkit._errors import GradkitValueError
 
+from ._concrete_function import OutputSpecs
 from ._function import TensorSpec
 
 _GRAPH_ONLY = ("graph", "inputs", "outputs", "function_def", "captured_inputs", "variables", "trainable_variables")
@@ -108,7 +109,7 @@ def _with_python_values(entry: dict, args: tuple, kwargs: dict) -> list | None:
     return full
 
 
-class LoadedConcreteFunction:
+class LoadedConcreteFunction(OutputSpecs):
     """One saved program of a loaded function, as TensorFlow's restored ConcreteFunction."""
 
     def __init__(self, name: str, run, entry: dict, outputs):
@@ -131,14 +132,6 @@ class LoadedConcreteFunction:
     def structured_outputs(self):
         """What a call returns, with a ``tf.TensorSpec`` for each tensor."""
         return self._outputs
-
-    @property
-    def output_shapes(self):
-        return jax.tree_util.tree_map(lambda s: s.shape, self.structured_outputs, is_leaf=_is_spec)
-
-    @property
-    def output_dtypes(self):
-        return jax.tree_util.tree_map(lambda s: s.dtype, self.structured_outputs, is_leaf=_is_spec)
 
     def _fits(self, args, kwargs) -> bool:
         from ._saved_model import _fitting_arguments
