@@ -270,6 +270,7 @@ approx_top_k = _approx_top_k.approx_top_k
 from . import (  # noqa: E402
     _linalg_diagonals,
     _linalg_eig,
+    _linalg_eigh_tridiagonal,
     _linalg_functions,
     _linalg_lstsq,
     _linalg_lu,
@@ -290,6 +291,7 @@ linalg = _Namespace(
     **_public(_linalg_structured),
     **_public(_linalg_diagonals),
     **_public(_linalg_tridiagonal),
+    **_public(_linalg_eigh_tridiagonal),
     **_public(_linalg_norms),
 )
 random = _Namespace(
