@@ -418,6 +418,7 @@ class _RNN(_KerasLayer, Layer):
     def call(self, sequences, initial_state=None, mask=None, training=None):
         layer_args.check_rank(sequences.shape, 3, "(batch, timesteps, features)", self._what())
         sequences = layer_args.float_input(sequences)
+        rnn_state.refuse_no_timesteps(sequences, self._what())
         if sequences.shape[-1] != self.kernel.shape[0]:
             raise _errors.GradkitValueError(
                 f"{self._what()} was built for {self.kernel.shape[0]} features (last axis), but got shape "

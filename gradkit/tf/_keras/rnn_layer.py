@@ -185,6 +185,7 @@ class RNN(_KerasLayer, Layer):
                 f"but got shape {tuple(sequences.shape)}."
             )
         sequences = layer_args.float_input(sequences)
+        rnn_state.refuse_no_timesteps(sequences, self._what())
         batch = sequences.shape[0]
         if self.stateful:
             rnn_state.check_batch(self, batch)

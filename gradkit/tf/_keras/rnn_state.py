@@ -97,3 +97,13 @@ def reset(layer) -> None:
         return
     for variable in _flat(layer.states):
         variable.assign(jnp.zeros(variable.shape, jnp.float32))
+
+
+def refuse_no_timesteps(sequences, what: str) -> None:
+    """A sequence of no timesteps has no last output: TensorFlow raises too (its first step's
+    slice is out of bounds), where a scan over nothing would return the initial state."""
+    if sequences.shape[1] == 0:
+        raise _errors.InvalidArgumentValueError(
+            f"{what} got a sequence of no timesteps (shape {tuple(sequences.shape)}); a recurrent layer needs at "
+            "least one step to give an output, as in Keras on TensorFlow. Drop empty sequences first."
+        )
