@@ -59,8 +59,22 @@ from ._space_depth import depth_to_space, space_to_depth  # noqa: F401  (tf.nn's
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
-softplus = _math.softplus
 relu = _math._unary(jax.nn.relu, "relu")
+
+
+def _features_named(fn):
+    """``fn`` taking its tensor as ``features``, TensorFlow's name for it in tf.nn's activations."""
+
+    def op(features, name=None):
+        return fn(features)
+
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = fn.__doc__
+    return op
+
+
+softplus = _features_named(_math.softplus)
+relu = _features_named(relu)
 
 
 def _relu6(x):
@@ -69,7 +83,7 @@ def _relu6(x):
     return jax.nn.relu6(x)  # its derivative: 1 on (0, 6), 0 elsewhere, TensorFlow's Relu6Grad
 
 
-relu6 = _math._unary(_relu6, "relu6")
+relu6 = _features_named(_math._unary(_relu6, "relu6"))
 
 
 @jax.custom_jvp
@@ -85,7 +99,7 @@ def _softsign_jvp(primals, tangents):
     return _softsign(x), dx / jnp.square(1 + jnp.abs(x))
 
 
-softsign = _unary(_softsign, "softsign", _INEXACT)
+softsign = _features_named(_unary(_softsign, "softsign", _INEXACT))
 
 
 def _elu(x):
@@ -96,7 +110,7 @@ def _elu(x):
     return jnp.where(linear, x, jnp.expm1(jnp.where(linear, 0, x)))
 
 
-elu = _unary(_elu, "elu", _REAL, where="tf.nn")
+elu = _features_named(_unary(_elu, "elu", _REAL, where="tf.nn"))
 
 
 def _silu(x, beta):
@@ -194,7 +208,7 @@ def gelu(features, approximate=False, name=None):
     return call(_gelu, x, approximate=bool(approximate))
 
 
-def _l2_normalize(x, axis, epsilon):
+def _l2_normalize(x, epsilon, axis):
     square_sum = jnp.sum(x * jnp.conj(x), axis=axis, keepdims=True).real
     return x * jax.lax.rsqrt(_math._tf_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
 
@@ -202,7 +216,13 @@ def _l2_normalize(x, axis, epsilon):
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """``x / sqrt(max(sum(x**2, axis), epsilon))``, as TensorFlow writes it."""
     axis = dim if axis is None else axis
-    return call(_l2_normalize, convert(x), axis=axis_arg(axis), epsilon=float(epsilon))
+    return call(_l2_normalize, convert(x), _epsilon(epsilon), axis=axis_arg(axis))
+
+
+def _epsilon(value):
+    """A Python number as itself (a constant of the program); a tensor as an input, which a tape
+    differentiates and a tf.function traces, as TensorFlow does."""
+    return float(value) if isinstance(value, (int, float, np.floating, np.integer)) else convert(value)
 
 
 def _bias_add(value, bias, channel_axis):
@@ -286,7 +306,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         convert(variance),
         None if offset is None else convert(offset),
         None if scale is None else convert(scale),
-        epsilon=float(variance_epsilon),
+        _epsilon(variance_epsilon),
     )
 
 
