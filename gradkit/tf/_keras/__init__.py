@@ -80,6 +80,7 @@ from . import preprocessing_layers as _preprocessing_layers
 from . import progbar as _progbar
 from . import regularizers as _regularizers
 from . import reshaping_layers as _reshaping_layers
+from . import reversible_embedding as _reversible_embedding
 from . import rnn_cells as _rnn_cells
 from . import rnn_layer as _rnn_layer
 from . import rnn_wrappers as _rnn_wrappers
@@ -314,6 +315,7 @@ api = Namespace(
         **_members(_group_normalization, "GroupNormalization"),
         **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
         **_members(_masking_layer, "Masking"),
+        **_members(_reversible_embedding, "ReversibleEmbedding"),
         serialize=_keras_object_serialization.serialize_keras_object,
         deserialize=_keras_object_serialization.deserialize_keras_object,
     ),
