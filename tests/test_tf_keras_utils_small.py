@@ -199,3 +199,23 @@ def test_namespaces_list_keras_names_only(path):
             legacy = getattr(legacy, part)
         known |= {n for n in dir(legacy) if not n.startswith("_")}
     assert names and names <= known
+
+
+def test_aliases_keras_exports_under_two_names():
+    assert gtf.keras.utils.is_keras_tensor is gtf.keras.backend.is_keras_tensor
+    assert gtf.keras.utils.standardize_dtype is gtf.keras.backend.standardize_dtype
+    assert gtf.keras.utils.is_keras_tensor(gtf.keras.Input((2,)))
+    assert not gtf.keras.utils.is_keras_tensor(np.zeros(2))
+    y_true, y_pred = np.array([[1.0, 2.0]], np.float32), np.array([[1.5, 1.0]], np.float32)
+    # The loss functions Keras also exports as metric functions, by hand.
+    np.testing.assert_allclose(
+        gtf.keras.metrics.log_cosh(y_true, y_pred), [np.mean(np.log(np.cosh(y_pred - y_true)))], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        gtf.keras.metrics.mean_absolute_percentage_error(y_true, y_pred), [100 * np.mean([0.5, 0.5])], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        gtf.keras.metrics.mean_squared_logarithmic_error(y_true, y_pred),
+        [np.mean((np.log1p(y_pred) - np.log1p(y_true)) ** 2)],
+        rtol=1e-6,
+    )

@@ -337,6 +337,8 @@ api = Namespace(
         **_members(_metrics_iou, _metrics_iou.NAMES),
         **_members(_metrics_regression, _metrics_regression.NAMES),
         **_members(_metrics_registry, _metrics_registry.NAMES),
+        # Keras exports these loss functions as metric functions too (metrics.get does not know them).
+        **_members(_losses, "log_cosh mean_absolute_percentage_error mean_squared_logarithmic_error"),
     ),
     optimizers=Namespace(
         "gradkit.tf.keras.optimizers",
@@ -382,6 +384,8 @@ api = Namespace(
         **_members(_keras_object_serialization, "serialize_keras_object deserialize_keras_object"),
         Progbar=_progbar.Progbar,
         clear_session=_backend_config.clear_session,
+        is_keras_tensor=_legacy_backend.is_keras_tensor,
+        standardize_dtype=_backend_config.standardize_dtype,
     ),
     callbacks=Namespace(
         "gradkit.tf.keras.callbacks",
