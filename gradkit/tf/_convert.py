@@ -182,16 +182,17 @@ def _cast(x, dtype):
     return _astype(x, dtype=dtype)
 
 
-def wrap(out):
+def wrap(out, traced: bool = False):
     """JAX arrays in ``out`` become ``gk.Tensor``: concrete ones always, traced ones while a
-    ``tf.function`` is traced (an op of Python values there: a tape watches it, ``.shape.as_list()``
-    works; under a plain jax transform they stay jax values, as jax expects). A dict keeps its
-    keys' order (a Keras model's dict output), which jax's tree_map would sort."""
+    ``tf.function`` is traced or with ``traced=True`` (the values gradkit.tf hands a user's function
+    it traces itself: a tape watches them, ``.shape.as_list()`` works); under a plain jax transform
+    they stay jax values, as jax expects. A dict keeps its keys' order (a Keras model's dict
+    output), which jax's tree_map would sort."""
     if type(out) is dict:
-        return {key: wrap(value) for key, value in out.items()}
+        return {key: wrap(value, traced) for key, value in out.items()}
     if type(out) in (list, tuple):
-        return type(out)(wrap(value) for value in out)
-    traced_too = _name_scope.in_graph()
+        return type(out)(wrap(value, traced) for value in out)
+    traced_too = traced or _name_scope.in_graph()
     return jax.tree_util.tree_map(
         lambda v: (
             Tensor.concrete(v) if isinstance(v, jax.Array) and (traced_too or not isinstance(v, jax.core.Tracer)) else v

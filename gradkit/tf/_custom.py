@@ -23,6 +23,10 @@ def stop_gradient(input, name=None):  # noqa: A002  (TensorFlow's argument name)
     return wrap(_gk_stop_gradient(convert(input)))
 
 
+def _value_of(x):
+    return x.__gradkit_value__() if isinstance(x, Tensor) else x
+
+
 def custom_gradient(f=None):
     """``tf.custom_gradient``: ``f(*x)`` returns ``(y, grad_fn)``.
 
@@ -54,8 +58,17 @@ def custom_gradient(f=None):
 
         @functools.wraps(f)
         def run(*xs, **kws):
+            # f and its grad_fn take tensors, as in TensorFlow: a tape inside grad_fn watches dy
+            # and records Python operators on it, and x.get_shape() works.
             with replay:
-                return f(*xs, **kws)
+                y, grad_fn = f(*wrap(xs, traced=True), **kws)
+
+            @functools.wraps(grad_fn)
+            def tensor_grad_fn(*dys, **grad_kws):
+                grads = grad_fn(*wrap(dys, traced=True), **grad_kws)
+                return jax.tree_util.tree_map(_value_of, grads, is_leaf=lambda g: isinstance(g, Tensor))
+
+            return y, tensor_grad_fn
 
         return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
 
@@ -99,8 +112,10 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     replay = _random.replaying(op_seeds=False)
 
     def element(index, xs):
+        # fn takes tensors, as in TensorFlow: a tape inside it records Python operators
+        # (x * x, x[None]) on its element.
         with replay.at(index):
-            return fn(xs)
+            return fn(wrap(xs, traced=True))
 
     try:
         return wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))
