@@ -62,3 +62,29 @@ def test_scatter_update_needs_indexed_slices():
     v = tf.Variable([1.0, 2.0])
     with pytest.raises(TypeError, match=r"^\[gradkit\] Variable.scatter_update takes a tf.IndexedSlices"):
         v.scatter_update([[0], [1.0]])
+
+
+@pytest.mark.parametrize("method", ["scatter_nd_update", "scatter_update"])
+def test_a_repeated_index_gives_its_gradient_to_the_update_written(method):
+    # v[0] is written twice; the second write (x1 * x2) is the value read, so by hand
+    # d/dx sum(v * [1, 2, 3]) = d(x1 * x2)/dx = [0, x2, x1]: the overwritten update has none.
+    x0 = np.array([0.7, -0.3, 1.2], np.float32)
+    x = tf.constant(x0)
+    v = tf.Variable(tf.zeros([3]))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        updates = tf.stack([x[0] * x[2], x[1] * x[2]])
+        if method == "scatter_nd_update":
+            v.scatter_nd_update([[0], [0]], updates)
+        else:
+            v.scatter_update(tf.IndexedSlices(updates, tf.constant([0, 0])))
+        loss = tf.reduce_sum(v * tf.constant([1.0, 2.0, 3.0]))
+    assert float(loss) == pytest.approx(x0[1] * x0[2])
+    np.testing.assert_allclose(tape.gradient(loss, x), [0.0, x0[2], x0[1]], rtol=1e-6)
+    # The same program rewritten in JAX (jax's scatter rule) agrees.
+    pure = jax.grad(
+        lambda x: jnp.sum(
+            jnp.zeros(3).at[jnp.array([0, 0])].set(jnp.stack([x[0] * x[2], x[1] * x[2]])) * jnp.arange(1.0, 4.0)
+        )
+    )
+    np.testing.assert_allclose(pure(x0), [0.0, x0[2], x0[1]], rtol=1e-6)

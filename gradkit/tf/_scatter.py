@@ -4,7 +4,9 @@
 tensor, and ``updates`` has shape ``batch + tensor.shape[K:]``. Written with ``.at[]``; the
 gradients are TensorFlow's: the tensor's is zero at the entries written, and every update gets
 the upstream gradient gathered at its index, even one that a repeated index overwrote (jax's
-rule for ``.at[].set`` gives it to the update written last only).
+rule for ``.at[].set`` gives it to the update written last only, and a Variable's
+``scatter_update``/``scatter_nd_update``, an assignment that TensorFlow does not differentiate,
+keeps that exact rule).
 
 >>> import gradkit.tf as tf
 >>> tf.tensor_scatter_nd_add(tf.zeros([3]), [[0], [0], [2]], [1.0, 2.0, 5.0]).numpy().tolist()
@@ -50,11 +52,16 @@ def _scatter_nd(tensor, indices, updates, how, ignore=False):
     if ignore:  # TensorFlow's bad_indices_policy='IGNORE': an index out of range is skipped
         indices = out_of_range_dropped(indices, tensor.shape[: indices.shape[-1]])
         return getattr(tensor.at[_nd_index(indices)], how)(updates, mode="drop")
-    if how == "set" and jnp.issubdtype(tensor.dtype, jnp.inexact):
+    if how in ("set", "assign") and jnp.issubdtype(tensor.dtype, jnp.inexact):
         # The updates as the kernel's: the tensor's dtype, one per index (jax sums a broadcast back).
         shape = tuple(indices.shape[:-1]) + tuple(tensor.shape[indices.shape[-1] :])
-        return _set_nd(tensor, indices, jnp.broadcast_to(updates.astype(tensor.dtype), shape))
-    return getattr(tensor.at[_nd_index(indices)], how)(updates)
+        updates = jnp.broadcast_to(updates.astype(tensor.dtype), shape)
+        if how == "assign":
+            # A Variable's scatter assignment: jax's rule, exact for the value written, so the
+            # update a repeated index overwrote has no gradient (TensorFlow gives none at all).
+            return tensor.at[_nd_index(indices)].set(updates)
+        return _set_nd(tensor, indices, updates)
+    return getattr(tensor.at[_nd_index(indices)], "set" if how == "assign" else how)(updates)
 
 
 def _scatter(tensor, indices, updates, how, what, policy=""):
@@ -192,7 +199,7 @@ def slices_of(sparse_delta, method: str):
 
 
 def _rows(tensor, indices, values, how):
-    if how == "set":
+    if how == "assign":
         return _scatter_nd(tensor, indices[..., None], values, how)  # a row's index is a 1-tuple
     if how in ("multiply", "divide") and jnp.issubdtype(tensor.dtype, jnp.inexact):
         # TensorFlow applies a repeated row's values one after another: the row is multiplied by
@@ -207,8 +214,8 @@ def _rows(tensor, indices, values, how):
 
 
 def scatter_rows(tensor, indices, values, how, what="Variable.scatter_update"):
-    """Rows ``indices`` (any shape) of ``tensor`` set to ``values``, or combined with them
-    (``how``: add, max, min, multiply, divide)."""
+    """Rows ``indices`` (any shape) of ``tensor`` set to ``values`` (``how='assign'``), or combined
+    with them (``how``: add, max, min, multiply, divide)."""
     tensor, indices = convert(tensor), convert(indices)
     check_indices(indices, tensor.shape[0], what)
     return call(_rows, tensor, indices, convert(values), how=how)

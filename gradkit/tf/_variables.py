@@ -209,7 +209,7 @@ class Variable(_GkVariable):
         >>> v.scatter_nd_update([[1], [3]], [10.0, 30.0]).numpy().tolist()
         [1.0, 10.0, 3.0, 30.0]
         """
-        return self.assign(_scatter.tensor_scatter_nd_update(self.value, indices, updates))
+        return self.assign(_scatter._scatter(self.value, indices, updates, "assign", "Variable.scatter_nd_update"))
 
     def scatter_nd_add(self, indices, updates, name=None):
         """``v[indices[i]] += updates[i]`` (repeated indices add up)."""
@@ -222,7 +222,7 @@ class Variable(_GkVariable):
     def scatter_update(self, sparse_delta, use_locking=False, name=None):
         """``v[sparse_delta.indices] = sparse_delta.values`` along the first axis (a ``tf.IndexedSlices``)."""
         indices, values = _scatter.slices_of(sparse_delta, "scatter_update")
-        return self.assign(_scatter.scatter_rows(self.value, indices, values, "set"))
+        return self.assign(_scatter.scatter_rows(self.value, indices, values, "assign"))
 
     def scatter_add(self, sparse_delta, use_locking=False, name=None):
         indices, values = _scatter.slices_of(sparse_delta, "scatter_add")
