@@ -28,6 +28,8 @@ may come out in another order.
 
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,6 +42,10 @@ from ._array import reshape
 from ._convert import call, convert, known_value
 
 __all__ = ["combined_non_max_suppression", "non_max_suppression_padded"]
+
+CombinedNonMaxSuppression = collections.namedtuple(
+    "CombinedNonMaxSuppression", ["nmsed_boxes", "nmsed_scores", "nmsed_classes", "valid_detections"]
+)
 
 
 def _invalid(message: str) -> _errors.InvalidArgumentValueError:
@@ -420,13 +426,15 @@ def combined_non_max_suppression(
     if threshold is not None and not 0.0 <= float(threshold) <= 1.0:
         raise _invalid(f"tf.image.{fn} got iou_threshold={float(threshold)}: iou_threshold must be in [0, 1].")
     per_batch_size = min(total, per_class * scores.shape[2]) if pad_per_class else total
-    return call(
-        _combined,
-        convert(boxes, "float32") if str(boxes.dtype) != "float32" else boxes,
-        convert(scores, "float32") if str(scores.dtype) != "float32" else scores,
-        convert(iou_threshold, "float32"),
-        convert(score_threshold, "float32"),
-        size_per_class=min(per_class, boxes.shape[1]),
-        per_batch_size=per_batch_size,
-        clip_boxes=bool(clip_boxes),
+    return CombinedNonMaxSuppression(
+        *call(
+            _combined,
+            convert(boxes, "float32") if str(boxes.dtype) != "float32" else boxes,
+            convert(scores, "float32") if str(scores.dtype) != "float32" else scores,
+            convert(iou_threshold, "float32"),
+            convert(score_threshold, "float32"),
+            size_per_class=min(per_class, boxes.shape[1]),
+            per_batch_size=per_batch_size,
+            clip_boxes=bool(clip_boxes),
+        )
     )

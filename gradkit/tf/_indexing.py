@@ -158,6 +158,8 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 
 def _searchsorted(sorted_sequence, values, side, dtype):
+    if sorted_sequence.shape[-1] == 0 or values.size == 0:
+        return jnp.zeros(values.shape, dtype)  # every value goes first in an empty row
     return (
         jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
             sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])

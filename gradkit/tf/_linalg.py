@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg  # noqa: F401  (jax.scipy.linalg.solve_triangular)
@@ -13,6 +15,10 @@ from . import _linalg_half, _math
 from ._convert import call, convert, convert_like, known_value
 from ._linalg_checks import TRIANGULAR
 from ._linalg_svd import _off_diagonal_reciprocal
+
+# TensorFlow's result types, whose fields name the results (qr(x).q).
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+Qr = collections.namedtuple("Qr", ["q", "r"])
 
 matmul = _math.matmul
 norm = _math.norm
@@ -125,7 +131,7 @@ def slogdet(input, name=None):  # noqa: A002
     """``(sign, log|det|)`` of a (batched) square matrix."""
     x = convert(input)
     _checks.check_matrix("slogdet", x)
-    return tuple(call(_slogdet, x))
+    return LogMatrixDeterminant(*call(_slogdet, x))
 
 
 def _lower_hermitian(a):
@@ -188,7 +194,7 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002
     """``(q, r)`` with ``q`` orthonormal and ``r`` upper triangular."""
     x = convert(input)
     _checks.check_matrix("qr", x, square=False)
-    return tuple(call(_qr, x, full_matrices=bool(full_matrices)))
+    return Qr(*call(_qr, x, full_matrices=bool(full_matrices)))
 
 
 def _triangular_solve(a, b, lower, adjoint):

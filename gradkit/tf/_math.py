@@ -526,9 +526,26 @@ def _tensordot(a, b, axes):
     return jnp.tensordot(a, b, axes)
 
 
+def _axis_values(ax):
+    """An axis or a list of axes (ints, NumPy values or constant tensors) as Python ints."""
+    value = known_value(ax)
+    if value is None:
+        raise _errors.GradkitTypeError(
+            "tf.tensordot got traced axes: gradkit.tf needs the axes' values when the op is traced. Pass Python "
+            "ints or lists, or a tensor made from constants outside the tf.function."
+        )
+    return int(value) if value.ndim == 0 else tuple(int(i) for i in value.ravel())
+
+
 def tensordot(a, b, axes, name=None):
-    if not isinstance(axes, int):
-        axes = tuple(tuple(ax) if isinstance(ax, (list, tuple)) else ax for ax in axes)
+    """``tf.tensordot``: ``axes`` an int (the last ``axes`` of ``a`` with the first of ``b``), a pair of
+    axes or axis lists, or a ``[2, k]`` array or tensor of them, as TensorFlow takes it."""
+    if isinstance(axes, (list, tuple)):
+        axes = tuple(_axis_values(ax) for ax in axes)
+    elif known_value(axes) is not None and np.ndim(known_value(axes)) == 2:
+        axes = tuple(_axis_values(row) for row in known_value(axes))
+    else:
+        axes = _axis_values(axes)
     return call(_tensordot, convert(a), convert(b), axes=axes)
 
 
@@ -607,6 +624,8 @@ def _check_norm_arguments(ord, axis) -> None:
 
 
 def _clip_by_norm(t, clip_norm, axes):
+    # TensorFlow takes a negative clip_norm as 0 (its gradient through maximum is 0 there).
+    clip_norm = _tf_maximum(clip_norm, jnp.zeros_like(clip_norm))
     l2sum = jnp.sum(t * t, axis=axes, keepdims=True)
     pred = l2sum > 0
     l2sum_safe = jnp.where(pred, l2sum, jnp.ones_like(l2sum))

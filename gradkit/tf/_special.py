@@ -207,7 +207,8 @@ def _betainc_in_x_jvp(primals, tangents):
 
 def _betainc(a, b, x):
     a, b, x = jnp.broadcast_arrays(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), x)
-    return _betainc_in_x(a, b, x)
+    # TensorFlow's domain is a > 0 and b > 0: NaN elsewhere, where jax takes SciPy's limits at 0.
+    return jnp.where((a > 0) & (b > 0), _betainc_in_x(a, b, x), jnp.nan)
 
 
 def betainc(a, b, x, name=None):
