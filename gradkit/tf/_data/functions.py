@@ -33,6 +33,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import SHAPE_DECLARATIONS
 
+from .. import _graph_kind
 from .._convert import convert
 from .._function import TensorSpec
 from .._graph_helpers import tapes_paused
@@ -91,8 +92,9 @@ def _assigned_names(code) -> tuple[bool, set]:
 def call(func, element, eager: bool = True):
     """``func`` on one element (already gk.Tensors), with TensorFlow's argument unpacking;
     ``eager``: computed at once, also where a ``tf.function`` iterating the dataset is traced."""
-    with unrecorded(), jax.ensure_compile_time_eval() if eager else contextlib.nullcontext():
-        return func(*element) if type(element) is tuple else func(element)
+    with unrecorded(), _graph_kind.pipeline_function():
+        with jax.ensure_compile_time_eval() if eager else contextlib.nullcontext():
+            return func(*element) if type(element) is tuple else func(element)
 
 
 def call_on_row(func, structure: Structure, row: list):

@@ -165,6 +165,8 @@ class SingleExampleForms:
 class BaseImageAugmentation(KerasNamedLayer, Layer):
     """The base of the random augmentation layers: see the module docstring."""
 
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
+
     def __init__(self, data_format=None, bounding_box_format=None, **kwargs):
         super().__init__(**kwargs)
         if bounding_box_format is not None:

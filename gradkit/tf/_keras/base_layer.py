@@ -45,6 +45,7 @@ from gradkit._core.variable import Variable as _CoreVariable
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.module import Module as _NnModule
 
+from .. import _graph_kind
 from .._checkpoint import deferred
 from .._convert import TensorShape, convert, wrap
 from . import functional, initializers, layer_config, layer_regularization, masking
@@ -148,6 +149,16 @@ def _as_input(x):
     return x
 
 
+def _in_dtype(x, dtype):
+    if isinstance(x, Tensor):
+        return convert(x, dtype)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_in_dtype(e, dtype) for e in x)
+    if isinstance(x, dict):
+        return {k: _in_dtype(v, dtype) for k, v in x.items()}
+    return x
+
+
 def _flat(x):
     if isinstance(x, (list, tuple)):
         return [leaf for e in x for leaf in _flat(e)]
@@ -238,6 +249,9 @@ class Layer(LayerLosses, nn.Layer):
     _keras_call_takes_mask = False
     _keras_call_signature = None
     _keras_masking = False  # Keras' layers that set supports_masking (marked in masking.py)
+    # Keras' preprocessing layers (its DataLayer): in a graph (a tf.function, a tf.data pipeline,
+    # a functional model's symbolic call) every input is first converted to the compute dtype.
+    _keras_data_layer = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -356,6 +370,8 @@ class Layer(LayerLosses, nn.Layer):
             return functional.record_call(self, args, kwargs)
         _check_positional(self, args[1:])
         args = (_as_input(args[0]), *args[1:])
+        if type(self)._keras_data_layer and (_graph_kind.like_graph() or functional.running_symbolically()):
+            args = (_in_dtype(args[0], self.compute_dtype), *args[1:])
         outermost = _context.depth == 0
         if outermost:
             self._keras_clear_losses()  # Keras 3: each outermost call collects its own add_loss terms

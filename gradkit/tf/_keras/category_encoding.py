@@ -48,6 +48,8 @@ class CategoryEncoding(KerasNamedLayer, Layer):
     """``CategoryEncoding(num_tokens, output_mode="multi_hot")``; called as ``layer(ids,
     count_weights=None)`` (weights only with ``output_mode="count"``)."""
 
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
+
     def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
         super().__init__(**kwargs)
         if num_tokens is None or isinstance(num_tokens, bool) or not isinstance(num_tokens, int) or num_tokens < 1:

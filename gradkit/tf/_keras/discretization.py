@@ -63,6 +63,8 @@ def _bucketize(x, boundaries, mode, dtype):
 class Discretization(KerasNamedLayer, Layer):
     """``Discretization(bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int")``."""
 
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
+
     def __init__(
         self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False, dtype=None, name=None
     ):

@@ -48,6 +48,8 @@ class Resizing(_ToSize, KerasNamedLayer, Layer):
     """``Resizing(height, width, interpolation='bilinear', crop_to_aspect_ratio=False,
     pad_to_aspect_ratio=False, fill_mode='constant', fill_value=0.0, antialias=False, data_format=None)``."""
 
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
+
     def __init__(
         self,
         height,
@@ -146,6 +148,8 @@ class CenterCrop(_ToSize, KerasNamedLayer, Layer):
     """``CenterCrop(height, width, data_format=None)``: the central ``height x width`` window, in the
     layer's dtype; an image smaller than that on either side is cropped to the target's aspect
     ratio and resized (bilinear), as Keras' ``smart_resize``."""
+
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
 
     def __init__(self, height, width, data_format=None, **kwargs):
         super().__init__(**kwargs)

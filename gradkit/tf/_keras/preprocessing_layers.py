@@ -49,6 +49,8 @@ class Identity(KerasNamedLayer, Layer):
 class Rescaling(KerasNamedLayer, Layer):
     """``Rescaling(scale, offset=0.0)``: ``inputs * scale + offset`` in the layer's dtype."""
 
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
+
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
         self.scale = scale
@@ -114,6 +116,8 @@ def _deserialize_value(value):
 class Normalization(KerasNamedLayer, Layer):
     """``Normalization(axis=-1, mean=None, variance=None, invert=False)``: inputs shifted and scaled
     to mean 0 and variance 1 along the kept ``axis`` (``None``: one mean and variance for all)."""
+
+    _keras_data_layer = True  # inputs in the compute dtype in a graph (base_layer.py)
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
         super().__init__(**kwargs)
