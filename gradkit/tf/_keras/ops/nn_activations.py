@@ -16,17 +16,46 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from gradkit import _errors
 
 from ... import _array, _math, _nn
+from ..._convert import check_python_value
 from .. import keras_logits
-from .dispatch import keras_op, tensor
+from .dispatch import cast, keras_op, tensor
 
 NAMES = (
     "relu relu6 sigmoid softplus softsign silu swish gelu elu selu leaky_relu log_sigmoid hard_sigmoid "
     "hard_silu hard_swish celu softmax log_softmax glu hard_shrink hard_tanh soft_shrink tanh_shrink threshold "
     "squareplus sparse_plus sparse_sigmoid"
 )
+
+
+def _float_tensor(x, name: str):
+    """``x`` as a tensor, refused when it holds integers or booleans: these activations convert a
+    float constant to the input's dtype, which Keras on TensorFlow refuses (TypeError), and gradkit
+    would truncate it (a uint8 input's -1 bound wrapping round to 255)."""
+    x = tensor(x)
+    if x.dtype.kind not in "fc" and x.dtype.name != "bfloat16":
+        raise _errors.GradkitTypeError(
+            f"[gradkit] tf.keras.ops.{name} takes a float tensor, as Keras on TensorFlow does, but got {x.dtype.name}. "
+            f"Cast it first: tf.keras.ops.{name}(tf.keras.ops.cast(x, 'float32'))."
+        )
+    return x
+
+
+def _constant(value, dtype, name: str, what: str):
+    """A Python number argument as a tensor of ``x``'s dtype, refused where that dtype cannot hold it
+    as written (0.5 as an int, -1 as uint8), as Keras on TensorFlow converts it."""
+    if isinstance(value, (builtins.int, builtins.float)) and not isinstance(value, builtins.bool):
+        check_python_value(value, dtype, f"[gradkit] tf.keras.ops.{name}'s {what}")
+        if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            raise _errors.GradkitTypeError(
+                f"[gradkit] tf.keras.ops.{name}'s {what}={value!r} does not fit in {dtype.name}, the input's dtype "
+                "(Keras on TensorFlow refuses it). Cast the input to a float dtype first."
+            )
+    return tensor(value, dtype)
 
 
 def _plain(name, tf_op, doc):
@@ -77,7 +106,7 @@ def elu(x, alpha=1.0):
 @keras_op
 def celu(x, alpha=1.0):
     """``keras.ops.celu(x, alpha=1.0)``: ``max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)``."""
-    x = tensor(x)
+    x = _float_tensor(x, "celu")
     a, zero = tensor(alpha, x.dtype), tensor(0.0, x.dtype)
     negative = _math.multiply(a, _math.expm1(_math.divide(_math.minimum(x, zero), a)))
     return _math.add(_math.maximum(x, zero), negative)
@@ -158,7 +187,7 @@ def glu(x, axis=-1):
 @keras_op
 def hard_tanh(x):
     """``keras.ops.hard_tanh(x)``: ``x`` clipped to ``[-1, 1]``."""
-    x = tensor(x)
+    x = _float_tensor(x, "hard_tanh")
     return _math.clip_by_value(x, tensor(-1, x.dtype), tensor(1, x.dtype))
 
 
@@ -166,14 +195,17 @@ def hard_tanh(x):
 def hard_shrink(x, threshold=0.5):
     """``keras.ops.hard_shrink(x, threshold=0.5)``: ``x`` where ``abs(x) > threshold``, else 0."""
     x = tensor(x)
-    return _array.where(_math.greater(_math.abs(x), tensor(threshold, x.dtype)), x, _array.zeros_like(x))
+    limit = _constant(threshold, x.dtype, "hard_shrink", "threshold")
+    return _array.where(_math.greater(_math.abs(x), limit), x, _array.zeros_like(x))
 
 
 @keras_op
 def soft_shrink(x, threshold=0.5):
     """``keras.ops.soft_shrink(x, threshold=0.5)``: ``x`` moved ``threshold`` toward 0, and 0 within
-    ``threshold`` of it."""
+    ``threshold`` of it. Integers are shrunk in float32 and truncated back, as Keras on TensorFlow."""
     x = tensor(x)
+    if x.dtype.kind in "iu":
+        return cast(soft_shrink(cast(x, "float32"), threshold), x.dtype)
     t = tensor(threshold, x.dtype)
     inner = _array.where(_math.less(x, _math.negative(t)), _math.add(x, t), _array.zeros_like(x))
     return _array.where(_math.greater(x, t), _math.subtract(x, t), inner)
@@ -191,9 +223,9 @@ def threshold(x, threshold, default_value):  # noqa: A002 - Keras' argument name
     """``keras.ops.threshold(x, threshold, default_value)``: ``x`` where ``x > threshold``, else
     ``default_value``."""
     x = tensor(x)
-    return _array.where(
-        _math.greater(x, tensor(threshold, x.dtype)), x, _array.fill(tuple(x.shape), tensor(default_value, x.dtype))
-    )
+    limit = _constant(threshold, x.dtype, "threshold", "threshold")
+    default = _constant(default_value, x.dtype, "threshold", "default_value")
+    return _array.where(_math.greater(x, limit), x, _array.fill(tuple(x.shape), default))
 
 
 @keras_op
@@ -207,7 +239,7 @@ def squareplus(x, b=4):
 @keras_op
 def sparse_plus(x):
     """``keras.ops.sparse_plus(x)``: 0 up to -1, ``(x + 1) ** 2 / 4`` up to 1, then ``x``."""
-    x = tensor(x)
+    x = _float_tensor(x, "sparse_plus")
     one = tensor(1, x.dtype)
     quarter = _math.multiply(tensor(0.25, x.dtype), _math.square(_math.add(x, one)))
     inner = _array.where(_math.less(x, one), quarter, x)
@@ -217,7 +249,7 @@ def sparse_plus(x):
 @keras_op
 def sparse_sigmoid(x):
     """``keras.ops.sparse_sigmoid(x)``: 0 up to -1, ``(x + 1) / 2`` up to 1, then 1."""
-    x = tensor(x)
+    x = _float_tensor(x, "sparse_sigmoid")
     one = tensor(1, x.dtype)
     half = _math.multiply(tensor(0.5, x.dtype), _math.add(x, one))
     inner = _array.where(_math.greater_equal(x, one), _array.ones_like(x), half)

@@ -208,6 +208,12 @@ def correlate(x1, x2, mode="valid"):
         )
     n, m = x1.shape[0], x2.shape[0]
     if mode == "valid":
+        if n < m:
+            raise _errors.InvalidArgumentValueError(
+                f"[gradkit] tf.keras.ops.correlate(mode='valid') got x1 of length {n}, shorter than x2 ({m}): the "
+                "output size would be negative, and Keras on TensorFlow raises. Pass the longer array first, or use "
+                "mode='full' or 'same'."
+            )
         return apply(_correlate_valid, x1, x2)
     full = apply(_correlate_valid, apply(jnp.pad, x1, pad_width=((m - 1, m - 1),)), x2)
     if mode == "full":

@@ -342,6 +342,11 @@ def digitize(x, bins):
     """``keras.ops.digitize(x, bins)``: the int32 index of the bin of each entry: ``i`` with
     ``bins[i - 1] <= x < bins[i]`` for increasing ``bins``."""
     bins = [builtins.float(b) for b in value_of(bins, "tf.keras.ops.digitize's bins").ravel()]
+    if builtins.any(b > c for b, c in builtins.zip(bins, bins[1:])):
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.keras.ops.digitize got bins {bins}, which are not in increasing order: Keras on "
+            "TensorFlow raises 'Expected sorted boundaries'. Sort them."
+        )
     x = tensor(x)
     compute = "float32" if np.dtype(x.dtype).kind in "biu" or np.dtype(x.dtype).itemsize < 4 else x.dtype
     return apply(_search, tensor(np.asarray(bins, np.float32), compute), cast(x, compute), side="right")
