@@ -437,14 +437,19 @@ def test_multi_head_attention_dropout_is_fresh_per_compiled_call_and_scaled():
 
 def test_multi_head_attention_refuses_what_it_does_not_implement():
     run_both(lambda tf: tf.keras.layers.MultiHeadAttention(0, 3))
-    for kwargs in ({"attention_axes": (1, 2)}, {"use_gate": True}, {"sliding_window": 2}):
+    for kwargs in ({"attention_axes": "time"}, {"use_gate": True}, {"sliding_window": 2}):
         with pytest.raises((NotImplementedError, TypeError, ValueError), match=r"\[gradkit\]"):
             gtf.keras.layers.MultiHeadAttention(2, 3, **kwargs)
     mha = gtf.keras.layers.MultiHeadAttention(2, 3)
     with pytest.raises(ValueError, match=r"\[gradkit\].*attention_mask.*shape"):
         mha(gtf.constant(_Q), gtf.constant(_V), attention_mask=np.ones((3, 3), bool))
-    with pytest.raises(ValueError, match=r"\[gradkit\].*rank-3.*Keras also takes higher ranks"):
-        gtf.keras.layers.MultiHeadAttention(2, 3)(gtf.ones([2, 2, 3, 5]), gtf.ones([2, 2, 3, 5]))
+    x = gtf.ones([2, 2, 3, 5])
+    with pytest.raises(ValueError, match=r"\[gradkit\].*attention_axes=\(3,\) for inputs of rank 4"):
+        gtf.keras.layers.MultiHeadAttention(2, 3, attention_axes=3)(x, x)
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\].*use_causal_mask"):
+        gtf.keras.layers.MultiHeadAttention(2, 3)(x, x, use_causal_mask=True)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*attention_mask has shape \(4, 4\)"):
+        gtf.keras.layers.MultiHeadAttention(2, 3, attention_axes=2)(x, x, attention_mask=np.ones((4, 4), bool))
 
 
 # -- tf.keras.activations -------------------------------------------------------------------

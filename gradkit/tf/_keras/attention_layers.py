@@ -56,30 +56,48 @@ def _leading_ones(a, ndim):
     return jnp.reshape(a, (1,) * (ndim - a.ndim) + a.shape)
 
 
-def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal, fused):
-    """Keras' ``MultiHeadAttention.call`` for rank-3 inputs: the output and the probabilities.
+def _equations(rank: int, axes: tuple[int, ...]) -> tuple[str, str]:
+    """Keras' einsum equations for projected inputs of ``rank`` (``(batch, ..., heads, channels)``)
+    attending over ``axes``: the scores ``(batch dims, heads, query axes, key axes)`` of key and
+    query, and the output of scores and value. Every axis but the attention axes and the channels
+    (the heads too) is a batch axis of both products."""
+    target = "".join(chr(ord("a") + i) for i in range(rank))
+    source = "".join(chr(ord("a") + rank + axes.index(i)) if i in axes else target[i] for i in range(rank))
+    batch = [i for i in range(rank) if i not in axes and i != rank - 1]
+    scores = "".join([target[i] for i in batch] + [target[i] for i in axes] + [source[i] for i in axes])
+    return f"{source},{target}->{scores}", f"{scores},{source}->{target}"
+
+
+def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal, fused, axes):
+    """Keras' ``MultiHeadAttention.call``: the output and the probabilities, attending over the
+    inputs' ``axes`` (``(1,)`` for ``(batch, seq, features)`` inputs).
 
     ``fused``: Keras' path through ``ops.dot_product_attention`` (a layer without dropout, not
-    asked for its scores), where a query row masked whole attends to every position alike;
-    on its other path such a row gives zeros."""
-    q = _project(query, wq, bq) * jnp.asarray(scale, query.dtype)  # (B, T, N, H)
-    k = _project(key, wk, bk)  # (B, S, N, H)
-    v = _project(value, wv, bv)  # (B, S, N, V)
-    logits = jnp.einsum("aecd,abcd->acbe", k, q)  # (B, N, T, S)
-    keep = None if mask is None else mask.astype(bool)[:, None]  # (B or 1, 1, T, S)
+    asked for its scores, on rank-3 inputs), where a query row masked whole attends to every
+    position alike; on its other path such a row gives zeros."""
+    q = _project(query, wq, bq) * jnp.asarray(scale, query.dtype)  # (B, ..., T..., N, H)
+    k = _project(key, wk, bk)  # (B, ..., S..., N, H)
+    v = _project(value, wv, bv)  # (B, ..., S..., N, V)
+    scores_equation, combine_equation = _equations(q.ndim, axes)
+    logits = jnp.einsum(scores_equation, k, q)  # (B, ..., N, T..., S...)
+    keep = None
+    if mask is not None:
+        keep = mask.astype(bool)
+        while keep.ndim < logits.ndim:  # Keras' expansion: a unit axis before the query axes (the heads')
+            keep = jnp.expand_dims(keep, -2 * len(axes) - 1)
     if causal:
         lower = jnp.tril(jnp.ones(logits.shape[-2:], bool))[None, None]
         keep = lower if keep is None else keep & lower
     if keep is not None:
         logits = jnp.where(keep, logits, jnp.asarray(_LARGE_NEGATIVE, logits.dtype))
-    probs = jax.nn.softmax(logits, axis=-1)
+    probs = jax.nn.softmax(logits, axis=tuple(range(logits.ndim - len(axes), logits.ndim)))
     if keep is not None and not fused:  # a row masked whole gives zeros, not a uniform distribution
         probs = jnp.where(keep, probs, jnp.zeros((), probs.dtype))
     used = probs
     if dropped is not None:
         used = jnp.where(dropped >= rate, probs / (1 - rate), jnp.zeros((), probs.dtype))
-    combined = jnp.einsum("acbe,aecd->abcd", used, v)  # (B, T, N, V)
-    out = jnp.tensordot(combined, wo, axes=[[2, 3], [0, 1]])
+    combined = jnp.einsum(combine_equation, used, v)  # (B, ..., T..., N, V)
+    out = jnp.tensordot(combined, wo, axes=[[combined.ndim - 2, combined.ndim - 1], [0, 1]])
     if bo is not None:
         out = out + _leading_ones(bo, out.ndim)
     return out, probs
@@ -100,7 +118,10 @@ class MultiHeadAttention(Layer):
     use_bias=True, output_shape=None, attention_axes=None, kernel_initializer='glorot_uniform',
     bias_initializer='zeros')``, called as ``layer(query, value, key=None, attention_mask=None,
     return_attention_scores=False, training=None, use_causal_mask=False)`` on
-    ``(batch, seq, features)`` inputs.
+    ``(batch, seq, features)`` inputs, or on ``(batch, ..., features)`` inputs of higher rank
+    attending over ``attention_axes`` (by default every axis between batch and features, as in
+    Keras; the other axes are batch axes, and ``attention_mask`` then has the shape ``(batch,
+    other axes, query axes, key axes)``).
 
     Query, key and value are projected to ``num_heads`` heads, the scaled dot products are
     softmaxed over the key positions (``attention_mask`` and ``use_causal_mask`` mark the
@@ -113,8 +134,9 @@ class MultiHeadAttention(Layer):
 
     Keras masks (``Embedding(mask_zero=True)``) are read as Keras 3 reads them: the value's and
     key's as ``value_mask``/``key_mask``, the query's keeping its padded rows from attending and
-    given to the output; an explicit ``query_mask`` is ignored, as Keras 3 ignores it;
-    ``attention_axes`` other than the default, ``sliding_window``, ``use_gate`` and
+    given to the output; an explicit ``query_mask`` is ignored, as Keras 3 ignores it. Keras
+    masks, ``value_mask``/``key_mask`` and ``use_causal_mask`` are implemented for rank-3
+    inputs attending over their sequence axis; ``sliding_window``, ``use_gate`` and
     ``flash_attention=True`` raise an error.
 
     >>> import gradkit.tf as tf
@@ -166,11 +188,14 @@ class MultiHeadAttention(Layer):
         layer_args.base_options(what, kwargs)
         layer_args.check_initializers(what, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer)
         axes = (attention_axes,) if isinstance(attention_axes, numbers.Integral) else attention_axes
-        if axes is not None and tuple(axes) != (1,):
+        if axes is not None and (
+            not isinstance(axes, (list, tuple))
+            or not axes
+            or not all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in axes)
+        ):
             raise _errors.GradkitValueError(
-                f"{what}: attention_axes={attention_axes!r} is not implemented in gradkit.tf; it attends over axis 1 "
-                "of (batch, seq, features) inputs (Keras' default). Leave attention_axes out, and reshape inputs "
-                "with several attention axes to one sequence axis first."
+                f"{what}: attention_axes={attention_axes!r}; Keras takes an int or a list of ints (the input axes "
+                "attended over, not the batch or features axis), or None for all the axes between them."
             )
         self.num_heads = _positive_int(num_heads, "num_heads", what)
         self.key_dim = _positive_int(key_dim, "key_dim", what)
@@ -198,6 +223,7 @@ class MultiHeadAttention(Layer):
         keras_random.own_generator(self, seed)
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self._query_dense = self._key_dense = self._value_dense = self._output_dense = None
+        self._input_rank = None
 
     @property
     def query_dense(self):
@@ -235,8 +261,13 @@ class MultiHeadAttention(Layer):
     def build(self, query_shape, value_shape=None, key_shape=None) -> None:
         value_shape = query_shape if value_shape is None else value_shape
         key_shape = value_shape if key_shape is None else key_shape
-        for shape, arg in ((query_shape, "query"), (value_shape, "value"), (key_shape, "key")):
-            _check_rank3(shape, arg, self._what())
+        self.attention_axes = self._axes(len(query_shape))
+        for shape, arg in ((value_shape, "value"), (key_shape, "key")):
+            if len(shape) != len(query_shape):
+                raise _errors.GradkitValueError(
+                    f"{self._what()}: query has shape {tuple(query_shape)} and {arg} {tuple(shape)}; Keras takes "
+                    "inputs of one rank."
+                )
         if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
             raise _errors.GradkitValueError(
                 f"{self._what()}: value has shape {tuple(value_shape)} and key {tuple(key_shape)}; all their axes "
@@ -244,7 +275,7 @@ class MultiHeadAttention(Layer):
             )
         n, h, v = self.num_heads, self.key_dim, self.value_dim
         out = self.output_shape or (query_shape[-1],)
-        self.attention_axes = (1,)  # a built Keras layer holds its axes as a tuple (its config too)
+        self._input_rank = len(query_shape)
         # Keras' built layer holds a Softmax and a Dropout layer, which take the next of those
         # default names ('softmax', 'dropout_1', ...); so a layer made after this one is named as in Keras.
         unique_name("softmax")
@@ -253,6 +284,24 @@ class MultiHeadAttention(Layer):
         self._key_dense = self._projection("key", (key_shape[-1], n, h), (n, h))
         self._value_dense = self._projection("value", (value_shape[-1], n, v), (n, v))
         self._output_dense = self._projection("attention_output", (n, v, *out), out)
+
+    def _axes(self, rank: int) -> tuple[int, ...]:
+        """The attention axes for inputs of ``rank``, as a built Keras layer holds them (its config
+        too): a tuple of non-negative axes, by default every axis between the batch and features."""
+        if rank < 3:
+            raise _errors.GradkitValueError(
+                f"{self._what()} got inputs of rank {rank}: it takes (batch, ..., features) inputs of rank 3 or more "
+                "(batch, the attended axes, features), as Keras does."
+            )
+        if self.attention_axes is None:
+            return tuple(range(1, rank - 1))
+        axes = tuple(int(a) + rank if a < 0 else int(a) for a in self.attention_axes)
+        if not all(0 < a < rank - 1 for a in axes) or len(set(axes)) != len(axes):
+            raise _errors.GradkitValueError(
+                f"{self._what()}: attention_axes={tuple(self.attention_axes)} for inputs of rank {rank}; each must be "
+                f"an axis between the batch and features axes (1 to {rank - 2}, or negative), once."
+            )
+        return axes
 
     _keras_masking = True  # it reads the inputs' masks itself (__call__) and gives the output the query's
 
@@ -312,8 +361,12 @@ class MultiHeadAttention(Layer):
         what = self._what()
         del query_mask  # Keras 3 ignores an explicit one (the query's Keras mask is read instead)
         key = value if key is None else key
-        for t, arg in ((query, "query"), (value, "value"), (key, "key")):
-            _check_rank3(t.shape, arg, what)
+        axes = self.attention_axes
+        if any(t.ndim != self._input_rank for t in (query, value, key)):
+            raise _errors.GradkitValueError(
+                f"{what} was built for inputs of rank {self._input_rank}, but got query, value and key of shapes "
+                f"{tuple(query.shape)}, {tuple(value.shape)}, {tuple(key.shape)}. Use a new layer for the new rank."
+            )
         query, value, key = (layer_args.float_input(t) for t in (query, value, key))
         built = (self._query_dense.kernel.shape[0], self._key_dense.kernel.shape[0], self._value_dense.kernel.shape[0])
         got = (query.shape[-1], key.shape[-1], value.shape[-1])
@@ -322,11 +375,29 @@ class MultiHeadAttention(Layer):
                 f"{what} was built for query, key and value with {built} features, but got {got}. Use a new layer "
                 "for the new sizes."
             )
-        batch, t_len, s_len = query.shape[0], query.shape[1], value.shape[1]
-        mask = self._mask(attention_mask, value_mask, key_mask, (batch, t_len, s_len))
+        sequence = query.ndim == 3 and axes == (1,)
+        if not sequence and (use_causal_mask or value_mask is not None or key_mask is not None):
+            raise _errors.GradkitNotImplementedError(
+                f"{what}: use_causal_mask, value_mask, key_mask and Keras masks are implemented for (batch, seq, "
+                f"features) inputs; these have shape {tuple(query.shape)} attending over axes {axes}. Pass an "
+                "attention_mask of shape (batch, ..., query axes, key axes) instead."
+            )
+        batch = query.shape[0]
+        if sequence:
+            mask = self._mask(attention_mask, value_mask, key_mask, (batch, query.shape[1], value.shape[1]))
+        else:
+            mask = None if attention_mask is None else self._general_mask(attention_mask, query, value, axes)
         dropped = None
         if training and self.dropout > 0:
-            dropped = _uniform_draws((batch, self.num_heads, t_len, s_len), keras_random.layer_seed(self))
+            others = [query.shape[i] for i in range(1, query.ndim - 1) if i not in axes]
+            score_shape = (
+                batch,
+                *others,
+                self.num_heads,
+                *(query.shape[i] for i in axes),
+                *(value.shape[i] for i in axes),
+            )
+            dropped = _uniform_draws(score_shape, keras_random.layer_seed(self))
         q, k, v, o = self._query_dense, self._key_dense, self._value_dense, self._output_dense
         out, scores = call(
             _attention,
@@ -346,9 +417,34 @@ class MultiHeadAttention(Layer):
             scale=1.0 / math.sqrt(float(self.key_dim)),
             rate=self.dropout,
             causal=bool(use_causal_mask),
-            fused=not (self.dropout > 0 or return_attention_scores),
+            fused=sequence and not (self.dropout > 0 or return_attention_scores),
+            axes=axes,
         )
         return (out, scores) if return_attention_scores else out
+
+    def _general_mask(self, attention_mask, query, value, axes):
+        """An ``attention_mask`` for inputs attending over ``axes``: it must broadcast, after Keras
+        puts a unit axis for the heads before its query axes, to the scores' shape ``(batch, ...,
+        heads, query axes, key axes)``."""
+        m = convert(attention_mask)
+        others = [query.shape[i] for i in range(1, query.ndim - 1) if i not in axes]
+        scores = (
+            query.shape[0],
+            *others,
+            self.num_heads,
+            *(query.shape[i] for i in axes),
+            *(value.shape[i] for i in axes),
+        )
+        want = scores[: -2 * len(axes) - 1] + scores[-2 * len(axes) :]
+        m_shape = tuple(m.shape)
+        ok = len(m_shape) <= len(want) and all(a in (1, b) for a, b in zip(m_shape[::-1], want[::-1]))
+        if not ok or len(m_shape) < 2 * len(axes):
+            raise _errors.GradkitValueError(
+                f"{self._what()}: attention_mask has shape {m_shape}, but the attention over axes {axes} takes one of "
+                f"shape {want} (batch, the other axes, the query's attended axes, the key's). True where a query may "
+                "attend."
+            )
+        return call(_as_mask, m, shape=m_shape)
 
     def _mask(self, attention_mask, value_mask, key_mask, shape):
         """Keras' combination: ``attention_mask & value_mask[:, None] & key_mask[:, None]``, as
@@ -390,14 +486,3 @@ def _and(a, b):
 
 def _query_rows(query_mask):
     return query_mask.astype(bool)[:, :, None]  # (batch, T, 1): a padded query attends nowhere
-
-
-def _check_rank3(shape, arg: str, what: str) -> None:
-    """gradkit.tf's MultiHeadAttention attends over axis 1 of rank-3 inputs; Keras also takes
-    higher ranks (with ``attention_axes``), which it does not implement."""
-    if len(shape) != 3:
-        raise _errors.GradkitValueError(
-            f"{what} got a {arg} of shape {tuple(shape)}: gradkit.tf's MultiHeadAttention takes rank-3 (batch, seq, "
-            "features) inputs. Keras also takes higher ranks, attending over attention_axes, which gradkit.tf does "
-            "not implement: fold the extra axes into the batch first (tf.reshape), and unfold the result."
-        )
