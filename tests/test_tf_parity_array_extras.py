@@ -187,6 +187,13 @@ def test_histogram_fixed_width_matches_tensorflows_kernel():
     assert _np(gtf.histogram_fixed_width([-1, 0, 3, 7, 10], [0, 8], nbins=3)).tolist() == [2, 1, 2]
     as_int64 = gtf.histogram_fixed_width(values, [-1.0, 1.0], nbins=3, dtype=gtf.int64)
     assert as_int64.dtype == jax.dtypes.canonicalize_dtype(np.int64)
+    # Near a bin edge double precision decides: float32 0.7 is 0.69999999, in bin 6 of [0, 1] / 10
+    # (its float32 quotient 7.0000005 would say bin 7).
+    near_edges = np.array([0.7, 0.9, 0.3], np.float32)
+    np.testing.assert_array_equal(
+        _np(gtf.histogram_fixed_width(near_edges, [0.0, 1.0], nbins=10)), _histogram_oracle(near_edges, 0.0, 1.0, 10)
+    )
+    assert _np(gtf.histogram_fixed_width([0.7, 0.9], [0.0, 1.0], nbins=10))[[6, 8]].tolist() == [1, 1]
 
 
 def test_histogram_fixed_width_bins_follows_tensorflows_recipe():

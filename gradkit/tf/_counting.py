@@ -23,7 +23,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from ._convert import call, convert, convert_like
+from ._convert import call, convert, convert_like, wrap
 from ._shape_utils import static_value
 
 Unique = collections.namedtuple("Unique", ["y", "idx"])
@@ -116,6 +116,16 @@ def _histogram_bins(values, value_range, nbins):
     return jnp.minimum(scaled, nbins - 1).astype(jnp.int32)
 
 
+def _histogram_in_double(values, value_range, nbins):
+    # _histogram_bins in NumPy's float64, TensorFlow's precision, for values known now.
+    lo, hi = value_range
+    if nbins == 1:
+        return np.full((1,), values.size)
+    step = hi / nbins - lo / nbins
+    scaled = (np.clip(values.astype(np.float64), lo, hi) - lo) / step
+    return np.bincount(np.minimum(scaled, nbins - 1).astype(np.int64), minlength=nbins)
+
+
 def _histogram(values, value_range, nbins, dtype):
     if nbins == 1:
         return jnp.full((1,), values.size, dtype)
@@ -138,9 +148,11 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=np.int32, name=N
     equal bins of ``value_range = [lo, hi]`` (entries below ``lo`` count in the first bin,
     entries at or above ``hi`` in the last), as ``dtype`` (int32 or int64).
 
-    The bin of each entry is computed as TensorFlow's CPU kernel does, in double precision when
-    jax's x64 mode is on; without it in float32, so an entry within float32 rounding of a bin
-    edge may land in the neighbouring bin. NaN values and ``lo >= hi`` raise, as in TensorFlow.
+    The bin of each entry is computed as TensorFlow's CPU kernel does, in double precision: by
+    NumPy where the values are known (eagerly), by jax in its x64 mode; inside ``tf.function``
+    without x64 in float32, so there an entry within float32 rounding of a bin edge (0.7 of
+    ``[0, 1]`` in 10 bins) may land in the neighbouring bin. NaN values and ``lo >= hi`` raise, as
+    in TensorFlow.
     """
     what = "tf.histogram_fixed_width"
     out = np.dtype(dtype)
@@ -154,13 +166,16 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=np.int32, name=N
             f"{np.dtype(x.dtype).name}; TensorFlow requires the values' dtype."
         )
     count = _check_histogram(x, bounds, nbins, what)
-    lo_hi, value = static_value(value_range), static_value(values)
+    lo_hi, value = static_value(bounds), static_value(x)  # as converted: [0.7] is float32 0.699999988
     if lo_hi is not None and not lo_hi[0] < lo_hi[1]:
         raise _errors.InvalidArgumentValueError(
             f"{what}: value_range {lo_hi.tolist()} must satisfy lo < hi, as in TensorFlow."
         )
     if value is not None and value.dtype.kind == "f" and np.isnan(value).any():
         raise _errors.InvalidArgumentValueError(f"{what}: the values contain NaN, which TensorFlow refuses.")
+    if value is not None and lo_hi is not None:
+        counts = _histogram_in_double(value.reshape(-1), lo_hi.astype(np.float64), count)
+        return wrap(convert(counts.astype(jax.dtypes.canonicalize_dtype(out))))
     return call(_histogram, x, bounds, nbins=count, dtype=jax.dtypes.canonicalize_dtype(out))
 
 
