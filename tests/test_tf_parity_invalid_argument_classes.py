@@ -9,6 +9,8 @@ import pytest
 tf_real = pytest.importorskip("tensorflow")
 from test_tf_parity import run_both, run_both_ok  # noqa: E402
 
+import gradkit.tf as gtf  # noqa: E402
+
 M = np.arange(6, dtype=np.float32).reshape(2, 3)
 
 REFUSED = {
@@ -77,3 +79,20 @@ def test_keras_layer_arguments_refused_with_tensorflows_classes():
         ours = theirs if theirs is not tf_real.errors.InvalidArgumentError else gtf.errors.InvalidArgumentError
         with pytest.raises(ours, match=r"^\[gradkit\]"):
             program(gtf)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda tf: tf.math.reduce_logsumexp([1, 2]),
+        lambda tf: tf.math.reduce_std([1, 2]),
+        lambda tf: tf.math.unsorted_segment_sqrt_n([1, 2], [0, 1], 2),
+    ],
+    ids=["reduce_logsumexp", "reduce_std", "unsorted_segment_sqrt_n"],
+)
+def test_float_only_kernels_refuse_integers_as_both_error_classes(program):
+    # TensorFlow raises InvalidArgumentError (a kernel's refusal) or TypeError (a Python check):
+    # gradkit's error is both, so either except clause catches it.
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\]") as info:
+        program(gtf)
+    assert isinstance(info.value, TypeError)

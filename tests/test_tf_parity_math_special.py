@@ -212,3 +212,23 @@ def test_bad_inputs_raise_as_in_tensorflow_with_a_gradkit_message(name):
     assert isinstance(run_both(BAD[name]), Exception)
     with pytest.raises(Exception, match=r"^\[gradkit\] tf\.math"):
         BAD[name](gtf)
+
+
+def test_zeta_at_large_and_infinite_x():
+    # Beyond x ~ 1e4 jax's series is NaN; TensorFlow's values: 0 for q > 1, 1 at q = 1, inf below
+    # (q ** -x), 0 at q = inf, inf at a pole, and a gradient in q of -x * zeta(x + 1, q).
+    q = np.array([2.0, 1.0, 0.5, 1e6, 1.001, 0.999, -1.5, np.inf, np.nan], np.float32)
+    for x in (30.0, 999.0, 1000.0, 1e4, 1e10, 3e38, np.inf):
+        xs = np.full(q.size, x, np.float32)
+        np.testing.assert_allclose(
+            gtf.math.zeta(xs, q).numpy(), tf_real.math.zeta(xs, q).numpy(), rtol=1e-5, equal_nan=True
+        )
+    x = np.array([1000.0, 1e4], np.float32)
+    _ok(lambda tf: _zeta_gradient(tf, x))
+
+
+def _zeta_gradient(tf, x):
+    qv = tf.Variable([1.001, 1.0005])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.math.zeta(tf.constant(x), qv))
+    return tape.gradient(y, qv)

@@ -301,7 +301,8 @@ def _reduction(jfn, tf_name, float_only=False, logical=False):
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert(input_tensor)
         if float_only and not jnp.issubdtype(x.dtype, kinds):
-            raise _errors.GradkitTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
+            # A TypeError, and TensorFlow's InvalidArgumentError (its kernels' refusal).
+            raise _errors.InvalidArgumentTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
         if not logical and x.dtype == jnp.bool_:
             raise bool_refused(f"tf.math.{tf_name}")
         return call(jfn, x, axis=axis_arg(axis), keepdims=bool(keepdims))

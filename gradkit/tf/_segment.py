@@ -186,7 +186,7 @@ def _unsorted(kind, data, segment_ids, num_segments, what):
             f"{what}: segment id {int(value.max())} is not below num_segments={num}, as TensorFlow requires."
         )
     if kind == "sqrt_n" and not jnp.issubdtype(x.dtype, jnp.inexact):
-        raise _errors.GradkitTypeError(
+        raise _errors.InvalidArgumentTypeError(
             f"{what} takes float or complex data, as TensorFlow does (it divides by a square root), but got "
             f"{np.dtype(x.dtype).name}. Cast it: tf.cast(data, tf.float32)."
         )

@@ -125,7 +125,13 @@ def polygamma(a, x, name=None):
 
 @jax.custom_jvp
 def _zeta_in_q(x, q):
-    return jax.lax.zeta(x, q)
+    # jax's series is NaN from x ~ 1e4 on; there (x >= 1000, q > 0) every term past the second is
+    # below 2**-1000, nothing in float32, so the sum is its first two terms (TensorFlow's values:
+    # 0 for q > 1, 1 at q = 1, inf below, also at x = inf).
+    # For q <= 0 TensorFlow's value there is inf; q = inf (x > 1) sums to 0.
+    far = ((x >= 1000) & ~jnp.isnan(q)) | ((q == jnp.inf) & (x > 1))
+    first_terms = jnp.where(q > 0, q**-x + (q + 1) ** -x, jnp.inf)
+    return jnp.where(far, first_terms, jax.lax.zeta(jnp.where(far, jnp.full_like(x, 2.0), x), q))
 
 
 @_zeta_in_q.defjvp
