@@ -17,6 +17,7 @@ from gradkit._tape.tensor import Tensor
 from . import _random
 from ._control import _over_leading_axis, _stacked
 from ._convert import convert, wrap
+from ._graph_helpers import tapes_paused
 
 
 def stop_gradient(input, name=None):  # noqa: A002  (TensorFlow's argument name)
@@ -24,6 +25,8 @@ def stop_gradient(input, name=None):  # noqa: A002  (TensorFlow's argument name)
 
 
 def _value_of(x):
+    if hasattr(type(x), "__gradkit_dense__"):
+        x = convert(x)
     return x.__gradkit_value__() if isinstance(x, Tensor) else x
 
 
@@ -49,9 +52,30 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
+    return functools.update_wrapper(_CustomGradient(f), f)
 
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
+
+def _values(tree):
+    """Tensors (and ``tf.IndexedSlices``, densified) as their values, for the jax code below."""
+    return jax.tree_util.tree_map(
+        _value_of, tree, is_leaf=lambda x: isinstance(x, Tensor) or hasattr(type(x), "__gradkit_dense__")
+    )
+
+
+class _CustomGradient:
+    """A function decorated with ``tf.custom_gradient``; on a class, a method (bound to its
+    instance, which is not an input), as TensorFlow binds it."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.update_wrapper(_CustomGradient(self._f.__get__(instance, owner)), self._f)
+
+    def __call__(self, *args, **kwargs):
+        f = self._f
         # gradkit runs f more than once per call (TensorFlow once): each run draws the same
         # random numbers, so a grad_fn closing over a draw sees the forward's.
         replay = _random.replaying()
@@ -59,20 +83,20 @@ def custom_gradient(f=None):
         @functools.wraps(f)
         def run(*xs, **kws):
             # f and its grad_fn take tensors, as in TensorFlow: a tape inside grad_fn watches dy
-            # and records Python operators on it, and x.get_shape() works.
-            with replay:
+            # and records Python operators on it, and x.get_shape() works. The gradient flows
+            # through the inputs (and Variables) alone, as in TensorFlow: a tensor f closes over
+            # or takes as a keyword, recorded by a tape outside, is a constant of it.
+            with replay, tapes_paused():
                 y, grad_fn = f(*wrap(xs, traced=True), **kws)
 
             @functools.wraps(grad_fn)
             def tensor_grad_fn(*dys, **grad_kws):
-                grads = grad_fn(*wrap(dys, traced=True), **grad_kws)
-                return jax.tree_util.tree_map(_value_of, grads, is_leaf=lambda g: isinstance(g, Tensor))
+                with tapes_paused():
+                    return _values(grad_fn(*wrap(dys, traced=True), **grad_kws))
 
-            return y, tensor_grad_fn
+            return _values(y), tensor_grad_fn
 
         return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
-
-    return wrapper
 
 
 def _pass_through(x, y):
@@ -111,18 +135,34 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     size = jax.tree_util.tree_leaves(leaves, is_leaf=lambda e: isinstance(e, Tensor))[0].shape[0]
     replay = _random.replaying(op_seeds=False)
 
+    returned = {}
+
     def element(index, xs):
         # fn takes tensors, as in TensorFlow: a tape inside it records Python operators
         # (x * x, x[None]) on its element.
         with replay.at(index):
-            return fn(wrap(xs, traced=True))
+            returned["out"] = fn(wrap(xs, traced=True))
+            return returned["out"]
 
     try:
-        return wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))
-    except _errors.RecordingError:
-        # fn closes over a tensor a tape records, which a vectorised call cannot take: as
-        # TensorFlow falls back to a loop where it cannot vectorise, one call per element,
-        # recorded op by op.
+        return _in_order(wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves)), returned.get("out"))
+    except _errors.GradkitError:
+        # What gk.vmap cannot vectorise (fn closes over a tensor a tape records, draws from a
+        # tf.random.Generator, calls tf.py_function): as TensorFlow falls back to a loop there,
+        # one call per element, recorded op by op. An error of fn's own is raised by the loop.
         if not fallback_to_while_loop:
             raise
         return _stacked([element(i, row) for i, row in enumerate(_over_leading_axis(leaves))])
+
+
+def _in_order(result, returned):
+    """``result`` with its dicts' keys in the order ``fn`` returned them (jax sorts them)."""
+    if isinstance(returned, dict) and isinstance(result, dict):
+        return {k: _in_order(result[k], returned[k]) for k in returned}
+    if isinstance(returned, (list, tuple)) and isinstance(result, (list, tuple)) and len(returned) == len(result):
+        return (
+            type(result)(*(_in_order(r, o) for r, o in zip(result, returned)))
+            if hasattr(result, "_fields")
+            else (type(result)(_in_order(r, o) for r, o in zip(result, returned)))
+        )
+    return result

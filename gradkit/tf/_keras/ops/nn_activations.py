@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import builtins
 
-import numpy as np
-
 from gradkit import _errors
 
 from ... import _array, _math, _nn
@@ -46,16 +44,11 @@ def _float_tensor(x, name: str):
 
 
 def _constant(value, dtype, name: str, what: str):
-    """A Python number argument as a tensor of ``x``'s dtype, refused where that dtype cannot hold it
-    as written (0.5 as an int, -1 as uint8), as Keras on TensorFlow converts it."""
+    """A Python number argument as a tensor of ``x``'s dtype, refused where that dtype cannot hold its
+    kind (0.5 as an int), as Keras on TensorFlow converts it."""
     if isinstance(value, (builtins.int, builtins.float)) and not isinstance(value, builtins.bool):
         check_python_value(value, dtype, f"[gradkit] tf.keras.ops.{name}'s {what}")
-        if dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-            raise _errors.GradkitTypeError(
-                f"[gradkit] tf.keras.ops.{name}'s {what}={value!r} does not fit in {dtype.name}, the input's dtype "
-                "(Keras on TensorFlow refuses it). Cast the input to a float dtype first."
-            )
-    return tensor(value, dtype)
+    return tensor(value, dtype)  # an int outside the dtype's range wraps round, as in Keras
 
 
 def _plain(name, tf_op, doc):
