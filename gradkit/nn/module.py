@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gradkit._core.variable import Variable
 
 
@@ -76,9 +78,6 @@ class Module:
 
 
 def _snake(name: str) -> str:
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
+    """TensorFlow's module names: a new word at a capital after a lowercase letter or digit, or at
+    the last capital of a run that starts a word (``MLPBlock`` is ``mlp_block``)."""
+    return re.sub(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))", r"_\1", name).lower()

@@ -215,7 +215,12 @@ def save(obj, export_dir, signatures=None, options=None):
     blobs, entries = {}, {}
     for stem, fn, signature in functions:
         blobs[stem], entries[stem], outputs = _export_function(stem, fn, list(signature), walk)
-        for key in (key for key, s in serving.items() if s == stem):
+        for key in [key for key, s in serving.items() if s == stem]:
+            if signatures is None and not _valid_signature_outputs(outputs):
+                # The one function picked as serving_default returns what a signature cannot (a
+                # nested structure, None): TensorFlow then saves no signature, the function itself.
+                del serving[key]
+                continue
             _check_signature_outputs(outputs, stem, key)
     os.makedirs(export_dir, exist_ok=True)
     for stem, blob in blobs.items():
@@ -307,6 +312,14 @@ def _export_function(stem, fn, signature, walk):
         "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
     }
     return blob, entry, _functions.output_specs(exported)
+
+
+def _valid_signature_outputs(outputs) -> bool:
+    try:
+        _check_signature_outputs(outputs, "", "")
+    except GradkitValueError:
+        return False
+    return True
 
 
 def _check_signature_outputs(outputs, stem: str, key: str) -> None:

@@ -32,6 +32,7 @@ from .._keras.base_layer import Layer as KerasLayer
 from .._keras.metrics import Metric
 from .._keras.optimizers import Optimizer
 from .._random_generator import Generator
+from .._saved_model_objects import Loaded
 
 VALUE_SUFFIX = ".ATTRIBUTES/VARIABLE_VALUE"
 SLOT_MARK = ".OPTIMIZER_SLOT"
@@ -50,7 +51,7 @@ def is_checkpoint(obj) -> bool:
 
 def is_trackable(obj) -> bool:
     """Whether a checkpoint saves ``obj`` or looks inside it."""
-    if isinstance(obj, (Variable, Module, Optimizer, Metric, Generator)) or is_checkpoint(obj):
+    if isinstance(obj, (Variable, Module, Optimizer, Metric, Generator, Loaded)) or is_checkpoint(obj):
         return True
     if isinstance(obj, (list, tuple)):
         return any(is_trackable(item) for item in obj)
@@ -128,6 +129,8 @@ def children(obj) -> list:
         trained = trained_variables(obj)
         if trained:  # Keras 3's list of them; the Graph gives these paths only where nothing else reaches them
             found.append((TRAINED, trained))
+    elif isinstance(obj, Loaded):  # a tf.saved_model.load object: its attributes, at the saved paths
+        found = _attributes(obj, frozenset({"_saved_variables"}))
     else:
         found = _attributes(obj)
     out, used = [], set()
