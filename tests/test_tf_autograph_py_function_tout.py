@@ -91,3 +91,19 @@ def test_py_function_refuses_a_python_result_tout_cannot_hold(value, dtype):
     if tf is not None:
         with pytest.raises(tf.errors.InvalidArgumentError):
             tf.py_function(lambda a: value, [tf.constant(1.0)], getattr(tf, dtype))
+
+
+def _int64_results(tf):
+    ds = tf.data.Dataset.range(3).map(lambda x: tf.py_function(lambda v: v * 2, [x], tf.int64))
+    one = next(iter(tf.data.Dataset.range(1, 2)))  # int64 in TensorFlow
+    eager = tf.py_function(lambda v: v + 1, [one], tf.int64)
+    return [int(e) for e in ds], int(eager)
+
+
+def test_py_function_takes_int64_tout_for_tensors_of_gradkits_int64():
+    # gradkit's int64 tensors are int32 without jax's x64 mode; Tout=tf.int64 names them too.
+    got = _int64_results(gtf)
+    assert got == ([0, 2, 4], 2)
+    tf = _tf()
+    if tf is not None:
+        assert got == _int64_results(tf)

@@ -155,3 +155,27 @@ def test_integers_beyond_int32_convert_to_a_float_dtype_asked_for():
     assert gtf.constant(2**40, dtype=gtf.float32).numpy() == expected
     assert gtf.constant(np.array([2**40]), dtype=gtf.float32).numpy().tolist() == [expected]
     assert gtf.cast(np.array([2**40, 3]), gtf.float32).numpy().tolist() == [expected, 3.0]
+
+
+def _padded_to_a_minimum(tf):
+    # Rows shorter than 16 are padded up to 16, longer ones kept: the length is unknown.
+    ds = _generator_of_lengths(tf, (5, 20, 3)).map(lambda x: tf.pad(x, [[0, tf.maximum(0, 16 - tf.shape(x)[0])]]))
+    return _shapes(ds.element_spec), [tuple(b.shape) for b in ds.padded_batch(3)]
+
+
+def test_a_length_that_saturates_above_small_sizes_stays_unknown():
+    got = _padded_to_a_minimum(gtf)
+    assert got == ((None,), [(3, 20)])
+    tf = pytest.importorskip("tensorflow")
+    assert got == _padded_to_a_minimum(tf)
+
+
+class _Config:
+    pass
+
+
+def test_element_spec_raises_the_map_functions_own_attribute_error():
+    ds = gtf.data.Dataset.range(3).map(lambda x: gtf.cast(x, gtf.float32) * _Config().scale)
+    for get_spec in (lambda: ds.element_spec, lambda: ds.batch(2).element_spec, lambda: iter(ds).element_spec):
+        with pytest.raises(AttributeError, match="'_Config' object has no attribute 'scale'"):
+            get_spec()

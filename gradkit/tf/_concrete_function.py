@@ -94,6 +94,9 @@ def _path_name(path) -> str:
 
 
 _OPTIONAL_SIZES = (1, 11)
+# A large size too, where its zeros stay small: an output that saturates above 11 (padded up to a
+# minimum length of 16, say) is then told from a fixed one.
+_LARGE_SIZE, _LARGE_ELEMENTS = 1031, 1 << 22
 
 
 def _specs(value, name):
@@ -325,6 +328,13 @@ class ConcreteFunction(OutputSpecs):
 
     def _examples_for(self, size: int) -> list:
         """A value per TensorSpec to trace with: the one given, or zeros (``size`` for a None dimension)."""
+        return [
+            np.zeros(shape, dtype) if shape is not None else example
+            for example, shape, dtype in self._examples_at(size)
+        ]
+
+    def _examples_at(self, size: int) -> list:
+        """``(given example or None, shape or None, dtype)`` per TensorSpec, at ``size``."""
         out = []
         for name, value in self._bound.arguments.items():
             given = jax.tree_util.tree_leaves(self._examples[name], is_leaf=_is_leaf)
@@ -333,10 +343,10 @@ class ConcreteFunction(OutputSpecs):
                 if not isinstance(spec, TensorSpec):
                     continue
                 if _is_tensor(example):
-                    out.append(example)
+                    out.append((example, None, None))
                 else:
                     shape = (size,) if spec.shape is None else tuple(size if d is None else d for d in spec.shape)
-                    out.append(np.zeros(shape, spec.dtype))
+                    out.append((None, shape, spec.dtype))
         return out
 
     def _trace_outputs(self):
@@ -345,10 +355,11 @@ class ConcreteFunction(OutputSpecs):
             return jax.tree_util.tree_map(lambda s: TensorSpec(s.shape, s.dtype), first)
         # gradkit has no symbolic shapes: a None dimension is traced at several sizes, and an
         # output dimension is static only where every trace agrees. Sizes 2 and 3 must trace;
-        # 1 (where ``x[:2]`` saturates) and 11 (where ``n // 4`` moves) count where they trace
-        # (a size-1 input may fail to broadcast against a fixed size that a real one meets).
+        # 1 (where ``x[:2]`` saturates), 11 (where ``n // 4`` moves) and a large one count where
+        # they trace (a size-1 input may fail to broadcast against a fixed size that a real one meets).
         traces = [first, self._function._output_info(*self._with_tensors(self._examples_for(3)))]
-        for size in _OPTIONAL_SIZES:
+        large = sum(int(np.prod(shape)) for _, shape, _ in self._examples_at(_LARGE_SIZE) if shape is not None)
+        for size in _OPTIONAL_SIZES + ((_LARGE_SIZE,) if large <= _LARGE_ELEMENTS else ()):
             try:
                 traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size))))
             except Exception:  # noqa: BLE001  (a size this function refuses tells nothing)

@@ -43,7 +43,10 @@ def _refuse_traced(inputs, what: str) -> None:
 def _dtypes(Tout):
     single = not isinstance(Tout, (list, tuple))
     dtypes = [Tout] if single else list(Tout)
-    return single, [None if t is None else np.dtype(getattr(t, "as_numpy_dtype", t)) for t in dtypes]
+    # int64/float64 are int32/float32 unless jax's x64 mode is on, as everywhere in gradkit.tf.
+    return single, [
+        None if t is None else jax.dtypes.canonicalize_dtype(np.dtype(getattr(t, "as_numpy_dtype", t))) for t in dtypes
+    ]
 
 
 def _results(out, Tout, what: str):

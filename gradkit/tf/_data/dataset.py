@@ -186,6 +186,11 @@ class Dataset(metaclass=_DatasetType):
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
+        descriptor = getattr(type(self), name, None)
+        if isinstance(descriptor, property):
+            # A property that raised AttributeError (element_spec of a map whose function reads a
+            # missing attribute) lands here: run it again to raise its own error, not "missing".
+            return descriptor.fget(self)
         raise _errors.GradkitAttributeError(_MSG_MISSING.format(name=name))
 
     # -- sources ----------------------------------------------------------------------------------
