@@ -259,3 +259,27 @@ def test_nested_transforms_second_order(prog, jit):
     got = maybe_jit(gk.grad(inner_sum, wrt=prog.s), jit)(X)
     want = jax.grad(lambda s: jnp.sum(jax.grad(pure_loss)({**ENTRY, "s": s}, X)["u"]))(ENTRY["s"])
     assert_close(got, want, rtol=1e-4)
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian", "grad"])
+def test_a_variable_given_as_the_argument_is_differentiated_as_its_value(transform):
+    w = gk.Variable(jnp.array([2.0, -1.0]), name="w")
+    fn = (lambda v: jnp.sum(v**3)) if transform in ("hessian", "grad") else (lambda v: v**3)
+    got = getattr(gk, transform)(fn)(w)
+    np.testing.assert_allclose(got, getattr(jax, transform)(fn)(w.value))
+
+
+def test_assigning_a_variable_given_as_the_argument_says_to_use_wrt():
+    w = gk.Variable(jnp.array([2.0, -1.0]), name="w")
+
+    def step(v):
+        v.assign(v * 3.0)
+        return jnp.sum(v**2)
+
+    with pytest.raises(TypeError, match=r"\[gradkit\] gk.grad differentiates its argument 'w'.*wrt="):
+        gk.grad(step)(w)
+    with pytest.raises(TypeError, match=r"\[gradkit\] gk.vmap passes its argument 'w'"):
+        gk.vmap(lambda v, x: step(v) * x, in_axes=(None, 0))(w, jnp.ones(3))
+    np.testing.assert_array_equal(w.value, [2.0, -1.0])
+    # By wrt=, the gradient goes through the assignment: d/dw sum((3w)^2) = 18 w.
+    np.testing.assert_allclose(gk.grad(lambda: step(w), wrt=w)(), 18 * np.array([2.0, -1.0]))

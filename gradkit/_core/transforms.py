@@ -117,7 +117,9 @@ class _Plan:
         return values
 
     def primals(self) -> tuple:
-        return (self.entry_values(), *(self.args[i] for i in self.argnums))
+        # A Variable given as an argument to differentiate is differentiated as its value (jax
+        # would see a Variable in the primal tree and an array in the tangent tree).
+        return (self.entry_values(), *(values_of(self.args[i]) for i in self.argnums))
 
     def pure(self, fn: Callable, kwargs: dict, has_aux: bool, check: Callable | None = None):
         """``pure(wrt_values, *diff_args) -> (out, (aux, assigned_state))``."""
@@ -132,7 +134,11 @@ class _Plan:
                 full[i] = x
             frame = StateFrame(State._make(variables, wrt_values), strict=False, created_are_local=True)
             with frame:
-                result = values_of(fn(*full, **kwargs))
+                try:
+                    result = values_of(fn(*full, **kwargs))
+                except AttributeError as error:
+                    _explain_assigned_argument(error, transform, [args[i] for i in argnums])
+                    raise
             if has_aux:
                 if not (isinstance(result, (tuple, list)) and len(result) == 2):
                     raise _errors.GradkitTypeError(
@@ -162,6 +168,25 @@ class _Plan:
         if not self.explicit_argnums:
             return wrt_result
         return arg_result, wrt_result
+
+
+def _explain_assigned_argument(error: AttributeError, transform: str, differentiated: list) -> None:
+    """A function that assigns a Variable it was given as an argument to differentiate: it got the
+    Variable's value (an array), which has no ``assign``; say so, and what to pass instead."""
+    method = re.search(r"attribute '?(assign\w*|scatter\w*)", str(error))
+    given = [v for v in differentiated if isinstance(v, Variable)]
+    if method and given and transform == "gk.vmap":
+        raise _errors.GradkitTypeError(
+            f"gk.vmap passes its argument {given[0]._label()} as the Variable's value, an array, so the function's "
+            f"{method.group(1)}() on it failed. Read the Variable inside the function instead of passing it (an "
+            "existing Variable cannot be assigned per example), or map jax.vmap(gk.functionalize(fn)) over a State."
+        ) from error
+    if method and given:
+        raise _errors.GradkitTypeError(
+            f"{transform} differentiates its argument {given[0]._label()} as the Variable's value, an array, so the "
+            f"function's {method.group(1)}() on it failed. To differentiate through assignments to a Variable, "
+            f"pass it by wrt= ({transform}(f, wrt=v), with f reading v) instead of as the argument."
+        ) from error
 
 
 def _unique_positions(positions):
@@ -741,11 +766,17 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
     _check_axes_spec("in_axes", in_axes)
     _check_axes_spec("out_axes", out_axes)
 
+    given_variables = []
+
     @functools.wraps(fn)
     def run(*args, **kwargs):
         frame = _VmapFrame()
         with frame:
-            out = values_of(fn(*args, **kwargs))
+            try:
+                out = values_of(fn(*args, **kwargs))
+            except AttributeError as error:
+                _explain_assigned_argument(error, "gk.vmap", given_variables)
+                raise
         for var in frame.escaped(assigned=True):
             _refuse_vmap_assign(var)  # created during the call, but kept by something that outlives it
         return out
@@ -761,6 +792,13 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        given_variables[:] = [a for a in args if is_variable(a)]
+        try:
+            return _call(*args, **kwargs)
+        finally:
+            given_variables.clear()  # named in an error only; not kept alive after the call
+
+    def _call(*args, **kwargs):
         if not _recorded():
             return vectorised(*args, **kwargs)
         # A layer above the core (a recording tape) keeps the Variables' values: inside the
