@@ -556,3 +556,21 @@ def test_a_slice_of_a_variable_as_a_gradient_target():
         both = [v[0], v[0] * 2.0]
     close(tape.gradient(tail, v), [0.0, 1.0, 1.0])
     close(tape.gradient(both, v), [3.0, 0.0, 0.0])
+
+
+def test_value_dependent_shape_on_the_tape_names_the_way_out():
+    """A recorded op whose result shape depends on values cannot be traced; the error says what to do.
+
+    Oracle: NumPy boolean indexing of the same values, and the hand derivative d(sum y^2)/dx = 2x on the kept
+    entries."""
+    x = gk.Variable(jnp.arange(4.0))
+    mask = np.array([True, False, True, True])
+    with gk.GradientTape() as tape:
+        with pytest.raises(gk.GradkitError, match=r"gk\.numpy\.nonzero .*traced array .*\]\. Pass the size"):
+            gk.numpy.nonzero(x)
+        with pytest.raises(gk.GradkitError, match=r"gk\.numpy\.unique .*\. Compute on the value outside"):
+            gk.numpy.unique(x)
+        kept = x[mask]
+        loss = gk.numpy.sum(kept * kept)
+    np.testing.assert_allclose(np.asarray(kept), np.arange(4.0)[mask])
+    np.testing.assert_allclose(np.asarray(tape.gradient(loss, x)), 2 * np.arange(4.0) * mask)

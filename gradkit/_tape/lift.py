@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Callable
 
@@ -48,17 +49,30 @@ def _lift_reporting(fn: Callable, what: str) -> Callable:
         try:
             return record.apply(fn, *args, **kwargs)
         except (jax.errors.ConcretizationTypeError, jax.errors.NonConcreteBooleanIndexError) as error:
+            reason = str(error).splitlines()[0].rstrip(".")
+            advice = (
+                "Pass the size it asks for (size=, as jax.jit needs too), or compute"
+                if _takes(fn, "size")
+                else "Compute"
+            )
             raise _errors.GradkitTypeError(
                 f"[gradkit] {what} needs a value known when it is recorded (its result's shape depends on its "
                 "values, or it reads an argument as a constant), but the tape records each op as a compiled "
-                f"program whose array arguments are traced: {str(error).splitlines()[0]} Pass the size it asks for "
-                "(size=, as jax.jit needs too), or compute on the value outside the tape (t.numpy())."
+                f"program whose array arguments are traced: {reason}. {advice} on the value "
+                "outside the tape (t.numpy()), or index with a NumPy mask (x[mask]), which the tape takes as known."
             ) from None
         except (TypeError, ValueError, IndexError) as error:
             raise _errors.bad_op_inputs(error, what, args) from error
 
     lifted.__gradkit_lifted__ = True
     return lifted
+
+
+def _takes(fn: Callable, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 def lift_namespace(namespace: types.ModuleType, into: dict, skip=()) -> None:
