@@ -149,9 +149,10 @@ _TRACER_ERRORS = frames.TRACER_VALUE_ERRORS
 _MSG_CONTROL_FLOW = (
     "{fn} needed the value of a tensor while being traced ({kind}): Python control flow on a tensor "
     "(`if`, `while`, `for ... in tf.range(n)`) or bool(), int(), float(), .numpy() of one. "
-    "gradkit's tf.function traces the function once with jax.jit and has no autograph: it does "
+    "gradkit's tf.function traces the function with jax.jit and has no autograph: it does "
     "not convert Python control flow on tensor values. Use tf.where(cond, x, y) to choose values, "
-    "gk.lift(jax.lax.cond) or gk.lift(jax.lax.fori_loop) for a traced branch or loop, pass the value "
+    "tf.cond(pred, true_fn, false_fn) or tf.while_loop(cond, body, loop_vars) for a traced branch or "
+    "loop (they run as jax.lax.cond / jax.lax.while_loop there), pass the value "
     "as a Python int/bool argument (static: one trace per value), or call the function without "
     "@tf.function (eager, where Python control flow works as in TensorFlow). A Python float argument "
     "is such a traced tensor too, unlike TensorFlow's (a learning rate that changes at every call does "

@@ -17,7 +17,7 @@ class Namespace:
 
 def missing(where: str, name: str) -> str:
     return (
-        f"[gradkit] {where} has no {name!r}: gradkit.tf covers the TensorFlow API that autodiff code uses. "
-        "For anything else use gk.numpy (all of jax.numpy, recorded by the tape) or gk.lift(fn) to record any "
-        "JAX function as one op."
-    )
+        f"[gradkit] {where} has no {name!r} (gradkit.tf covers the TensorFlow API that autodiff code uses; for "
+        "anything else use gk.numpy, all of jax.numpy recorded by the tape, or gk.lift(fn) to record any JAX "
+        "function as one op)"
+    )  # no final period: Python may append ". Did you mean: 'name'?"

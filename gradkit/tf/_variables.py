@@ -186,6 +186,25 @@ class Variable(_GkVariable):
         out = super().assign_sub(delta)
         return out if read_value else None
 
+    # ``v += x`` would silently rebind ``v`` to a tensor and leave the Variable unchanged; TensorFlow
+    # refuses these augmented assignments, and so does gradkit.tf. A Keras variable rebinds, as in Keras.
+    _augmented_assignment_rebinds = False
+
+    def __iadd__(self, other):
+        return _in_place_refused(self, "+=", "variable.assign_add(value)", "+")
+
+    def __isub__(self, other):
+        return _in_place_refused(self, "-=", "variable.assign_sub(value)", "-")
+
+    def __imul__(self, other):
+        return _in_place_refused(self, "*=", "variable.assign(variable * value)", "*")
+
+    def __itruediv__(self, other):
+        return _in_place_refused(self, "/=", "variable.assign(variable / value)", "/")
+
+    def __ipow__(self, other):
+        return _in_place_refused(self, "**=", "variable.assign(variable ** value)", "**")
+
     def __iter__(self):
         """Its rows as tensors, as iterating a TensorFlow Variable gives (its value read once)."""
         return iter(self.read_value())
@@ -286,6 +305,16 @@ class Variable(_GkVariable):
         except Exception:  # no value to show (a traced one left over, or none): say what it holds
             shown = getattr(self._value, "shown", None) or type(self._value).__name__
         return f"<tf.Variable '{self.name}' shape={tuple(self.shape)} dtype={self.dtype.name}, numpy={shown}>"
+
+
+def _in_place_refused(variable, operator: str, instead: str, binary: str):
+    if variable._augmented_assignment_rebinds:
+        return NotImplemented  # Python then computes ``variable <binary> value`` and rebinds the name
+    raise _errors.GradkitRuntimeError(
+        f"[gradkit] `variable {operator} value` with tf.Variable {variable.name!r} is not supported (as in "
+        f"TensorFlow): it would rebind the name to a new tensor and leave the Variable unchanged. Use "
+        f"`{instead}` to modify the Variable, or `out = variable {binary} value` for a new tensor."
+    )
 
 
 class _VariableSlice(_GkVariableSlice):

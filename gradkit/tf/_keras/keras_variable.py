@@ -49,6 +49,8 @@ class KerasVariable(SettableTrainable, Variable):
     aggregation='none', synchronization='auto', name=None)``; ``trainable`` may be set, as in Keras
     (a tape watches the Variable by the flag it was made with)."""
 
+    _augmented_assignment_rebinds = True  # ``v += x`` makes a new tensor, as in Keras
+
     def __init__(
         self,
         initializer,

@@ -11,6 +11,13 @@ from __future__ import annotations
 from .._variables import Variable
 
 
+class KerasStateVariable(Variable):
+    """A metric's or an optimizer's state Variable: a ``tf.Variable`` whose augmented assignment
+    (``v += x``) makes a new tensor, as a Keras variable's does."""
+
+    _augmented_assignment_rebinds = True
+
+
 class SettableTrainable:
     """Keras' ``trainable``: read and set; it starts as the Variable's own flag."""
 
@@ -25,6 +32,8 @@ class SettableTrainable:
 
 class LayerWeight(SettableTrainable, Variable):
     """What ``Layer.add_weight`` returns: a ``tf.Variable`` named ``'layer/name:0'``."""
+
+    _augmented_assignment_rebinds = True  # a Keras variable: ``w += x`` makes a new tensor, as in Keras
 
     @property
     def path(self) -> str:

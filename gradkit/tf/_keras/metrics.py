@@ -20,9 +20,9 @@ from .._convert import call, convert
 from .._graph_helpers import tapes_paused
 from .._math import _divide_no_nan
 from .._namespace import missing
-from .._variables import Variable
 from . import losses as _losses
 from . import masking
+from .layer_weight import KerasStateVariable
 from .losses import same_rank
 
 _unrecorded = tapes_paused  # a metric's update is bookkeeping: no tape records it
@@ -88,7 +88,7 @@ class Metric:
             from . import initializers
 
             start = np.asarray(initializers.get(initializer)(shape, dtype=dtype)).astype(dtype)
-        variable = Variable(start, trainable=False, name=name)
+        variable = KerasStateVariable(start, trainable=False, name=name)
         self._variables.append(variable)
         return variable
 

@@ -41,8 +41,8 @@ from gradkit._core.variable import Variable
 from gradkit._tape.lift import lift
 
 from .._convert import convert, wrap
-from .._variables import Variable as _TfVariable
 from .gradient_clipping import active_clip, clip_gradients
+from .layer_weight import KerasStateVariable
 
 
 def check_custom_options(cls_name: str, options: dict) -> None:
@@ -85,7 +85,7 @@ class CustomOptimizerMethods:
             value = (np.zeros if initializer == "zeros" else np.ones)(shape, dtype)
         else:
             value = convert(initializers.get(initializer)(shape, dtype=dtype), dtype)
-        slot = _TfVariable(value, name=name or "variable", trainable=False)
+        slot = KerasStateVariable(value, name=name or "variable", trainable=False)
         self.__dict__.setdefault("_custom_slots", []).append(slot)
         return slot
 
