@@ -143,6 +143,15 @@ class TracedValueNeededError(GradkitTypeError, OperatorNotAllowedInGraphError):
     it): TensorFlow's OperatorNotAllowedInGraphError, which its graph raises without autograph."""
 
 
+class VariableValueNeededError(GradkitTypeError, jax.errors.ConcretizationTypeError):
+    """A Variable's value needed while ``gk.jit`` traces (a slice bound ``x[k:]``, a Python ``if``):
+    gk.jit passes the Variables a function reads as traced arguments. Still a
+    ``jax.errors.ConcretizationTypeError``, so code that catches jax's error keeps catching it."""
+
+    def __init__(self, message: str):
+        TypeError.__init__(self, message)
+
+
 class OpInputError(GradkitError, ValueError, TypeError, InvalidArgumentError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it

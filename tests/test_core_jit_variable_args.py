@@ -168,3 +168,17 @@ def test_a_recorded_call_reads_the_argument_where_the_tape_has_it():
         v.assign(v * 3.0)
         y = f(v)
     assert_close(np.asarray(tape.gradient(y, v)), np.asarray(jax.grad(lambda w: (w * 3.0) ** 2)(2.0)))
+
+
+def test_a_closed_over_variable_as_a_slice_bound_names_the_variable_and_the_way_out():
+    """Oracle: jax.lax.dynamic_slice, the traced op the error recommends, against NumPy slicing."""
+    k = gk.Variable(1, name="k")
+    x = jnp.arange(4.0)
+    with pytest.raises(
+        jax.errors.ConcretizationTypeError,
+        match=r"\[gradkit\] <lambda> needed the value of Variable 'k'.*dynamic_slice",
+    ):
+        gk.jit(lambda x: x[k:])(x)
+    assert int(k.value) == 1
+    sliced = gk.jit(lambda x: jax.lax.dynamic_slice(x, (k.value,), (2,)))(x)
+    np.testing.assert_array_equal(np.asarray(sliced), np.arange(4.0)[1:3])

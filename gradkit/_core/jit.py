@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import re
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -181,11 +182,14 @@ class JitFunction:
                 out = values_of(self._fn(*args, **kwargs))
             if runtime_checks.count() != checks_before:
                 self._holds_checks = True
-        except BaseException:
+        except BaseException as error:
             # A Variable the failed call created from a traced value and stored somewhere has no
             # value: reading it later raises instead of seeing its placeholder.
             for var, _ in frame.take_traced():
                 mark_valueless(var, _errors.MSG_CREATED_BY_FAILED_CALL)
+            needed = _variable_value_needed(error, keys.vars, getattr(self._fn, "__name__", "the function"))
+            if needed is not None:
+                raise needed from error
             raise
         # Kept Variables created from traced values: their initial values are returned too, for
         # _discover to compute outside the call. Only a discovery trace can: a call's own trace would
@@ -723,3 +727,25 @@ def jit(
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
     return JitFunction(fn, static_argnums, static_argnames)
+
+
+_VARIABLE_INPUT = re.compile(r"argument inputs\[0\]\[(\d+)\]")
+
+
+def _variable_value_needed(error: BaseException, variables, name: str):
+    """The clear error for jax's report that the traced value of a Variable read as an input was
+    needed as a Python value, or None for any other error."""
+    if not isinstance(error, frames.TRACER_VALUE_ERRORS) or isinstance(error, _errors.GradkitError):
+        return None
+    found = _VARIABLE_INPUT.search(str(error))
+    if found is None or int(found.group(1)) >= len(variables):
+        return None
+    var = variables[int(found.group(1))]
+    return _errors.VariableValueNeededError(
+        f"[gradkit] {name} needed the value of Variable {var._label()} as a Python value while gk.jit traced "
+        f"it ({type(error).__name__}: a slice bound x[k:], a Python if or loop on it, int(k), a shape). gk.jit "
+        "passes the Variables a function reads as traced arguments, so that later assignments run in the same "
+        "compiled program; a value that sets the program's structure cannot come from one. Use a traced op "
+        "(jax.lax.dynamic_slice(x, (k.value,), (size,)), jnp.where, jax.lax.cond), or read the Variable outside and "
+        "pass its value as a static argument (gk.jit(fn, static_argnums=...), fn(x, int(k.value)))."
+    )
