@@ -112,3 +112,69 @@ def test_an_argument_past_the_input_signature_may_pass_its_default():
 def test_an_argument_past_the_input_signature_matches_tensorflow():
     rtf = pytest.importorskip("tensorflow")
     assert _defaults_program(gtf) == _defaults_program(rtf)
+
+
+def _concrete_listing(tf):
+    @tf.function
+    def f(x, scale=2, training=False):
+        return x * scale
+
+    f(tf.ones(2))
+    f(tf.ones([2, 3]), scale=3)
+    f(tf.ones(2), training=True)
+
+    @tf.function(input_signature=[(tf.TensorSpec([2]), tf.TensorSpec([2], name="second"))])
+    def g(xs):
+        return xs[0] + xs[1]
+
+    return (
+        f.pretty_printed_concrete_signatures(),
+        f.pretty_printed_concrete_signatures(verbose=False),
+        (g.pretty_printed_concrete_signatures(verbose=False)),
+    )
+
+
+def test_pretty_printed_concrete_signatures_lists_each_traced_type():
+    verbose, short, with_signature = _concrete_listing(gtf)
+    # By hand: three function types traced (the second by its scale, the third by training), each
+    # spec unnamed as the call's tensors are; with an input_signature, its one type and its names.
+    spec = "TensorSpec(shape=({}), dtype=tf.float32, name=None)"
+    assert short.splitlines() == [
+        f"(x: {spec.format('2,')}, scale: Literal[2], training: Literal[False]) -> {spec.format('2,')}",
+        f"(x: {spec.format('2, 3')}, scale: Literal[3], training: Literal[False]) -> {spec.format('2, 3')}",
+        f"(x: {spec.format('2,')}, scale: Literal[2], training: Literal[True]) -> {spec.format('2,')}",
+    ]
+    assert verbose.count("Input Parameters:") == 3 and "\n\nInput Parameters:" in verbose
+    second = "TensorSpec(shape=(2,), dtype=tf.float32, name='second')"
+    assert with_signature == f"(xs: Tuple[{spec.format('2,')}, {second}]) -> {spec.format('2,')}"
+
+
+def test_pretty_printed_concrete_signatures_matches_tensorflow():
+    rtf = pytest.importorskip("tensorflow")
+    assert _concrete_listing(gtf) == _concrete_listing(rtf)
+
+
+@pytest.mark.parametrize("given", [list, tuple])
+def test_a_list_binds_only_to_a_list_of_the_input_signature(given):
+    def run(tf):
+        @tf.function(input_signature=[[tf.TensorSpec([2]), tf.TensorSpec([2])]])
+        def f(xs):
+            return xs[0] + xs[1]
+
+        return f(given([tf.ones(2), tf.ones(2)]))
+
+    if given is list:
+        assert run(gtf).numpy().tolist() == [2.0, 2.0]  # by hand
+    else:
+        with pytest.raises(
+            TypeError,
+            match=r"\[gradkit\] .*f was called with arguments of structure \(\(\*, \*\),\) "
+            r"where its input_signature has \(\[\*, \*\],\)",
+        ):
+            run(gtf)
+    rtf = pytest.importorskip("tensorflow")
+    if given is list:
+        assert run(rtf).numpy().tolist() == [2.0, 2.0]
+    else:
+        with pytest.raises(TypeError):
+            run(rtf)

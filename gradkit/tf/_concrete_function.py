@@ -73,8 +73,8 @@ def _describe(x) -> str:
 
 def _type_text(value) -> str:
     """A value of a signature as TensorFlow's ``pretty_printed_signature`` writes its type."""
-    if isinstance(value, TensorSpec):
-        return repr(value)
+    if isinstance(value, TensorSpec) or _is_tensor(value):
+        return _describe(value)  # a spec by its own name (None unless given), as TensorFlow's function type
     if isinstance(value, dict):
         return "Dict[" + ", ".join(f"[{key!r}, {_type_text(v)}]" for key, v in value.items()) + "]"
     if isinstance(value, (list, tuple)):
@@ -386,7 +386,7 @@ class ConcreteFunction(OutputSpecs):
         or ``Literal[value]`` for a Python value), the output type, and the captures (gradkit
         lists none: its captured inputs are the compiled program's own)."""
         params = self._signature.parameters
-        types = {name: _type_text(value) for name, value in self._bound.arguments.items()}
+        types = {name: _type_text(value) for name, value in self._examples.items()}
         output = _type_text(self.structured_outputs)
         if not verbose:
             parts, keyword_only = [], False

@@ -204,6 +204,16 @@ _MSG_SIGNATURE = (
 )
 
 
+def _structure(tree) -> str:
+    """A nest's containers with its leaves as ``*`` (``([*, *],)``), for an error message."""
+    return str(jax.tree_util.tree_map(lambda _: _Star(), tree, is_leaf=lambda s: isinstance(s, TensorSpec)))
+
+
+class _Star:
+    def __repr__(self) -> str:
+        return "*"
+
+
 _MSG_UNHASHABLE = (
     "tf.function {fn} was called with an argument of type {kind} that cannot be hashed ({value}). "
     "tf.function keys its traces by the value of each Python argument, and a mutable one could change "
@@ -395,12 +405,22 @@ class Function:
                     f"with {len(args)} positional and {len(kwargs)} keyword arguments. Pass exactly one "
                     "positional argument per TensorSpec."
                 )
-            args = jax.tree_util.tree_map(
-                functools.partial(_bind, name),
-                tuple(self.input_signature),
-                tuple(args),
-                is_leaf=lambda s: isinstance(s, TensorSpec),
-            )
+            try:
+                args = jax.tree_util.tree_map(
+                    functools.partial(_bind, name),
+                    tuple(self.input_signature),
+                    tuple(args),
+                    is_leaf=lambda s: isinstance(s, TensorSpec),
+                )
+            except ValueError as error:
+                if isinstance(error, _errors.GradkitError):
+                    raise
+                raise _errors.GradkitTypeError(
+                    f"[gradkit] {name} was called with arguments of structure {_structure(tuple(args))} where its "
+                    f"input_signature has {_structure(tuple(self.input_signature))}: as in TensorFlow, a list "
+                    "binds only to a list, a tuple to a tuple and a dict by its keys. Pass the arguments in the "
+                    "input_signature's structure (list(xs) or tuple(xs))."
+                ) from None
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         traced = [_plain(x) for x in leaves if _is_traced(x)]
         statics = tuple(None if _is_traced(x) else Static(x) for x in leaves)
@@ -454,6 +474,15 @@ class Function:
         from ._concrete_function import ConcreteFunction
 
         return ConcreteFunction(self, args, kwargs)
+
+    def pretty_printed_concrete_signatures(self, verbose=True) -> str:
+        """TensorFlow's listing of the concrete functions traced so far (the one of the
+        ``input_signature`` where there is one), each as ``pretty_printed_signature`` writes it."""
+        if self.input_signature is not None:
+            concrete = [self.get_concrete_function()]
+        else:
+            concrete = [self.get_concrete_function(*args, **kwargs) for args, kwargs in self._traces.examples()]
+        return ("\n\n" if verbose else "\n").join(c.pretty_printed_signature(verbose=verbose) for c in concrete)
 
     def experimental_get_tracing_count(self) -> int:
         """How many times TensorFlow would have traced the Python function for the calls so far:

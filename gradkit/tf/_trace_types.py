@@ -145,6 +145,22 @@ class TraceTypes:
                     break
         self._types.append((python, specs))
 
+    def examples(self) -> list:
+        """Per function type traced, ``(args, kwargs)`` of that type, each tensor a ``TensorSpec``
+        (for ``get_concrete_function``); none with an ``input_signature``."""
+        from ._function import TensorSpec
+
+        found = []
+        for python, specs in self._types:
+            if python is None:
+                continue
+            treedef, kinds = python
+            spec_iter = iter(specs)
+            leaves = [TensorSpec(*next(spec_iter)) if isinstance(kind, str) else kind.value for kind in kinds]
+            bound = jax.tree_util.tree_unflatten(treedef, leaves)
+            found.append(((), bound) if isinstance(bound, dict) else bound)
+        return found
+
     def _type(self, args, kwargs):
         if self._fixed:
             return None, ()
