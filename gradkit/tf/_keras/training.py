@@ -27,7 +27,7 @@ from .. import _function, _math, _output_order, _tape
 from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizer_registry, optimizers
-from .base_layer import nested_values
+from .base_layer import _NO_TRAINING, nested_values
 from .callbacks import pythonify_logs
 from .training_compile import CompileLoss, CompileMetrics
 from .training_data import as_arrays, train_validation_split, unpack_x_y_sample_weight, weights_with_classes
@@ -276,7 +276,7 @@ class Trainer:
         """One step of Keras' training loop on a batch ``(x, y, sample_weight)``."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with _tape.GradientTape() as tape:
-            y_pred = self(x, training=True)  # a call() without training is called without it
+            y_pred = self._step_call(x, True)
             loss = self._compute_loss(x, y, y_pred, sample_weight, True)
             self._track_loss(loss, x)
             if self.optimizer is not None:
@@ -291,14 +291,22 @@ class Trainer:
 
     def test_step(self, data) -> dict:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        y_pred = self(x, training=False)
+        y_pred = self._step_call(x, False)
         loss = self._compute_loss(x, y, y_pred, sample_weight, False)
         self._track_loss(loss, x)
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
         x, _, _ = unpack_x_y_sample_weight(data)
-        return self(x, training=False)
+        return self._step_call(x, False)
+
+    def _step_call(self, x, training: bool):
+        # As Keras' trainer: a call() without a `training` parameter is called without it, so the
+        # layers inside see training=None and keep their defaults (a BatchNormalization uses its
+        # moving statistics, a Dropout passes its inputs) in fit as in evaluate and predict.
+        if type(self)._keras_training is _NO_TRAINING:
+            return self(x)
+        return self(x, training=training)
 
     def _compiled(self, step):
         return step if self.run_eagerly else _function.function(step)
