@@ -78,12 +78,33 @@ def _padding(padding, n, channels_last, what):
             f"{what}: padding={padding!r} must be 'SAME', 'VALID' or {n + 2} [before, after] pairs, one per "
             f"axis of the input, as TensorFlow requires."
         )
+    if any(p < 0 for pair in pairs for p in pair):
+        raise _errors.InvalidArgumentValueError(
+            f"{what}: padding={padding!r} has a negative entry; TensorFlow requires all explicit paddings to be "
+            "nonnegative. Crop with a slice (x[:, 1:]) before the op instead."
+        )
     outer = (pairs[0], pairs[-1]) if channels_last else (pairs[0], pairs[1])
     if outer != ((0, 0), (0, 0)):
         raise _errors.GradkitValueError(
             f"{what}: padding={padding!r} pads the batch or channel axis; TensorFlow allows only [0, 0] there."
         )
     return tuple(pairs[1:-1] if channels_last else pairs[2:])
+
+
+def check_output_size(spatial, window, strides, dilations, padding, what) -> None:
+    """TensorFlow's windowed output size, ``(size + padding - dilated window + stride) / stride``
+    truncated toward zero: refused where negative (a window larger than the padded input); where 0
+    the output is empty."""
+    if padding == "SAME":
+        return
+    pads = [(0, 0)] * len(spatial) if padding == "VALID" else padding
+    for size, k, stride, rate, (lo, hi) in zip(spatial, window, strides, dilations, pads):
+        if size + lo + hi - ((k - 1) * rate + 1) + stride <= -stride:  # C++'s division truncates to 0
+            raise _errors.InvalidArgumentValueError(
+                f"{what}: the window {list(window)} (dilations {list(dilations)}) is larger than the input's "
+                f"spatial shape {list(spatial)} with padding {padding!r}, so the output size would be negative; "
+                "TensorFlow refuses it too. Use padding='SAME', a smaller window, or pad the input first."
+            )
 
 
 _SPATIAL = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
@@ -165,12 +186,16 @@ def _convolve(input, filters, strides, padding, data_format, dilations, n, what,
             f"{what}: strides={list(strides)} with dilations={list(dilations)}; TensorFlow's {what} does not "
             "take strides and dilations both above 1 (tf.nn.conv1d, conv2d and conv3d do)."
         )
+    padding = _padding(padding, n, channels_last, what)
+    check_output_size(
+        x.shape[-n - 1 : -1] if channels_last else x.shape[-n:], w.shape[:n], strides, dilations, padding, what
+    )
     return call(
         _conv,
         x,
         w,
         strides=strides,
-        padding=_padding(padding, n, channels_last, what),
+        padding=padding,
         dilations=dilations,
         channels_last=channels_last,
         groups=channels // w.shape[-2],

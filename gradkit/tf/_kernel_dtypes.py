@@ -7,6 +7,7 @@ gradkit.tf raises too, with a ``[gradkit]`` TypeError that names the dtypes the 
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from gradkit import _errors
@@ -47,3 +48,15 @@ def unary(jfn, tf_name, allowed=None, where="tf.math"):
 
 def _either(names) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def index_dtype(dtype, allowed: tuple, what: str, argument: str):
+    """An op's index dtype argument (``output_type``, ``index_type``): one of ``allowed`` as
+    TensorFlow's kernel takes, int64 computed as int32 unless JAX's 64-bit types are on."""
+    found = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+    if found.name not in allowed:
+        raise _errors.InvalidArgumentTypeError(
+            f"{what}: {argument}={found.name}; TensorFlow's kernel takes {', '.join(allowed)} there. Pass one of "
+            f"those, e.g. {argument}=tf.int32."
+        )
+    return jax.dtypes.canonicalize_dtype(found)

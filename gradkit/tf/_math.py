@@ -15,7 +15,7 @@ from . import _linalg_half
 from ._convert import axis_arg, call, convert, convert_like, known_value
 from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
-from ._kernel_dtypes import INEXACT, REAL, check_dtype, unary
+from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
 from ._nondiff import ceil, floor, floordiv, refuse_integer_division_by_zero, rint, round  # noqa: F401, A004  (tf.math's names)
 
 _MSG_FLOAT_ONLY = (
@@ -430,20 +430,22 @@ def _never_chosen(x, losing, beyond):
     return jnp.where(jnp.isnan(x) | beyond(x, jnp.finfo(x.dtype)), jnp.asarray(losing, x.dtype), x)
 
 
-def _argmax(x, axis):
-    return jnp.argmax(_never_chosen(x, -jnp.inf, lambda v, info: v <= info.min), axis=axis)
+def _argmax(x, axis, dtype):
+    return jnp.argmax(_never_chosen(x, -jnp.inf, lambda v, info: v <= info.min), axis=axis).astype(dtype)
 
 
 def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
-    return call(_argmax, convert(input), axis=0 if axis is None else int(axis))
+    out = index_dtype(output_type, ("int16", "int32", "int64", "uint16"), "tf.math.argmax", "output_type")
+    return call(_argmax, convert(input), axis=0 if axis is None else int(axis), dtype=out)
 
 
-def _argmin(x, axis):
-    return jnp.argmin(_never_chosen(x, jnp.inf, lambda v, info: v >= info.max), axis=axis)
+def _argmin(x, axis, dtype):
+    return jnp.argmin(_never_chosen(x, jnp.inf, lambda v, info: v >= info.max), axis=axis).astype(dtype)
 
 
 def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
-    return call(_argmin, convert(input), axis=0 if axis is None else int(axis))
+    out = index_dtype(output_type, ("int32", "int64"), "tf.math.argmin", "output_type")
+    return call(_argmin, convert(input), axis=0 if axis is None else int(axis), dtype=out)
 
 
 def _matmul(a, b, ta, tb, ca, cb, out=None):

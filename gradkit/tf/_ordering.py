@@ -17,6 +17,7 @@ import numpy as np
 from gradkit import _errors
 
 from ._convert import axis_arg, call, convert
+from ._kernel_dtypes import index_dtype
 
 
 def _cumulative(x, axis, exclusive, reverse, prod):
@@ -114,14 +115,16 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
 
-def _top_k(x, k):
+def _top_k(x, k, dtype):
     _, indices = jax.lax.top_k(_sort_key(x), k)  # ties, -0.0 with 0.0 too, go to the lower index
-    return jnp.take_along_axis(x, indices, axis=-1), indices.astype(jnp.int32)
+    return jnp.take_along_axis(x, indices, axis=-1), indices.astype(dtype)
 
 
 def top_k(input, k=1, sorted=True, index_type=jnp.int32, name=None):  # noqa: A002
-    """The ``k`` largest entries along the last axis and their indices (``.values``, ``.indices``)."""
-    values, indices = call(_top_k, convert(input), k=int(k))
+    """The ``k`` largest entries along the last axis and their indices (``.values``, ``.indices``,
+    of ``index_type``: int16, int32 or int64)."""
+    dtype = index_dtype(index_type, ("int16", "int32", "int64"), "tf.math.top_k", "index_type")
+    values, indices = call(_top_k, convert(input), k=int(k), dtype=dtype)
     return TopKV2(values, indices)
 
 

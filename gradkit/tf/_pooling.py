@@ -37,7 +37,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._op_errors import UnimplementedError
 
-from ._conv import _layout, _padding, _sequence
+from ._conv import _layout, _padding, _sequence, check_output_size
 from ._convert import call, convert
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -221,8 +221,10 @@ def _pool_arguments(kind, input, ksize, strides, padding, data_format, n, what, 
     padding = _padding(padding, n, channels_last, what)
     spatial = x.shape[1:-1] if channels_last else x.shape[2:]
     if isinstance(padding, str):
-        if padding == "VALID" and kind == "max":  # average pooling's output is empty there
+        if padding == "VALID" and kind == "max":
             _check_valid_max_window(ksize, strides, dilations, spatial, n, what)
+        else:  # average pooling's output is empty where its size is 0, refused where negative
+            check_output_size(spatial, ksize, strides, dilations, padding, what)
     elif any(max(p) >= k or min(p) < 0 for p, k in zip(padding, ksize)):
         raise _errors.InvalidArgumentValueError(
             f"{what}: explicit padding {[list(p) for p in padding]} must be at least 0 and smaller than the window "
