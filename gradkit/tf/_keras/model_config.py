@@ -98,7 +98,7 @@ def get_compile_config(model) -> dict:
         "metrics": _serialize_compile_value(given["metrics"], "metrics"),
         "weighted_metrics": _serialize_compile_value(given["weighted_metrics"], "metrics"),
         "run_eagerly": bool(given["run_eagerly"]),
-        "steps_per_execution": 1,
+        "steps_per_execution": given.get("steps_per_execution", 1),
         # Keras writes "auto" as it resolved it; on a CPU-only TensorFlow that is False.
         "jit_compile": jit_compile if isinstance(jit_compile, bool) else False,
     }

@@ -111,11 +111,18 @@ class Trainer:
         """Keras' ``compile``: the optimizer (an instance or a name), the loss (an instance, a
         function or a name) and the metrics ``fit``/``evaluate`` use. ``jit_compile`` is
         accepted: every step not run eagerly is one XLA program here."""
-        if steps_per_execution != 1:
-            raise _errors.GradkitNotImplementedError(
-                f"tf.keras.Model.compile(steps_per_execution={steps_per_execution!r}): gradkit.tf runs one step "
-                "per call (each a compiled program already); leave steps_per_execution at 1."
+        if (
+            isinstance(steps_per_execution, bool)
+            or not isinstance(steps_per_execution, (int, np.integer))
+            or (steps_per_execution < 1)
+        ):
+            raise _errors.GradkitValueError(
+                f"tf.keras.Model.compile(steps_per_execution={steps_per_execution!r}): Keras takes a positive int."
             )
+        # Keras runs that many steps in one compiled call for speed; gradkit runs them one per call
+        # (each a compiled program), which gives the same weights and History, and calls the batch
+        # callbacks at every step.
+        self.steps_per_execution = int(steps_per_execution)
         given = {
             "optimizer": optimizer,
             "loss": loss,
@@ -123,6 +130,7 @@ class Trainer:
             "metrics": metrics,
             "weighted_metrics": weighted_metrics,
             "run_eagerly": run_eagerly,
+            "steps_per_execution": int(steps_per_execution),
             "jit_compile": jit_compile,
             "auto_scale_loss": auto_scale_loss,
         }
