@@ -83,6 +83,11 @@ def shuffle_and_repeat(buffer_size, count=None, seed=None):
     return lambda dataset: dataset.shuffle(buffer_size, seed).repeat(count)
 
 
+def scan(initial_state, scan_func):
+    """``tf.data.experimental.scan``: for ``dataset.apply``, ``dataset.scan(initial_state, scan_func)``."""
+    return lambda dataset: dataset.scan(initial_state, scan_func)
+
+
 def take_while(predicate):
     """``tf.data.experimental.take_while``: for ``dataset.apply``, ``dataset.take_while(predicate)``."""
     return lambda dataset: dataset.take_while(predicate)
@@ -119,6 +124,7 @@ __all__ = [
     "ignore_errors",
     "map_and_batch",
     "save",
+    "scan",
     "shuffle_and_repeat",
     "take_while",
     "unique",
@@ -166,6 +172,7 @@ def namespace():
         choose_from_datasets=Dataset.choose_from_datasets,
         sample_from_datasets=Dataset.sample_from_datasets,
         Counter=Dataset.counter,
+        scan=scan,
         take_while=take_while,
         unique=unique,
     )

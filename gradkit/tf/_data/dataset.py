@@ -382,6 +382,11 @@ class Dataset(metaclass=_DatasetType):
     def options(self):
         return self._opts
 
+    def scan(self, initial_state, scan_func, name=None) -> Dataset:
+        """``scan_func(state, element)`` gives ``(new_state, output)``: the outputs, the state carried
+        from ``initial_state`` through the elements in order."""
+        return mapping.Scan(self, initial_state, scan_func)
+
     def reduce(self, initial_state, reduce_func, name=None):
         """``reduce_func(state, element)`` folded over the elements from ``initial_state``."""
         return mapping.reduce(self, initial_state, reduce_func)

@@ -284,32 +284,80 @@ def _placeholder_dataset(spec, size: int, fill: int) -> Dataset:
     return Dataset.from_tensor_slices(elements)
 
 
+class Scan(Dataset):
+    """``Dataset.scan``: ``scan_func(state, element)`` gives ``(new_state, output)``; the outputs are
+    the elements, the state keeping its structure and dtypes (TypeError otherwise, as in TensorFlow)."""
+
+    def __init__(self, dataset: Dataset, initial_state, scan_func):
+        super().__init__(dataset)
+        self._func = _step_function(scan_func, "scan")
+        self._state_structure, leaves = Structure.split(initial_state)
+        self._initial = [to_public(as_component(leaf, "tf.data.Dataset.scan's initial_state")) for leaf in leaves]
+
+    def _step(self, state: list, element):
+        result = functions.call(self._func, (self._state_structure.pack(state), element))
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise _errors.GradkitTypeError(
+                f"tf.data.Dataset.scan's scan_func returned {type(result).__name__}, where TensorFlow takes a pair "
+                "(new_state, output_element). Return both: `return state + x, state`."
+            )
+        return _next_state(self._state_structure, state, result[0], "scan_func"), result[1]
+
+    def _chunks(self):
+        state, expected, index = list(self._initial), self._spec, 0
+        for element in self._inputs[0]._elements():
+            state, output = self._step(state, element)
+            result = functions.result_chunk(output, "scan's function")
+            if expected is None:
+                expected = functions.result_spec(result)
+            functions.check_result(result, *expected, index, "tf.data.Dataset.scan's function")
+            index += 1
+            yield result.as_structure(expected[0])
+
+    def _compute_spec(self):
+        # What the first step returns, traced from the initial state as TensorFlow traces it.
+        structure, specs = self._inputs[0]._structure_and_specs()
+        is_tuple = type(structure.pack(specs)) is tuple
+
+        def first_output(*components):
+            return self._step(list(self._initial), tuple(components) if is_tuple else components[0])[1]
+
+        return functions.output_spec(first_output, self._inputs[0], "tf.data.Dataset.scan")
+
+    def _cardinality(self) -> int:
+        return self._inputs[0]._cardinality()
+
+
+def _next_state(structure: Structure, state: list, new, what: str) -> list:
+    """A function's new state, checked to keep the initial state's structure and dtypes."""
+    if isinstance(new, list):
+        new = tuple(new)
+    new_structure, new_leaves = Structure.split(new)
+    if new_structure != structure:
+        raise _errors.GradkitTypeError(
+            f"The structure of the new state must match the initial state: {what} returned "
+            f"{new_structure.describe()} for a state of {structure.describe()}."
+        )
+    new_state = [
+        leaf if isinstance(leaf, Tensor) else to_public(as_component(leaf, f"{what}'s result")) for leaf in new_leaves
+    ]
+    for want, got in zip(state, new_state):
+        if got.dtype != want.dtype:
+            raise _errors.GradkitTypeError(
+                f"The element types for the new state must match the initial state. Expected {want.dtype} but got "
+                f"{got.dtype}: cast the new state (tf.cast) or start from a value of that dtype."
+            )
+    return new_state
+
+
 def reduce(dataset: Dataset, initial_state, reduce_func):
     """``Dataset.reduce``: ``reduce_func(state, element)`` over the elements, the state keeping its
     structure and dtypes (TypeError otherwise, as in TensorFlow)."""
     _check_callable(reduce_func, "reduce")
     structure, leaves = Structure.split(initial_state)
     state = [to_public(as_component(leaf, "tf.data.Dataset.reduce's initial_state")) for leaf in leaves]
-    dtypes = [s.dtype for s in state]
     for element in dataset._elements():
         with functions.unrecorded():
             new = reduce_func(structure.pack(state), element)
-        if isinstance(new, list):
-            new = tuple(new)
-        new_structure, new_leaves = Structure.split(new)
-        if new_structure != structure:
-            raise _errors.GradkitTypeError(
-                f"The structure of the new state must match the initial state: reduce_func returned "
-                f"{new_structure.describe()} for a state of {structure.describe()}."
-            )
-        state = [
-            leaf if isinstance(leaf, Tensor) else to_public(as_component(leaf, "reduce_func's result"))
-            for leaf in new_leaves
-        ]
-        for want, got in zip(dtypes, state):
-            if got.dtype != want:
-                raise _errors.GradkitTypeError(
-                    f"The element types for the new state must match the initial state. Expected {want} but got "
-                    f"{got.dtype}: cast the new state (tf.cast) or start from a value of that dtype."
-                )
+        state = _next_state(structure, state, new, "reduce_func")
     return structure.pack(state)
