@@ -243,8 +243,10 @@ class ConcreteFunction(OutputSpecs):
         self._bound = bound
         function._traces.note(bound.args, bound.kwargs)  # TensorFlow traces this signature here
         self._outputs = None
-        if not self._unknown_dims():
-            self._outputs = self._trace_outputs()  # TensorFlow traces here too
+        if not self._unknown_dims() or not (function._called or function._created):
+            # TensorFlow traces here too; a first trace also makes the Variables the function
+            # creates on its first call (a layer built lazily), before a call or a save reads them.
+            self._outputs = self._trace_outputs()
 
     # -- the signature ------------------------------------------------------------------------
 

@@ -186,6 +186,13 @@ def save(obj, export_dir, signatures=None, options=None):
     a program of the Variables it reads and its arguments. Nothing is written unless all of them
     export."""
     walk = _objects.Walk(obj)
+    uncalled = [f for _, f in walk.functions if f.input_signature is not None and not (f._called or f._created)]
+    if uncalled:
+        # As TensorFlow's save traces them: a function never called makes the Variables it creates
+        # on its first call (a layer built lazily), which are then saved with the others.
+        for function in uncalled:
+            function.get_concrete_function()
+        walk = _objects.Walk(obj)
     functions, dispatch = [], {}
     for stem, function in walk.functions:
         if function.input_signature is not None:
