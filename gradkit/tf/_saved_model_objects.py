@@ -156,6 +156,10 @@ class Walk:
         return node
 
     def _value(self, value, path: list) -> dict | None:
+        if isinstance(value, Function):  # a tf.function held in a list or a dict, saved as TensorFlow saves it
+            stem = ".".join(path)
+            self.functions.append((stem, value))
+            return {"kind": "function", "stem": stem}
         if isinstance(value, Variable):
             index = self._index.get(id(value))
             if index is None:
@@ -185,6 +189,8 @@ def rebuild(node: dict, variables: list, functions: dict, root: Loaded | None = 
     kind = node["kind"]
     if kind == "variable":
         return variables[node["index"]]
+    if kind == "function":
+        return functions[node["stem"]]
     if kind == "module":
         obj = root if root is not None else Loaded()
         for key, child in node["attrs"].items():
@@ -206,6 +212,8 @@ def _indices(node: dict) -> set:
     kind = node["kind"]
     if kind == "variable":
         return {node["index"]}
+    if kind == "function":
+        return set()
     if kind == "module":
         children = list(node["attrs"].values())
     elif kind == "dict":
