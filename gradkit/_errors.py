@@ -341,6 +341,15 @@ MSG_VARIABLE_READ_AS_CONSTANT = (
     "the value in as an argument (fn(x, w.value))."
 )
 
+MSG_VARIABLE_READ_AS_CONSTANT_IN_TRANSFORM = (
+    "Variable {name} was read inside jax.jit (or a lax loop's body) by a gradkit transform that does not take "
+    "it (gk.grad or gk.jacrev without it in wrt=, gk.vmap, a functionalized function whose State lacks it): jax "
+    "takes its current value as a constant of the compiled program and reuses that program at later calls, so "
+    "they do not see later assignments of the Variable. Compile with gk.jit instead of jax.jit (it passes the "
+    "Variables a function reads as arguments), put the Variable in the State or wrt=, or pass its value in as "
+    "an argument."
+)
+
 MSG_TRACER_INTO_LIVE_VARIABLE = (
     "Variable {name} was assigned a traced value inside a jax transform (jax.jit, jax.vmap, "
     "lax.fori_loop/scan/while_loop/cond, ...) that no gradkit transform wraps: the live Variable would keep "

@@ -182,3 +182,14 @@ def test_a_closed_over_variable_as_a_slice_bound_names_the_variable_and_the_way_
     assert int(k.value) == 1
     sliced = gk.jit(lambda x: jax.lax.dynamic_slice(x, (k.value,), (2,)))(x)
     np.testing.assert_array_equal(np.asarray(sliced), np.arange(4.0)[1:3])
+
+
+def test_python_control_flow_on_a_value_computed_from_a_variable_names_the_way_out():
+    """Oracle: jnp.where, the traced op the error recommends, against the Python branch run eagerly."""
+    a = gk.Variable(-1.0, name="a")
+    with pytest.raises(
+        jax.errors.ConcretizationTypeError, match=r"\[gradkit\] <lambda> needed a value computed from a Variable"
+    ):
+        gk.jit(lambda: a * 2 if a > 0 else a)()
+    eager = a * 2 if a > 0 else a
+    np.testing.assert_allclose(gk.jit(lambda: jnp.where(a > 0, a * 2, a))(), eager)

@@ -123,6 +123,11 @@ def read(var) -> Any:
     return live(var)
 
 
+def staging() -> bool:
+    """Whether a jax trace that stages a program out is active now (see ``_staging``)."""
+    return under_jax_trace() and _staging()
+
+
 def _staging() -> bool:
     """Whether a trace that stages a program out (``jax.jit``, a lax loop's body) is active: a
     Variable read there with no gradkit frame becomes a constant of a program jax may reuse at
@@ -149,6 +154,18 @@ def assign(var, value) -> None:
 def read_below(frame: Frame, var) -> Any:
     parent = frame.parent
     return parent.read(var) if parent is not None else live(var)
+
+
+def read_outside(frame: Frame, var) -> Any:
+    """A read by ``frame`` of a Variable it does not hold: the value below it, with the warning a
+    plain read gives where an outer ``jax.jit`` would keep that value as a constant."""
+    if frame.parent is None and getattr(frame, "staged", False):
+        warnings.warn(
+            _errors.MSG_VARIABLE_READ_AS_CONSTANT_IN_TRANSFORM.format(name=var._label()),
+            _errors.GradkitWarning,
+            stacklevel=4,
+        )
+    return read_below(frame, var)
 
 
 def assign_below(frame: Frame, var, value) -> None:

@@ -66,6 +66,9 @@ class StateFrame(frames.Frame):
         self.on_unknown_read = on_unknown_read
         # Made inside the trace of the pure call it serves, so this is that call's trace.
         self.trace = frames.trace_state()
+        # Whether that trace stages a program out (an outer jax.jit): a Variable outside the state
+        # read there becomes a constant jax may reuse (``frames.read_outside`` warns).
+        self.staged = frames.staging()
         # Weak, so that an accumulator dies with the call that made it; one still here after
         # the call was stored somewhere that outlives it.
         self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -131,7 +134,7 @@ class StateFrame(frames.Frame):
                 self.on_unknown_read(var)
                 # Only a discovery trace reads it this way; its value just has to be concrete.
                 return frames.concrete(frames.read_below(self, var))
-            return frames.read_below(self, var)
+            return frames.read_outside(self, var)
         return value
 
     def _forget_local(self, key) -> None:

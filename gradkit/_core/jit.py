@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import _errors
 from . import captures, frames, initial_values, jit_arguments, jit_replay, runtime_checks
+from . import operators as operators_module
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
@@ -187,7 +188,9 @@ class JitFunction:
             # value: reading it later raises instead of seeing its placeholder.
             for var, _ in frame.take_traced():
                 mark_valueless(var, _errors.MSG_CREATED_BY_FAILED_CALL)
-            needed = _variable_value_needed(error, keys.vars, getattr(self._fn, "__name__", "the function"))
+            needed = _variable_value_needed(
+                error, keys.vars, bool(keys.vars or self._discovered), getattr(self._fn, "__name__", "the function")
+            )
             if needed is not None:
                 raise needed from error
             raise
@@ -730,19 +733,24 @@ def jit(
 
 
 _VARIABLE_INPUT = re.compile(r"argument inputs\[0\]\[(\d+)\]")
+_OPERATORS_FILE = operators_module.__file__
 
 
-def _variable_value_needed(error: BaseException, variables, name: str):
+def _variable_value_needed(error: BaseException, variables, read_any: bool, name: str):
     """The clear error for jax's report that the traced value of a Variable read as an input was
     needed as a Python value, or None for any other error."""
     if not isinstance(error, frames.TRACER_VALUE_ERRORS) or isinstance(error, _errors.GradkitError):
         return None
     found = _VARIABLE_INPUT.search(str(error))
-    if found is None or int(found.group(1)) >= len(variables):
+    if found is not None and int(found.group(1)) < len(variables):
+        what = f"the value of Variable {variables[int(found.group(1))]._label()}"
+    elif read_any and _OPERATORS_FILE in str(error):
+        # jax names the op that made the value: one of a Variable's operators (a > 0, k + 1).
+        what = "a value computed from a Variable"
+    else:
         return None
-    var = variables[int(found.group(1))]
     return _errors.VariableValueNeededError(
-        f"[gradkit] {name} needed the value of Variable {var._label()} as a Python value while gk.jit traced "
+        f"[gradkit] {name} needed {what} as a Python value while gk.jit traced "
         f"it ({type(error).__name__}: a slice bound x[k:], a Python if or loop on it, int(k), a shape). gk.jit "
         "passes the Variables a function reads as traced arguments, so that later assignments run in the same "
         "compiled program; a value that sets the program's structure cannot come from one. Use a traced op "

@@ -33,6 +33,7 @@ def apply_updates(params, updates):
         for v, p, u in zip(params.variables, params.values(), updates.values()):
             # Compared with the State's own value, which may be batched (per-example States).
             _check_update_shape(v, u, tuple(jnp.shape(p)), "params holds a value of shape")
+            _checked_update(v, u)  # a float update of an int Variable would be truncated: refused
         return optax.apply_updates(params, updates)
     variables, treedef = flatten_variables(params, "apply_updates")
     if isinstance(updates, State):

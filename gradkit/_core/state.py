@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _errors
 from . import frames
+from .index_bounds import check_indices
 from .index_update import index_update
 from .variable import Variable, check_delta, coerce_to, coerce_update
 
@@ -460,8 +461,14 @@ class _IndexAt:
     def max(self, value, **kwargs) -> State:
         return self._apply("max", value, **kwargs)
 
-    def get(self):
-        return self._state[self._var][self._index]
+    def get(self, **kwargs):
+        """The selected entries; an integer index outside its axis raises ``IndexError`` unless jax's
+        ``mode=`` (with ``fill_value=``) asks for jax's clamped or filled read."""
+        current = jax.numpy.asarray(self._state[self._var])
+        if "mode" in kwargs:
+            return current.at[self._index].get(**kwargs)
+        check_indices(self._index, current.shape)
+        return current.at[self._index].get(**kwargs)
 
 
 def _flatten_with_keys(state: State):
