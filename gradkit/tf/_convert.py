@@ -250,13 +250,33 @@ def _runs(function, frame) -> bool:
 
 
 def axis_arg(axis):
-    """TF axes may be lists or tensors; jax wants ints or tuples (static)."""
+    """TF axes may be lists (nested ones too, as TensorFlow flattens them) or tensors; jax wants
+    ints or tuples (static). A float axis is refused, as TensorFlow refuses it (TypeError)."""
     if axis is None:
         return None
     if isinstance(axis, (Tensor, jax.Array, np.ndarray)):
         axis = np.asarray(axis).tolist()
     if isinstance(axis, (list, tuple)):
-        return tuple(int(a) for a in axis)
+        return tuple(_axis_int(a) for a in _flat_axes(axis))
+    return _axis_int(axis)
+
+
+def _flat_axes(axes):
+    for a in axes:
+        if isinstance(a, (list, tuple)):
+            yield from _flat_axes(a)
+        elif isinstance(a, (Tensor, jax.Array, np.ndarray)) and np.ndim(a):
+            yield from np.asarray(a).ravel().tolist()
+        else:
+            yield a
+
+
+def _axis_int(axis) -> int:
+    if isinstance(axis, (float, np.floating)) or np.asarray(axis).dtype.kind in "fc":
+        raise _errors.GradkitTypeError(
+            f"[gradkit] an axis must be an integer, but got {axis!r}; TensorFlow raises TypeError too. Pass an int "
+            f"(axis={int(np.real(axis))})."
+        )
     return int(axis)
 
 

@@ -66,6 +66,12 @@ def bincount(
     known; inside ``tf.function`` it is skipped.
     """
     a = convert(arr)
+    if np.dtype(a.dtype).name not in ("int32", "int64") and np.dtype(a.dtype).kind != "f":
+        # (TensorFlow casts a float arr to int32 itself, and refuses the other dtypes.)
+        raise _errors.InvalidArgumentTypeError(
+            f"tf.math.bincount takes arr of dtype int32 or int64 (or a float one, cast to int32), as TensorFlow "
+            f"does, but got {np.dtype(a.dtype).name}. Cast it first: tf.math.bincount(tf.cast(arr, tf.int32))."
+        )
     w = None if weights is None else convert(weights)
     if w is not None and binary_output:
         raise _errors.GradkitValueError(
@@ -112,6 +118,10 @@ def _length_arg(x, what):
 def _bincount_size(value, minlength, maxlength):
     low = None if minlength is None else _length_arg(minlength, "minlength")
     high = None if maxlength is None else _length_arg(maxlength, "maxlength")
+    if high is not None and high < 0:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.math.bincount got maxlength={high}; TensorFlow requires a size that is not negative."
+        )
     if value is None:
         if high is not None and low is not None and low >= high:
             return max(high, 0)
@@ -134,9 +144,10 @@ def _confusion_matrix(labels, predictions, weights, num_classes, dtype):
     # TensorFlow's: scatter_nd of the pairs stack([labels, predictions], axis=1), whose last
     # axis is the index (for vectors, the pair (label, prediction) of each example).
     index = jnp.stack([labels, predictions], axis=1)
-    values = jnp.ones(predictions.shape, dtype) if weights is None else weights.astype(dtype)
-    out = jnp.zeros((num_classes, num_classes), dtype)
-    return out.at[index[..., 0], index[..., 1]].add(values)
+    counting = jnp.int32 if dtype == np.bool_ else dtype  # bool entries: whether any example is there
+    values = jnp.ones(predictions.shape, counting) if weights is None else weights.astype(counting)
+    out = jnp.zeros((num_classes, num_classes), counting).at[index[..., 0], index[..., 1]].add(values)
+    return out != 0 if dtype == np.bool_ else out
 
 
 def _squeezed(labels, predictions):
