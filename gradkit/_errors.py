@@ -229,6 +229,13 @@ MSG_NOT_IN_STATE = (
     "e.g. gk.State.of([...]), or merge two States with state | other."
 )
 
+MSG_VMAP_ASSIGN_KEPT = (
+    "gk.vmap cannot vectorise a function that creates and assigns Variable {name} and keeps it after the call "
+    "(stored in a list, a dict or an attribute, as a layer built on its first call is): each example would "
+    "give it its own value, but one Variable outlives the call. Create it outside the mapped function (build "
+    "the layer once, unmapped), or keep it local to the call."
+)
+
 MSG_VMAP_ASSIGN = (
     "gk.vmap cannot vectorise a function that assigns Variable {name}, which existed before the call: each "
     "example would write its own value into that one Variable, which outlives the call. The Variable is "
@@ -356,7 +363,9 @@ MSG_TRACER_INTO_LIVE_VARIABLE = (
     "a tracer, which is invalid once that transform returns. The Variable is unchanged. Use gk.jit instead of "
     "jax.jit (it passes the Variables in and writes the assignments back after each call), or return the new "
     "value from the traced function and assign it outside, or thread the values through a gk.State "
-    "(jax.jit(gk.functionalize(fn)) returns the new State; call .commit() on it)."
+    "(jax.jit(gk.functionalize(fn)) returns the new State; call .commit() on it). A gk.jit function called "
+    "inside a plain jax.jit is traced by it too: call it outside jax.jit, or compile the outer function with "
+    "gk.jit as well."
 )
 
 MSG_TRACER_FROM_INNER_TRANSFORM = (
@@ -382,7 +391,7 @@ MSG_TANGENT_SHAPE = (
 MSG_TANGENT_DTYPE = (
     "gk.jvp: the tangent for Variable {name} has dtype {got}, but the Variable has dtype {want}. A tangent "
     "has its primal's dtype, and jax.jvp refuses any other rather than cast it: pass t.astype(jnp.{want}), "
-    "or a Python float."
+    "or a Python float (a float or complex for a complex Variable), which takes the Variable's dtype."
 )
 
 MSG_NOT_NUMERIC = (

@@ -661,3 +661,16 @@ def test_a_variable_kept_after_its_traced_creation_has_no_value_until_assigned()
         layer(jnp.ones(2))
     layer.w.assign(np.array([2.0, 3.0], np.float32))
     assert float(layer(jnp.ones(2))) == 5.0
+
+
+def test_vmap_refuses_a_created_variable_kept_after_the_call_in_its_own_words():
+    kept = []
+
+    def build(x):
+        layer = gk.Variable(1.0, name="layer")
+        layer.assign(x[0])
+        kept.append(layer)
+        return x
+
+    with pytest.raises(GradkitTypeError, match=r"creates and assigns Variable 'layer' and keeps it after the call"):
+        gk.vmap(build)(XS)

@@ -214,12 +214,15 @@ def _check_float_argument(transform: str, i: int, arg) -> None:
 def _wrt_tangent(var: Variable, tangent):
     """``tangent`` for the entry value of ``var``: its shape and dtype checked, never cast across kinds."""
     converted = jnp.asarray(tangent)
-    if isinstance(tangent, (float, complex, list, tuple)) and any(
+    python = isinstance(tangent, (float, complex, list, tuple))
+    if python and any(
         jnp.issubdtype(converted.dtype, kind) and jnp.issubdtype(var.dtype, kind)
         for kind in (jnp.floating, jnp.complexfloating)
     ):
         # A Python float has no precision of its own: it takes the Variable's, as in jax.jvp.
         converted = converted.astype(var.dtype)
+    elif python and jnp.issubdtype(converted.dtype, jnp.floating) and jnp.issubdtype(var.dtype, jnp.complexfloating):
+        converted = converted.astype(var.dtype)  # a real direction of a complex Variable: 1.0 is 1 + 0j
     if converted.shape != var.shape:
         raise _errors.GradkitValueError(
             _errors.MSG_TANGENT_SHAPE.format(name=var._label(), got=converted.shape, want=var.shape)
@@ -713,7 +716,9 @@ class _VmapFrame(StateFrame):
         super().assign(var, value)
 
 
-def _refuse_vmap_assign(var) -> None:
+def _refuse_vmap_assign(var, kept: bool = False) -> None:
+    if kept:
+        raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN_KEPT.format(name=var._label()))
     raise _errors.GradkitTypeError(_errors.MSG_VMAP_ASSIGN.format(name=var._label(), name_plain=var.name))
 
 
@@ -778,7 +783,7 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, *, axis_name=None, axis_size=None,
                 _explain_assigned_argument(error, "gk.vmap", given_variables)
                 raise
         for var in frame.escaped(assigned=True):
-            _refuse_vmap_assign(var)  # created during the call, but kept by something that outlives it
+            _refuse_vmap_assign(var, kept=True)  # created during the call, but kept by something that outlives it
         return out
 
     vectorised = jax.vmap(
