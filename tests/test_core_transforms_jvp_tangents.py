@@ -22,3 +22,11 @@ def test_a_tangent_array_of_another_dtype_is_refused():
     w = gk.Variable(jnp.float32(1.0), name="w")
     with pytest.raises(TypeError, match=r"\[gradkit\] gk.jvp: the tangent for Variable 'w' has dtype complex64"):
         gk.jvp(lambda: w * w, (), (), wrt=[w], wrt_tangents=[jnp.array(1j, jnp.complex64)])
+
+
+def test_a_variable_primal_is_pushed_forward_as_its_value():
+    w = gk.Variable(2.0, name="w")
+    got = gk.jvp(lambda v: v["a"] * v["a"], ({"a": w},), ({"a": 1.0},))
+    want = jax.jvp(lambda v: v["a"] * v["a"], ({"a": jnp.float32(2.0)},), ({"a": jnp.float32(1.0)},))
+    np.testing.assert_allclose(got, want)
+    assert float(w.value) == 2.0

@@ -557,7 +557,9 @@ def jvp(
 
         return program_call(pushed, (tuple(primals), tuple(tangents), wrt_tangents), {}, "gk.jvp")
     primals, tangents = tuple(primals), tuple(tangents)
-    p_tree, t_tree = jax.tree_util.tree_structure(primals), jax.tree_util.tree_structure(tangents)
+    # A Variable given as a primal is pushed forward as its value (as gk.vjp and gk.grad take it).
+    p_tree = jax.tree_util.tree_structure(tuple(values_of(p) for p in primals))
+    t_tree = jax.tree_util.tree_structure(tangents)
     if p_tree != t_tree:
         # Checked here: jax's own message would show the tuple of Variable values gradkit adds.
         raise _errors.GradkitValueError(
