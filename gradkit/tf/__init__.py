@@ -257,12 +257,19 @@ nn = _Namespace(
     sampled_softmax_loss=_nn_sampled_losses.sampled_softmax_loss,
     compute_accidental_hits=_nn_sampled_losses.compute_accidental_hits,
 )
+from . import _compat_v1_state_ops  # noqa: E402
+
+_COMPAT_V1_STATE_OPS = (
+    "assign assign_add assign_sub scatter_update scatter_add scatter_sub scatter_nd_update scatter_nd_add "
+    "scatter_nd_sub".split()
+)
 # TensorFlow 2.21 has fused_batch_norm under tf.compat.v1.nn only.
 compat = _Namespace(
     "gradkit.tf.compat",
     v1=_Namespace(
         "gradkit.tf.compat.v1",
         nn=_Namespace("gradkit.tf.compat.v1.nn", fused_batch_norm=_nn_fused_batch_norm.fused_batch_norm),
+        **{name: getattr(_compat_v1_state_ops, name) for name in _COMPAT_V1_STATE_OPS},
     ),
 )
 approx_top_k = _approx_top_k.approx_top_k

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import jax
 import numpy as np
 
@@ -15,7 +17,7 @@ from gradkit._tape.record import is_recorded
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
 from . import _array, _distribute, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
-from ._convert import TensorShape, check_python_value, convert, wrap
+from ._convert import TensorShape, _has_tensor, check_python_value, convert, wrap
 from ._variable_options import (
     VariableAggregationV2,
     VariableSynchronization,
@@ -153,10 +155,20 @@ class Variable(_GkVariable):
     def read_value(self):
         """The current value as a tensor of its own, as TensorFlow's read op gives it: a gradient
         with respect to it counts only the paths through this read, not every use of the Variable."""
-        return own_read(self.value)
+        return own_read(_GkVariable.value.fget(self))
+
+    @property
+    def value(self):
+        """TensorFlow's ``v.value()``: the current value as a tensor. Read as ``v.value`` (gradkit's
+        property) it is that tensor too, and calling it gives the same tensor."""
+        if sys._getframe(1).f_globals.get("__name__", "").startswith("gradkit."):
+            return _GkVariable.value.fget(self)  # gradkit's own code reads the value itself
+        read = self.read_value()
+        return _CallableRead._make(read._node, read._index) if isinstance(read, Tensor) else read
 
     # TensorFlow's assignment signatures; with read_value=False TensorFlow returns None.
     def assign(self, value, use_locking=False, name=None, read_value=True):
+        value = _packed(value)
         _check_value_dtype(self, value, "assign")
         declared = self.__dict__.get("_declared_shape")
         if declared is None:
@@ -177,11 +189,13 @@ class Variable(_GkVariable):
             raise
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        delta = _packed(delta)
         _check_value_dtype(self, delta, "assign_add")
         out = super().assign_add(delta)
         return out if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        delta = _packed(delta)
         _check_value_dtype(self, delta, "assign_sub")
         out = super().assign_sub(delta)
         return out if read_value else None
@@ -305,6 +319,21 @@ class Variable(_GkVariable):
         except Exception:  # no value to show (a traced one left over, or none): say what it holds
             shown = getattr(self._value, "shown", None) or type(self._value).__name__
         return f"<tf.Variable '{self.name}' shape={tuple(self.shape)} dtype={self.dtype.name}, numpy={shown}>"
+
+
+def _packed(value):
+    """A list holding tensors (``[x, x * x, 1.0]``) as one tensor, as TensorFlow converts it (a pack op,
+    differentiable); other values as they are."""
+    return convert(value) if isinstance(value, (list, tuple)) and _has_tensor(value) else value
+
+
+class _CallableRead(Tensor):
+    """A Variable's read that ``v.value()`` calls: TensorFlow's ``value`` is a method, gradkit's a property."""
+
+    __slots__ = ()
+
+    def __call__(self):
+        return Tensor._make(self._node, self._index)
 
 
 def _in_place_refused(variable, operator: str, instead: str, binary: str):
