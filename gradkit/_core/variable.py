@@ -348,6 +348,16 @@ def _scatter(current, index, update, how):
     return index_update(current, index, update, how)
 
 
+def _filled(update, shape, dtype):
+    return jnp.broadcast_to(jnp.asarray(update, dtype), shape)
+
+
+def _covers_all(index) -> bool:
+    """Whether ``index`` selects every entry as it is (``v[:]``, ``v[...]``, ``v[:, :]``)."""
+    items = index if type(index) is tuple else (index,)
+    return all(item is Ellipsis or (type(item) is slice and item == slice(None)) for item in items)
+
+
 class Variable(ValueOperators):
     """A named handle on an array, replaced by assignment.
 
@@ -569,6 +579,10 @@ class VariableSlice(ValueOperators):
         update = coerce_update(update, var, self._index)
         if how == "subtract":
             update, how = -update, "add"
+        if how == "set" and _covers_all(self._index):
+            # The whole value replaced: the new value does not depend on the old one (a gradient
+            # with respect to the Variable's entry value is then None, as for v.assign).
+            return var.assign(frames.apply(_filled, update, var.shape, var.dtype))
         new = frames.apply(_scatter, var._read_value(), self._index, update, how)
         return var.assign(new)
 
