@@ -62,3 +62,14 @@ def test_no_warning_where_gradkit_passes_the_variable_in():
         assert float(gk.grad(lambda x: x * u)(1.0)) == 3.0
         assert float(gk.jit(gk.grad(lambda x: x * u))(1.0)) == 3.0
         np.testing.assert_allclose(gk.jit(gk.vmap(lambda x: x * u))(jnp.ones(2)), [3.0, 3.0])
+
+
+def test_a_functionalized_function_under_jax_jit_warns_for_a_variable_outside_its_state():
+    u, w = gk.Variable(3.0, name="u"), gk.Variable(1.0, name="w")
+    pure = gk.functionalize(lambda x: x * u * w)
+    compiled = jax.jit(lambda state, x: pure(state, x))
+    with pytest.warns(gk.GradkitWarning, match=r"Variable 'u' was read inside jax.jit .* by a gradkit transform"):
+        first, _ = compiled(gk.State.of([w]), jnp.float32(2.0))
+    u.assign(30.0)
+    again, _ = compiled(gk.State.of([w]), jnp.float32(2.0))
+    np.testing.assert_allclose(again, first)  # u's old value, a constant of jax's program

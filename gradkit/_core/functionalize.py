@@ -51,6 +51,7 @@ class StateFrame(frames.Frame):
         on_unknown_read: Callable | None = None,
         created_are_local: bool = False,
         cut_assignments: bool = False,
+        warns_if_staged: bool = False,
     ):
         # Every Variable made after this has a larger uid. (One made meanwhile by another
         # thread counts as local too: its assignments here stay here, as every assignment
@@ -66,9 +67,10 @@ class StateFrame(frames.Frame):
         self.on_unknown_read = on_unknown_read
         # Made inside the trace of the pure call it serves, so this is that call's trace.
         self.trace = frames.trace_state()
-        # Whether that trace stages a program out (an outer jax.jit): a Variable outside the state
-        # read there becomes a constant jax may reuse (``frames.read_outside`` warns).
-        self.staged = frames.staging()
+        # For a user's transform: whether that trace stages a program out (an outer jax.jit), where
+        # a Variable outside the state read there becomes a constant jax may reuse
+        # (``frames.read_outside`` warns). gradkit's own programs read such Variables knowingly.
+        self.staged = warns_if_staged and frames.staging()
         # Weak, so that an accumulator dies with the call that made it; one still here after
         # the call was stored somewhere that outlives it.
         self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -309,7 +311,7 @@ def functionalize(fn: Callable) -> Callable:
                 f"a functionalized function takes a gk.State first, but got {type(state).__name__}. "
                 "Call it as f(gk.State.of(variables), *args)."
             )
-        frame = StateFrame(state, strict=True, created_are_local=True)
+        frame = StateFrame(state, strict=True, created_are_local=True, warns_if_staged=True)
         with frame:
             out = values_of(fn(*args, **kwargs))
         for var in frame.escaped(assigned=True):

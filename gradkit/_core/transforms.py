@@ -132,7 +132,9 @@ class _Plan:
             full = list(args)
             for i, x in zip(argnums, diff_args):
                 full[i] = x
-            frame = StateFrame(State._make(variables, wrt_values), strict=False, created_are_local=True)
+            frame = StateFrame(
+                State._make(variables, wrt_values), strict=False, created_are_local=True, warns_if_staged=True
+            )
             with frame:
                 try:
                     result = values_of(fn(*full, **kwargs))
@@ -710,7 +712,7 @@ class _VmapFrame(StateFrame):
     """
 
     def __init__(self):
-        super().__init__(State._make((), ()), strict=False, created_are_local=True)
+        super().__init__(State._make((), ()), strict=False, created_are_local=True, warns_if_staged=True)
 
     def assign(self, var, value):
         if not self.is_local(var):
