@@ -1,4 +1,4 @@
-"""``tf.math.confusion_matrix`` with ``dtype=tf.bool`` (whether any example is in a cell),
+"""``tf.reduce_max``/``reduce_min`` refuse complex tensors; ``tf.math.confusion_matrix`` with ``dtype=tf.bool`` (whether any example is in a cell),
 ``tf.math.bincount``'s refusals (a negative ``maxlength``, an arr that is not int32/int64) and
 reduction axes given as nested lists (flattened) or floats (refused). Against TensorFlow (skipped
 without it) and by hand."""
@@ -23,6 +23,8 @@ def _program(tf):
         "bincount maxlength -1": lambda: tf.math.bincount([1, 2, 2], maxlength=-1),
         "bincount uint8": lambda: tf.math.bincount(tf.constant([1, 2], tf.uint8)),
         "bincount int16": lambda: tf.math.bincount(tf.constant([1, 2], tf.int16)),
+        "reduce_max complex": lambda: tf.reduce_max(tf.constant([1 + 1j, 2 + 0j], tf.complex64)),
+        "reduce_min complex": lambda: tf.math.reduce_min(tf.constant([1 + 1j], tf.complex64)),
     }
     for name, call in refusals.items():
         try:
@@ -45,6 +47,8 @@ def test_by_hand():
         "bincount maxlength -1": "refused",
         "bincount uint8": "refused",
         "bincount int16": "refused",
+        "reduce_max complex": "refused",
+        "reduce_min complex": "refused",
     }
 
 

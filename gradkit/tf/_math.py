@@ -294,8 +294,9 @@ xlogy = _binary(_xlogy, "xlogy", INEXACT)
 divide_no_nan = _binary(_divide_no_nan, "divide_no_nan")
 
 
-def _reduction(jfn, tf_name, float_only=False, logical=False):
-    # float_only="real": real floating types only (TensorFlow's logsumexp has no complex kernel).
+def _reduction(jfn, tf_name, float_only=False, logical=False, real_only=False):
+    # float_only="real": real floating types only (TensorFlow's logsumexp has no complex kernel);
+    # real_only: no complex kernel (max, min: complex numbers have no order).
     kinds = jnp.floating if float_only == "real" else jnp.inexact
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
@@ -303,6 +304,12 @@ def _reduction(jfn, tf_name, float_only=False, logical=False):
         if float_only and not jnp.issubdtype(x.dtype, kinds):
             # A TypeError, and TensorFlow's InvalidArgumentError (its kernels' refusal).
             raise _errors.InvalidArgumentTypeError(_MSG_FLOAT_ONLY.format(fn=tf_name, dtype=np.dtype(x.dtype).name))
+        if real_only and jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _errors.InvalidArgumentTypeError(
+                f"[gradkit] tf.math.{tf_name} takes a real tensor, but got dtype {np.dtype(x.dtype).name}: complex "
+                f"numbers have no order, and TensorFlow has no complex kernel for it. Reduce tf.math.abs(x) or "
+                f"tf.math.real(x) instead."
+            )
         if not logical and x.dtype == jnp.bool_:
             raise bool_refused(f"tf.math.{tf_name}")
         return call(jfn, x, axis=axis_arg(axis), keepdims=bool(keepdims))
@@ -381,8 +388,8 @@ def _min(x, axis, keepdims):
     return _extreme(jnp.min, x, axis, keepdims, jnp.inf)
 
 
-reduce_max = _reduction(_max, "reduce_max")
-reduce_min = _reduction(_min, "reduce_min")
+reduce_max = _reduction(_max, "reduce_max", real_only=True)
+reduce_min = _reduction(_min, "reduce_min", real_only=True)
 reduce_prod = _reduction(_prod, "reduce_prod")
 reduce_euclidean_norm = _reduction(_euclidean_norm, "reduce_euclidean_norm")
 
