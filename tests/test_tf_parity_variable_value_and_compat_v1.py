@@ -1,6 +1,7 @@
 """``v.value()`` (TensorFlow's method; gradkit's ``v.value`` property reads the same tensor),
-``tf.compat.v1``'s assign and scatter ops, and an assign of a list holding tensors (packed, as
-TensorFlow converts it). Against TensorFlow (skipped without it), jax.grad and by hand."""
+``tf.compat.v1``'s assign and scatter ops, an assign of a list holding tensors (packed, as
+TensorFlow converts it), and a jacobian without pfor on a tape that is not persistent (refused,
+as TensorFlow refuses it). Against TensorFlow (skipped without it), jax.grad and by hand."""
 
 import jax
 import numpy as np
@@ -67,3 +68,25 @@ def test_assigning_a_list_of_tensors_packs_them_and_keeps_the_gradient():
     expected = jax.grad(lambda x: x**2 + x**4 + 1.0)(2.0)  # the pure rewrite: 2x + 4x^3
     np.testing.assert_allclose(tape.gradient(loss, x).numpy(), expected)
     np.testing.assert_array_equal(v.numpy(), [2.0, 4.0, 1.0])
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_a_jacobian_without_pfor_needs_a_persistent_tape_as_in_tensorflow(method):
+    def run(tf, persistent):
+        x = tf.constant([[1.0, 2.0]])
+        with tf.GradientTape(persistent=persistent) as tape:
+            tape.watch(x)
+            y = x * x
+        return getattr(tape, method)(y, x, experimental_use_pfor=False)
+
+    with pytest.raises(
+        RuntimeError, match=rf"\[gradkit\] GradientTape must be created with persistent=True to compute the {method}"
+    ):
+        run(gtf, False)
+    by_hand = np.array([[2.0, 0.0], [0.0, 4.0]])  # d(x * x)/dx = diag(2x)
+    got = run(gtf, True).numpy()
+    np.testing.assert_array_equal(got.reshape(2, 2), by_hand)
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(RuntimeError):
+        run(tf, False)
+    np.testing.assert_array_equal(run(tf, True).numpy(), got)

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 
 import gradkit.numpy as gnp
-from gradkit._errors import GradkitValueError, InvalidArgumentTypeError
+from gradkit._errors import GradkitRuntimeError, GradkitValueError, InvalidArgumentTypeError
 from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor
@@ -125,6 +125,7 @@ class GradientTape(_GkTape):
         parallel_iterations=None,
         experimental_use_pfor=True,
     ):
+        _check_loop_jacobian(self, "jacobian", experimental_use_pfor)
         out = super().jacobian(target, sources, unconnected_gradients, parallel_iterations, experimental_use_pfor)
         return wrap(_conj_tree(out))
 
@@ -137,7 +138,20 @@ class GradientTape(_GkTape):
         experimental_use_pfor=True,
         check_independence=True,
     ):
+        _check_loop_jacobian(self, "batch_jacobian", experimental_use_pfor)
         out = super().batch_jacobian(
             target, source, unconnected_gradients, parallel_iterations, experimental_use_pfor, check_independence
         )
         return wrap(_conj_tree(out))
+
+
+def _check_loop_jacobian(tape, what: str, use_pfor) -> None:
+    # TensorFlow computes a jacobian without pfor by one gradient per row, which needs a persistent
+    # tape, and refuses it otherwise. gradkit computes both the same way; it refuses alike, so a
+    # program that runs here runs on TensorFlow too.
+    if not use_pfor and not tape._persistent:
+        raise GradkitRuntimeError(
+            f"[gradkit] GradientTape must be created with persistent=True to compute the {what} with "
+            "experimental_use_pfor=False, as TensorFlow requires (it takes one gradient per row). Pass "
+            "persistent=True, or leave experimental_use_pfor at True."
+        )
