@@ -272,6 +272,8 @@ def _flat_axes(axes):
 
 
 def _axis_int(axis) -> int:
+    if type(axis) is int:  # the common case, without an array made per op
+        return axis
     if isinstance(axis, (float, np.floating)) or np.asarray(axis).dtype.kind in "fc":
         raise _errors.GradkitTypeError(
             f"[gradkit] an axis must be an integer, but got {axis!r}; TensorFlow raises TypeError too. Pass an int "

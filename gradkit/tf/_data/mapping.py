@@ -50,30 +50,38 @@ class Map(Dataset):
         self._func = _step_function(func, "map")
 
     def _chunks(self):
-        # Each result must fit the element_spec; until that is asked for (and traced), the first
-        # result's structure, ranks and dtypes, which are what an untraceable function's spec holds.
-        func, expected, index = self._func, self._spec, 0
+        return _checked_elements(self, self._results(), "map")
+
+    def _results(self):
         for chunk in self._inputs[0]._chunks():
             for row in chunk.rows():
                 try:
                     with ignoring.not_skipping():
-                        made = functions.call_on_row(func, chunk.structure, row)
+                        made = functions.call_on_row(self._func, chunk.structure, row)
                 except ignoring.IGNORABLE:
                     if ignoring.skipping():  # an ignore_errors reads this step: the element is left out
                         continue
                     raise
-                result = functions.result_chunk(made, "map's function")
-                if expected is None:
-                    expected = functions.result_spec(result)
-                functions.check_result(result, *expected, index, "tf.data.Dataset.map's function")
-                index += 1
-                yield result.as_structure(expected[0])
+                yield made
 
     def _compute_spec(self):
         return functions.output_spec(self._func, self._inputs[0], "tf.data.Dataset.map")
 
     def _cardinality(self) -> int:
         return self._inputs[0]._cardinality()
+
+
+def _checked_elements(dataset: Dataset, results, what: str):
+    """The elements a step's function gave (``results``), each checked against the step's
+    element_spec; until that is asked for (and traced), against the first result's structure,
+    ranks and dtypes, which are what an untraceable function's spec holds."""
+    expected = dataset._spec
+    for index, made in enumerate(results):
+        result = functions.result_chunk(made, f"{what}'s function")
+        if expected is None:
+            expected = functions.result_spec(result)
+        functions.check_result(result, *expected, index, f"tf.data.Dataset.{what}'s function")
+        yield result.as_structure(expected[0])
 
 
 class Filter(Dataset):
@@ -304,15 +312,13 @@ class Scan(Dataset):
         return _next_state(self._state_structure, state, result[0], "scan_func"), result[1]
 
     def _chunks(self):
-        state, expected, index = list(self._initial), self._spec, 0
+        return _checked_elements(self, self._outputs(), "scan")
+
+    def _outputs(self):
+        state = list(self._initial)
         for element in self._inputs[0]._elements():
             state, output = self._step(state, element)
-            result = functions.result_chunk(output, "scan's function")
-            if expected is None:
-                expected = functions.result_spec(result)
-            functions.check_result(result, *expected, index, "tf.data.Dataset.scan's function")
-            index += 1
-            yield result.as_structure(expected[0])
+            yield output
 
     def _compute_spec(self):
         # What the first step returns, traced from the initial state as TensorFlow traces it.
