@@ -99,6 +99,40 @@ def test_random_shifted_slice_updates(n, start, shift, how):
     np.testing.assert_allclose(np.asarray(jax.jit(shifted(how, index, source))(w)), want, rtol=1e-5, atol=1e-6)
 
 
+BASIC_INDICES = [
+    (1, slice(None)),
+    (-1, Ellipsis),
+    (slice(None, None, -1), 2),
+    (slice(3, 0, -1), slice(1, None)),
+    (slice(0, 3, -1), 0),  # empty, reversed
+    (slice(5, 1), slice(None)),  # empty
+    (Ellipsis, slice(1, 3), None),
+    (None, 2, slice(4, None, -1)),
+    (slice(None, None, 2), slice(3, 0, -2)),  # strided
+    (np.int64(2), slice(-2, None)),
+]
+
+
+@pytest.mark.parametrize("how", ["set", "add", "max"])
+@pytest.mark.parametrize("index", BASIC_INDICES, ids=repr)
+def test_every_basic_index_form_writes_where_numpy_does(how, index):
+    x = np.linspace(-2.0, 3.0, 20, dtype=np.float32).reshape(4, 5)
+    u = np.cos(np.arange(x[index].size, dtype=np.float32)).reshape(x[index].shape) * 3.0
+    got = jax.jit(lambda a, b: index_update(a, index, b, how))(x, u)
+    np.testing.assert_allclose(np.asarray(got), numpy_update(x, index, u, how), rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", [BASIC_INDICES[3], BASIC_INDICES[7], BASIC_INDICES[8]], ids=repr)
+def test_gradients_of_reversed_nested_and_strided_writes_by_finite_differences(index):
+    def f(w, u):
+        h = jnp.tanh(w) * 1.5
+        return index_update(h, index, u * h[index], "set")
+
+    w = np.linspace(-1.0, 1.0, 20, dtype=np.float32).reshape(4, 5)
+    u = np.linspace(0.5, 1.5, w[index].size, dtype=np.float32).reshape(w[index].shape)
+    check_grads(f, (w, u), order=2, modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
+
+
 # --- through gradkit's faces: the tape, gk.jit, a State, t.at[] ---------------------------------------
 
 

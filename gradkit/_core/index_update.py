@@ -9,8 +9,12 @@ program, so an imperative ``v[1:].assign(f(v))`` meets that pattern more often t
 JAX code does.
 
 A write into a basic slice is therefore built so that no kernel can write where it reads: the
-slice's new values are computed first, written into a fresh array of zeros, and selected into
-place with a mask that XLA folds to a constant. The values and gradients are those of
+slice's new values are computed first and the result is spliced together from them and the
+untouched parts of the array (a concatenation along each axis the index narrows), which XLA
+compiles to pads and adds, never to an update in place. A strided slice (a step other than 1
+or -1) is written into a fresh array of zeros and selected into place with a mask built from
+each axis's positions. (A mask held as an array-sized constant instead makes XLA's compile
+time grow several-fold in a long chain of slice writes.) The values and gradients are those of
 ``x.at[index].<update>(u)``. Integer-array indices compile to a scatter, which does not take
 that path, and stay jax's own update (repeated indices keep its meaning).
 
@@ -61,8 +65,91 @@ def index_update(current, index, update, how: str, **kwargs):
         # As jax's updates do: the update in the array's dtype, then combined.
         new = _COMBINE[how](old, jnp.asarray(update).astype(current.dtype))
     new = jnp.broadcast_to(jnp.asarray(new).astype(current.dtype), old.shape)
-    written = jnp.zeros(current.shape, bool).at[index].set(True)  # a constant once compiled
-    return jnp.where(written, jnp.zeros_like(current).at[index].set(new), current)
+    bounds = _axis_bounds(current.shape, index)
+    if bounds is not None and all(abs(step) == 1 for _, _, step in bounds.values()):
+        return _spliced(current, bounds, new)
+    return jnp.where(_written(current.shape, index, bounds), jnp.zeros_like(current).at[index].set(new), current)
+
+
+def _spliced(current, bounds, new):
+    """``current`` with the box ``bounds`` (steps of 1 or -1) replaced by ``new`` (``current[index]``'s shape)."""
+    box, reversed_axes = [], []
+    for axis, (start, stop, step) in sorted(bounds.items()):
+        if step < 0:  # the same positions, read from the other end
+            start, stop = stop + 1, start + 1
+            reversed_axes.append(axis)
+        box.append((axis, start, max(start, stop)))
+    box_shape = list(current.shape)
+    for axis, lo, hi in box:
+        box_shape[axis] = hi - lo
+    # A basic index keeps the axes' order: the box differs from ``new`` only by axes of size 1.
+    new = jnp.reshape(new, box_shape)
+    if reversed_axes:
+        new = jnp.flip(new, reversed_axes)
+    return _splice(current, box, new)
+
+
+def _splice(current, box, new):
+    if not box:
+        return new
+    (axis, lo, hi), inner = box[0], box[1:]
+    middle = jax.lax.slice_in_dim(current, lo, hi, axis=axis)
+    parts = [
+        jax.lax.slice_in_dim(current, 0, lo, axis=axis),
+        _splice(middle, inner, new),
+        jax.lax.slice_in_dim(current, hi, current.shape[axis], axis=axis),
+    ]
+    return jax.lax.concatenate([p for p in parts if p.shape[axis]] or [parts[1]], axis)
+
+
+def _written(shape, index, bounds):
+    """A boolean array of ``shape``: True where the basic ``index`` (narrowing ``bounds``) writes."""
+    if bounds is None:  # an index form ``_axis_bounds`` does not read: the mask jax's own update makes
+        return jnp.zeros(shape, bool).at[index].set(True)
+    written = jnp.ones(shape, bool)
+    for axis, (start, stop, step) in bounds.items():
+        position = jax.lax.broadcasted_iota(np.int32, shape, axis)
+        if step > 0:
+            on_axis = (position >= start) & (position < stop)
+        else:
+            on_axis = (position <= start) & (position > stop)
+        if abs(step) != 1:
+            on_axis = on_axis & ((position - start) % abs(step) == 0)
+        written = written & on_axis
+    return written
+
+
+def _axis_bounds(shape, index):
+    """``{axis: (start, stop, step)}`` for each axis the basic ``index`` narrows, as ``slice.indices``
+    gives them (an integer ``i`` is ``(i, i + 1, 1)``), or None for an index form it does not read."""
+    items = index if type(index) is tuple else (index,)
+    if any(type(i) is bool or isinstance(i, np.bool_) for i in items):
+        return None
+    narrowing = [i for i in items if i is not None and i is not Ellipsis]
+    ellipses = sum(i is Ellipsis for i in items)
+    if ellipses > 1 or len(narrowing) > len(shape):
+        return None
+    bounds, axis = {}, 0
+    for item in items:
+        if item is None:
+            continue
+        if item is Ellipsis:
+            axis += len(shape) - len(narrowing)
+            continue
+        size = shape[axis]
+        if isinstance(item, slice):
+            if not all(p is None or isinstance(p, (int, np.integer)) for p in (item.start, item.stop, item.step)):
+                return None
+            start, stop, step = item.indices(size)
+        elif isinstance(item, (int, np.integer)):
+            start = int(item) % size if size else 0
+            stop, step = start + 1, 1
+        else:
+            return None
+        if (start, stop, step) != (0, size, 1):
+            bounds[axis] = (start, stop, step)
+        axis += 1
+    return bounds
 
 
 def _scatters(index) -> bool:
