@@ -51,6 +51,47 @@ def test_out_of_range_indices_are_refused_as_numpy_refuses_them(path, index):
     np.testing.assert_array_equal(v.numpy(), START)
 
 
+GRID = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+BAD_MASKS = [
+    np.array([True, False]),  # short: jax would read it as the indices of its True entries
+    np.array([False, True, False, True]),  # long
+    (slice(None), np.array([True, False, True])),
+    (Ellipsis, np.array([True, False, True])),
+    np.ones((3, 3), bool),
+    jnp.array([True, False]),
+]
+
+
+def _mask_paths(v):
+    return {
+        **_paths(v),
+        "tensor read under a tape": lambda index: _under_tape(lambda: (v * 1.0)[index]),
+        "tensor .at under a tape": lambda index: _under_tape(lambda: (v * 1.0).at[index].set(9.0)),
+    }
+
+
+@pytest.mark.parametrize("index", BAD_MASKS, ids=repr)
+@pytest.mark.parametrize("path", sorted(_mask_paths(None)))
+def test_a_boolean_mask_of_the_wrong_shape_is_refused_as_numpy_refuses_it(path, index):
+    grid = np.arange(3.0, dtype=np.float32) if type(index) is not tuple and index.ndim == 1 else GRID
+    with pytest.raises(IndexError):
+        grid.copy()[index if type(index) is tuple else np.asarray(index)]
+    v = gk.Variable(jnp.asarray(grid), name="v")
+    with pytest.raises(IndexError, match=r"\[gradkit\] a boolean mask of shape .* cannot index ax"):
+        _mask_paths(v)[path](index)
+    np.testing.assert_array_equal(v.numpy(), grid)
+
+
+@pytest.mark.parametrize("index", [(Ellipsis, np.array([True, False, True, False])), GRID > 4.5, (True, 1)], ids=repr)
+def test_masks_of_the_right_shape_write_where_numpy_writes(index):
+    v = gk.Variable(jnp.asarray(GRID), name="v")
+    v[index].assign(-1.0)
+    expected = GRID.copy()
+    expected[index] = -1.0
+    np.testing.assert_array_equal(v.numpy(), expected)
+    np.testing.assert_array_equal(np.asarray(v[index]), GRID[index] * 0.0 - 1.0)
+
+
 @pytest.mark.parametrize("index", [2, -3, np.array([0, -1])])
 def test_in_range_indices_write_where_numpy_writes(index):
     v = gk.Variable(jnp.asarray(START), name="v")

@@ -421,6 +421,8 @@ class _IndexAt:
 
     def _apply(self, how, value, **kwargs):
         current = self._state[self._var]
+        if "mode" not in kwargs:  # jax's out-of-range modes, asked for by name, keep jax's rules
+            check_indices(self._index, current.shape)
         # The rules of v[idx].assign(p): a slice update may not do what an assignment may not.
         value = coerce_update(value, self._var, self._index)
         new = index_update(current, self._index, value, how, **kwargs)

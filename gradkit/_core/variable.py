@@ -276,10 +276,7 @@ def _mask_as_indices(index):
     above can pass to a recorded scatter as runtime arrays (a mask's result size depends on
     its values). A tensor of a layer above among the indices (``v[tf.constant(1)]``) is taken
     as its value first: an index carries no gradient, and jax indexes with arrays only."""
-    if type(index) is tuple:
-        index = tuple(map(_index_value, index))
-    else:
-        index = _index_value(index)
+    index = _index_values(index)
     items = index if type(index) is tuple else (index,)
     if not any(map(_is_concrete_mask, items)):
         return index
@@ -333,11 +330,18 @@ def _bound(b):
     return int(value)
 
 
-def index_for_update(index):
-    """``index`` as an update (``t.at[index]``, ``v[index].assign``) takes it: Variables in it
-    read (``read_index``) and a concrete boolean mask as the integer indices of its True
-    entries, which a compiled update can take as runtime arrays."""
-    return _mask_as_indices(read_index(index))
+def index_for_update(index, shape):
+    """``index`` as an update (``t.at[index]``, ``v[index].assign``) of an array of ``shape`` takes
+    it: Variables in it read (``read_index``) and a concrete boolean mask, checked against the
+    axes it covers, as the integer indices of its True entries, which a compiled update can take
+    as runtime arrays."""
+    index = _index_values(read_index(index))
+    check_indices(index, shape, masks_only=True)  # an update may still ask for jax's out-of-range modes
+    return _mask_as_indices(index)
+
+
+def _index_values(index):
+    return tuple(map(_index_value, index)) if type(index) is tuple else _index_value(index)
 
 
 def _index_value(i):
@@ -553,7 +557,7 @@ class VariableSlice(ValueOperators):
 
     def __init__(self, var: Variable, index):
         self._var = var
-        self._index = index = index_for_update(index)
+        self._index = index = index_for_update(index, var.shape)
         check_indices(index, var.shape)  # jax would clamp a read and drop a write
         self._base = var._read_value()
         # Under a frame (a recording tape, a transform) the slice is taken now, where it is

@@ -90,7 +90,7 @@ class IndexUpdates:
         self._tensor = tensor
 
     def __getitem__(self, index):
-        return IndexUpdate(self._tensor, index_for_update(index))
+        return IndexUpdate(self._tensor, index_for_update(index, self._tensor.shape))
 
 
 class IndexUpdate:

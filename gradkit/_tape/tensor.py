@@ -321,8 +321,12 @@ class Tensor:
     def _getitem_checked(self, index):
         index = read_index(index)  # a Variable in it (x[k:], x[k]) read now, not baked into a cached op
         check_not_list_index(index)
-        index = _boolean_mask_index(index)
-        _check_indices(index, self._node.avals[self._index].shape)
+        shape = self._node.avals[self._index].shape
+        _check_indices(index, shape)  # a mask's shape too, before it is read as indices
+        read = _boolean_mask_index(index)
+        if read is not index:  # a mask only now computed may hide the axes after it from the first check
+            _check_indices(read, shape)
+        index = read
         if _is_static_index(index) and np.issubdtype(self.dtype, np.integer) and not record.is_recorded(self):
             # A known integer (tf.shape(x)[0], an element of tf.range(n)) stays known inside a
             # tf.function trace, as a number a Python loop or a TensorArray index can read.
