@@ -95,6 +95,34 @@ def test_assign_casts_only_without_loss():
     assert f.dtype == jnp.float32 and float(f.value) == 3.0
 
 
+@pytest.mark.parametrize(
+    ("value", "dtype"),
+    [
+        (1.5, jnp.int32),
+        (np.array([1.5]), jnp.int8),
+        (jnp.array([1.5j]), jnp.float32),
+        ([0.5], jnp.bool_),
+        (300, jnp.int8),
+    ],
+    ids=repr,
+)
+def test_an_initial_value_the_dtype_cannot_hold_is_refused_as_an_assignment_is(value, dtype):
+    # Oracle: NumPy's same_kind casting rule, which assignment follows (a fraction, an imaginary
+    # part, an out-of-range Python int would be lost).
+    with pytest.raises((TypeError, ValueError), match=r"^\[gradkit\] cannot create Variable 'w' of dtype"):
+        gk.Variable(value, dtype=dtype, name="w")
+    held = gk.Variable(jnp.zeros(np.shape(value), dtype))
+    with pytest.raises(Exception, match=r"\[gradkit\]"):
+        held.assign(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype"), [(2, jnp.int8), (True, jnp.float32), (np.arange(3), jnp.float32)], ids=repr
+)
+def test_an_initial_value_cast_within_its_kind_is_kept(value, dtype):
+    np.testing.assert_array_equal(gk.Variable(value, dtype=dtype).numpy(), np.asarray(value).astype(dtype))
+
+
 def test_variables_are_hashable_handles(v):
     other = gk.Variable(M, name="m")
     assert len({v, other, v}) == 2

@@ -160,6 +160,41 @@ def _check_kind(got_dtype, dtype, name: str) -> None:
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
 
 
+def _check_initial_cast(value, dtype, name) -> None:
+    """Refuse an initial value that ``dtype`` cannot hold without losing information (a fraction, an
+    imaginary part, a Python int out of range), as an assignment refuses it."""
+    dtype = np.dtype(dtype)
+    label = "a Variable" if name is None else f"Variable {name!r}"
+    if type(value) is int and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise _errors.GradkitValueError(
+                f"[gradkit] cannot create {label} of dtype {dtype} from the Python int {value}: it does not fit "
+                f"(range {info.min} to {info.max}), and converting it would wrap it around to another number. Pass "
+                "a value in that range, or a dtype that holds it."
+            )
+        return
+    if isinstance(value, _PYTHON_SCALARS):
+        got = np.asarray(value).dtype
+    elif isinstance(value, (list, tuple)):
+        try:
+            got = np.asarray(value).dtype
+        except ValueError:
+            return  # ragged: the conversion below says so
+    else:
+        got = getattr(value, "dtype", None)
+        if got is None:
+            return
+    got = np.dtype(got)
+    if got != dtype and not np.can_cast(_as_numpy_kind(got), _as_numpy_kind(dtype), casting="same_kind"):
+        given = f"the Python {type(value).__name__} {value!r}" if isinstance(value, _PYTHON_SCALARS) else None
+        raise _errors.GradkitTypeError(
+            f"[gradkit] cannot create {label} of dtype {dtype} from {given or f'a value of dtype {got}'}: that cast would lose "
+            f"information, which an assignment to it refuses too. Cast the value first "
+            f"(jnp.asarray(x).astype(jnp.{dtype})) if that is what you mean, or give a dtype of its kind."
+        )
+
+
 def _cast(value, got_dtype, dtype, name: str = "", verb: str = "assign"):
     """An already checked ``value`` as a strongly typed array of ``dtype``."""
     if isinstance(value, _PYTHON_VALUES):
@@ -396,6 +431,8 @@ class Variable(ValueOperators):
                 "a Variable needs an initial value, but got None. Pass the value it starts from: "
                 "gk.Variable(jnp.zeros(shape)) (gradkit.tf: tf.Variable(tf.zeros(shape)))."
             )
+        if dtype is not None:
+            _check_initial_cast(value, dtype, name)
         with frames.Suspend(), jax.ensure_compile_time_eval():
             try:
                 arr = owned_array(frames.concrete(value), dtype)
