@@ -189,3 +189,58 @@ def test_box_gradient_on_pixel_samples_with_xla_default_flags():
     env = dict(os.environ, XLA_FLAGS="")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+EDGE_CASES = [((6, 8), (2, 4)), ((6, 8), (5, 7)), ((32, 32), (7, 3)), ((5, 7), (6, 6))]
+# The last box ends exactly on the image's right edge from inside it: its crops are compared,
+# its gradient is not (TensorFlow's gradient kernel rounds that sample to just inside the edge,
+# its forward kernel onto it; gradkit takes the slope where the forward kernel puts it).
+EDGE_BOXES = np.array([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0], [0.1, 0.05, 0.9, 1.0]], np.float32)
+
+
+def _edge_crops(tf, image_size, crop_size, compiled):
+    image = np.random.default_rng(3).standard_normal((1, *image_size, 2)).astype(np.float32)
+    weights = np.random.default_rng(4).standard_normal((len(EDGE_BOXES), *crop_size, 2)).astype(np.float32)
+
+    def step():
+        boxes = tf.constant(EDGE_BOXES)
+        with tf.GradientTape() as tape:
+            tape.watch(boxes)
+            crops = tf.image.crop_and_resize(tf.constant(image), boxes, [0, 0, 0], crop_size)
+            loss = tf.reduce_sum(crops * weights)
+        return crops, tape.gradient(loss, boxes)
+
+    return [np.asarray(x) for x in (tf.function(step) if compiled else step)()], image
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize(("image_size", "crop_size"), EDGE_CASES, ids=str)
+def test_boxes_reaching_the_image_edges_match_tensorflow(image_size, crop_size, compiled):
+    # The last sample of such a box lies exactly on the image's last row or column: it must be
+    # that pixel (TensorFlow's float32 division, not a multiplication by a rounded reciprocal),
+    # and the boxes' gradient TensorFlow's.
+    (crops, boxes_grad), image = _edge_crops(gtf, image_size, crop_size, compiled)
+    np.testing.assert_array_equal(crops[0, [0, 0, -1, -1], [0, -1, 0, -1]], image[0, [0, 0, -1, -1], [0, -1, 0, -1]])
+    tf = pytest.importorskip("tensorflow")
+    (want_crops, want_grad), _ = _edge_crops(tf, image_size, crop_size, compiled)
+    np.testing.assert_allclose(crops, want_crops, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(boxes_grad[:2], want_grad[:2], rtol=1e-4, atol=1e-3)
+
+
+def test_boxes_reaching_the_image_edges_with_xla_default_flags():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        f"import numpy as np, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import gradkit.tf as gtf; "
+        "import test_tf_parity_image_crop_and_resize as t\n"
+        "for size, crop in t.EDGE_CASES:\n"
+        "    for compiled in (False, True):\n"
+        "        (crops, _), image = t._edge_crops(gtf, size, crop, compiled)\n"
+        "        corners = ([0, 0, -1, -1], [0, -1, 0, -1])\n"
+        "        np.testing.assert_array_equal(crops[0][corners], image[0][corners])\n"
+    )
+    env = dict(os.environ, XLA_FLAGS="")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

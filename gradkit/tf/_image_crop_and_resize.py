@@ -9,7 +9,10 @@ on the other side of it than in TensorFlow).
 
 Gradients are TensorFlow's: with respect to the image, each sample's weights scatter the
 upstream gradient back; with respect to the boxes, the derivative of the bilinear samples with
-respect to their coordinates (zero for an extrapolated sample). For ``method="nearest"`` the
+respect to their coordinates (zero for an extrapolated sample). TensorFlow's kernel of that
+gradient computes the samples' coordinates in another order than its forward kernel, and may
+put a sample on the other side of a pixel there (the last one of a box ending exactly on the
+image's edge, from inside it): gradkit takes the slope at the forward kernel's coordinates. For ``method="nearest"`` the
 samples do not move with the boxes between pixel centres; TensorFlow's gradient with respect
 to the boxes is then the bilinear one, by design, and so is gradkit's (a custom JVP).
 
@@ -42,9 +45,14 @@ def _sample_points(start, end, size: int, length: int):
     as TensorFlow's kernel computes them (its float32 expressions, in its order)."""
     if size > 1:
         # The barrier keeps XLA from folding ``* (length - 1) / (size - 1)`` into one constant
-        # factor, which rounds differently: a sample TensorFlow puts exactly on a pixel (where
-        # the bilinear slope changes) would move off it, and the boxes' gradient with it.
-        scale = jax.lax.optimization_barrier((end - start) * (length - 1)) / (size - 1)
+        # factor, and (the divisor a full array, not a broadcast scalar) from dividing as a
+        # multiplication by the rounded reciprocal: both round differently from TensorFlow's
+        # division. A sample TensorFlow puts exactly on a pixel (where the bilinear slope
+        # changes) would move off it, and the boxes' gradient with it; the last sample of a box
+        # reaching the image's edge would fall outside it (the extrapolation value, not the pixel).
+        extent = (end - start) * (length - 1)
+        extent, steps = jax.lax.optimization_barrier((extent, jnp.full(extent.shape, size - 1, jnp.float32)))
+        scale = extent / steps
         return start[:, None] * (length - 1) + jnp.arange(size, dtype=jnp.float32)[None, :] * scale[:, None]
     return (0.5 * (start + end) * (length - 1))[:, None]
 
