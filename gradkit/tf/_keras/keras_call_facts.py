@@ -117,10 +117,16 @@ def takes_mask(layer) -> bool:
 def recorded_kwargs(layer, kwargs: dict, tensor_arguments: int, only_tensor_argument) -> dict:
     """The keyword arguments Keras records for a call of ``layer`` given ``kwargs``: its
     ``training`` default when the call leaves it out, and ``mask=None`` (one per tensor of the
-    call's only tensor argument) when the call takes a mask."""
+    call's only tensor argument) when the call takes a mask; a layer's call on a list of
+    tensors records ``kwargs`` alone, a model's the masks too."""
     import jax
 
     recorded = dict(kwargs)
+    if isinstance(only_tensor_argument, (list, tuple)) and _keras_class(layer) not in ("Functional", "Sequential"):
+        # Keras 3.15 records a layer's call on a list of tensors (Attention()([q, v])) as written:
+        # neither its training default nor masks, which a Keras model rebuilt from the config
+        # would pass explicitly, overriding the masks the inputs carry.
+        return recorded
     default = training_default(layer)
     if "training" not in recorded and default is not _NO_DEFAULT:
         recorded["training"] = default
