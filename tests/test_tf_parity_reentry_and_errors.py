@@ -433,6 +433,27 @@ def test_custom_gradient_of_the_wrong_shape_is_a_gradkit_error():
         t.gradient(y, x)
 
 
+def test_a_variable_gradient_of_the_wrong_shape_from_custom_gradient_is_a_gradkit_error():
+    v = gtf.Variable(3.0, name="scale")
+
+    @gtf.custom_gradient
+    def f(x):
+        def grad(dy, variables=None):
+            return dy * v, [dy * x]  # (2,) for a scalar Variable
+
+        return x * v, grad
+
+    x = gtf.constant([1.0, 2.0])
+    with gtf.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+    with pytest.raises(
+        ValueError,
+        match=r"^\[gradkit\] custom_gradient: grad_fn returned a gradient of shape \(2,\) for Variable 'scale'",
+    ):
+        t.gradient(y, [x, v])
+
+
 def test_output_gradients_shorter_than_the_targets_is_a_gradkit_error():
     """TensorFlow reads past the end of a short output_gradients list (ones some runs, a
     segmentation fault others: no oracle to run); gradkit.tf refuses it."""

@@ -90,3 +90,23 @@ def test_a_jacobian_without_pfor_needs_a_persistent_tape_as_in_tensorflow(method
     with pytest.raises(RuntimeError):
         run(tf, False)
     np.testing.assert_array_equal(run(tf, True).numpy(), got)
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_inside_tf_function_a_loop_jacobian_needs_no_persistent_tape(method):
+    # TensorFlow requires persistence only when running eagerly; traced, it builds a loop.
+    def run(tf):
+        @tf.function
+        def f(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.sin(x) * 2.0
+            return getattr(tape, method)(y, x, experimental_use_pfor=False)
+
+        return np.asarray(f(tf.constant([[1.0, 2.0]])))
+
+    got = run(gtf)
+    by_hand = np.diag(2.0 * np.cos([1.0, 2.0]))  # d(2 sin x)/dx
+    np.testing.assert_allclose(got.reshape(2, 2), by_hand, rtol=1e-6)
+    tf = pytest.importorskip("tensorflow")
+    np.testing.assert_allclose(got, run(tf), rtol=1e-6)

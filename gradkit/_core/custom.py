@@ -162,7 +162,7 @@ def _backward_fn(f, variables, n_inputs):
         with frame:
             _, grad_fn = f(*xs)
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dys)
-        return (tuple(var_grads), *_checked_shapes(_as_tuple(input_grads, n_inputs), xs))
+        return (_checked_variable_shapes(var_grads, variables), *_checked_shapes(_as_tuple(input_grads, n_inputs), xs))
 
     return backward
 
@@ -237,7 +237,7 @@ def _build(f: Callable, variables: tuple[Variable, ...]) -> Callable:
         with frame:
             _, grad_fn = f(*xs)
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dy)
-        return (tuple(var_grads), *_checked_shapes(_as_tuple(input_grads, len(xs)), xs))
+        return (_checked_variable_shapes(var_grads, variables), *_checked_shapes(_as_tuple(input_grads, len(xs)), xs))
 
     call.defvjp(fwd, bwd)
     return call
@@ -282,6 +282,18 @@ def _as_tuple(grads, n):
 
 def _shape(x) -> tuple:
     return tuple(x.shape) if hasattr(x, "shape") else tuple(jnp.shape(x))
+
+
+def _checked_variable_shapes(grads, variables) -> tuple:
+    """``grads`` (one per Variable grad_fn is given), once each has its Variable's shape."""
+    for g, v in zip(grads, variables):
+        if g is not None and _shape(g) != tuple(v.shape):
+            raise _errors.GradkitValueError(
+                f"custom_gradient: grad_fn returned a gradient of shape {_shape(g)} for Variable {v._label()}, whose "
+                f"shape is {tuple(v.shape)}; each Variable's gradient must have that Variable's shape. Reduce or "
+                "reshape it in grad_fn."
+            )
+    return tuple(grads)
 
 
 def _checked_shapes(grads, xs):

@@ -146,12 +146,15 @@ class GradientTape(_GkTape):
 
 
 def _check_loop_jacobian(tape, what: str, use_pfor) -> None:
-    # TensorFlow computes a jacobian without pfor by one gradient per row, which needs a persistent
-    # tape, and refuses it otherwise. gradkit computes both the same way; it refuses alike, so a
-    # program that runs here runs on TensorFlow too.
-    if not use_pfor and not tape._persistent:
+    # Run eagerly, TensorFlow computes a jacobian without pfor by one gradient per row, which needs
+    # a persistent tape, and refuses it otherwise (inside tf.function it builds a loop instead).
+    # gradkit computes both the same way; it refuses alike, so a program that runs here runs on
+    # TensorFlow too.
+    from ._control import executing_eagerly
+
+    if not use_pfor and not tape._persistent and executing_eagerly():
         raise GradkitRuntimeError(
             f"[gradkit] GradientTape must be created with persistent=True to compute the {what} with "
-            "experimental_use_pfor=False, as TensorFlow requires (it takes one gradient per row). Pass "
-            "persistent=True, or leave experimental_use_pfor at True."
+            "experimental_use_pfor=False when running eagerly, as TensorFlow requires (it takes one gradient per "
+            "row). Pass persistent=True, or leave experimental_use_pfor at True."
         )
