@@ -355,7 +355,8 @@ def _bound(b):
         raise _errors.TracedValueNeededError(
             f"[gradkit] the slice bound {label} (a Variable) is read inside a compiled function (gk.jit, tf.function), "
             "where its value is not known while tracing, but a bound fixes the slice's shape. Index with a "
-            "known number, or select with tf.gather(x, tf.range(k, n)) / a mask, whose shape does not depend on it."
+            "known number, or select with a mask, whose shape does not depend on it (jnp.where(jnp.arange(n) >= k, x, 0), "
+            "tf.where(tf.range(n) >= k, x, 0.0)), or take a fixed length with jax.lax.dynamic_slice(x.value, (k.value,), (m,))."
         )
     if not np.issubdtype(np.asarray(value).dtype, np.integer) or np.ndim(value) != 0:
         raise _errors.GradkitTypeError(

@@ -118,6 +118,7 @@ def _matvec(a, b, transpose, conjugate):
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
     """``tf.linalg.matvec``: ``a @ b`` for a (batched) matrix ``a`` and vector ``b``."""
+    _math.check_one_of_transpose_and_adjoint("tf.linalg.matvec", "a", transpose_a, adjoint_a)
     return call(_matvec, convert(a), convert(b), transpose=bool(transpose_a or adjoint_a), conjugate=bool(adjoint_a))
 
 
@@ -260,9 +261,9 @@ def adjoint(matrix, name=None):
 
 
 def _cholesky_solve(chol, rhs):
-    # Two triangular solves reading only the lower triangle of chol, as TensorFlow's do.
-    y = jax.scipy.linalg.solve_triangular(chol, rhs, lower=True)
-    return jax.scipy.linalg.solve_triangular(chol, y, lower=True, trans="C")
+    # Two triangular solves reading only the lower triangle of chol, as TensorFlow's do (their
+    # batch axes broadcast).
+    return _triangular_solve(chol, _triangular_solve(chol, rhs, lower=True, adjoint=False), lower=True, adjoint=True)
 
 
 def cholesky_solve(chol, rhs, name=None):
@@ -273,13 +274,14 @@ def cholesky_solve(chol, rhs, name=None):
     _checks.check_same_dtype("cholesky_solve", chol, rhs, "chol")
     if (
         len(chol.shape) < 2
+        or len(rhs.shape) < 2
         or chol.shape[-1] != chol.shape[-2]
-        or len(rhs.shape) != len(chol.shape)
-        or (rhs.shape[-2] != chol.shape[-1])
+        or rhs.shape[-2] != chol.shape[-1]
+        or not _checks.broadcasts(chol.shape[:-2], rhs.shape[:-2])
     ):
         raise _errors.GradkitValueError(
             f"tf.linalg.cholesky_solve: chol of shape {tuple(chol.shape)} and rhs of shape {tuple(rhs.shape)}; "
-            "TensorFlow requires square matrices [..., M, M] and rhs [..., M, K] of the same rank "
+            "TensorFlow requires square matrices [..., M, M] and rhs [..., M, K] whose batch axes broadcast "
             "(a vector rhs: tf.expand_dims(rhs, -1))."
         )
     return call(_cholesky_solve, chol, rhs)

@@ -72,7 +72,7 @@ def check_rhs(op: str, matrix, rhs, same_batch: bool = True) -> None:
     broadcast)."""
     check_same_dtype(op, matrix, rhs)
     m, r = tuple(matrix.shape), tuple(rhs.shape)
-    if len(r) < 2 or r[-2] != m[-2] or (same_batch and r[:-2] != m[:-2]) or not _broadcast(m[:-2], r[:-2]):
+    if len(r) < 2 or r[-2] != m[-2] or (same_batch and r[:-2] != m[:-2]) or not broadcasts(m[:-2], r[:-2]):
         batch = f"{m[:-2]} + " if same_batch else ""
         raise _errors.InvalidArgumentValueError(
             f"tf.linalg.{op}: matrix of shape {m} and rhs of shape {r}; TensorFlow needs rhs of shape "
@@ -94,7 +94,8 @@ def operand_like(op: str, x, value, what: str):
     return value
 
 
-def _broadcast(a: tuple, b: tuple) -> bool:
+def broadcasts(a: tuple, b: tuple) -> bool:
+    """Whether shapes ``a`` and ``b`` broadcast together."""
     try:
         np.broadcast_shapes(a, b)
     except ValueError:

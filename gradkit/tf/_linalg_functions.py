@@ -55,6 +55,8 @@ def _complex_sqrtm(a):
 
 
 def _sqrtm_value(a):
+    if a.shape[-1] == 0:  # the root of a 0x0 matrix is itself, as TensorFlow returns it
+        return a
     r = jnp.vectorize(_complex_sqrtm, signature="(n,n)->(n,n)")(a)
     if jnp.iscomplexobj(a):
         return r.astype(a.dtype)

@@ -137,7 +137,7 @@ def _pinv(a, rcond):
     batch = jnp.broadcast_shapes(rcond.shape, s.shape[:-1])  # rcond broadcasts against the batch
     rank = s.ndim - 1
     s, u, v = (jnp.broadcast_to(x, batch + x.shape[rank:]) for x in (s, u, v))
-    cutoff = jnp.broadcast_to(rcond, batch) * jnp.max(s, axis=-1)
+    cutoff = jnp.broadcast_to(rcond, batch) * jnp.max(s, axis=-1, initial=-np.inf)  # no values: -inf, as TF's
     # TensorFlow's formula: a singular value at or below the cutoff becomes inf (1/s = 0).
     s = jnp.where(s > cutoff[..., None], s, jnp.asarray(np.inf, s.dtype))
     return (v / s[..., None, :]) @ _h(u)
@@ -159,7 +159,7 @@ def _matrix_rank(a, tol):
     s = _svd_half(a, False, False)
     if tol is None:
         eps = jnp.finfo(a.dtype).eps
-        tol = eps * max(a.shape[-2:]) * jnp.max(s, axis=-1, keepdims=True)
+        tol = eps * max(a.shape[-2:]) * jnp.max(s, axis=-1, keepdims=True, initial=-np.inf)
     shape = jnp.broadcast_shapes(s.shape, tol.shape)
     above = jnp.broadcast_to(s, shape) > jnp.broadcast_to(tol, shape)
     return jnp.sum(above, axis=-1, dtype=jnp.int32)

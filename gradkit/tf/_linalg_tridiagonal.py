@@ -269,7 +269,7 @@ def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
     _checks.check_dtype("banded_triangular_solve", bands, _checks.LAPACK, "bands")
     _checks.check_same_dtype("banded_triangular_solve", bands, rhs, "bands")
     b, r = tuple(bands.shape), tuple(rhs.shape)
-    if len(b) < 2 or len(r) < 2 or r[-2] != b[-1] or not _checks._broadcast(b[:-2], r[:-2]):
+    if len(b) < 2 or len(r) < 2 or r[-2] != b[-1] or not _checks.broadcasts(b[:-2], r[:-2]):
         raise _errors.GradkitValueError(
             f"tf.linalg.banded_triangular_solve: bands of shape {b} and rhs of shape {r}; TensorFlow needs "
             "bands [..., K, M] and rhs [..., M, N] (batch dimensions broadcast); for a vector rhs write "

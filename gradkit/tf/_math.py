@@ -483,17 +483,19 @@ def matmul(
 ):
     """``tf.matmul`` (batched over leading dimensions)."""
     for side, transpose, adjoint in (("a", transpose_a, adjoint_a), ("b", transpose_b, adjoint_b)):
-        if transpose and adjoint:
-            raise _errors.GradkitValueError(
-                f"tf.matmul got transpose_{side}=True and adjoint_{side}=True; TensorFlow takes only one of "
-                f"them (an adjoint is the conjugate transpose). Pass adjoint_{side}=True alone."
-            )
+        check_one_of_transpose_and_adjoint("tf.matmul", side, transpose, adjoint)
     a, b = convert(a), convert(b)
     if a.ndim < 2 or b.ndim < 2:
         raise _errors.InvalidArgumentValueError(
             f"tf.matmul takes matrices (rank >= 2), as TensorFlow does, but got shapes {tuple(a.shape)} and "
             f"{tuple(b.shape)}. For a matrix times a vector use tf.linalg.matvec, or make the vector a column "
             "(tf.expand_dims(v, -1)); for two vectors tf.tensordot(u, v, 1)."
+        )
+    out = _matmul_output_type(a, b, output_type)
+    if out is None and np.dtype(a.dtype) in _NO_MATMUL_KERNEL:
+        raise _errors.InvalidArgumentTypeError(
+            f"tf.matmul got {np.dtype(a.dtype).name} matrices, for which TensorFlow has no product kernel. Cast "
+            "them (tf.cast(a, tf.int32)), or for int8 and uint8 ask for an int32 product: output_type=tf.int32."
         )
     return call(
         _matmul,
@@ -503,8 +505,20 @@ def matmul(
         tb=bool(transpose_b),
         ca=bool(adjoint_a),
         cb=bool(adjoint_b),
-        out=_matmul_output_type(a, b, output_type),
+        out=out,
     )
+
+
+_NO_MATMUL_KERNEL = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.uint8))
+
+
+def check_one_of_transpose_and_adjoint(op: str, side: str, transpose, adjoint) -> None:
+    """TensorFlow's refusal of both ``transpose_x`` and ``adjoint_x``."""
+    if transpose and adjoint:
+        raise _errors.GradkitValueError(
+            f"{op} got transpose_{side}=True and adjoint_{side}=True; TensorFlow takes only one of them (an "
+            f"adjoint is the conjugate transpose). Pass adjoint_{side}=True alone."
+        )
 
 
 def _matmul_output_type(a, b, output_type):
@@ -529,7 +543,29 @@ def _einsum(*operands, equation):
 
 
 def einsum(equation, *inputs, name=None, **kwargs):
-    return call(_einsum, *[convert(x) for x in inputs], equation=equation)
+    """``tf.einsum``: NumPy's notation, with TensorFlow's rule that axes an ellipsis stands for
+    (broadcast axes) appear in the result only where the output writes ``...``."""
+    operands = [convert(x) for x in inputs]
+    _check_ellipsis_output(equation, operands)
+    return call(_einsum, *operands, equation=equation)
+
+
+def _check_ellipsis_output(equation: str, operands) -> None:
+    if not isinstance(equation, str) or "..." not in equation:
+        return
+    spec, _, output = equation.replace(" ", "").partition("->")
+    if "..." in output and "->" in equation:
+        return
+    covered = 0
+    for term, x in zip(spec.split(","), operands):
+        if "..." in term:
+            covered = builtins.max(covered, x.ndim - len(term.replace("...", "")))
+    if covered > 0:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.einsum({equation!r}): the ellipsis stands for {covered} broadcasting dimension(s), but the output "
+            "has no ellipsis (...), which TensorFlow requires. Write the output explicitly with it, e.g. "
+            "'...ij,...jk->...ik'."
+        )
 
 
 def _tensordot(a, b, axes):
@@ -568,7 +604,7 @@ def _norm(x, ord, axis, keepdims):
     if ord == 1 and not isinstance(axis, tuple):
         return jnp.sum(_tf_abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf and not isinstance(axis, tuple):
-        return jnp.max(_tf_abs(x), axis=axis, keepdims=keepdims)
+        return _extreme(jnp.max, _tf_abs(x), axis, keepdims, -jnp.inf)  # TensorFlow's -inf for no elements
     if isinstance(axis, tuple):
         return _matrix_norm(x, ord, axis, keepdims)
     if axis is None and not isinstance(ord, str):
@@ -590,11 +626,11 @@ def _matrix_norm(x, ord, axis, keepdims):
     axis = tuple(a % x.ndim for a in axis)
     if ord == 2:
         moved = jnp.moveaxis(x, axis, (-2, -1))
-        out = jnp.max(_tf_abs(_singular_values(moved)), axis=-1)
+        out = _extreme(jnp.max, _tf_abs(_singular_values(moved)), -1, False, -jnp.inf)
         out = out.astype(x.real.dtype) if jnp.iscomplexobj(x) else out
         return jnp.expand_dims(out, axis) if keepdims else out
     summed, maxed = (axis[0], axis[1]) if ord == 1 else (axis[1], axis[0])
-    out = jnp.max(jnp.sum(_tf_abs(x), axis=summed, keepdims=True), axis=maxed, keepdims=True)
+    out = _extreme(jnp.max, jnp.sum(_tf_abs(x), axis=summed, keepdims=True), maxed, True, -jnp.inf)
     return out if keepdims else jnp.squeeze(out, axis)
 
 
