@@ -3,7 +3,9 @@
 
 ``lu(x)`` returns ``(lu, p)`` as TensorFlow: ``lu`` holds the unit lower factor ``L`` below
 the diagonal and ``U`` on and above it, and ``p`` is the row permutation as an int32 vector,
-``x[..., p, :] == L @ U`` (partial pivoting, as LAPACK and TensorFlow). The other three are
+``x[..., p, :] == L @ U`` (partial pivoting, as LAPACK and TensorFlow; a complex column is
+pivoted on ``|re| + |im|`` as LAPACK does, where TensorFlow takes the modulus, so complex
+factors may differ from TensorFlow's while their solves agree). The other three are
 TensorFlow's formulas (two triangular solves, ``L @ U`` with the rows put back), so their
 gradients with respect to ``lower_upper`` and ``rhs`` are TensorFlow's. TensorFlow defines no
 gradient for ``lu`` itself (differentiating through it raises there); gradkit gives the
