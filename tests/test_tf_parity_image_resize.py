@@ -198,3 +198,13 @@ def test_errors_say_what_came_in():
         gtf.image.resize(_image((4, 4)), [2, 2])
     with pytest.raises(TypeError, match=r"bool image"):
         gtf.image.resize(np.zeros((2, 2, 1), bool), [3, 3])
+
+
+@pytest.mark.parametrize(("shape", "size"), [((2, 9, 1), [1, 1]), ((2, 9, 1), [7, 2]), ((3, 2, 9, 1), [1, 1])])
+def test_a_kept_aspect_ratio_that_rounds_a_side_to_zero_is_refused_as_tensorflow_refuses_it(shape, size):
+    image = np.zeros(shape, np.float32)
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] .*rounds one side to 0"):
+        gtf.image.resize(image, size, preserve_aspect_ratio=True)
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.image.resize(image, size, preserve_aspect_ratio=True)

@@ -2,8 +2,10 @@
 
 A float image holds values in [0, 1], an integer image values in [0, MAX] of its dtype.
 Converting scales by those ranges: integer to float multiplies by ``1 / MAX``; float to
-integer multiplies by ``MAX + 0.5`` and truncates, wrapping out-of-range values as
-TensorFlow's cast does unless ``saturate=True`` clips them first; integer to integer
+integer multiplies by ``MAX + 0.5`` and truncates, wrapping out-of-range values into an 8- or
+16-bit type as TensorFlow's cast does unless ``saturate=True`` clips them first (into a 32-bit
+type they saturate: what TensorFlow's cast gives there is the platform's overflow, such as
+INT_MIN for 1.0 as int32); integer to integer
 shifts by a power of two; float to float only casts (and is differentiable).
 
 >>> import gradkit.tf as tf
@@ -50,7 +52,8 @@ def _saturate_cast(x, dtype):
 
 def _wrapping_cast(x, dtype):
     """A float cast to a narrow integer as TensorFlow's kernel casts it: truncated toward zero,
-    then wrapped into the type (``-127.75`` is ``129`` as uint8)."""
+    then wrapped into the type (``-127.75`` is ``129`` as uint8); into a 32-bit or wider type,
+    jax's saturating cast (TensorFlow's result there is the platform's float overflow)."""
     if _is_float(x.dtype) and np.dtype(dtype).itemsize < 4:
         return x.astype(jnp.int32).astype(dtype)
     return x.astype(dtype)

@@ -109,7 +109,14 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
     size = _size_arg(size)
     batch = images if images.ndim == 4 else images[None]
     if preserve_aspect_ratio:
-        size = _aspect_preserving(size, batch.shape[1], batch.shape[2])
+        kept = _aspect_preserving(size, batch.shape[1], batch.shape[2])
+        if min(kept) <= 0:
+            raise _errors.InvalidArgumentValueError(
+                f"tf.image.resize got size={list(size)} with preserve_aspect_ratio=True for an image of "
+                f"{batch.shape[1]} x {batch.shape[2]}: keeping its aspect ratio rounds one side to {min(kept)}, and "
+                "the output dimensions must be positive, as TensorFlow requires. Ask for a larger size."
+            )
+        size = kept
     out = call(_resize_batch, batch, size=size, method=method, antialias=bool(antialias))
     return out if images.ndim == 4 else out[0]
 
