@@ -47,6 +47,25 @@ def test_at_index_set(abw):
     assert float(s2.at[w][2].get()) == 20.0
 
 
+def test_a_variable_in_a_state_index_is_refused_with_both_readings_offered(abw):
+    _, _, w = abw
+    k = gk.Variable(np.array([1, 2]), name="k")
+    s = gk.State.of([w, k]).assign(k, np.array([0, 3]))
+    for index in (k, k[0], slice(None, k[0])):
+        with pytest.raises(TypeError, match=r"^\[gradkit\] state.at\['w'\]\[...\] got .*Variable 'k'"):
+            s.at[w][index].set(9.0)
+    # The two readings it offers, by hand: the State's value [0, 3], the live value [1, 2].
+    assert_close(s.at[w][s[k]].set(9.0)[w], np.array([9.0, 1.0, 2.0, 9.0], np.float32))
+    assert_close(s.at[w][k.value].set(9.0)[w], np.array([0.0, 9.0, 9.0, 3.0], np.float32))
+
+
+def test_a_variable_has_no_jax_at_and_says_what_to_write_instead(abw):
+    _, _, w = abw
+    with pytest.raises(AttributeError, match=r"^\[gradkit\] Variable 'w' has no \.at: .*v\[idx\]\.assign\(p\)"):
+        w.at[0].set(1.0)
+    assert not hasattr(w, "at")
+
+
 def test_of_dedups_and_reads_nested_structures(abw):
     a, b, w = abw
     s = gk.State.of([a, (b, a), {"z": w, "again": b}])

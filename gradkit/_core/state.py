@@ -18,7 +18,7 @@ from .. import _errors
 from . import frames
 from .index_bounds import check_indices
 from .index_update import index_update
-from .variable import Variable, check_delta, coerce_to, coerce_update
+from .variable import Variable, VariableSlice, check_delta, coerce_to, coerce_update
 
 _NO_DEFAULT = object()
 
@@ -417,7 +417,7 @@ class _IndexAt:
     def __init__(self, state, var, index):
         self._state = state
         self._var = var
-        self._index = index
+        self._index = _array_index(index, var)
 
     def _apply(self, how, value, **kwargs):
         current = self._state[self._var]
@@ -471,6 +471,27 @@ class _IndexAt:
             return current.at[self._index].get(**kwargs)
         check_indices(self._index, current.shape)
         return current.at[self._index].get(**kwargs)
+
+
+def _array_index(index, var):
+    """``index``, refused when it holds a Variable: a State's update is pure, and whether the index
+    means the Variable's live value or its value in a State is the caller's to say."""
+    items = index if type(index) is tuple else (index,)
+    for item in items:
+        bounds = (item.start, item.stop, item.step) if isinstance(item, slice) else (item,)
+        handle = next((b for b in bounds if isinstance(b, (Variable, VariableSlice))), None)
+        if handle is not None:
+            name = (
+                f"Variable {handle._label()}"
+                if isinstance(handle, Variable)
+                else f"a slice of Variable {handle._var._label()}"
+            )
+            raise _errors.GradkitTypeError(
+                f"[gradkit] state.at[{var._label()}][...] got {name} in its index. A State's update "
+                "is pure and takes arrays as indices: index with its value in the State, state.at[v][state[k]], "
+                "or its live value, state.at[v][k.value]."
+            )
+    return index
 
 
 def _flatten_with_keys(state: State):

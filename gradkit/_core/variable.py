@@ -535,6 +535,15 @@ class Variable(ValueOperators):
         # that way) without changing what a tape watches, as in TensorFlow.
         return self._trainable
 
+    @property
+    def at(self):
+        """Not a Variable's: a jax array's ``.at`` makes a new array, where a Variable is written in place."""
+        raise _errors.GradkitAttributeError(
+            f"Variable {self._label()} has no .at: jax's x.at[idx].set(p) makes a new array, and a Variable is "
+            "written in place. Write part of it with v[idx].assign(p) (or .assign_add, .assign_sub, ...); for a pure "
+            "update, state.at[v][idx].set(p); for a new array from its value, v.value.at[idx].set(p)."
+        )
+
     # -- assignment ------------------------------------------------------------------------
     def assign(self, value) -> Variable:
         """Replace the value with ``value`` (same shape; a dtype that casts without loss).
