@@ -42,15 +42,19 @@ def _set_nd_bwd(indices, upstream):
     # TensorFlow's _TensorScatterUpdateGrad: tensor_scatter_nd_update(upstream, indices, 0) for
     # the tensor and gather_nd(upstream, indices) for the updates; the indices have none.
     index = _nd_index(indices)
-    return upstream.at[index].set(0), None, upstream[index]
+    # An index dropped from the scatter (out of range) gets no gradient: read 0 there, not a clamped row.
+    return upstream.at[index].set(0), None, upstream.at[index].get(mode="fill", fill_value=0)
 
 
 _set_nd.defvjp(_set_nd_fwd, _set_nd_bwd)
 
 
 def _scatter_nd(tensor, indices, updates, how, ignore=False):
-    if ignore:  # TensorFlow's bad_indices_policy='IGNORE': an index out of range is skipped
-        indices = out_of_range_dropped(indices, tensor.shape[: indices.shape[-1]])
+    # An index out of range is skipped: TensorFlow's bad_indices_policy='IGNORE', and what an
+    # index traced inside tf.function that the checks could not see does (TensorFlow raises when
+    # it runs); a negative one too, which jax's .at[] would count from the end and write.
+    indices = out_of_range_dropped(indices, tensor.shape[: indices.shape[-1]])
+    if ignore:
         return getattr(tensor.at[_nd_index(indices)], how)(updates, mode="drop")
     if how in ("set", "assign") and jnp.issubdtype(tensor.dtype, jnp.inexact):
         # The updates as the kernel's: the tensor's dtype, one per index (jax sums a broadcast back).
@@ -111,10 +115,9 @@ def tensor_scatter_nd_min(tensor, indices, updates, bad_indices_policy="", name=
 
 
 def _scatter_into_zeros(indices, updates, shape, ignore=False):
-    zeros = jnp.zeros(shape, updates.dtype).at[
-        _nd_index(out_of_range_dropped(indices, shape[: indices.shape[-1]]) if ignore else indices)
-    ]
-    mode = "drop" if ignore else None
+    # Out of range, negative too, is skipped (as in _scatter_nd).
+    zeros = jnp.zeros(shape, updates.dtype).at[_nd_index(out_of_range_dropped(indices, shape[: indices.shape[-1]]))]
+    mode = "drop"
     if updates.dtype == jnp.bool_:
         return zeros.max(updates, mode=mode)  # duplicates are or-ed, as TensorFlow's bool scatter_nd
     return zeros.add(updates, mode=mode)
