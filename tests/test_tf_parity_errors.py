@@ -199,6 +199,15 @@ def test_python_control_flow_on_a_traced_tensor_is_an_operator_not_allowed_in_gr
             module.function(branch, **options)(module.constant(1.0))
 
 
+def test_a_traced_slice_bound_says_what_takes_a_fixed_length_instead():
+    x = gtf.constant([1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(gtf.errors.OperatorNotAllowedInGraphError, match=r"^\[gradkit\] .* traced bound .*tf\.slice"):
+        gtf.function(lambda i: x[i : i + 2])(gtf.constant(1))
+    # The two it offers, checked by hand: x[1:3].
+    for fixed in (lambda i: gtf.slice(x, [i], [2]), lambda i: gtf.gather(x, i + gtf.range(2))):
+        assert gtf.function(fixed)(gtf.constant(1)).numpy().tolist() == [2.0, 3.0]
+
+
 def test_gelu_of_ints_is_a_value_error_as_in_tensorflow():
     tf = pytest.importorskip("tensorflow")
     with pytest.raises(ValueError):

@@ -97,12 +97,27 @@ def _index_errors(index, shape):
     except (IndexError, TypeError) as e:
         if str(e).startswith("[gradkit]"):
             raise
+        if isinstance(e, jax.errors.TracerArrayConversionError) and _has_slice_bound(index):
+            raise _errors.TracedValueNeededError(
+                f"[gradkit] a tensor of shape {tuple(shape)} cannot be sliced with a traced bound inside a compiled "
+                "function (tf.function, gk.jit): the bound has no value while the function is traced, and the "
+                "bounds fix the result's shape. Take a fixed length from a traced start: tf.slice(x, [i], [2]) or "
+                "tf.gather(x, i + tf.range(2)); or select with a mask, tf.where(...)."
+            ) from None
         kind = _errors.GradkitIndexError if isinstance(e, IndexError) else _errors.GradkitTypeError
         raise kind(
             f"[gradkit] a tensor of shape {tuple(shape)} cannot be indexed by {index!r:.80}: {e}. Give at most one "
             "index per axis and one Ellipsis; each index an int, a slice, None (a new axis), an integer array or a "
             "boolean mask."
         ) from None
+
+
+def _has_slice_bound(index) -> bool:
+    items = index if type(index) is tuple else (index,)
+    return any(
+        isinstance(i, slice) and any(b is not None and not isinstance(b, int) for b in (i.start, i.stop, i.step))
+        for i in items
+    )
 
 
 def _check_indices(index, shape) -> None:
