@@ -481,10 +481,15 @@ class Layer(LayerLosses, nn.Layer):
             self, name, shape, init, trainable=given["trainable"], dtype=given["dtype"] or "float32"
         )
 
+    def _weight_scope(self) -> str:
+        """The scope Keras puts between the layer's name and a weight's (``'lstm_cell/'`` for an
+        LSTM's, whose weights Keras makes in its cell): part of the weight's name and path."""
+        return ""
+
     def _make_variable(self, value, name, trainable):
         # A checkpoint restored before the layer was built gives the weight its initial value.
         value = deferred.initial_value(self, name, value)
-        variable = LayerWeight(value, name=f"{self.name}/{name}", trainable=trainable)
+        variable = LayerWeight(value, name=f"{self.name}/{self._weight_scope()}{name}", trainable=trainable)
         if not self.trainable:  # a frozen layer's new weights are frozen too (Keras' _track_variable)
             variable.trainable = False
         self.__dict__.setdefault("_keras_own", []).append(variable)

@@ -313,6 +313,11 @@ class _RNN(_KerasLayer, Layer):
     def _bias_initializer(self):
         return self.bias_initializer
 
+    def _weight_scope(self) -> str:
+        # Keras makes the weights in the layer's cell: 'lstm/lstm_cell/kernel', which
+        # exclude_from_weight_decay(var_names=...) and other name-keyed options match.
+        return f"{self.kind}_cell/"
+
     def build(self, input_shape) -> None:
         layer_args.check_rank(input_shape, 3, "(batch, timesteps, features)", self._what())
         width = self.gates * self.units
