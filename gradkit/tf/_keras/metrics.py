@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit.nn.layer import unique_name
 
 from .._convert import call, convert
 from .._graph_helpers import tapes_paused
@@ -22,6 +23,7 @@ from .._math import _divide_no_nan
 from .._namespace import missing
 from . import losses as _losses
 from . import masking
+from .layer_names import keras_snake
 from .layer_weight import KerasStateVariable
 from .losses import same_rank
 
@@ -65,7 +67,8 @@ class Metric:
     updates it and returns the result. Its state Variables (``variables``) are non-trainable."""
 
     def __init__(self, dtype=None, name=None):
-        self.name = name or _losses._snake(type(self).__name__)
+        # Keras' auto_name: an unnamed metric takes the next free name of its class ('auc', 'auc_1').
+        self.name = name or unique_name(keras_snake(type(self).__name__))
         self._dtype = np.dtype(dtype or "float32").name
         self._variables = []
 

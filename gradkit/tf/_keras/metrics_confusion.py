@@ -362,7 +362,6 @@ class AUC(_ConfusionMetric):
         label_weights=None,
         from_logits=False,
     ):
-        name = name or "auc"
         curve_name = _CURVES.get(str(curve).lower())
         if curve_name is None:
             raise _errors.GradkitValueError(
