@@ -9,6 +9,7 @@ import gradkit.tf as gtf
 
 
 def _models(keras):
+    keras.backend.clear_session()  # default names numbered from the start, in either library
     layers = keras.layers
     return [
         keras.Sequential([keras.Input((5, 3)), layers.Bidirectional(layers.LSTM(2), name="b"), layers.Dense(2)]),
