@@ -42,3 +42,16 @@ def test_scatter_max_and_min_values_and_gradients_match_tensorflow():
 
     out = run_both(program)
     assert not isinstance(out, Exception), out
+
+
+def test_a_nan_update_leaves_the_entry_in_scatter_max_and_min_as_in_tensorflow():
+    def program(tf):
+        x = tf.constant(np.float32([1.0, np.nan, 3.0, -np.inf]))
+        return [
+            tf.tensor_scatter_nd_max(x, [[0], [2], [1]], [np.nan, 1.0, 5.0]),
+            tf.tensor_scatter_nd_min(x, [[0], [2], [3]], [np.nan, 1.0, np.nan]),
+            tf.tensor_scatter_nd_max(x, [[0], [0]], [np.nan, 7.0]),
+        ]
+
+    out = run_both(program)
+    assert not isinstance(out, Exception), out

@@ -54,6 +54,10 @@ def _scatter_nd(tensor, indices, updates, how, ignore=False):
     # index traced inside tf.function that the checks could not see does (TensorFlow raises when
     # it runs); a negative one too, which jax's .at[] would count from the end and write.
     indices = out_of_range_dropped(indices, tensor.shape[: indices.shape[-1]])
+    if how in ("max", "min") and jnp.issubdtype(updates.dtype, jnp.floating):
+        # TensorFlow's kernel keeps the entry unless the update compares above (below) it, so a
+        # NaN update changes nothing (a NaN entry stays); jax's maximum would write the NaN.
+        updates = jnp.where(jnp.isnan(updates), -jnp.inf if how == "max" else jnp.inf, updates)
     if ignore:
         return getattr(tensor.at[_nd_index(indices)], how)(updates, mode="drop")
     if how in ("set", "assign") and jnp.issubdtype(tensor.dtype, jnp.inexact):
