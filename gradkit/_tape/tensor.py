@@ -131,11 +131,12 @@ def _boolean_mask_index(index):
     integer indices of its True entries, which a recorded op can take (a mask's result size
     depends on its values)."""
     if type(index) is tuple:
-        items = []
+        items, changed = [], False
         for item in index:  # a tuple inside it is a sequence index, left as it is
             expanded = item if type(item) is tuple else _boolean_mask_index(item)
+            changed = changed or expanded is not item
             items.extend(expanded if type(expanded) is tuple and type(item) is not tuple else (expanded,))
-        return tuple(items)
+        return tuple(items) if changed else index  # the same object when no mask was read
     value = _concrete_index(index)
     if value is None and isinstance(index, Tensor) and index.dtype == np.bool_ and not _traced(index):
         value = np.asarray(record.value_of(index))
