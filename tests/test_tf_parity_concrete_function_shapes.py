@@ -45,3 +45,23 @@ def test_a_call_still_takes_any_size_for_an_unknown_dimension():
     f = gtf.function(lambda x: x * 2.0).get_concrete_function(gtf.TensorSpec([None, 3]))
     assert tuple(f(gtf.ones([4, 3])).shape) == (4, 3)
     assert gtf.TensorSpec([-1, 3]).shape.as_list() == [None, 3]
+
+
+def _meets_a_fixed_size(tf):
+    v = tf.Variable([1.0, 2.0, 3.0])
+    f = tf.function(lambda x: v * x, input_signature=[tf.TensorSpec([None], tf.float32)])
+    return f.get_concrete_function().structured_outputs.shape.as_list()
+
+
+def test_an_unknown_dimension_that_meets_a_fixed_size_takes_it():
+    # Broadcast against a length-3 Variable, the unknown dimension can only be 3 (or 1): the
+    # output is (3,), by hand and in TensorFlow. Tracing it at size 2 alone would fail.
+    assert _meets_a_fixed_size(gtf) == [3]
+    tf = pytest.importorskip("tensorflow")
+    assert _meets_a_fixed_size(tf) == [3]
+
+
+def test_a_function_no_size_traces_raises_what_it_raises():
+    f = gtf.function(lambda x: x + gtf.ones([5]), input_signature=[gtf.TensorSpec([None, 4], gtf.float32)])
+    with pytest.raises(ValueError):
+        f.get_concrete_function()

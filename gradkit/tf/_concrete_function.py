@@ -352,20 +352,23 @@ class ConcreteFunction(OutputSpecs):
         return out
 
     def _trace_outputs(self):
-        first = self._function._output_info(*self._with_tensors(self._examples_for(2)))
         if not self._unknown_dims():
+            first = self._function._output_info(*self._with_tensors(self._examples_for(2)))
             return jax.tree_util.tree_map(lambda s: TensorSpec(s.shape, s.dtype), first)
         # gradkit has no symbolic shapes: a None dimension is traced at several sizes, and an
-        # output dimension is static only where every trace agrees. Sizes 2 and 3 must trace;
-        # 1 (where ``x[:2]`` saturates), 11 (where ``n // 4`` moves) and a large one count where
-        # they trace (a size-1 input may fail to broadcast against a fixed size that a real one meets).
-        traces = [first, self._function._output_info(*self._with_tensors(self._examples_for(3)))]
+        # output dimension is static only where every trace agrees: 2, 3, 1 (where ``x[:2]``
+        # saturates), 11 (where ``n // 4`` moves) and a large one, each counting where it traces
+        # (a None dimension that meets a fixed size, ``v * x``, traces at that size and 1 only).
+        # A function no size traces raises what the trace at size 2 raised.
         large = sum(int(np.prod(shape)) for _, shape, _ in self._examples_at(_LARGE_SIZE) if shape is not None)
-        for size in _OPTIONAL_SIZES + ((_LARGE_SIZE,) if large <= _LARGE_ELEMENTS else ()):
+        traces, refusal = [], None
+        for size in (2, 3, *_OPTIONAL_SIZES, *((_LARGE_SIZE,) if large <= _LARGE_ELEMENTS else ())):
             try:
                 traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size))))
-            except Exception:  # noqa: BLE001  (a size this function refuses tells nothing)
-                continue
+            except Exception as e:  # noqa: BLE001  (a size this function refuses tells nothing)
+                refusal = refusal or e
+        if not traces:
+            raise refusal
 
         def spec(a, *others):
             if any(len(o.shape) != len(a.shape) for o in others):
