@@ -155,8 +155,13 @@ def _as_numpy_kind(dtype):
     return np.dtype(np.float32) if dtype.kind == "V" and jnp.issubdtype(dtype, jnp.floating) else dtype
 
 
+def _loses_kind(got_dtype, dtype) -> bool:
+    """Whether a cast from ``got_dtype`` to ``dtype`` would lose a fraction, an imaginary part, ..."""
+    return got_dtype != dtype and not np.can_cast(_as_numpy_kind(got_dtype), _as_numpy_kind(dtype), casting="same_kind")
+
+
 def _check_kind(got_dtype, dtype, name: str) -> None:
-    if got_dtype != dtype and not np.can_cast(_as_numpy_kind(got_dtype), _as_numpy_kind(dtype), casting="same_kind"):
+    if _loses_kind(got_dtype, dtype):
         raise _errors.AssignmentError(_errors.MSG_DTYPE_CHANGE.format(got=got_dtype, name=name, want=np.dtype(dtype)))
 
 
@@ -186,7 +191,7 @@ def _check_initial_cast(value, dtype, name) -> None:
         if got is None:
             return
     got = np.dtype(got)
-    if got != dtype and not np.can_cast(_as_numpy_kind(got), _as_numpy_kind(dtype), casting="same_kind"):
+    if _loses_kind(got, dtype):
         given = f"the Python {type(value).__name__} {value!r}" if isinstance(value, _PYTHON_SCALARS) else None
         raise _errors.GradkitTypeError(
             f"[gradkit] cannot create {label} of dtype {dtype} from {given or f'a value of dtype {got}'}: that cast would lose "
