@@ -68,6 +68,7 @@ from . import _random
 from . import _saved_model_functions as _functions
 from . import _saved_model_objects as _objects
 from ._convert import TensorShape, convert, wrap
+from ._exported_batching import looped_when_batched
 from ._function import Function, TensorSpec
 from ._variables import Variable as TfVariable
 
@@ -518,7 +519,7 @@ def _callable(name, exported, entry, variables):
     """The loaded function: it passes the Variables the program reads (zeros for the others, so
     that a tape sees no path to those), converts and checks the arguments, calls
     the program recordably, and assigns the new values of the Variables it assigned."""
-    call = lift(exported.call)
+    call = lift(looped_when_batched(exported.call))
     reads = set(entry.get("reads", range(len(variables))))
     seeded = entry.get("seeded", False)
     structure = entry.get("structure") or [None] * (len(exported.in_avals) - len(variables) - seeded)
