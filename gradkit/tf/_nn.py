@@ -2,7 +2,7 @@
 
 The rest of ``tf.nn`` lives in modules of their own and is imported here: the cross-entropy
 losses (``_losses``), other losses (``_nn_losses``), moments helpers (``_nn_moments``),
-convolutions (``_conv``, ``_depthwise``), pooling (``_pooling``), ``lrn``,
+convolutions (``_conv``, ``_depthwise``), pooling (``_pooling``), morphology (``_morphology``), ``lrn``,
 ``space_to_depth`` / ``depth_to_space``, ``in_top_k`` / ``zero_fraction``.
 """
 
@@ -30,6 +30,7 @@ from ._losses import (  # noqa: F401  (tf.nn's names)
     sparse_softmax_cross_entropy_with_logits,
 )
 from ._lrn import local_response_normalization, lrn  # noqa: F401  (tf.nn's names)
+from ._morphology import dilation2d, erosion2d  # noqa: F401  (tf.nn's names)
 from ._nn_losses import (  # noqa: F401  (tf.nn's names)
     compute_average_loss,
     log_poisson_loss,
