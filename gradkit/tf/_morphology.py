@@ -24,22 +24,10 @@ import numpy as np
 
 from gradkit import _errors
 
+from . import _kernel_dtypes
 from ._convert import call, convert
 
-_DTYPES = (
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-)
+_DTYPES = (*_kernel_dtypes.REAL, *_kernel_dtypes.INTEGERS)
 
 
 def _dilate(x, f, strides, rates, padding):
