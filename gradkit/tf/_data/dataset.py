@@ -303,8 +303,9 @@ class Dataset(metaclass=_DatasetType):
         self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None, deterministic=None, name=None
     ) -> Dataset:
         """The datasets ``map_func`` makes, ``cycle_length`` at a time, ``block_length`` elements
-        from each in turn (TensorFlow's deterministic order)."""
-        return mapping.Interleave(self, map_func, cycle_length, block_length, "interleave")
+        from each in turn (TensorFlow's deterministic order; ``num_parallel_calls`` sets the
+        cycle length when ``cycle_length`` is AUTOTUNE, as in TensorFlow)."""
+        return mapping.Interleave(self, map_func, cycle_length, block_length, "interleave", num_parallel_calls)
 
     def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None) -> Dataset:
         """The elements grouped by ``key_func``'s int64 key, each group of ``window_size`` (or

@@ -164,30 +164,60 @@ class Unique(Dataset):
         return self._inputs[0]._structure_and_specs()
 
 
-def _default_cycle_length() -> int:
-    """TensorFlow's AUTOTUNE cycle length: the CPU cores this process may run on."""
+def _cores() -> int:
+    """The CPU cores this process may run on (TensorFlow's schedulable CPUs)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
 
 
+def _cycle_length(parallel_calls) -> int:
+    """TensorFlow's cycle length for ``cycle_length=AUTOTUNE``, which its order depends on: the
+    cores without ``num_parallel_calls``; with it, that many calls (at most the cores), or for
+    ``num_parallel_calls=AUTOTUNE`` a third of the cores rounded up (so that each cycle element
+    and the two TensorFlow prefetches for it have a core)."""
+    if parallel_calls is None:
+        return _cores()
+    if parallel_calls == AUTOTUNE:
+        return -(-_cores() // 3)
+    return min(parallel_calls, _cores())
+
+
 class Interleave(Dataset):
     """``interleave`` (and ``flat_map``: one dataset at a time, each to its end)."""
 
-    def __init__(self, dataset: Dataset, func, cycle_length, block_length, what: str):
+    def __init__(self, dataset: Dataset, func, cycle_length, block_length, what: str, num_parallel_calls=None):
         super().__init__(dataset)
         self._func = _step_function(func, what)
         self._what = what
-        cycle = AUTOTUNE if cycle_length is None else int_arg(cycle_length, f"tf.data.Dataset.{what}(cycle_length)")
-        block = 1 if block_length is None else int_arg(block_length, f"tf.data.Dataset.{what}(block_length)")
+        name = f"tf.data.Dataset.{what}"
+        cycle = AUTOTUNE if cycle_length is None else int_arg(cycle_length, f"{name}(cycle_length)")
+        block = 1 if block_length is None else int_arg(block_length, f"{name}(block_length)")
+        calls = None if num_parallel_calls is None else int_arg(num_parallel_calls, f"{name}(num_parallel_calls)")
+        if calls is not None and calls < 1 and calls != AUTOTUNE:
+            raise _errors.GradkitInvalidArgumentError(
+                f"{name} got num_parallel_calls={num_parallel_calls!r}: num_parallel_calls must be greater than "
+                "zero (or tf.data.AUTOTUNE)."
+            )
+        self._late_error = None
         if cycle == AUTOTUNE:
-            cycle = _default_cycle_length()
+            cycle = _cycle_length(calls)
         if cycle < 1 or block < 1:
             raise _errors.GradkitInvalidArgumentError(
-                f"tf.data.Dataset.{what} got cycle_length={cycle_length!r}, block_length={block_length!r}: each must "
+                f"{name} got cycle_length={cycle_length!r}, block_length={block_length!r}: each must "
                 "be positive (cycle_length may be tf.data.AUTOTUNE)."
             )
+        if calls is not None and calls != AUTOTUNE and calls > cycle:
+            error = _errors.GradkitInvalidArgumentError(
+                f"{name}: if `cycle_length` is set to a fixed value, `num_parallel_calls` must be either "
+                f"`tf.data.AUTOTUNE` or a value less than or equal to `cycle_length`. However, `num_parallel_calls` "
+                f"is {calls} and `cycle_length` is {cycle} (TensorFlow's error; with cycle_length=AUTOTUNE it is "
+                "this machine's cores). Pass num_parallel_calls=tf.data.AUTOTUNE, or a cycle_length at least as large."
+            )
+            if cycle_length is not None and cycle_length != AUTOTUNE:
+                raise error
+            self._late_error = error  # TensorFlow raises it when an iterator is made
         self._cycle, self._block = cycle, block
 
     def _dataset_of(self, structure, row) -> Dataset:
@@ -206,6 +236,8 @@ class Interleave(Dataset):
                 yield self._dataset_of(chunk.structure, row)
 
     def _chunks(self):
+        if self._late_error is not None:
+            raise self._late_error
         inputs = self._input_datasets()
         slots: list = [None] * self._cycle
         index = block_index = open_count = 0
