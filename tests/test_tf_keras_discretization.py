@@ -67,3 +67,13 @@ def test_config_and_arguments_are_keras():
     }
     with pytest.raises(TypeError, match="output_dtype"):
         keras.layers.Discretization(bin_boundaries=[0.0], output_dtype="float32")  # Keras takes no such keyword
+
+
+def test_unsorted_boundaries_are_refused_and_repeated_ones_taken():
+    from gradkit import GradkitError
+
+    with pytest.raises(GradkitError, match="not sorted"):
+        gtf.keras.layers.Discretization(bin_boundaries=[1.0, 0.0, 2.0])
+    x = np.array([[0.0, 0.5, 1.0]], np.float32)
+    got = gtf.keras.layers.Discretization(bin_boundaries=[0.0, 0.0, 1.0])(x).numpy()
+    np.testing.assert_array_equal(got, np.digitize(x, [0.0, 0.0, 1.0]))

@@ -92,6 +92,12 @@ class Discretization(KerasNamedLayer, Layer):
                 "You need to set either `num_bins` (then call adapt) or `bin_boundaries`, as Keras says."
             )
         self.bin_boundaries = None if bin_boundaries is None else [float(b) for b in bin_boundaries]
+        if self.bin_boundaries is not None and np.any(np.diff(self.bin_boundaries) < 0):
+            # Keras' bucketize refuses them when called; a binary search of unsorted ones has no meaning.
+            raise _errors.InvalidArgumentValueError(
+                f"Discretization got bin_boundaries={self.bin_boundaries}, which are not sorted: Keras refuses them "
+                "too (Expected sorted boundaries). Pass them in ascending order: sorted(bin_boundaries)."
+            )
         self.num_bins = num_bins
         self.epsilon = epsilon
         self.output_mode = output_mode
