@@ -179,3 +179,52 @@ def test_element_spec_raises_the_map_functions_own_attribute_error():
     for get_spec in (lambda: ds.element_spec, lambda: ds.batch(2).element_spec, lambda: iter(ds).element_spec):
         with pytest.raises(AttributeError, match="'_Config' object has no attribute 'scale'"):
             get_spec()
+
+
+def _rows_of(tf, n_list, width):
+    return tf.data.Dataset.from_generator(
+        lambda: iter([np.ones((n, width), np.float32) * n for n in n_list]),
+        output_signature=tf.TensorSpec((None, None), tf.float32),
+    )
+
+
+# Functions that trace at few sizes of their None dimensions: a dimension seen by one trace alone
+# is not fixed (TensorFlow's shapes written out by hand; padded_batch then pads each batch).
+_FEW_SIZES = {
+    "reshape in two rows": (
+        lambda tf: tf.data.Dataset.from_generator(
+            lambda: iter([np.arange(2 * n, dtype=np.float32) for n in (1, 2, 3)]),
+            output_signature=tf.TensorSpec((None,), tf.float32),
+        ).map(lambda v: tf.reshape(v, [2, -1])),
+        (2, None),
+        [(2, 2, 2), (1, 2, 3)],
+    ),
+    "matmul by 3 rows": (
+        lambda tf: _rows_of(tf, (1, 2, 3, 2), 3).map(lambda v: tf.matmul(v, tf.ones([3, 5]))),
+        (None, 5),
+        [(2, 2, 5), (2, 3, 5)],
+    ),
+    "split in three": (
+        lambda tf: _rows_of(tf, (1, 2), 6).map(lambda v: tf.split(v, 3, axis=1)[0]),
+        (None, None),
+        [(2, 2, 2)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FEW_SIZES))
+def test_a_dimension_one_trace_saw_is_not_fixed(name):
+    make, spec, batch_shapes = _FEW_SIZES[name]
+    ds = make(gtf)
+    assert _shapes(ds.element_spec) == spec
+    assert [tuple(b.shape) for b in ds.padded_batch(2)] == batch_shapes
+    tf_real = pytest.importorskip("tensorflow")
+    assert _shapes(make(tf_real).element_spec) == spec
+
+
+def test_get_concrete_function_varies_each_none_dimension():
+    out = gtf.function(lambda x: x @ gtf.ones([3, 5])).get_concrete_function(gtf.TensorSpec([None, None]))
+    assert tuple(out.structured_outputs.shape) == (None, 5)
+    v = gtf.constant([1.0, 2.0, 3.0])
+    out = gtf.function(lambda x: v * x).get_concrete_function(gtf.TensorSpec([None]))
+    assert tuple(out.structured_outputs.shape) == (3,)

@@ -97,6 +97,9 @@ _OPTIONAL_SIZES = (1, 11)
 # A large size too, where its zeros stay small: an output that saturates above 11 (padded up to a
 # minimum length of 16, say) is then told from a fixed one.
 _LARGE_SIZE, _LARGE_ELEMENTS = 1031, 1 << 22
+# Sizes for a function that traced at one size alone: multiples of 2 and 3, which reshapes and
+# splits into 2 or 3 parts take.
+_MORE_SIZES = (4, 6, 8, 9)
 
 
 def _specs(value, name):
@@ -328,16 +331,18 @@ class ConcreteFunction(OutputSpecs):
 
     # -- the outputs ----------------------------------------------------------------------------
 
-    def _examples_for(self, size: int) -> list:
-        """A value per TensorSpec to trace with: the one given, or zeros (``size`` for a None dimension)."""
+    def _examples_for(self, size: int, sizes: dict | None = None) -> list:
+        """A value per TensorSpec to trace with: the one given, or zeros (``size`` for a None
+        dimension, or ``sizes[k]`` for the k-th None dimension of the flat signature)."""
         return [
             np.zeros(shape, dtype) if shape is not None else example
-            for example, shape, dtype in self._examples_at(size)
+            for example, shape, dtype in self._examples_at(size, sizes)
         ]
 
-    def _examples_at(self, size: int) -> list:
-        """``(given example or None, shape or None, dtype)`` per TensorSpec, at ``size``."""
-        out = []
+    def _examples_at(self, size: int, sizes: dict | None = None) -> list:
+        """``(given example or None, shape or None, dtype)`` per TensorSpec, at ``size`` (see
+        ``_examples_for``)."""
+        out, unknown = [], 0
         for name, value in self._bound.arguments.items():
             given = jax.tree_util.tree_leaves(self._examples[name], is_leaf=_is_leaf)
             specs = jax.tree_util.tree_leaves(value, is_leaf=_is_leaf)
@@ -346,9 +351,14 @@ class ConcreteFunction(OutputSpecs):
                     continue
                 if _is_tensor(example):
                     out.append((example, None, None))
-                else:
-                    shape = (size,) if spec.shape is None else tuple(size if d is None else d for d in spec.shape)
-                    out.append((None, shape, spec.dtype))
+                    continue
+                shape = []
+                for d in (None,) if spec.shape is None else spec.shape:
+                    if d is None:
+                        d = (sizes or {}).get(unknown, size)
+                        unknown += 1
+                    shape.append(d)
+                out.append((None, tuple(shape), spec.dtype))
         return out
 
     def _trace_outputs(self):
@@ -359,14 +369,35 @@ class ConcreteFunction(OutputSpecs):
         # output dimension is static only where every trace agrees: 2, 3, 1 (where ``x[:2]``
         # saturates), 11 (where ``n // 4`` moves) and a large one, each counting where it traces
         # (a None dimension that meets a fixed size, ``v * x``, traces at that size and 1 only).
+        # A function that traces at one size alone is traced at more (``reshape(v, [2, -1])``
+        # takes even sizes), and with several None dimensions each is then varied alone, the
+        # others at a size that traced (``v @ w`` with ``w`` of 3 rows, ``v`` ``[None, None]``):
+        # a dimension one trace saw would otherwise pass for a fixed one.
         # A function no size traces raises what the trace at size 2 raised.
         large = sum(int(np.prod(shape)) for _, shape, _ in self._examples_at(_LARGE_SIZE) if shape is not None)
-        traces, refusal = [], None
-        for size in (2, 3, *_OPTIONAL_SIZES, *((_LARGE_SIZE,) if large <= _LARGE_ELEMENTS else ())):
+        traces, refusal, traced_at = [], None, []
+
+        def trace(size, sizes=None):
+            nonlocal refusal
             try:
-                traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size))))
+                traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size, sizes))))
+                traced_at.append(size)
             except Exception as e:  # noqa: BLE001  (a size this function refuses tells nothing)
                 refusal = refusal or e
+
+        for size in (2, 3, *_OPTIONAL_SIZES, *((_LARGE_SIZE,) if large <= _LARGE_ELEMENTS else ())):
+            trace(size)
+        if len(traces) == 1:
+            for size in _MORE_SIZES:
+                trace(size)
+        # How many None dimensions the signature has: those the size -1 fills.
+        unknown = sum(shape.count(-1) for _, shape, _ in self._examples_at(-1) if shape is not None)
+        if unknown > 1 and len(set(traced_at)) == 1:
+            base = traced_at[0]
+            for k in range(unknown):
+                for size in (2, 3, 1, *_MORE_SIZES):
+                    if size != base:
+                        trace(base, {k: size})
         if not traces:
             raise refusal
 
