@@ -24,13 +24,33 @@ def test_expected_counts_without_unique_are_num_sampled_times_p():
     assert sampled.shape == (6,) and ((0 <= sampled) & (sampled < 50)).all()
 
 
+def _tries(count, p, num_sampled):
+    """The draws a unique sampler took, from its expected count (TensorFlow's kernel: ``num_sampled
+    * p`` when no draw was rejected, ``-expm1(tries * log1p(-p))`` otherwise)."""
+    if np.allclose(count, num_sampled * p, rtol=1e-5):
+        return num_sampled
+    tries = np.log1p(-np.asarray(count, np.float64)) / np.log1p(-p)
+    assert np.allclose(tries, np.round(tries.ravel()[0]), rtol=1e-4), tries
+    assert tries.ravel()[0] > num_sampled + 0.5
+    return int(np.round(tries.ravel()[0]))
+
+
 def test_unique_candidates_are_distinct_with_counts_for_a_whole_number_of_tries():
     sampled, true_count, sampled_count = gtf.random.log_uniform_candidate_sampler(_TRUE, 1, 8, True, 30, seed=4)
     sampled = np.asarray(sampled)
     assert len(set(sampled.tolist())) == 8
-    p = _log_uniform_p(sampled.astype(np.float64), 30)
-    tries = np.log1p(-np.asarray(sampled_count, np.float64)) / np.log1p(-p)  # -expm1(tries * log1p(-p))
-    assert np.allclose(tries, np.round(tries[0]), rtol=1e-4) and tries[0] >= 8 - 1e-3
+    tries = _tries(np.asarray(sampled_count), _log_uniform_p(sampled.astype(np.float64), 30), 8)
+    assert _tries(np.asarray(true_count), _log_uniform_p(_TRUE.astype(np.float64), 30), 8) == tries
+
+
+def test_unique_counts_without_a_rejected_draw_are_num_sampled_times_p():
+    # Two distinct classes of four: no rejection for most seeds, and then the count is 2 * 0.25.
+    tries = []
+    for seed in range(12):
+        _, true_count, sampled_count = gtf.random.uniform_candidate_sampler(_TRUE, 1, 2, True, 4, seed=seed)
+        tries.append(_tries(np.asarray(sampled_count), 0.25, 2))
+        assert _tries(np.asarray(true_count), 0.25, 2) == tries[-1]
+    assert 2 in tries and any(t > 2 for t in tries)
 
 
 def test_draws_follow_the_log_uniform_distribution():
@@ -57,6 +77,10 @@ def test_expected_counts_match_tensorflow():
     np.testing.assert_allclose(np.asarray(ours[1]), theirs[1].numpy(), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(ours[2]), 6 * _log_uniform_p(np.asarray(ours[0]), 50), rtol=1e-5)
     np.testing.assert_allclose(theirs[2].numpy(), 6 * _log_uniform_p(theirs[0].numpy(), 50), rtol=1e-5)
+    # TensorFlow's unique counts follow the rule the tests above hold gradkit's to.
+    for seed in range(6):
+        _, true_count, sampled_count = tf.random.uniform_candidate_sampler(_TRUE, 1, 2, True, 4, seed=seed)
+        assert _tries(true_count.numpy(), 0.25, 2) == _tries(sampled_count.numpy(), 0.25, 2)
 
 
 def test_inside_tf_function_the_sampler_is_refused():

@@ -5,7 +5,8 @@ counts, eagerly (their draws are gradkit's, not TensorFlow's).
 The log-uniform (Zipfian) sampler draws class ``k`` of ``[0, range_max)`` with probability
 ``(log(k + 2) - log(k + 1)) / log(range_max + 1)``; with ``unique=True`` it draws until it has
 ``num_sampled`` distinct classes, and a class's expected count is
-``-expm1(tries * log1p(-p))`` for the number of draws it took, else ``num_sampled * p``.
+``-expm1(tries * log1p(-p))`` for the number of draws it took when some were rejected, else
+``num_sampled * p`` (TensorFlow's kernel).
 
 >>> import gradkit.tf as tf
 >>> sampled, true_count, sampled_count = tf.random.log_uniform_candidate_sampler(
@@ -64,7 +65,9 @@ def _sample(probability, draw, classes, num_sampled, unique, range_max, seed, wh
         sampled = np.asarray(picked, np.int64)
 
         def expected(p):
-            return -np.expm1(tries * np.log1p(-p))
+            # TensorFlow's count: p * num_sampled when no draw was rejected (its kernel's shortcut),
+            # the probability of being drawn at least once in ``tries`` draws otherwise.
+            return num_sampled * p if tries == num_sampled else -np.expm1(tries * np.log1p(-p))
     else:
         sampled = np.asarray([draw(rng) for _ in range(num_sampled)], np.int64)
 
