@@ -47,7 +47,7 @@ def test_unique_counts_without_a_rejected_draw_are_num_sampled_times_p():
     # Two distinct classes of four: no rejection for most seeds, and then the count is 2 * 0.25.
     tries = []
     for seed in range(12):
-        _, true_count, sampled_count = gtf.random.uniform_candidate_sampler(_TRUE, 1, 2, True, 4, seed=seed)
+        _, true_count, sampled_count = gtf.random.uniform_candidate_sampler(_TRUE % 4, 1, 2, True, 4, seed=seed)
         tries.append(_tries(np.asarray(sampled_count), 0.25, 2))
         assert _tries(np.asarray(true_count), 0.25, 2) == tries[-1]
     assert 2 in tries and any(t > 2 for t in tries)
@@ -62,12 +62,14 @@ def test_draws_follow_the_log_uniform_distribution():
 
 
 def test_uniform_sampler_and_errors():
-    sampled, true_count, _ = gtf.random.uniform_candidate_sampler(_TRUE, 1, 5, True, 5, seed=0)
+    sampled, true_count, _ = gtf.random.uniform_candidate_sampler(_TRUE % 5, 1, 5, True, 5, seed=0)
     assert sorted(np.asarray(sampled).tolist()) == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match=r"\[gradkit\].*num_sampled=6 distinct classes"):
         gtf.random.uniform_candidate_sampler(_TRUE, 1, 6, True, 5)
     with pytest.raises(ValueError, match=r"\[gradkit\].*\[batch_size, num_true=1\]"):
         gtf.random.log_uniform_candidate_sampler([1, 2], 1, 2, True, 5)
+    with pytest.raises(ValueError, match=r"\[gradkit\].*out of range \[0, 5\), received 7"):
+        gtf.random.uniform_candidate_sampler(_TRUE, 1, 2, True, 5)
 
 
 def test_expected_counts_match_tensorflow():
@@ -79,7 +81,7 @@ def test_expected_counts_match_tensorflow():
     np.testing.assert_allclose(theirs[2].numpy(), 6 * _log_uniform_p(theirs[0].numpy(), 50), rtol=1e-5)
     # TensorFlow's unique counts follow the rule the tests above hold gradkit's to.
     for seed in range(6):
-        _, true_count, sampled_count = tf.random.uniform_candidate_sampler(_TRUE, 1, 2, True, 4, seed=seed)
+        _, true_count, sampled_count = tf.random.uniform_candidate_sampler(_TRUE % 4, 1, 2, True, 4, seed=seed)
         assert _tries(true_count.numpy(), 0.25, 2) == _tries(sampled_count.numpy(), 0.25, 2)
 
 

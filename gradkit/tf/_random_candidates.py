@@ -47,6 +47,12 @@ def _check(what, true_classes, num_true, num_sampled, unique, range_max):
             f"[gradkit] tf.random.{what}: num_sampled={num_sampled} distinct classes cannot be drawn from "
             f"range_max={range_max}; TensorFlow refuses it too (InvalidArgumentError)."
         )
+    outside = classes[(classes < 0) | (classes >= range_max)]
+    if outside.size:
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what}: `true_candidate` out of range [0, {range_max}), received {outside[0]} "
+            "(TensorFlow's InvalidArgumentError). True classes must be below range_max."
+        )
     return classes
 
 
