@@ -326,8 +326,25 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=N
         )
     dims = _shape(shape, "normal")
     with jax.ensure_compile_time_eval():
-        standard = jax.random.normal(_key(seed, "normal", dtype), dims, dtype)
+        standard = standard_normal(_key(seed, "normal", dtype), dims, dtype)
     return _affine(standard, stddev, mean, dtype)
+
+
+def standard_normal(key, dims, dtype):
+    """Standard normal draws of ``dtype``: drawn in float32 and cast for a half-precision one, as
+    TensorFlow does. jax draws those from half-precision uniforms, whose few values leave 128
+    distinct bfloat16 normals and no tail past 2.9."""
+    return jax.random.normal(key, dims, _drawn_in(dtype)).astype(dtype)
+
+
+def standard_truncated_normal(key, dims, dtype):
+    """Standard normal draws cut at two standard deviations, in float32 for a half-precision
+    ``dtype`` (see ``standard_normal``)."""
+    return jax.random.truncated_normal(key, -2.0, 2.0, dims, _drawn_in(dtype)).astype(dtype)
+
+
+def _drawn_in(dtype):
+    return np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(dtype)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=None, name=None):
@@ -390,5 +407,5 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=No
     dtype = np.dtype(dtype)
     dims = _shape(shape, "truncated_normal")
     with jax.ensure_compile_time_eval():
-        standard = jax.random.truncated_normal(_key(seed, "truncated_normal", dtype), -2.0, 2.0, dims, dtype)
+        standard = standard_truncated_normal(_key(seed, "truncated_normal", dtype), dims, dtype)
     return _affine(standard, stddev, mean, dtype)

@@ -33,8 +33,11 @@ __all__ = ["gamma", "poisson", "stateless_gamma", "stateless_poisson"]
 
 def _gamma_draw(key, alpha, beta, *, dims, dtype):
     """``max(tiny, gamma(alpha broadcast to dims) / beta)`` from the raw key ``key``."""
-    standard = jax.random.gamma(key, jnp.broadcast_to(alpha, dims), dims, dtype)
-    return jnp.maximum(jnp.finfo(dtype).tiny, standard / jnp.broadcast_to(beta, dims))
+    # Drawn in float32 for a half-precision dtype, as TensorFlow does (jax's half-precision
+    # uniforms would leave few distinct values and a distorted lower tail).
+    drawn = np.promote_types(dtype, np.float32)
+    standard = jax.random.gamma(key, jnp.broadcast_to(alpha, dims).astype(drawn), dims, drawn)
+    return jnp.maximum(jnp.finfo(dtype).tiny, (standard / jnp.broadcast_to(beta, dims).astype(drawn)).astype(dtype))
 
 
 def _raw(key):
@@ -98,6 +101,8 @@ def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=N
 
 
 def _poisson_draw(key, lam, dims, dtype):
+    # A negative rate draws zeros, as TensorFlow's kernel does (jax's would be its -1 marker).
+    lam = jnp.where(lam < 0, jnp.zeros_like(lam), lam)
     counts = jax.random.poisson(key, jnp.broadcast_to(lam, dims), dims)
     return counts.astype(dtype)
 

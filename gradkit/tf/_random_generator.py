@@ -98,12 +98,12 @@ class Generator:
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
         dtype = _random_stateless._float_dtype(dtype, "Generator.normal")
         dims = _random._shape(shape, "Generator.normal")
-        return _random._affine(jax.random.normal(self._next_key(), dims, dtype), stddev, mean, dtype)
+        return _random._affine(_random.standard_normal(self._next_key(), dims, dtype), stddev, mean, dtype)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
         dtype = _random_stateless._float_dtype(dtype, "Generator.truncated_normal")
         dims = _random._shape(shape, "Generator.truncated_normal")
-        standard = jax.random.truncated_normal(self._next_key(), -2.0, 2.0, dims, dtype)
+        standard = _random.standard_truncated_normal(self._next_key(), dims, dtype)
         return _random._affine(standard, stddev, mean, dtype)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dtypes.float32, name=None):

@@ -78,7 +78,7 @@ def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32, n
     dtype = _float_dtype(dtype, "stateless_normal")
     dims = _dims(shape, "stateless_normal")
     with jax.ensure_compile_time_eval():
-        standard = jax.random.normal(key_from_seed(seed, "stateless_normal"), dims, dtype)
+        standard = _random.standard_normal(key_from_seed(seed, "stateless_normal"), dims, dtype)
     return _random._affine(standard, stddev, mean, dtype)
 
 
@@ -89,7 +89,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.
     dims = _dims(shape, "stateless_truncated_normal")
     with jax.ensure_compile_time_eval():
         key = key_from_seed(seed, "stateless_truncated_normal")
-        standard = jax.random.truncated_normal(key, -2.0, 2.0, dims, dtype)
+        standard = _random.standard_truncated_normal(key, dims, dtype)
     return _random._affine(standard, stddev, mean, dtype)
 
 

@@ -82,7 +82,7 @@ class Draws:
         """Standard normal draws (a JAX array, traced inside ``tf.function``)."""
         dtype = np.dtype(dtype)
         with jax.ensure_compile_time_eval():
-            return jax.random.normal(self._key(dtype), tuple(shape), dtype)
+            return _random.standard_normal(self._key(dtype), tuple(shape), dtype)
 
 
 def tensor(value) -> Tensor:

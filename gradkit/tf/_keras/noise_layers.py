@@ -50,7 +50,9 @@ def _draw(kind: str, shape, dtype, seed):
         return draw(shape, dtype=dtype, seed=seed)
     with jax.ensure_compile_time_eval():
         key = _random._key(seed, f"keras_{kind}", dtype)
-        sample = jax.random.normal(key, shape, dtype) if kind == "normal" else jax.random.uniform(key, shape, dtype)
+        sample = (
+            _random.standard_normal(key, shape, dtype) if kind == "normal" else jax.random.uniform(key, shape, dtype)
+        )
         return Tensor.concrete(sample)
 
 
