@@ -49,3 +49,32 @@ def test_adaptive_average_by_hand():
     np.testing.assert_allclose(got, [1.0, 3.0, 5.0])
     with pytest.raises(TypeError, match="output_size"):
         gtf.keras.layers.AdaptiveMaxPooling2D((1, 2, 3))
+
+
+def _tied_gradient(tf, n, x):
+    layer = getattr(tf.keras.layers, f"AdaptiveMaxPooling{n}D")(2)
+    xv = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xv)
+        y = layer(xv)
+    return np.asarray(tape.gradient(y, xv))
+
+
+def test_tied_maxima_send_the_gradient_to_the_first_entry():
+    # Windows [0, 3) and [3, 6) of zeros and a one: TensorFlow's max pool gradient (which Keras'
+    # adaptive pooling runs on) goes all to the first of tied entries, not a third to each.
+    x = np.array([0, 0, 0, 1, 0, 0], np.float32).reshape(1, 6, 1)
+    np.testing.assert_array_equal(_tied_gradient(gtf, 1, x).ravel(), [1, 0, 0, 1, 0, 0])
+    zeros = np.zeros((1, 4, 4, 1), np.float32)
+    want = np.zeros((4, 4), np.float32)
+    want[::2, ::2] = 1  # the first entry of each 2x2 window
+    np.testing.assert_array_equal(_tied_gradient(gtf, 2, zeros)[0, :, :, 0], want)
+    # MaxPool3DGrad's rule: every entry within 1e-5 of the maximum.
+    np.testing.assert_array_equal(_tied_gradient(gtf, 3, np.zeros((1, 4, 4, 4, 1), np.float32)), 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_tied_maxima_as_keras(n):
+    tf = pytest.importorskip("tensorflow")
+    x = np.random.RandomState(n).randint(-1, 2, size=(2, *([5] * n), 2)).astype(np.float32)
+    np.testing.assert_array_equal(_tied_gradient(gtf, n, x), _tied_gradient(tf, n, x))

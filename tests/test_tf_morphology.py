@@ -138,3 +138,16 @@ def test_inside_tf_function_and_jit():
     np.testing.assert_allclose(compiled(gtf.constant(x)).numpy(), want, rtol=1e-6)
     grad = jax.jit(jax.grad(lambda x: jnp.sum(_morphology._dilate(x, f, (1, 1), (1, 1), ((0, 1), (0, 1))))))(x)
     assert grad.shape == x.shape and float(grad.sum()) == 16.0  # one winner per output
+
+
+def test_a_window_of_minus_infinity_gives_the_lowest_value():
+    x = np.full((1, 3, 3, 1), -np.inf, np.float32)
+    x[0, 2, 2, 0] = 1.0
+    f = np.zeros((2, 2, 1), np.float32)
+    lowest = np.finfo(np.float32).min
+    y = gtf.nn.dilation2d(x, f, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1]).numpy()
+    # Windows start at (0, 0), (0, 1), ...: each holds the one at (2, 2) only if it reaches it.
+    want = np.full((3, 3), lowest, np.float32)
+    want[1:, 1:] = 1.0
+    np.testing.assert_array_equal(y[0, :, :, 0], want)
+    np.testing.assert_array_equal(gtf.nn.erosion2d(-x, f, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1]).numpy(), -y)

@@ -269,3 +269,24 @@ def test_strided_dilated_depthwise_is_tensorflows_space_to_batch_program():
         x.astype(np.float32), w.astype(np.float32), [1, stride, 1, 1], "VALID", dilations=[rate, 1]
     )
     np.testing.assert_allclose(y.numpy()[0, :, 0, 0], want, rtol=1e-5)
+
+
+def test_a_window_of_minus_infinity_gives_the_lowest_float_and_its_first_entry_the_gradient():
+    # TensorFlow's MaxPool kernels start each window from float32's lowest value; MaxPoolGrad
+    # still sends the window's gradient to its first entry. MaxPoolWithArgmax keeps -inf.
+    a = np.full((1, 3, 3, 1), -np.inf, np.float32)
+    a[0, 2, 2, 0] = 1.0
+    lowest = np.finfo(np.float32).min
+    x = tf.constant(a)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.nn.max_pool2d(x, 2, 2, "SAME")
+        y1 = tf.nn.max_pool1d(tf.reshape(x, [1, 9, 1]), 2, 2, "VALID")
+        out, argmax = tf.nn.max_pool_with_argmax(x, 2, 2, "SAME")
+    np.testing.assert_array_equal(y.numpy().ravel(), [lowest, lowest, lowest, 1.0])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy().ravel(), [1, 0, 1, 0, 0, 0, 1, 0, 1])
+    np.testing.assert_array_equal(y1.numpy().ravel(), [lowest] * 4)
+    np.testing.assert_array_equal(tape.gradient(y1, x).numpy().ravel(), [1, 0, 1, 0, 1, 0, 1, 0, 0])
+    np.testing.assert_array_equal(out.numpy().ravel(), [-np.inf, -np.inf, -np.inf, 1.0])
+    np.testing.assert_array_equal(argmax.numpy().ravel(), [0, 2, 6, 8])
+    np.testing.assert_array_equal(tape.gradient(out, x).numpy().ravel(), [1, 0, 1, 0, 0, 0, 1, 0, 1])

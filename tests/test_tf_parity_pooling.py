@@ -252,3 +252,22 @@ def test_a_window_larger_than_the_input_is_a_gradkit_error():
     # (real TensorFlow 2.21 aborts the process on this one, so it is not run there)
     with pytest.raises(GradkitError, match=r"larger than the input"):
         gtf.nn.max_pool2d(gtf.constant(X2), 8, 1, "VALID")
+
+
+def test_windows_of_minus_infinity_match_tensorflow():
+    a = np.full((1, 3, 3, 1), -np.inf, np.float32)
+    a[0, 2, 2, 0] = 1.0
+
+    def program(tf):
+        x = tf.constant(a)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            ys = [
+                tf.nn.max_pool2d(x, 2, 2, "SAME"),
+                tf.nn.max_pool3d(tf.reshape(x, [1, 1, 3, 3, 1]), 2, 2, "SAME"),
+                tf.nn.max_pool1d(tf.reshape(x, [1, 9, 1]), 2, 2, "VALID"),
+                tf.nn.max_pool_with_argmax(x, 2, 2, "SAME")[0],
+            ]
+        return [ys, [tape.gradient(y, x) for y in ys]]
+
+    _ok(program)

@@ -3,8 +3,9 @@
 ``dilation2d`` is a max-plus convolution: each output is the largest ``input + filter`` over
 the (dilated) window, per channel; ``erosion2d(x, f)`` is ``-dilation2d(-x, f reversed)``, as
 TensorFlow defines it. Window positions outside the input take no part (TensorFlow's kernel
-skips them); an output whose window lies wholly outside the input (a dilated filter larger
-than the input) is the dtype's lowest value, with no gradient, where TensorFlow's backprop
+skips them). An output none of whose candidates exceeds the dtype's lowest value (a window of
+-inf, or wholly outside the input: a dilated filter larger than the input) is that lowest
+value, as TensorFlow's kernel starts from it, with no gradient, where TensorFlow's backprop
 kernels send one to the window's first pixel.
 
 The gradient goes to one candidate: the first largest in the window's row-major order (the one
@@ -55,7 +56,8 @@ def _dilate(x, f, strides, rates, padding):
     candidates = jnp.stack(candidates)
     # The first largest candidate, picked by index so that its gradient is not split between ties.
     first = jnp.argmax(candidates, axis=0)[None]
-    return jnp.take_along_axis(candidates, first, axis=0)[0]
+    best = jnp.take_along_axis(candidates, first, axis=0)[0]
+    return jnp.where(best < lowest, lowest, best)  # TensorFlow's kernel starts from the lowest value
 
 
 def _lowest(dtype):

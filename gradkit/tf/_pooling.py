@@ -100,9 +100,15 @@ def _first_hits(x, y, geometry):
     return hit & (jnp.cumsum(hit, axis=-1) == 1)
 
 
+def _from_lowest(y):
+    """TensorFlow's MaxPool kernels start each window from the dtype's lowest finite value: a
+    window of -inf gives that, not -inf."""
+    return jnp.maximum(y, np.array(jnp.finfo(y.dtype).min, y.dtype))
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def _max_window(x, geometry):
-    return _reduce_max(x, geometry)
+    return _from_lowest(_reduce_max(x, geometry))
 
 
 @_max_window.defjvp
@@ -121,7 +127,8 @@ def _max_window_jvp(geometry, primals, tangents):
         inside = _windows(jnp.ones(x.shape, bool), dims, steps, dil, pads, y.shape, False)
         hit = (jnp.abs(entries - y[..., None]) < np.array(tolerance, x.dtype)) & inside
     tangent = _windows(t, dims, steps, dil, pads, y.shape, 0)
-    return y, jnp.sum(jnp.where(hit, tangent, jnp.zeros((), t.dtype)), axis=-1)
+    # A window of -inf still sends its gradient to its first entry, as MaxPoolGrad does.
+    return _from_lowest(y), jnp.sum(jnp.where(hit, tangent, jnp.zeros((), t.dtype)), axis=-1)
 
 
 def _max_pool(x, ksize, strides, dilations, padding, channels_last, tolerance):
@@ -129,6 +136,17 @@ def _max_pool(x, ksize, strides, dilations, padding, channels_last, tolerance):
     if not jnp.issubdtype(x.dtype, jnp.floating):
         return _reduce_max(x, geometry)  # integers: no gradient to choose
     return _max_window(x, geometry)
+
+
+def _max_pool_unclamped(x, ksize, strides, padding):
+    """``max_pool2d`` with -inf for a window of -inf (TensorFlow's MaxPoolWithArgmax kernel keeps it)."""
+    geometry = (*_geometry(x, ksize, strides, (1, 1), padding, True), None)
+    y = _max_pool(x, ksize, strides, (1, 1), padding, True, None)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return y
+    raw = jax.lax.stop_gradient(_reduce_max(x, geometry))
+    # Added, not selected: the gradient still reaches the window's first entry, as TensorFlow's.
+    return y + jnp.where(raw == -jnp.inf, raw, jnp.zeros((), y.dtype))
 
 
 def _avg_pool(x, ksize, strides, dilations, padding, channels_last, tolerance):
@@ -381,7 +399,7 @@ class MaxPoolWithArgmax(tuple):
 
 def _max_pool_argmax(x, ksize, strides, padding, include_batch, index_dtype):
     geometry = (*_geometry(x, ksize, strides, (1, 1), padding, True), None)
-    y = _max_pool(x, ksize, strides, (1, 1), padding, True, None)
+    y = _max_pool_unclamped(x, ksize, strides, padding)
     n, h, w, c = x.shape
     flat = jnp.arange(h * w * c, dtype=index_dtype).reshape(1, h, w, c)
     if include_batch:

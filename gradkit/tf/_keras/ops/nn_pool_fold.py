@@ -20,6 +20,7 @@ import numpy as np
 
 from gradkit import _errors
 
+from ... import _pooling
 from .dispatch import apply, keras_op, tensor
 from .nn_ops import _layout, _tuple
 
@@ -28,17 +29,37 @@ NAMES = "adaptive_average_pool adaptive_max_pool fold unfold"
 
 def _adaptive(x, *, sizes, kind):
     """Channels-last ``x`` pooled to ``sizes`` along its spatial axes, one axis at a time."""
-    reduce = jnp.max if kind == "max" else jnp.mean
     for axis, out in enumerate(sizes, start=1):
         n = x.shape[axis]
+        bounds = [((i * n) // out, -((-(i + 1) * n) // out)) for i in range(out)]
+        if kind == "max":
+            x = _adaptive_max_axis(x, axis, bounds)
+            continue
         windows = []
-        for i in range(out):
-            start, end = (i * n) // out, -((-(i + 1) * n) // out)
+        for start, end in bounds:
             index = [slice(None)] * x.ndim
             index[axis] = slice(start, end)
-            windows.append(reduce(x[tuple(index)], axis=axis))
+            windows.append(jnp.mean(x[tuple(index)], axis=axis))
         x = jnp.stack(windows, axis=axis)
     return x
+
+
+def _adaptive_max_axis(x, axis, bounds):
+    """The max over each window ``[start, end)`` of ``axis``, as Keras' TensorFlow backend takes it:
+    a stride-1 max pool for each window size, the windows picked from them. Its gradient is
+    TensorFlow's: each window's first maximal entry (every entry within 1e-5 of the maximum for
+    3-D inputs, MaxPool3DGrad's rule)."""
+    spatial = x.ndim - 2
+    tolerance = _pooling._TIE_TOLERANCE_3D if spatial == 3 else None
+    pooled, offsets, total = [], {}, 0
+    for size in sorted({end - start for start, end in bounds}):
+        window = tuple(size if a == axis else 1 for a in range(1, spatial + 1))
+        ones = (1,) * spatial
+        pooled.append(_pooling._max_pool(x, window, ones, ones, "VALID", True, tolerance))
+        offsets[size] = total
+        total += pooled[-1].shape[axis]
+    picks = np.array([offsets[end - start] + start for start, end in bounds], np.int32)
+    return jnp.take(jnp.concatenate(pooled, axis=axis), picks, axis=axis)
 
 
 def _adaptive_pool(name, kind):
