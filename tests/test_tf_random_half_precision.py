@@ -59,3 +59,13 @@ def test_a_negative_poisson_rate_draws_zeros():
     np.testing.assert_array_equal(gtf.random.stateless_poisson([4], [1, 2], -1.0).numpy(), np.zeros(4, np.int32))
     counts = gtf.random.poisson([20_000], [-2.0, 3.0], seed=2).numpy()
     assert (counts[:, 0] == 0).all() and abs(counts[:, 1].mean() - 3.0) < 0.1
+
+
+def test_truncated_normal_of_an_integer_dtype_is_refused():
+    from gradkit import GradkitError
+
+    with pytest.raises(GradkitError, match="float dtype"):
+        gtf.random.truncated_normal([2], dtype=gtf.int32)
+    tf = pytest.importorskip("tensorflow")
+    with pytest.raises(TypeError):
+        tf.random.truncated_normal([2], dtype=tf.int32)

@@ -405,6 +405,11 @@ def draw_uniform(shape, minval, maxval, dtype, seed):
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):
     dtype = np.dtype(dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise _errors.GradkitTypeError(
+            f"tf.random.truncated_normal got dtype={dtype.name}: its draws need a float dtype (float16, bfloat16, "
+            "float32 or float64), as in TensorFlow. Pass a float dtype and cast the draws if integers are needed."
+        )
     dims = _shape(shape, "truncated_normal")
     with jax.ensure_compile_time_eval():
         standard = standard_truncated_normal(_key(seed, "truncated_normal", dtype), dims, dtype)

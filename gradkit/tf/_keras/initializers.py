@@ -25,7 +25,7 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 from gradkit.nn import initializers as _nn_init
 
-from .._convert import convert
+from .._convert import convert, known_value
 from . import object_registry
 
 
@@ -110,20 +110,43 @@ class RandomInitializer(Initializer):
     ``seed=None``, drawn from the global sequence), so each call gives the same values."""
 
     def __init__(self, seed=None):
+        from .keras_random import SeedGenerator
+
+        if isinstance(seed, dict) and seed.get("class_name") == "SeedGenerator":  # as get_config writes it
+            seed = SeedGenerator.from_config(seed.get("config", {}))
+        if isinstance(seed, SeedGenerator):
+            # Keras' way to new values at each call: each draws the generator's next seed.
+            self.seed, self._key = seed, None
+            return
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
             raise _errors.GradkitTypeError(
-                f"{type(self).__name__} takes seed=None or an int, but got {seed!r}. Pass an int seed."
+                f"{type(self).__name__} takes seed=None, an int or a tf.keras.random.SeedGenerator, but got "
+                f"{seed!r}. Pass an int seed."
             )
         self.seed = seed
         with jax.ensure_compile_time_eval():
             self._key = _nn_init.next_key() if seed is None else jax.random.key(int(seed))
 
     def _rng(self) -> np.random.Generator:
+        if self._key is None:
+            pair = known_value(self.seed.next())
+            if pair is None:
+                raise _errors.GradkitValueError(
+                    f"{type(self).__name__} with a SeedGenerator seed was called inside a compiled function, where "
+                    "the generator's state is not known; call the initializer eagerly (outside tf.function)."
+                )
+            return np.random.default_rng([int(w) & 0xFFFFFFFF for w in np.ravel(pair)])
         # A new generator from the fixed key at each call: the same values each time.
         return _nn_init.host_rng(self._key)
 
+    def _seed_config(self):
+        """The seed as Keras' get_config writes it (a SeedGenerator serialized)."""
+        if self._key is None:
+            return object_registry.serialize(self.seed, type(self.seed), "keras.random", "random")
+        return self.seed
+
     def get_config(self):
-        return {"seed": self.seed}
+        return {"seed": self._seed_config()}
 
 
 class RandomNormal(RandomInitializer):
@@ -135,7 +158,7 @@ class RandomNormal(RandomInitializer):
         return _concrete(self.mean + self.stddev * self._rng().standard_normal(_shape(shape)), _dtype(dtype))
 
     def get_config(self):
-        return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
+        return {"seed": self._seed_config(), "mean": self.mean, "stddev": self.stddev}
 
 
 class TruncatedNormal(RandomInitializer):
@@ -150,7 +173,7 @@ class TruncatedNormal(RandomInitializer):
         return _concrete(self.mean + self.stddev * draws, _dtype(dtype))
 
     def get_config(self):
-        return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
+        return {"seed": self._seed_config(), "mean": self.mean, "stddev": self.stddev}
 
 
 class RandomUniform(RandomInitializer):
@@ -165,7 +188,7 @@ class RandomUniform(RandomInitializer):
         return _concrete(self._rng().uniform(self.minval, self.maxval, _shape(shape)), dtype)
 
     def get_config(self):
-        return {"seed": self.seed, "minval": self.minval, "maxval": self.maxval}
+        return {"seed": self._seed_config(), "minval": self.minval, "maxval": self.maxval}
 
 
 def compute_fans(shape, input_axes=None, output_axes=None):
@@ -229,7 +252,7 @@ class VarianceScaling(RandomInitializer):
 
     def get_config(self):
         return {
-            "seed": self.seed,
+            "seed": self._seed_config(),
             "scale": self.scale,
             "mode": self.mode,
             "distribution": self.distribution,
@@ -243,7 +266,7 @@ def _variance_scaling(name, scale, mode, distribution):
         VarianceScaling.__init__(self, scale, mode, distribution, seed, input_axes, output_axes)
 
     def get_config(self):
-        return {"seed": self.seed, "input_axes": self.input_axes, "output_axes": self.output_axes}
+        return {"seed": self._seed_config(), "input_axes": self.input_axes, "output_axes": self.output_axes}
 
     doc = f"Keras' ``{name}``: VarianceScaling(scale={scale}, mode={mode!r}, distribution={distribution!r})."
     return type(name, (VarianceScaling,), {"__init__": __init__, "get_config": get_config, "__doc__": doc})
@@ -280,7 +303,7 @@ class Orthogonal(RandomInitializer):
         return _concrete(self.gain * q.reshape(shape), d)
 
     def get_config(self):
-        return {"seed": self.seed, "gain": self.gain}
+        return {"seed": self._seed_config(), "gain": self.gain}
 
 
 CLASSES = {
@@ -329,8 +352,7 @@ ALIASES = {"uniform": "random_uniform", "normal": "random_normal", "one": "ones"
 
 def lookup(name: str):
     """The initializer class of a Keras name or class name (None if gradkit.tf has none)."""
-    name = ALIASES.get(name, name)
-    return NAMES.get(name) or CLASSES.get(name)
+    return _table().get(name)
 
 
 def known(identifier) -> bool:
