@@ -18,6 +18,10 @@ from . import _array, _math
 from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
+from ._depthwise_backprop import (  # noqa: F401  (tf.nn's names)
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
 from ._kernel_dtypes import INEXACT as _INEXACT
