@@ -52,6 +52,7 @@ from . import (
     _segment,
     _space_batch,
     _special,
+    _special_bessel,
 )
 from . import _dtypes as dtypes
 from ._arithmetic import acosh, asinh, atanh, scalar_mul, truncatediv, truncatemod
@@ -214,6 +215,7 @@ _SPECIAL_MATH_NAMES = (
     "erfc erfinv erfcinv ndtri lbeta polygamma zeta igamma igammac betainc bessel_i0 bessel_i0e bessel_i1 bessel_i1e"
 ).split()
 _SPECIAL_NAMES = "bessel_i0 bessel_i0e bessel_i1 bessel_i1e dawsn expint fresnel_cos fresnel_sin spence".split()
+_BESSEL_NAMES = "bessel_j0 bessel_j1 bessel_y0 bessel_y1 bessel_k0 bessel_k0e bessel_k1 bessel_k1e".split()
 _COUNTING_NAMES = (
     "bincount confusion_matrix in_top_k invert_permutation is_non_decreasing is_strictly_increasing zero_fraction"
 ).split()
@@ -231,7 +233,11 @@ math = _Namespace(
     cumulative_logsumexp=_cumulative_logsumexp.cumulative_logsumexp,
     approx_max_k=_approx_top_k.approx_max_k,
     approx_min_k=_approx_top_k.approx_min_k,
-    special=_Namespace("gradkit.tf.math.special", **{n: getattr(_special, n) for n in _SPECIAL_NAMES}),
+    special=_Namespace(
+        "gradkit.tf.math.special",
+        **{n: getattr(_special, n) for n in _SPECIAL_NAMES},
+        **{n: getattr(_special_bessel, n) for n in _BESSEL_NAMES},
+    ),
 )
 
 
@@ -492,6 +498,7 @@ del (
     _saved_model,
     _segment,
     _special,
+    _special_bessel,
 )
 
 
