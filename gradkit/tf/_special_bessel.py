@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._kernel_dtypes import unary as _unary
+from ._special import _safe_x, _with_derivative
 
 _HALF_F32_F64 = ("float16", "float32", "float64")
 _EULER = 0.5772156649015329
@@ -155,20 +156,9 @@ def _k(x, order, scaled):
     return jnp.where(positive, value, jnp.inf).astype(dtype)
 
 
-def _with_derivative(fn, derivative):
-    op = jax.custom_jvp(fn)
-    op.defjvps(lambda tangent, y, x: tangent * derivative(x, y))
-    return op
-
-
-def _nonzero(x):
-    zero = x == 0
-    return zero, jnp.where(zero, jnp.ones_like(x), x)
-
-
 def _j1_derivative(x, y):
     # J1'(0) = 1/2, which TensorFlow's gradient puts there too (its formula divides by x).
-    zero, safe = _nonzero(x)
+    zero, safe = _safe_x(x)
     return jnp.where(zero, jnp.full_like(x, 0.5), _j0(x) - y / safe)
 
 
