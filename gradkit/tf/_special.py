@@ -29,7 +29,7 @@ from gradkit._tape import record
 from ._convert import call, convert, convert_like
 from ._kernel_dtypes import check_dtype
 from ._kernel_dtypes import unary as _unary
-from ._math import _xlog1py, _xlogy
+from ._math import _xlog1py, _xlogy, polygamma_of
 
 _F32_F64 = ("float32", "float64")
 _HALF_F32_F64 = ("float16", "float32", "float64")
@@ -113,7 +113,7 @@ def _floats(what, *xs):
 
 def _polygamma(a, x):
     a, x = jnp.broadcast_arrays(jax.lax.stop_gradient(a), x)
-    return jax.lax.polygamma(a, x)  # its gradient in x is polygamma(a + 1, x), TensorFlow's
+    return polygamma_of(a, x)  # its gradient in x is polygamma(a + 1, x), TensorFlow's
 
 
 def polygamma(a, x, name=None):
