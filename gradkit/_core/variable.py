@@ -499,6 +499,10 @@ class Variable(ValueOperators):
             object.__setattr__(self, name, value)
         self._uid = next(_counter)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _register_variable_type(cls)  # a pytree as Variable is (see below)
+
     # -- reading ---------------------------------------------------------------------------
     def _read_value(self):
         return frames.read(self)
@@ -661,8 +665,13 @@ class VariableSlice(ValueOperators):
 
 # A Variable flattens to its current value, so ``jnp`` functions, ``jax.jit`` and the
 # tree utilities accept it where an array is expected. It unflattens to that plain value:
-# jax never makes a second handle with the same name.
-jax.tree_util.register_pytree_node(Variable, lambda v: ((v._read_value(),), None), lambda _, c: c[0])
+# jax never makes a second handle with the same name. jax registers exact types, so each
+# subclass (gradkit.tf's Variable, Keras' variables, a user's own) registers as it is defined.
+def _register_variable_type(cls) -> None:
+    jax.tree_util.register_pytree_node(cls, lambda v: ((v._read_value(),), None), lambda _, c: c[0])
+
+
+_register_variable_type(Variable)
 jax.tree_util.register_pytree_node(VariableSlice, lambda s: ((s._read_value(),), None), lambda _, c: c[0])
 
 

@@ -228,6 +228,7 @@ class Variable(_GkVariable):
         # int index outside its axis raises as in TensorFlow (jax would clamp v[5] to the last row).
         index = read_index(index)
         check_not_list_index(index)
+        _check_indices(index, self._shape)  # a mask's shape too, before it is read as indices
         index = _boolean_mask_index(index)
         _check_indices(index, self._shape)
         return _VariableSlice(self, index)
