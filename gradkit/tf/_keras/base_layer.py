@@ -592,6 +592,57 @@ class Layer(LayerLosses, nn.Layer):
                 queue += layer._keras_layers() if isinstance(layer, Layer) else list(layer.submodules)
         return self.weights, layers
 
+    def add_variable(
+        self,
+        shape,
+        initializer,
+        dtype=None,
+        trainable=True,
+        autocast=True,
+        regularizer=None,
+        constraint=None,
+        name=None,
+    ):
+        """Keras 3's ``add_variable``: ``add_weight`` with ``shape`` and ``initializer`` required."""
+        return self.add_weight(
+            shape=shape,
+            initializer=initializer,
+            dtype=dtype,
+            trainable=trainable,
+            autocast=autocast,
+            regularizer=regularizer,
+            constraint=constraint,
+            name=name,
+        )
+
+    def save_own_variables(self, store) -> None:
+        """Keras' hook for a weights file: this layer's own weights into ``store`` under "0", "1",
+        ... A layer overriding it (calling ``super()``) saves more state of its own there."""
+        from .weights_h5 import own_variables
+
+        for i, v in enumerate(own_variables(self)):
+            store[str(i)] = np.asarray(v.numpy())
+
+    def load_own_variables(self, store) -> None:
+        """Keras' hook for a weights file: this layer's own weights from ``store`` ("0", "1", ...)."""
+        from .weights_h5 import own_variables
+
+        variables = own_variables(self)
+        if len(store) != len(variables):
+            raise _errors.GradkitValueError(
+                f"Layer '{self.name}' expected {len(variables)} variables, but received {len(store)} variables during "
+                f"loading. Expected: {[v.name for v in variables]}"
+            )
+        values = [np.asarray(store[str(i)]) for i in range(len(variables))]
+        for i, (v, value) in enumerate(zip(variables, values)):
+            if tuple(value.shape) != tuple(v.shape):
+                raise _errors.GradkitValueError(
+                    f"Layer '{self.name}': the stored value {i} has shape {tuple(value.shape)}, but {v.name!r} has "
+                    f"shape {tuple(v.shape)}."
+                )
+        for v, value in zip(variables, values):
+            deferred.write(v, value.astype(v.dtype, copy=False))
+
     def get_weights(self) -> list:
         """The weights' values as NumPy arrays, in ``weights`` order."""
         return [v.numpy() for v in self.weights]

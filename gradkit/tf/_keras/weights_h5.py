@@ -85,15 +85,21 @@ def _base_attributes() -> set:
     return _BASE_ATTRIBUTES
 
 
-def _own_variables(layer) -> list:
+def own_variables(layer) -> list:
+    """The variables Keras writes as ``layer``'s own, in its order."""
     own = layer.__dict__.get("_keras_own", ())
     # Keras' order: the weights made trainable, then the others (a frozen layer's are not moved).
     return [v for v in own if v._trainable] + [v for v in own if not v._trainable]
 
 
+def _custom(layer, hook: str) -> bool:
+    """Whether ``layer``'s class overrides Keras' ``save_own_variables`` / ``load_own_variables``."""
+    return getattr(type(layer), hook, None) is not getattr(Layer, hook)
+
+
 def _groups(layer) -> list:
     """``(subpath, name, variables)``: the groups Keras writes ``layer``'s own weights into."""
-    own = _own_variables(layer)
+    own = own_variables(layer)
     cell = next((name for cls, name in _CELL_OF.items() if isinstance(layer, cls)), None)
     if cell is not None:
         return [("", layer.name, []), ("cell", cell, own)]
@@ -212,9 +218,15 @@ def save_weights(
     os.close(fd)
     try:
         with h5py.File(tmp, "w") as f:
-            for group_path, _, name, variables in groups:
+            for group_path, layer, name, variables in groups:
                 group = (f.require_group(group_path) if group_path else f).create_group("vars")
                 group.attrs["name"] = name
+                if name == layer.name and _custom(layer, "save_own_variables"):
+                    store: dict = {}
+                    layer.save_own_variables(store)  # the layer's own state, as Keras asks it
+                    for key, value in store.items():
+                        group[key] = np.asarray(value)
+                    continue
                 for i, v in enumerate(variables):
                     group[str(i)] = np.asarray(v.numpy())
             optimizer = _compiled_optimizer(model)
@@ -315,13 +327,16 @@ def load_weights(model, filepath, skip_mismatch=False, *, require_built=True, **
             f"Unable to open the weights file {path!r}: no such file. Pass the path save_weights wrote."
         )
     h5py = _h5py()
-    writes, failures, loaded = [], [], []
+    writes, failures, loaded, custom = [], [], [], []
     optimizer = _compiled_optimizer(model)
     with h5py.File(path, "r") as f:
         has_optimizer_state = "optimizer" in f and "vars" in f["optimizer"]
         for group_path, layer, name, variables in plan(model):
             parent = f[group_path] if group_path and group_path in f else (f if not group_path else None)
             group = parent["vars"] if parent is not None and "vars" in parent else {}
+            if name == layer.name and _custom(layer, "load_own_variables"):
+                custom.append((layer, {key: np.asarray(group[key][()]) for key in group}))
+                continue
             values, problem = _layer_values(group, name, variables, layer.built)
             if problem is not None:
                 failures.append((name, problem))
@@ -340,6 +355,9 @@ def load_weights(model, filepath, skip_mismatch=False, *, require_built=True, **
                 "to load the layers that fit."
             )
         warnings.warn(message, stacklevel=3)
+    for layer, store in custom:  # a layer that loads its own state, as Keras asks it
+        layer.load_own_variables(store)
+        loaded.append(layer)
     for v, value in writes:
         deferred.write(v, value)
     if optimizer is not None and has_optimizer_state:
