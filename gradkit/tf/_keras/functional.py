@@ -188,6 +188,11 @@ def first_call_tensors(layer, which: str):
     """Keras 3's ``layer.input`` / ``layer.output``: the KerasTensors of the layer's first call on
     Keras tensors (one tensor alone, several as a list)."""
     nodes = layer.__dict__.get("_keras_inbound_nodes")
+    owner = layer.__dict__.get("_keras_sequential")
+    if not nodes and owner is not None and owner() is not None and owner().make_symbolic_tensors():
+        # A layer of a Sequential with a declared input: Keras 3 runs that model as a functional
+        # one, so its layers have an input and an output from the start.
+        nodes = layer.__dict__.get("_keras_inbound_nodes")
     if not nodes:
         raise _errors.GradkitAttributeError(
             f"The layer {layer.name} has never been called on Keras tensors (tf.keras.Input and what layers made "

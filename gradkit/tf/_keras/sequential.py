@@ -19,6 +19,25 @@ def _takes_training(layer) -> bool:
         return False
 
 
+class _Owner:
+    """A layer's reference to its Sequential (called: the model, or None), which no traversal of
+    the layer's attributes (sublayers, weights, configs) takes for one of its parts. A copied
+    model's layers refer to the copy; a pickled layer keeps none."""
+
+    def __init__(self, model=None):
+        self._model = model
+
+    def __call__(self):
+        return self._model
+
+    def __reduce__(self):
+        return (_Owner, ())
+
+    def __deepcopy__(self, memo):
+        model = self()
+        return _Owner(memo.get(id(model)) if model is not None else None)
+
+
 class Sequential(Model):
     """``tf.keras.Sequential(layers=None, trainable=True, name=None)``: ``model(x)`` calls each layer on the last output.
 
@@ -68,6 +87,8 @@ class Sequential(Model):
                 "a unique name (Keras raises ValueError)."
             )
         self._sequence.append(layer)
+        # So that layer.input / layer.output make this model's symbolic tensors when first read.
+        layer.__dict__["_keras_sequential"] = _Owner(self)
         self.__dict__.pop("_keras_symbolic", None)  # its symbolic tensors are made again when asked for
         if rebuild:
             self._maybe_build()
@@ -153,6 +174,14 @@ class Sequential(Model):
                 y = layer(y)
             found = self.__dict__["_keras_symbolic"] = (x, y)
         return found
+
+    def make_symbolic_tensors(self) -> bool:
+        """Make the symbolic tensors (and so each layer's input and output) if the model has a
+        declared input; whether it has."""
+        if self._keras_input_layer is None or not self._sequence:
+            return False
+        self._symbolic("outputs")
+        return True
 
     def _no_symbolic_tensors(self, what: str) -> Exception:
         return _errors.GradkitAttributeError(
