@@ -58,6 +58,8 @@ def _scatter_nd(tensor, indices, updates, how, ignore=False):
         # TensorFlow's kernel keeps the entry unless the update compares above (below) it, so a
         # NaN update changes nothing (a NaN entry stays); jax's maximum would write the NaN.
         updates = jnp.where(jnp.isnan(updates), -jnp.inf if how == "max" else jnp.inf, updates)
+    if how == "multiply":
+        return _multiplied(tensor, indices, updates)
     if ignore:
         return getattr(tensor.at[_nd_index(indices)], how)(updates, mode="drop")
     if how in ("set", "assign") and jnp.issubdtype(tensor.dtype, jnp.inexact):
@@ -70,6 +72,19 @@ def _scatter_nd(tensor, indices, updates, how, ignore=False):
             return tensor.at[_nd_index(indices)].set(updates)
         return _set_nd(tensor, indices, updates)
     return getattr(tensor.at[_nd_index(indices)], "set" if how == "assign" else how)(updates)
+
+
+def _multiplied(tensor, indices, updates):
+    """Each indexed entry times every update at its index, one update at a time (jax
+    differentiates a multiplying scatter only where indices are unique)."""
+    flat_indices = indices.reshape((-1, indices.shape[-1]))
+    flat_updates = updates.reshape((flat_indices.shape[0], *updates.shape[indices.ndim - 1 :]))
+
+    def one(i, x):
+        index = tuple(flat_indices[i, j] for j in range(flat_indices.shape[1]))
+        return x.at[index].multiply(flat_updates[i], unique_indices=True, mode="drop")
+
+    return jax.lax.fori_loop(0, flat_indices.shape[0], one, tensor)
 
 
 def _scatter(tensor, indices, updates, how, what, policy=""):

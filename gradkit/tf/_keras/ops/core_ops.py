@@ -16,6 +16,7 @@ is known, as Python (so a tape records each step and gradients flow through ever
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -104,7 +105,9 @@ def slice(inputs, start_indices, shape):  # noqa: A001
 
 
 def _update_slice(x, updates, *starts):
-    return jax.lax.dynamic_update_slice(x, updates, starts)
+    # TensorFlow's dynamic_update_slice (Keras' on its backend) takes a negative start as 0; jax
+    # would count it from the end.
+    return jax.lax.dynamic_update_slice(x, updates, [jnp.maximum(s, 0) for s in starts])
 
 
 @keras_op
@@ -128,13 +131,21 @@ def scatter(indices, values, shape):
 def scatter_update(inputs, indices, updates, reduction=None):
     """``keras.ops.scatter_update(inputs, indices, updates, reduction=None)``: ``inputs`` with the
     entries at ``indices`` replaced by ``updates`` (``tf.tensor_scatter_nd_update``)."""
-    if reduction is not None:
-        raise _errors.GradkitNotImplementedError(
-            f"tf.keras.ops.scatter_update got reduction={reduction!r}; gradkit replaces the entries only "
-            "(reduction=None). Use tf.tensor_scatter_nd_add / _max / _min for the others."
-        )
     x = tensor(inputs)
-    return _scatter.tensor_scatter_nd_update(x, tensor(indices), tensor(updates, x.dtype))
+    if reduction is None:
+        return _scatter.tensor_scatter_nd_update(x, tensor(indices), tensor(updates, x.dtype))
+    how = _REDUCTIONS.get(reduction)
+    if how is None:
+        raise _errors.GradkitValueError(
+            f"Unsupported reduction: {reduction!r} (Keras raises ValueError). tf.keras.ops.scatter_update takes "
+            "reduction=None, 'add', 'max', 'min' or 'mul'."
+        )
+    # Each as Keras' TensorFlow backend: tensor_scatter_nd_add / _max / _min, and for 'mul' each
+    # entry times every update at its index.
+    return _scatter._scatter(x, tensor(indices), tensor(updates, x.dtype), how, "tf.keras.ops.scatter_update")
+
+
+_REDUCTIONS = {"add": "add", "max": "max", "min": "min", "mul": "multiply"}
 
 
 @keras_op

@@ -59,9 +59,9 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
         raise _errors.GradkitValueError("tf.keras.ops.multi_hot needs num_classes (Keras raises ValueError).")
     x = tensor(inputs)
     dtype = standardize_dtype(dtype)
-    hot = one_hot(cast(x, "int32"), num_classes, axis=axis, dtype="int32")
-    out = _math.reduce_max(hot, axis=1 if x.ndim > 1 else 0)
-    return cast(out, dtype)
+    # The max in the output dtype, as Keras takes it (no index gives -inf for floats, not int32's min).
+    hot = cast(one_hot(cast(x, "int32"), num_classes, axis=axis, dtype="int32"), dtype)
+    return _math.reduce_max(hot, axis=1 if x.ndim > 1 else 0)
 
 
 def _same_shape(name, target, output):
