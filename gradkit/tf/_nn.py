@@ -61,6 +61,7 @@ from ._pooling import (  # noqa: F401  (tf.nn's names)
     pool,
 )
 from ._space_depth import depth_to_space, space_to_depth  # noqa: F401  (tf.nn's names)
+from ._with_space_to_batch import with_space_to_batch  # noqa: F401  (tf.nn's name)
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
