@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -99,12 +100,41 @@ class _CustomGradient:
         return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
 
 
+@jax.custom_jvp
 def _pass_through(x, y):
-    return x + jax.lax.stop_gradient(y - x)
+    return y  # f(x) itself: its value, dtype and shape
+
+
+@_pass_through.defjvp
+def _pass_through_jvp(primals, tangents):
+    # The identity from x to y: x's tangent brought to y's shape (summed over the axes y does not
+    # have, broadcast over those it adds), so that the gradient for x is y's, broadcast to x's
+    # shape. y's own tangent (f's derivative) is dropped, as TensorFlow's gradient drops it.
+    (_, y), (dx, _) = primals, tangents
+    if not jnp.issubdtype(y.dtype, jnp.inexact):
+        return y, np.zeros(y.shape, jax.dtypes.float0)
+    extra = dx.ndim - y.ndim
+    if extra > 0:
+        dx = jnp.sum(dx, axis=tuple(range(extra)))
+    ones = tuple(i for i, (a, b) in enumerate(zip(dx.shape, y.shape[max(-extra, 0) :])) if b == 1 and a != 1)
+    if ones:
+        dx = jnp.sum(dx, axis=ones, keepdims=True)
+    return y, jnp.broadcast_to(dx, y.shape).astype(y.dtype)
+
+
+def _passes_through(x_shape, y_shape) -> bool:
+    try:
+        return np.broadcast_shapes(tuple(x_shape), tuple(y_shape)) in (tuple(x_shape), tuple(y_shape))
+    except ValueError:
+        return False
 
 
 def grad_pass_through(f):
     """Forward ``f(x)``, backward the identity (``tf.grad_pass_through``).
+
+    The value is ``f(x)`` itself (its dtype and shape). The gradient for ``x`` is the output's,
+    broadcast to ``x``'s shape where ``f`` changes the shape (TensorFlow hands the output's
+    gradient over unshaped); an integer output has no gradient (TensorFlow gives an integer one).
 
     >>> import gradkit.tf as tf
     >>> x = tf.Variable(2.0)
@@ -120,7 +150,10 @@ def grad_pass_through(f):
         y = f(x, *args, **kwargs)
         if hasattr(y, "_read_value"):  # f assigned a Variable and returned it
             y = y.value
-        return wrap(lift(_pass_through)(xv, convert(y)))
+        y = convert(y)
+        if not _passes_through(xv.shape, y.shape):
+            return wrap(stop_gradient(y))  # shapes no gradient can pass between: none passes
+        return wrap(lift(_pass_through)(xv, stop_gradient(y)))
 
     return wrapper
 
