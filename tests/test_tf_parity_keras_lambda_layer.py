@@ -104,6 +104,9 @@ def test_unknown_function_names_are_refused_as_keras():
         gtf.keras.layers.Lambda.from_config(config)
 
 
-def test_mask_is_refused():
+def test_a_tensor_mask_is_the_output_mask_and_is_not_serialized():
+    mask = np.array([[True, False]])
+    layer = gtf.keras.layers.Lambda(np.negative, mask=mask)
+    assert layer.compute_mask(np.zeros((1, 2)), None) is mask
     with pytest.raises(NotImplementedError, match=r"\[gradkit\].*mask"):
-        gtf.keras.layers.Lambda(lambda x: x, mask=True)
+        layer.get_config()

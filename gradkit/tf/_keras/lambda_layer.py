@@ -1,11 +1,11 @@
 """``tf.keras.layers.Lambda``: a Python function of the inputs as a layer, as Keras 3.
 
 The function runs on gradkit.tf tensors, so the tape records its ops and gradients flow
-through it. It gets ``arguments`` as keyword arguments, and ``training`` when it takes a
-parameter of that name. ``get_config`` names a named function as Keras does (``from_config``
-finds it in ``custom_objects`` or among Keras' activations); a Python lambda is refused, as
-gradkit.tf does not serialize Python code (Keras would store its bytecode), and so is Keras'
-``mask=`` (gradkit.tf's layers do not propagate Keras masks).
+through it. It gets ``arguments`` as keyword arguments, and ``training`` and the incoming Keras
+``mask`` when it takes parameters of those names. Its output mask is ``mask=``'s: None, a
+tensor, or a function ``mask(inputs, mask)``. ``get_config`` names a named function as Keras
+does (``from_config`` finds it in ``custom_objects`` or among Keras' activations); a Python
+lambda is refused, as gradkit.tf does not serialize Python code (Keras would store its bytecode).
 
 >>> import gradkit.tf as tf
 >>> def scale(x, factor=2.0):
@@ -69,11 +69,6 @@ class Lambda(KerasNamedLayer, Layer):
     input shape) answers ``compute_output_shape``."""
 
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
-        if mask is not None:
-            raise _errors.GradkitNotImplementedError(
-                f"tf.keras.layers.Lambda got mask={mask!r}: gradkit.tf's layers do not propagate Keras masks, so "
-                "ignoring it would change what later layers see. Leave it out and pass masks explicitly."
-            )
         if not callable(function):
             raise _errors.GradkitTypeError(
                 f"tf.keras.layers.Lambda takes a callable function, but got {function!r}. Pass e.g. "
@@ -82,16 +77,26 @@ class Lambda(KerasNamedLayer, Layer):
         super().__init__(**kwargs)
         self.function = function
         self.arguments = arguments or {}
-        self.mask = None
+        self.mask = mask
+        self.supports_masking = mask is not None
         self._output_shape = output_shape
         parameters = inspect.getfullargspec(function).args
         self._fn_expects_training_arg = "training" in parameters
+        self._fn_expects_mask_arg = "mask" in parameters
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, mask=None, training=None):
         kwargs = dict(self.arguments)
+        if self._fn_expects_mask_arg:
+            kwargs["mask"] = mask
         if self._fn_expects_training_arg:
             kwargs["training"] = training
         return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras': ``mask(inputs, mask)`` for a function, else the ``mask=`` given (None: none)."""
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
 
     def compute_output_shape(self, input_shape):
         if self._output_shape is None:
@@ -112,6 +117,13 @@ class Lambda(KerasNamedLayer, Layer):
                 "lists and dicts, which gradkit.tf does not serialize. Pass plain Python values."
             )
         config["arguments"] = dict(self.arguments)
+        if self.mask is not None:
+            if not callable(self.mask):
+                raise _errors.GradkitNotImplementedError(
+                    "Lambda.get_config: a tensor mask= is not serialized by gradkit.tf. Pass a named function "
+                    "mask(inputs, mask) instead."
+                )
+            config["mask"] = _serialize_function(self.mask, "mask")
         return config
 
     @classmethod
@@ -120,6 +132,8 @@ class Lambda(KerasNamedLayer, Layer):
         Keras' activations (serialized lambdas are refused)."""
         config = dict(config)
         config["function"] = _deserialize_function(config["function"], custom_objects, "the function")
+        if isinstance(config.get("mask"), dict):
+            config["mask"] = _deserialize_function(config["mask"], custom_objects, "mask")
         shape = config.get("output_shape")
         if isinstance(shape, dict):
             config["output_shape"] = _deserialize_function(shape, custom_objects, "output_shape")
