@@ -251,6 +251,30 @@ DIVISIBLE_PROBES = ((2, 24), (3, 48))
 BROADCAST_PROBES = ((1, 13), (1, 17))
 
 
+def _matched_size_probes(symbolic) -> list:
+    """For a None axis that must meet another input's fixed size (``Add()([x, y])``, ``x`` of
+    shape ``(None, None, 4)``, ``y`` ``(None, 3, 4)``): probes at each such size. Both runs then
+    see one size there, so the output's shape comes from ``compute_output_shape`` where the layer
+    can give it (see ``record_call``)."""
+    sizes = sorted({d for t in symbolic for d in t.shape[1:] if isinstance(d, int) and d > 1})
+    return [((2, n), (3, n)) for n in sizes]
+
+
+def _declared_shapes(layer, symbolic, runs):
+    """The layer's own ``compute_output_shape`` for its KerasTensor inputs, where it gives one
+    shape of the runs' rank (None where the layer cannot say)."""
+    if not isinstance(runs[0], Tensor):  # one output only
+        return None
+    shapes = [tuple(t.shape) for t in symbolic]
+    try:
+        shape = layer.compute_output_shape(shapes if len(shapes) > 1 else shapes[0])
+    except Exception:  # noqa: BLE001  (a layer that cannot say: the probed shape stands)
+        return None
+    if not isinstance(shape, (tuple, list)) or len(shape) != len(runs[0].shape):
+        return None
+    return tuple(None if d is None else int(d) for d in shape)
+
+
 def _batch_size_probes(args, kwargs) -> list:
     sizes = []
     for x in _leaves((args, kwargs)):
@@ -293,7 +317,7 @@ def record_call(layer, args, kwargs):
     except (ValueError, TypeError, IndexError) as error:
         fallbacks = []
         if any(d is None for t in symbolic for d in t.shape[1:]):
-            fallbacks.append(DIVISIBLE_PROBES)
+            fallbacks += [DIVISIBLE_PROBES, *_matched_size_probes(symbolic)]
         if any(t.shape and t.shape[0] is None for t in symbolic):
             fallbacks += [*_batch_size_probes(args, kwargs), BROADCAST_PROBES]
         for probes in fallbacks:
@@ -309,12 +333,16 @@ def record_call(layer, args, kwargs):
         layer.__dict__.setdefault("_keras_inbound_nodes", []).append(node)
     flat_two, treedef = jax.tree_util.tree_flatten(runs[0], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
     flat_three = jax.tree_util.tree_leaves(runs[1], is_leaf=lambda x: isinstance(x, Tensor) or x is None)
+    matched = probes not in (PROBES, DIVISIBLE_PROBES, BROADCAST_PROBES) and probes[0][1] == probes[1][1]
+    declared = _declared_shapes(layer, symbolic, runs) if matched else None
     symbolic = []
     for i, (a, b) in enumerate(zip(flat_two, flat_three)):
         if not isinstance(a, Tensor):
             symbolic.append(a)
             continue
         shape = tuple(d if d == e else None for d, e in zip(a.shape, b.shape))
+        if declared is not None:
+            shape = (shape[0], *declared[1:])
         if probes is BROADCAST_PROBES and shape[:1] == (1,):
             shape = (None, *shape[1:])
         symbolic.append(KerasTensor(shape, a.dtype, node, i))
