@@ -29,6 +29,7 @@ from gradkit._core import frames, runtime_checks
 from gradkit._core.jit import JitFunction
 from gradkit._core.variable import Variable
 from gradkit._tape import graph as _graph
+from gradkit._tape.shape import Shape
 from gradkit._tape.tensor import Tensor
 
 from . import _config, _dtypes, _name_scope, _output_order, _random
@@ -99,6 +100,13 @@ def _python_number_as_tensor(x):
             "has no string tensors (JAX arrays hold numbers). Return it from a plain Python function, or keep it "
             "out of the compiled function's results."
         )
+    if isinstance(x, Shape):  # x.shape returned: TensorFlow returns it as an int32 tensor
+        if any(d is None for d in x):
+            raise _errors.GradkitValueError(
+                f"a tf.function returned the shape {tuple(x)}, which has unknown sizes; TensorFlow cannot make a "
+                "tensor of it either. Return tf.shape(x), the shape computed when the function runs."
+            )
+        return convert(np.asarray(tuple(x), np.int32))
     return convert(x) if isinstance(x, (bool, int, float, complex)) else x
 
 

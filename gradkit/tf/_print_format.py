@@ -16,26 +16,34 @@ tuples and dicts printed as above.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 # The printf precisions TensorFlow tries for a float, shortest first (FloatToBuffer, DoubleToBuffer);
-# a float16 prints as the float32 it widens to, in 9 digits.
+# a float16 (and a bfloat16) prints as the float32 it widens to, in 9 digits.
 _PRECISIONS = {np.dtype(np.float64): (15, 17), np.dtype(np.float16): (9, 9)}
 _DEFAULT_PRECISIONS = (6, 9)
+_BFLOAT16 = np.dtype(jnp.bfloat16)
 
 
 def _scalar(x: np.generic) -> str:
     if isinstance(x, (np.bool_, bool)):
         return "1" if x else "0"
+    if getattr(x, "dtype", None) == _BFLOAT16:
+        return _float(x.astype(np.float32), (9, 9))  # widened to float32, as float16 is
     if isinstance(x, np.floating):
-        if not np.isfinite(x):
-            return str(float(x))  # nan, inf, -inf
-        short, long = _PRECISIONS.get(x.dtype, _DEFAULT_PRECISIONS)
-        text = f"{float(x):.{short}g}"
-        return text if x.dtype.type(text) == x else f"{float(x):.{long}g}"
+        return _float(x, _PRECISIONS.get(x.dtype, _DEFAULT_PRECISIONS))
     if isinstance(x, np.complexfloating):
         return "?"  # TensorFlow's summary does not print complex values
     return str(x)
+
+
+def _float(x: np.floating, precisions) -> str:
+    if not np.isfinite(x):
+        return str(float(x))  # nan, inf, -inf
+    short, long = precisions
+    text = f"{float(x):.{short}g}"
+    return text if x.dtype.type(text) == x else f"{float(x):.{long}g}"
 
 
 def summary(value: np.ndarray, summarize) -> str:
