@@ -348,6 +348,14 @@ MSG_VARIABLE_READ_AS_CONSTANT = (
     "the value in as an argument (fn(x, w.value))."
 )
 
+MSG_VARIABLE_READ_IN_LIFT = (
+    "gk.lift({fn}): the function read Variable {name}, which is not one of its arguments. A lifted function "
+    "is compiled once as one recorded op, so the Variable's value would be a constant of it: later calls would "
+    "see neither its assignments nor a gradient with respect to it. Pass the Variable in as an argument "
+    "(gk.lift(lambda x, w: ...)(x, w)), or call the function without gk.lift (its gk.numpy / gradkit.tf ops "
+    "are recorded one by one)."
+)
+
 MSG_VARIABLE_READ_AS_CONSTANT_IN_TRANSFORM = (
     "Variable {name} was read inside jax.jit (or a lax loop's body) by a gradkit transform that does not take "
     "it (gk.grad or gk.jacrev without it in wrt=, gk.vmap, a functionalized function whose State lacks it): jax "

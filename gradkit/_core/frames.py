@@ -12,6 +12,7 @@ The stack is thread-local: two threads never see each other's frames.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from collections.abc import Callable
@@ -64,6 +65,20 @@ class Frame:
 class _Local(threading.local):
     def __init__(self):
         self.stack: list[Frame] = []
+        self.lifted: str | None = None  # the gk.lift'ed function being recorded, if any
+
+
+@contextlib.contextmanager
+def lifted_call(name: str):
+    """A ``gk.lift``'ed function is traced on its own, outside every frame: a Variable it reads
+    there would be a constant of its compiled op (stale at later calls, with no gradient), so
+    such a read raises."""
+    outer = _local.lifted, _local.stack
+    _local.lifted, _local.stack = name, []
+    try:
+        yield
+    finally:
+        _local.lifted, _local.stack = outer
 
 
 _local = _Local()
@@ -117,6 +132,10 @@ def read(var) -> Any:
     if stack:
         return stack[-1].read(var)
     if under_jax_trace() and _staging():
+        if _local.lifted is not None:
+            raise _errors.GradkitValueError(
+                _errors.MSG_VARIABLE_READ_IN_LIFT.format(name=var._label(), fn=_local.lifted)
+            )
         warnings.warn(
             _errors.MSG_VARIABLE_READ_AS_CONSTANT.format(name=var._label()), _errors.GradkitWarning, stacklevel=3
         )

@@ -8,9 +8,12 @@ import types
 from collections.abc import Callable
 
 import jax
+import numpy as np
 
 from .. import _errors
+from .._core import frames
 from . import record
+from .tensor import Tensor
 
 
 def lift(fn: Callable) -> Callable:
@@ -20,6 +23,10 @@ def lift(fn: Callable) -> Callable:
     single op (differentiated by JAX as a whole when the tape replays); on plain arrays it
     is ``fn`` itself. Works for jitted functions, optax updates, Flax/Equinox applies.
 
+    The op is compiled once, so every Variable ``fn`` reads must be one of its arguments: one it
+    reads from a closure would be a constant of the op (stale after an assignment, with no
+    gradient), and the first call refuses it with an error saying so.
+
     >>> import gradkit as gk, jax, jax.numpy as jnp
     >>> f = gk.lift(jax.jit(lambda x: jnp.sin(x) ** 2))
     >>> x = gk.Variable(1.0)
@@ -28,15 +35,62 @@ def lift(fn: Callable) -> Callable:
     >>> round(float(tape.gradient(y, x)), 6)      # 2 sin(x) cos(x)
     0.909297
     """
+    return _lifted(fn, check_reads=True)
+
+
+def lift_op(fn: Callable) -> Callable:
+    """``lift`` for gradkit's own ops, which take every Variable they read as an argument (no
+    check of the first call)."""
+    return _lifted(fn, check_reads=False)
+
+
+def _lifted(fn: Callable, check_reads: bool) -> Callable:
     if getattr(fn, "__gradkit_lifted__", False):
         return fn
+    name = getattr(fn, "__name__", type(fn).__name__)
+    checked = [] if check_reads else [True]
 
     @functools.wraps(fn)
     def lifted(*args, **kwargs):
+        if not checked:
+            _check_reads(fn, name, args, kwargs)
+            checked.append(True)
         return record.apply(fn, *args, **kwargs)
 
     lifted.__gradkit_lifted__ = True
     return lifted
+
+
+def _check_reads(fn, name, args, kwargs) -> None:
+    """Trace ``fn`` once, abstractly, to refuse a Variable it reads without taking it as an
+    argument: the recorded op is compiled once, so that Variable's value would be a constant of
+    it (stale at later calls, with no gradient). Arguments that are not arrays stay as given."""
+
+    def abstract(x):
+        if isinstance(x, (Tensor, jax.Array, np.ndarray)) or hasattr(type(x), "_read_value"):
+            return jax.ShapeDtypeStruct(np.shape(x), x.dtype)
+        return x
+
+    leaves, treedef = jax.tree_util.tree_flatten(
+        (args, kwargs), is_leaf=lambda x: isinstance(x, Tensor) or hasattr(type(x), "_read_value")
+    )
+    shapes = [abstract(x) for x in leaves]
+    dynamic = [i for i, x in enumerate(shapes) if isinstance(x, jax.ShapeDtypeStruct)]
+
+    def call(*values):
+        filled = list(shapes)
+        for i, v in zip(dynamic, values):
+            filled[i] = v
+        a, k = jax.tree_util.tree_unflatten(treedef, filled)
+        return fn(*a, **k)
+
+    with frames.lifted_call(name):
+        try:
+            jax.make_jaxpr(call)(*[shapes[i] for i in dynamic])
+        except _errors.GradkitValueError:
+            raise
+        except Exception:  # noqa: BLE001  (any other trouble shows in the call itself, with its own error)
+            pass
 
 
 def _lift_reporting(fn: Callable, what: str) -> Callable:

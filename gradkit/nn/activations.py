@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 
 from gradkit import _errors
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 
 relu = lift(jax.nn.relu)
 elu = lift(jax.nn.elu)

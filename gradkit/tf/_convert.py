@@ -16,7 +16,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core.variable import Variable, VariableSlice, owned_array
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.shape import Shape
 from gradkit._tape.tensor import Tensor
 

@@ -12,7 +12,7 @@ from gradkit import _errors
 from gradkit._core.custom import custom_gradient as _gk_custom_gradient
 from gradkit._core.custom import stop_gradient as _gk_stop_gradient
 from gradkit._core.transforms import vmap as _gk_vmap
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 
 from . import _random

@@ -61,7 +61,7 @@ from gradkit._errors import (
     GradkitValueError,
     OpInputError,
 )
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 
 from . import _random

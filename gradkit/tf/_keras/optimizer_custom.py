@@ -38,7 +38,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core.variable import Variable
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 
 from .._convert import convert, wrap
 from .gradient_clipping import active_clip, clip_gradients

@@ -19,7 +19,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._core import frames
 from gradkit._core.variable import Variable
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import Layer, unique_name
 

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 
 import gradkit.numpy as gnp
 from gradkit import _errors
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import Layer, unique_name
 

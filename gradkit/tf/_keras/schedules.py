@@ -12,7 +12,7 @@ import math
 import jax.numpy as jnp
 
 from gradkit import _errors
-from gradkit._tape.lift import lift
+from gradkit._tape.lift import lift_op as lift
 
 from .._convert import convert, wrap
 
