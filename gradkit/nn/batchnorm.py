@@ -127,7 +127,11 @@ def _masked_moments(x, axes, mask):
         )
     # Any nonzero entry counts once, as Keras casts the mask to bool before it weighs.
     weights = gnp.broadcast_to(gnp.expand_dims(gnp.astype(gnp.astype(mask, bool), x.dtype), -1), tuple(x.shape))
+    # gk.numpy calls, not operators: x may be a raw watched array, whose operators no tape records.
     total = gnp.sum(weights, axis=axes, keepdims=True) + 1e-7
-    mean = gnp.sum(weights * x, axis=axes, keepdims=True) / total
-    var = gnp.sum(weights * gnp.square(weights * x - mean), axis=axes, keepdims=True) / total
+    weighted = gnp.multiply(weights, x)
+    mean = gnp.divide(gnp.sum(weighted, axis=axes, keepdims=True), total)
+    var = gnp.divide(
+        gnp.sum(gnp.multiply(weights, gnp.square(gnp.subtract(weighted, mean))), axis=axes, keepdims=True), total
+    )
     return mean, var
