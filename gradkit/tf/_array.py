@@ -51,9 +51,30 @@ def _integers(value) -> bool:
     return False
 
 
+def _with_hint(value, hint):
+    """``value`` (a Python value or NumPy array) converted to ``dtype_hint`` where it holds it as
+    it is, as TensorFlow's preferred dtype; None where it does not (the default applies then)."""
+    hint = np.dtype(hint)
+    kind = np.asarray(value).dtype.kind if isinstance(value, (np.ndarray, np.generic)) else None
+    if kind == "c" and hint.kind != "c":  # a NumPy array is cast (floats truncated), but not complex
+        return None
+    try:
+        check_python_value(value, hint, "tf.convert_to_tensor")
+        return convert(value, hint)
+    except (TypeError, ValueError):
+        return None
+
+
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
-    """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded."""
+    """Like ``constant``, but a recorded tensor (or a Variable read under a tape) stays recorded.
+    ``dtype_hint`` is the dtype a Python value or NumPy array takes where it can, as in TensorFlow
+    (``convert_to_tensor([1, 2], dtype_hint=tf.float32)`` is float32; ``1.5`` stays float32 with
+    an int32 hint)."""
     check_python_value(value, dtype, "tf.convert_to_tensor")
+    if dtype is None and dtype_hint is not None and not isinstance(value, (Tensor, Variable, jax.Array)):
+        hinted = _with_hint(value, dtype_hint)
+        if hinted is not None:
+            return wrap(hinted)
     out = wrap(convert(value, dtype))
     if isinstance(value, Variable) and record.is_recorded(out):
         # A read of its own, as TensorFlow's: a gradient with respect to the result counts only

@@ -256,7 +256,7 @@ def _moments(x, axes, keepdims):
     # means, as reduce_mean's); the variance treats the mean as a constant (the same gradient).
     y = x.astype(jnp.float32) if x.dtype == jnp.float16 else x
     mean = _math._mean(y, axes, True)
-    variance = _math._mean(jnp.square(y - jax.lax.stop_gradient(mean)), axes, True)
+    variance = _math._mean(_math._squared_difference(y, jax.lax.stop_gradient(mean)), axes, True)
     if not keepdims:
         mean, variance = jnp.squeeze(mean, axes), jnp.squeeze(variance, axes)
     return mean.astype(x.dtype), variance.astype(x.dtype)

@@ -19,6 +19,7 @@ from gradkit import _errors
 
 from . import _array, _shape_args
 from ._convert import TENSOR_LIKE, axis_arg, call, convert
+from ._math import _squared_difference
 
 
 def _axes(axes, what, allow_int=False):
@@ -55,7 +56,7 @@ def _sufficient(x, shift, axes, keepdims):
         m_ss, v_ss = x, jnp.square(x)
     else:
         x, shift = _aligned(x, shift)
-        m_ss, v_ss = x - shift, jnp.square(x - shift)
+        m_ss, v_ss = x - shift, _squared_difference(x, shift)  # TensorFlow's: conj(d) d for complex
     return jnp.sum(m_ss, axis=axes, keepdims=keepdims), jnp.sum(v_ss, axis=axes, keepdims=keepdims)
 
 
@@ -112,7 +113,7 @@ def _weighted_moments(x, weights, axes, keepdims):
     weighted_input_sum = jnp.sum(weights * x, axis=axes, keepdims=True)
     sum_of_weights = jnp.sum(weights + jnp.zeros_like(x), axis=axes, keepdims=True)
     mean = _no_nan(weighted_input_sum, sum_of_weights)
-    variance = _no_nan(jnp.sum(weights * jnp.square(x - mean), axis=axes, keepdims=True), sum_of_weights)
+    variance = _no_nan(jnp.sum(weights * _squared_difference(x, mean), axis=axes, keepdims=True), sum_of_weights)
     if not keepdims:
         mean, variance = jnp.squeeze(mean, axes), jnp.squeeze(variance, axes)
     return mean.astype(dtype), variance.astype(dtype)
