@@ -307,7 +307,21 @@ def cast(x, dtype, name=None):
         return x  # TensorFlow's cast to a tensor's own dtype is that tensor: no op of its own
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "iu" and target.kind in "fc":
         x = np.asarray(x).astype(target)  # 64-bit integers reach a float without a 64-bit JAX type
+    elif _integers(x) and not isinstance(x, (np.ndarray, np.generic)) and target.kind in "iuf":
+        # Python integers the target holds (3000000000 as a uint32) go there directly, not
+        # through the int32 they would not fit.
+        with contextlib.suppress(TypeError, ValueError):
+            return (
+                wrap(convert(x, target)) if _holds(np.asarray(x), target) else call(_cast_to, convert(x), dtype=target)
+            )
     return call(_cast_to, convert(x), dtype=target)
+
+
+def _holds(values: np.ndarray, target: np.dtype) -> bool:
+    if target.kind == "f":
+        return True
+    info = np.iinfo(target)
+    return values.size == 0 or (int(values.min()) >= info.min and int(values.max()) <= info.max)
 
 
 def _where3(c, x, y):
@@ -496,7 +510,10 @@ def shape(input, out_type=None, name=None):  # noqa: A002
 
 
 def size(input, out_type=None, name=None):  # noqa: A002
-    dtype = _shape_dtype(out_type, "tf.size")
+    # TensorFlow makes a known size a constant of any integer out_type (its Size op, of int32 or
+    # int64, runs only for a size unknown until the op runs, which gradkit's never is).
+    known_int = out_type is not None and np.dtype(out_type).kind in "iu"
+    dtype = jax.dtypes.canonicalize_dtype(np.dtype(out_type)) if known_int else _shape_dtype(out_type, "tf.size")
     dims = _value_shape(input)
     if not _all_known(dims):
         return Tensor.concrete(jnp.asarray(math.prod(dims), dtype=dtype))

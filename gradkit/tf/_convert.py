@@ -67,8 +67,12 @@ def convert(x, dtype=None):
                 arr = arr.astype(np.float32)
             elif arr.dtype == np.int64 and _fits(arr, np.int32):
                 arr = arr.astype(np.int32)  # TensorFlow's int32, and int64 only where it must
-        if dtype is not None and arr.dtype.kind in "iu" and np.dtype(dtype).kind in "fc":
-            arr = arr.astype(np.dtype(dtype))  # in NumPy: 2**40 as a float needs no 64-bit JAX integer
+        if dtype is not None and arr.dtype.kind in "iu":
+            target = np.dtype(dtype)
+            # In NumPy: 2**40 as a float (bfloat16 too) needs no 64-bit JAX integer, nor does
+            # 3000000000 as a uint32.
+            if target.kind in "fc" or target == np.dtype(jnp.bfloat16) or (target.kind in "iu" and _fits(arr, target)):
+                arr = arr.astype(target)
         _check_integers_fit(arr, x)
         # Data given in Python or NumPy stays known inside tf.function, as a TensorFlow graph
         # constant is: indices, ids and counts are checked there as eagerly, and a tf.data

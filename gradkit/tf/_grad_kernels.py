@@ -59,13 +59,21 @@ def with_tf_gradient_kernel(fn):
 # upstream times an infinite factor is NaN here in TensorFlow too.)
 
 
+def _power(x, y):
+    out = jnp.power(x, y)
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        # 0 to a power of positive real part is 0 (TensorFlow's); jax's exp(y log 0) is NaN.
+        out = jnp.where((x == 0) & (jnp.real(y) > 0), jnp.zeros_like(out), out)
+    return out
+
+
 @jax.custom_vjp
 def _pow(x, y):
-    return jnp.power(x, y)
+    return _power(x, y)
 
 
 def _pow_fwd(x, y):
-    return jnp.power(x, y), (x, y)
+    return _power(x, y), (x, y)
 
 
 def _pow_bwd(residuals, upstream):

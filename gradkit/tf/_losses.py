@@ -11,12 +11,27 @@ from gradkit import _errors
 from ._convert import call, convert, known_value
 
 
+@jax.custom_jvp
 def _sigmoid_xent(labels, logits):
     # max(x, 0) - x * z + log(1 + exp(-|x|)), with TensorFlow's branches at x = 0.
     positive = logits >= 0
     relu_logits = jnp.where(positive, logits, jnp.zeros_like(logits))
     neg_abs_logits = jnp.where(positive, -logits, logits)
     return relu_logits - logits * labels + jnp.log1p(jnp.exp(neg_abs_logits))
+
+
+def _sigmoid_xent_logits_derivative(labels, logits):
+    """``sigmoid(x) - z`` as the sum of its terms' derivatives, ``(step(x) - z) - sign(x) sigmoid(-|x|)``:
+    exact where the first part cancels (x > 0, z = 1), as TensorFlow's gradient of the same sum
+    is. Autodiff of the sum's log1p(exp(.)) in float16 or bfloat16 lost a fifth of the digits."""
+    small = jax.nn.sigmoid(-jnp.abs(logits))
+    return jnp.where(logits >= 0, (1 - labels) - small, small - labels)
+
+
+_sigmoid_xent.defjvps(
+    lambda dz, y, labels, logits: -logits * dz,
+    lambda dx, y, labels, logits: _sigmoid_xent_logits_derivative(labels, logits) * dx,
+)
 
 
 def _require(labels, logits, fn):
