@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import types
+import weakref
 from collections.abc import Callable
 
 import jax
@@ -48,17 +50,30 @@ def _lifted(fn: Callable, check_reads: bool) -> Callable:
     if getattr(fn, "__gradkit_lifted__", False):
         return fn
     name = getattr(fn, "__name__", type(fn).__name__)
-    checked = [] if check_reads else [True]
+    checked = [] if check_reads and not _already_checked(fn) else [True]
 
     @functools.wraps(fn)
     def lifted(*args, **kwargs):
         if not checked:
             _check_reads(fn, name, args, kwargs)
             checked.append(True)
+            with contextlib.suppress(TypeError):  # a callable that takes no weak reference
+                _CHECKED.add(fn)
         return record.apply(fn, *args, **kwargs)
 
     lifted.__gradkit_lifted__ = True
     return lifted
+
+
+# The functions whose reads were checked: gk.lift(f) made anew at each step checks f once.
+_CHECKED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _already_checked(fn) -> bool:
+    try:
+        return fn in _CHECKED
+    except TypeError:
+        return False
 
 
 def _check_reads(fn, name, args, kwargs) -> None:
