@@ -20,7 +20,7 @@ def _models(keras):
 
 
 def _paths(model):
-    # Without the model's own name, which Keras 3 puts first and gradkit.tf leaves out.
+    # Without the model's own name, which both put first (its number depends on the models made before).
     return [w.path.split("/", 1)[1] if w.path.startswith("sequential") else w.path for w in model.weights]
 
 

@@ -34,9 +34,11 @@ def _hertz_to_mel(hertz):
 
 
 def _linspace(start, stop, num):
-    # TensorFlow's LinSpace: start + i * (stop - start) / (num - 1).
+    # TensorFlow's linspace: start + i * (stop - start) / (num - 1), its last point ``stop`` itself (so
+    # a bin at the upper edge's frequency lands on the edge exactly, as in TensorFlow).
     step = (stop - start) / max(num - 1, 1)
-    return start + jnp.arange(num, dtype=start.dtype) * step
+    points = start + jnp.arange(num, dtype=start.dtype) * step
+    return points if num < 2 else jnp.concatenate([points[:-1], stop[None]])
 
 
 def _mel_matrix(sample_rate, lower_edge, upper_edge, num_mel_bins, num_spectrogram_bins, dtype):
@@ -47,7 +49,10 @@ def _mel_matrix(sample_rate, lower_edge, upper_edge, num_mel_bins, num_spectrogr
     lower, center, upper = edges[None, :-2], edges[None, 1:-1], edges[None, 2:]
     lower_slopes = (bins_mel - lower) / (center - lower)
     upper_slopes = (upper - bins_mel) / (upper - center)
-    weights = jnp.maximum(jnp.zeros([], dtype), jnp.minimum(lower_slopes, upper_slopes))
+    # TensorFlow's Minimum and Maximum: a tie's gradient goes to the first argument (jax's would split
+    # it), so a bin on a band edge (the upper edge at the Nyquist frequency) gives the slope none.
+    slopes = jnp.where(lower_slopes <= upper_slopes, lower_slopes, upper_slopes)
+    weights = jnp.where(0 >= slopes, jnp.zeros([], dtype), slopes)
     return jnp.pad(weights, [(1, 0), (0, 0)])
 
 

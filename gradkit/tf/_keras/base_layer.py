@@ -63,6 +63,32 @@ class _CallContext(threading.local):
     def __init__(self):
         self.depth = 0
         self.training = None
+        # The layers being called or built, outermost first: Keras 3's name scopes, whose names
+        # prefix the path of a weight made inside them ('sequential/dense/kernel').
+        self.scopes = []
+
+
+def _enter_scope(layer) -> bool:
+    """Open ``layer``'s name scope unless it is the innermost already (Keras' deduplication);
+    whether it was opened (and is to be closed)."""
+    scopes = _context.scopes
+    if scopes and scopes[-1] is layer:
+        return False
+    scopes.append(layer)
+    return True
+
+
+def _keras_path(layer, own: str) -> str:
+    """Keras 3's path of a weight of ``layer`` made now, named ``own`` (``'layer/name'``): the names
+    of the scopes it is made inside, outermost first, before it. A sublayer whose name already
+    holds its parent's (``'mha/query'``) is not prefixed by that parent again."""
+    scopes = _context.scopes
+    if scopes and scopes[-1] is layer:
+        scopes = scopes[:-1]
+    names = [scope.name for scope in scopes]
+    while names and own.startswith(names[-1] + "/"):
+        names.pop()
+    return "/".join([*names, own])
 
 
 _context = _CallContext()
@@ -120,7 +146,12 @@ def _marks_built(build):
 
     @functools.wraps(build)
     def build_and_mark(self, *args, **kwargs):
-        out = build(self, *args, **kwargs)
+        opened = _enter_scope(self)
+        try:
+            out = build(self, *args, **kwargs)
+        finally:
+            if opened:
+                _context.scopes.pop()
         if args and "_keras_build_shape" not in self.__dict__:  # built directly: get_build_config's shape
             self.__dict__["_keras_build_shape"] = args[0]
         self.built = True
@@ -376,6 +407,7 @@ class Layer(LayerLosses, nn.Layer):
         if outermost:
             self._keras_clear_losses()  # Keras 3: each outermost call collects its own add_loss terms
         _context.depth += 1
+        opened = _enter_scope(self)
         try:
             default = type(self)._keras_training
             if "training" in kwargs:
@@ -417,6 +449,8 @@ class Layer(LayerLosses, nn.Layer):
                 self.add_loss(layer_regularization.activity_losses(self.activity_regularizer, outputs))
             return outputs
         finally:
+            if opened:
+                _context.scopes.pop()
             _context.depth -= 1
             if outermost:
                 _context.training = None
@@ -489,7 +523,9 @@ class Layer(LayerLosses, nn.Layer):
     def _make_variable(self, value, name, trainable):
         # A checkpoint restored before the layer was built gives the weight its initial value.
         value = deferred.initial_value(self, name, value)
-        variable = LayerWeight(value, name=f"{self.name}/{self._weight_scope()}{name}", trainable=trainable)
+        own = f"{self.name}/{self._weight_scope()}{name}"
+        variable = LayerWeight(value, name=own, trainable=trainable)
+        variable.__dict__["_keras_path"] = _keras_path(self, own)
         if not self.trainable:  # a frozen layer's new weights are frozen too (Keras' _track_variable)
             variable.trainable = False
         self.__dict__.setdefault("_keras_own", []).append(variable)

@@ -37,6 +37,10 @@ class LayerWeight(SettableTrainable, Variable):
 
     @property
     def path(self) -> str:
-        """Keras 3's ``path``, the key its optimizers and savers use: ``'layer/name'``, the weight's
-        name without ``':0'`` (Keras 3 also prefixes the models a layer is built in, ``'sequential/...'``)."""
+        """Keras 3's ``path``, the key its optimizers (``MultiOptimizer``) match: ``'layer/name'``
+        after the names of the models and layers it was built in (``'sequential/dense/kernel'``;
+        a functional model's layers are built outside it, ``'dense/kernel'``)."""
+        path = self.__dict__.get("_keras_path")
+        if path is not None:
+            return path
         return self.name[:-2] if self.name.endswith(":0") else self.name

@@ -38,6 +38,26 @@ from .._convert import call, convert
 from .optimizers import _BASE_OPTIONS, Optimizer, _checked_pairs
 
 
+def _make_state(optimizer, variables) -> None:
+    """Make ``optimizer``'s state for ``variables`` before a step reads it, so a skipped step
+    (inside ``tf.function``) can keep every state Variable as it was: a built-in optimizer's slots,
+    each part of a ``MultiOptimizer``'s, and an optimizer of your own built once, as its first
+    step would build it."""
+    from .optimizer_multi import MultiOptimizer  # which imports this module
+
+    if isinstance(optimizer, MultiOptimizer):
+        groups: dict = {}
+        for variable in variables:
+            groups.setdefault(optimizer._optimizer_index(variable), []).append(variable)
+        for index, group in groups.items():
+            _make_state(optimizer._inner_optimizers[index], group)
+    elif optimizer._custom_update:
+        if not optimizer.built:
+            optimizer.build(variables)
+    else:
+        optimizer._make_state(variables)
+
+
 def _all_finite(*grads):
     flags = [jnp.all(jnp.isfinite(g)) for g in grads if jnp.issubdtype(g.dtype, jnp.inexact)]
     return jnp.all(jnp.stack(flags)) if flags else jnp.asarray(True)
@@ -170,7 +190,7 @@ class LossScaleOptimizer(Optimizer):
         scale = self.dynamic_scale.value
         unscaled = iter([call(_unscaled, finite, g, scale) for g in grads])
         inner_pairs = [(None if g is None else next(unscaled), v) for g, v in pairs]
-        self.inner_optimizer._make_state(every_variable)
+        _make_state(self.inner_optimizer, every_variable)
         skip_known = not isinstance(finite.__gradkit_value__(), jax.core.Tracer)
         if skip_known and not bool(finite):
             pass  # Keras skips the step: only the scale moves

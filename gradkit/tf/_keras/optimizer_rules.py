@@ -53,10 +53,11 @@ def _sqrt(v):
     the first moment: the update's true derivative comes through the first moment alone, and
     an infinite factor here would turn a meta-gradient through the step into NaN. (RMSprop and
     Adagrad add epsilon inside the square root, so theirs is never taken at 0 while the update
-    is finite.)
+    is finite.) Only 0 itself is special: a NaN (an overflowed second moment, ``inf - inf``) stays
+    NaN, as Keras' step gives it, so the weights show it rather than step by ``m / epsilon``.
     """
-    positive = v > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, v, 1)), 0)
+    zero = v == 0
+    return jnp.where(zero, 0, jnp.sqrt(jnp.where(zero, 1, v)))
 
 
 def _zeros(count):

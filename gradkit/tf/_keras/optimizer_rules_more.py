@@ -92,11 +92,12 @@ def lamb(lr, step, beta_1, beta_2, epsilon):
 
 
 def _power(x, exponent):
-    """``x ** exponent`` for ``x >= 0`` and ``exponent >= 0`` whose derivative at ``x = 0`` is 0."""
+    """``x ** exponent`` for ``x >= 0`` and ``exponent >= 0`` whose derivative at ``x = 0`` is 0
+    (a NaN stays NaN, as in Keras' step)."""
     if exponent == 0:
         return jnp.ones_like(x)
-    positive = x > 0
-    return jnp.where(positive, jnp.power(jnp.where(positive, x, 1), exponent), 0)
+    zero = x == 0
+    return jnp.where(zero, 0, jnp.power(jnp.where(zero, 1, x), exponent))
 
 
 def ftrl(

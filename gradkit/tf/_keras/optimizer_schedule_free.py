@@ -4,10 +4,11 @@ Adam-scaled SGD sequence ``z`` (Keras' ``momentum`` slot, starting at the weight
 running average ``x``. ``warmup_steps`` ramps the rate up linearly.
 
 Each step recovers ``x`` from the weight and the sequence's value before the step,
-``x = (y - (1 - beta_1) * z_old) / beta_1``, as the algorithm does and as Keras does inside a
-``tf.function`` (and on its JAX and PyTorch backends). Keras on TensorFlow, run eagerly, reads
-``z`` through a reference that its own update has already changed, so from the second step on
-its eager steps differ from its compiled ones; gradkit's are the compiled ones, eagerly too.
+``x = (y - (1 - beta_1) * z_old) / beta_1``, as the algorithm does and as Keras does on its JAX
+and PyTorch backends. Keras on TensorFlow reads ``z`` through a reference that its own update has
+already changed (with Keras Variables, as ``model.fit`` makes them, eagerly and in a
+``tf.function`` alike), so from the second step on its weights differ from the algorithm's;
+gradkit's follow the algorithm, and so differ from Keras on TensorFlow there.
 """
 
 from __future__ import annotations
