@@ -12,6 +12,8 @@ in float32 while the code believes otherwise.
 
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit import _errors
 
 _NAMES = ("float32", "float16", "bfloat16", "float64", "mixed_float16", "mixed_bfloat16")
@@ -60,6 +62,19 @@ class DTypePolicy:
 
 
 Policy = DTypePolicy
+
+
+def compute_dtype(dtype) -> str:
+    """The dtype a loss or metric given ``dtype`` computes in, as Keras' ``dtype_policies.get(dtype
+    or floatx()).compute_dtype``: a policy's (``"mixed_float16"`` computes in float16), a dtype's own."""
+    if dtype is None:
+        return "float32"
+    name = getattr(dtype, "name", dtype)
+    if isinstance(dtype, DTypePolicy) or name in _NAMES:
+        return DTypePolicy(name).compute_dtype
+    return np.dtype(dtype).name
+
+
 _GLOBAL = DTypePolicy("float32")
 
 

@@ -24,7 +24,7 @@ from .._grad_kernels import with_tf_gradient_kernel
 from .._losses import _sigmoid_xent, _softmax_xent, _sparse_softmax_xent
 from .._math import _clip_by_value, _divide_no_nan, _tf_abs, _tf_maximum, _tf_minimum
 from .._namespace import missing
-from . import keras_logits, masking
+from . import dtype_policies, keras_logits, masking
 
 EPSILON = 1e-7  # keras.backend.epsilon()
 
@@ -418,7 +418,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     """Cross-entropy of integer class labels ``y_true`` against ``y_pred`` (probabilities, clipped
     to ``[1e-7, 1 - 1e-7]``, unless ``from_logits``) along the last axis."""
     fn = "tf.keras.losses.sparse_categorical_crossentropy"
-    y_pred, from_logits = keras_logits.prediction(y_pred, from_logits, "sparse_categorical_crossentropy")
+    if ignore_class is None:
+        # With ignore_class, Keras zeroes the ignored rows of y_pred first: the product is no softmax
+        # output, so its cross-entropy takes the probabilities (clipped to 1e-7), not the logits.
+        y_pred, from_logits = keras_logits.prediction(y_pred, from_logits, "sparse_categorical_crossentropy")
     y_pred = convert(y_pred)
     y_true = convert(y_true)
     axis = _int_axis(axis)
@@ -552,7 +555,7 @@ class Loss:
     def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
         self.name = name or _snake(type(self).__name__)
         self.reduction = standardize_reduction(reduction)
-        self._dtype = np.dtype(dtype or "float32").name
+        self._dtype = dtype_policies.compute_dtype(dtype)
 
     @property
     def dtype(self):

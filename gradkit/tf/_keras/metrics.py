@@ -21,8 +21,8 @@ from .._convert import call, convert
 from .._graph_helpers import tapes_paused
 from .._math import _divide_no_nan
 from .._namespace import missing
+from . import dtype_policies, masking
 from . import losses as _losses
-from . import masking
 from .layer_names import keras_snake
 from .layer_weight import KerasStateVariable
 from .losses import same_rank
@@ -69,7 +69,7 @@ class Metric:
     def __init__(self, dtype=None, name=None):
         # Keras' auto_name: an unnamed metric takes the next free name of its class ('auc', 'auc_1').
         self.name = name or unique_name(keras_snake(type(self).__name__))
-        self._dtype = np.dtype(dtype or "float32").name
+        self._dtype = dtype_policies.compute_dtype(dtype)
         self._variables = []
 
     @property
@@ -82,8 +82,10 @@ class Metric:
 
     def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum", name=None):
         """A non-trainable state Variable starting at ``initializer``'s values (a Keras initializer,
-        its name, or None for zeros); ``reset_state`` sets it to zeros, as Keras' does."""
-        dtype = np.dtype(dtype or self._dtype)
+        its name, or None for zeros); ``reset_state`` sets it to zeros, as Keras' does. Without a
+        ``dtype`` it is float32 (Keras' floatx), whatever the metric's own dtype, as in Keras: the
+        counts of a float16 metric are kept in float32 (float16 stops counting at 2048)."""
+        dtype = np.dtype(dtype or "float32")
         shape = tuple(int(d) for d in ((shape,) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else shape))
         if initializer in ("zeros", None):
             start = np.zeros(shape, dtype)
@@ -139,8 +141,16 @@ def require_2d(metric: str, true_shape, pred_shape) -> None:
         )
 
 
-def _weights(sample_weight, dtype):
-    return None if sample_weight is None else convert(sample_weight, dtype)
+def _weights(sample_weight, dtype, values=None):
+    """The sample weights in ``dtype``; given weights also weigh 0 where ``values`` carry a Keras mask
+    (an Embedding's ``mask_zero``), as Keras' ``reduce_to_samplewise_values`` folds it in."""
+    if sample_weight is None:
+        return None
+    sample_weight = convert(sample_weight, dtype)
+    mask = None if values is None else masking.get_keras_mask(values)
+    if mask is None:
+        return sample_weight
+    return call(_losses._mask_weights, mask, sample_weight, dtype, "sum")
 
 
 class Sum(Metric):
@@ -148,11 +158,12 @@ class Sum(Metric):
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable((), name="total")
+        self.total = self.add_variable((), dtype=self._dtype, name="total")
 
     def update_state(self, values, sample_weight=None):
         with _unrecorded():
-            increment = call(_sum_increment, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype)
+            weights = _weights(sample_weight, self._dtype, values)
+            increment = call(_sum_increment, convert(values), weights, dtype=self._dtype)
             self.total.assign_add(increment)
 
     def result(self):
@@ -164,13 +175,13 @@ class Mean(Metric):
 
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self.total = self.add_variable((), name="total")
-        self.count = self.add_variable((), name="count")
+        self.total = self.add_variable((), dtype=self._dtype, name="total")
+        self.count = self.add_variable((), dtype=self._dtype, name="count")
 
     def update_state(self, values, sample_weight=None):
         with _unrecorded():
             total, count = call(
-                _mean_increments, convert(values), _weights(sample_weight, self._dtype), dtype=self._dtype
+                _mean_increments, convert(values), _weights(sample_weight, self._dtype, values), dtype=self._dtype
             )
             self.total.assign_add(total)
             self.count.assign_add(count)

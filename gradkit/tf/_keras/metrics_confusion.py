@@ -117,9 +117,10 @@ class _ConfusionMetric(Metric):
             setattr(self, kind, self.add_variable(shape, name=kind))
 
     def _counts(self, y_true, y_pred, sample_weight, **options) -> dict:
-        """This batch's counts by kind (call under ``_unrecorded``)."""
-        weights = None if sample_weight is None else convert(sample_weight, self._dtype)
-        counts = call(_confusion_counts, convert(y_true), convert(y_pred), weights, dtype=self._dtype, **options)
+        """This batch's counts by kind (call under ``_unrecorded``), in the counts' float32, as Keras
+        casts the labels and predictions to its count Variables' dtype whatever the metric's."""
+        weights = None if sample_weight is None else convert(sample_weight, "float32")
+        counts = call(_confusion_counts, convert(y_true), convert(y_pred), weights, dtype="float32", **options)
         return dict(zip(("true_positives", "false_positives", "true_negatives", "false_negatives"), counts))
 
     def _accumulate(self, y_true, y_pred, sample_weight, **options):

@@ -90,7 +90,7 @@ class FBetaScore(Metric):
         require_2d("FBetaScore", true_shape, pred_shape)
         shape = () if self.average == "micro" else (pred_shape[-1],)
         for kind in ("true_positives", "false_positives", "false_negatives", "intermediate_weights"):
-            setattr(self, kind, self.add_variable(shape, name=kind))
+            setattr(self, kind, self.add_variable(shape, dtype=self._dtype, name=kind))
         self._built = True
 
     def update_state(self, y_true, y_pred, sample_weight=None):

@@ -83,7 +83,7 @@ class IoU(Metric):
         self.sparse_y_true = sparse_y_true
         self.sparse_y_pred = sparse_y_pred
         self.axis = axis
-        self.total_cm = self.add_variable((num_classes, num_classes), name="total_confusion_matrix")
+        self.total_cm = self.add_variable((num_classes, num_classes), dtype=self._dtype, name="total_confusion_matrix")
 
     _threshold = None
 

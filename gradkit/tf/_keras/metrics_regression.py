@@ -62,6 +62,11 @@ ConcordanceCorrelation = _wrapper_class(
 _AGGREGATIONS = (None, "uniform_average", "variance_weighted_average")
 
 
+def _r2_float32_increments(y_true, y_pred, sample_weight):
+    """The increments computed in the metric's dtype, for its float32 state (Keras' ``sum + increment``)."""
+    return [x.astype(jnp.float32) for x in _r2_increments(y_true, y_pred, sample_weight)]
+
+
 def _r2_increments(y_true, y_pred, sample_weight):
     y_true, y_pred = same_rank(y_true, y_pred)
     weights = jnp.ones((), y_true.dtype) if sample_weight is None else sample_weight.astype(y_true.dtype)
@@ -141,7 +146,7 @@ class R2Score(Metric):
             self._build(*(s.shape for s in shapes))
         with _unrecorded():
             weights = None if sample_weight is None else convert(sample_weight, self._dtype)
-            increments = call(_r2_increments, y_true, y_pred, weights)
+            increments = call(_r2_float32_increments, y_true, y_pred, weights)
             for variable, increment in zip((self.sum, self.squared_sum, self.total_mse, self.count), increments[:4]):
                 variable.assign_add(increment)
             self.num_samples.assign_add(increments[4])
