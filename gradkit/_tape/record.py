@@ -337,6 +337,8 @@ def apply(fn, *args, **kwargs):
         if session is not None and session.watched_arrays and any(id(x) in session.watched_arrays for x in leaves):
             return _record(fn, leaves, treedef, session)
         # Plain JAX; Variables were read into their values above.
+        if id(fn) in _cut_ids:
+            leaves = _cut_traced(leaves)
         a, k = jax.tree_util.tree_unflatten(treedef, leaves)
         out = fn(*a, **k)
         if isinstance(out, jax.core.Tracer):  # tf.reduce_prod(w.shape) in tf.function: a known size
@@ -345,6 +347,8 @@ def apply(fn, *args, **kwargs):
     recorded = session is not None and any(leaves[i]._node.session is session for i in tensors)
     if not recorded:
         values = [value_of(x) if isinstance(x, Tensor) else x for x in leaves]
+        if id(fn) in _cut_ids:
+            values = _cut_traced(values)
         a, k = jax.tree_util.tree_unflatten(treedef, values)
         out = fn(*a, **k)
         if isinstance(out, jax.core.Tracer):
@@ -476,10 +480,25 @@ _CUTS = {
 }
 
 
+# By id, for the unrecorded paths of apply: there a cut op's traced inputs are held constant.
+_cut_ids = {id(fn) for fn in _CUTS}
+
+
+def _cut_traced(values: list) -> list:
+    """A cut op's float inputs that are traced values held constant: a transform that differentiates
+    the traced program (a tf.function or gk.jit call a tape records, gk.grad) gets no gradient
+    through the op either, as a tape recording it eagerly gets None."""
+    return [
+        jax.lax.stop_gradient(x) if isinstance(x, jax.core.Tracer) and jnp.issubdtype(x.dtype, jnp.inexact) else x
+        for x in values
+    ]
+
+
 def cut_by_design(fn, name: str) -> None:
     """Record ``fn`` as an op that cuts every tape's path, as ``stop_gradient`` does (a
-    gradient through it is None); ``explain`` names the cut ``name``."""
+    gradient through it is None, also where it runs traced); ``explain`` names the cut ``name``."""
     _CUTS[fn] = name
+    _cut_ids.add(id(fn))
     _unary_ops.pop(id(fn), None)  # recorded uncut before: from now on, cut
     _elementwise_ids.discard(id(fn))  # its two-argument calls take _record's path, which cuts
 

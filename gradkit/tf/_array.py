@@ -171,7 +171,14 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
         dtype = jax.dtypes.canonicalize_dtype(np.dtype(dtype))
     _shape_args.check_range(*(v.item() for v in vals))
     with jax.ensure_compile_time_eval():  # known inside tf.function too: `for t in tf.range(n)` unrolls
-        return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
+        if not jnp.issubdtype(dtype, jnp.floating):
+            return Tensor.concrete(jnp.arange(*[v.item() for v in vals], dtype=dtype))
+        # TensorFlow's kernel: the arguments in the result's dtype, the length ceil(|(limit - start) /
+        # delta|) computed in it too, and the i-th value start + i * delta. (In float64, 0.3 / 0.1 is
+        # 2.9999999999999996 and tf.range(0., .3, .1) would lose its last value.)
+        first, limit, step = (np.asarray(v.item()).astype(dtype) for v in vals)
+        size = max(int(np.ceil(np.abs((limit - first) / step))), 0)
+        return Tensor.concrete(jnp.asarray(first, dtype) + jnp.arange(size, dtype=dtype) * jnp.asarray(step, dtype))
 
 
 def _linspace(start, stop, num, axis):
@@ -449,7 +456,10 @@ def _squeeze(x, axis):
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
-    return call(_squeeze, convert(input), axis=axis_arg(axis))
+    """``tf.squeeze``: the size-1 axes ``axis`` names, or every size-1 axis when it names none
+    (None or an empty list, TensorFlow's default ``[]``)."""
+    axis = axis_arg(axis)
+    return call(_squeeze, convert(input), axis=None if axis == () else axis)
 
 
 def _expand_dims(x, axis):
@@ -457,7 +467,15 @@ def _expand_dims(x, axis):
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
-    return call(_expand_dims, convert(input), axis=int(axis))
+    """``tf.expand_dims``: a size-1 axis inserted at ``axis`` (an int, or one given as a list, tuple
+    or tensor of one element, as TensorFlow takes it)."""
+    given = np.asarray(convert(axis).__array__() if isinstance(axis, (Tensor, Variable, VariableSlice)) else axis)
+    if given.size != 1 or not np.issubdtype(given.dtype, np.integer):
+        raise _errors.GradkitValueError(
+            f"tf.expand_dims got axis={axis!r}; it takes one integer axis (or a list or tensor of one), as "
+            "TensorFlow does ('axis must be a 0-D or 1-D tensor of one element'). Call expand_dims once per axis."
+        )
+    return call(_expand_dims, convert(input), axis=int(given.reshape(())))
 
 
 def _tile(x, reps):

@@ -103,9 +103,14 @@ def _segment(data, ids, num, kind, unsorted):
             return jax.lax.div(total, jnp.maximum(count, 1))  # its SegmentMean kernel truncates
         return total / jnp.maximum(count, 1)
     out = _extreme(data, ids, num, kind)
-    if unsorted:  # an empty segment is the dtype's lowest (max) or highest (min) value
+    if unsorted:
+        # TensorFlow's kernel starts each segment at the dtype's lowest (max) or highest (min) value:
+        # an empty segment is that value, and so is one of -inf (max) or +inf (min) entries only, whose
+        # entries then get no gradient (none equals the result).
         info = jnp.finfo(data.dtype) if jnp.issubdtype(data.dtype, jnp.inexact) else jnp.iinfo(data.dtype)
-        return jnp.where(count > 0, out, jnp.asarray(info.min if kind == "max" else info.max, data.dtype))
+        start = jnp.asarray(info.min if kind == "max" else info.max, data.dtype)
+        beyond = out < start if kind == "max" else out > start
+        return jnp.where((count > 0) & ~beyond, out, start)
     return jnp.where(count > 0, out, jnp.zeros_like(out))
 
 
