@@ -18,13 +18,16 @@ gradients reach exactly the entries that a diagonal holds, as TensorFlow's do (p
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.tensor import Tensor
 
 from . import _linalg_checks as _checks
-from ._convert import call, check_python_value, convert, convert_like
+from ._convert import call, check_python_value, convert, convert_like, known_value
+from ._variables import Variable
 
 ALIGNS = ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")
 
@@ -122,10 +125,29 @@ def _diag(d, lower, upper, align, rows, cols, padding_value):
     return _set_diag(jnp.full((*batch, rows, cols), padding_value, d.dtype), d, lower, upper, align)
 
 
+def _diag_traced_padding(d, padding_value, lower, upper, align, rows, cols):
+    # TensorFlow's MatrixDiag gives padding_value no gradient.
+    return _diag(d, lower, upper, align, rows, cols, jax.lax.stop_gradient(padding_value).astype(d.dtype))
+
+
+def _diag_part_traced_padding(x, padding_value, lower, upper, align):
+    return _diag_part(x, lower, upper, align, jax.lax.stop_gradient(padding_value).astype(x.dtype))
+
+
 def _scalar(value, what: str, dtype):
+    """``padding_value`` as a Python scalar, or (a tensor whose value is traced: in ``tf.function``)
+    as a scalar tensor, an operand of the op."""
+    if np.dtype(dtype) == np.bool_ and isinstance(value, (int, float)):
+        value = bool(value)  # TensorFlow's diag takes the default 0 (any number) for a bool matrix as bool
     # A Python float for an integer matrix is refused, as TensorFlow refuses it (a cast would
     # truncate 1.5 to 1 silently); NumPy numbers and tensors are cast, as there.
     check_python_value(value, dtype, f"tf.linalg.{what}'s padding_value")
+    if isinstance(value, (Tensor, Variable)) and known_value(value) is None:
+        if len(value.shape) != 0:
+            raise _errors.GradkitValueError(
+                f"tf.linalg.{what}: padding_value of shape {tuple(value.shape)}; TensorFlow needs a scalar."
+            )
+        return convert(value)
     value = np.asarray(getattr(value, "numpy", lambda: value)())
     if value.ndim != 0:
         raise _errors.GradkitValueError(
@@ -165,6 +187,8 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
             f"it needs num_rows={min_rows} or num_cols={min_cols} (and at least that many of each), as in TensorFlow."
         )
     padding = _scalar(padding_value, "diag", d.dtype)
+    if isinstance(padding, Tensor):
+        return call(_diag_traced_padding, d, padding, lower=lower, upper=upper, align=align, rows=rows, cols=cols)
     return call(_diag, d, lower=lower, upper=upper, align=align, rows=rows, cols=cols, padding_value=padding)
 
 
@@ -175,6 +199,8 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
     lower, upper = _diagonal_range(k, align, "diag_part")
     _check_in_matrix(tuple(x.shape), lower, upper, "diag_part")
     padding = _scalar(padding_value, "diag_part", x.dtype)
+    if isinstance(padding, Tensor):
+        return call(_diag_part_traced_padding, x, padding, lower=lower, upper=upper, align=align)
     return call(_diag_part, x, lower=lower, upper=upper, align=align, padding_value=padding)
 
 
