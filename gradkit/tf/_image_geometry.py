@@ -22,8 +22,10 @@ import jax.numpy as jnp
 
 from gradkit import _errors
 from gradkit._op_errors import OutOfRangeError, UnimplementedError
+from gradkit._tape.tensor import Tensor
 
-from ._convert import call, known_value, static_ints
+from . import _assertions
+from ._convert import call, convert, known_value, static_ints
 from ._image_checks import concrete_int, images_arg
 
 __all__ = [
@@ -58,6 +60,45 @@ def _window(image, *, top, left, height, width):
 def _padded(image, *, top, left, bottom, right):
     widths = [(0, 0)] * (image.ndim - 3) + [(top, bottom), (left, right), (0, 0)]
     return jnp.pad(image, widths)
+
+
+def _window_at(image, top, left, *, height, width):
+    """``_window`` at offsets known only when the program runs (checked to fit by then)."""
+    start = [0] * (image.ndim - 3) + [top, left, 0]
+    return jax.lax.dynamic_slice(image, start, (*image.shape[:-3], height, width, image.shape[-1]))
+
+
+def _placed_at(image, top, left, *, height, width):
+    """``_padded`` at offsets known only when the program runs (checked to fit by then)."""
+    canvas = jnp.zeros((*image.shape[:-3], height, width, image.shape[-1]), image.dtype)
+    return jax.lax.dynamic_update_slice(canvas, image, [0] * (image.ndim - 3) + [top, left, 0])
+
+
+def _fits(top, left, *, rows, cols):
+    return (top >= 0) & (left >= 0) & (top <= rows) & (left <= cols)
+
+
+def _offsets(fn: str, offset_height, offset_width):
+    """The offsets as Python ints, or (either traced inside ``tf.function``) as int32 tensors: they do
+    not change the result's shape, so they may be values of the program, as in TensorFlow."""
+    if known_value(offset_height) is not None and known_value(offset_width) is not None:
+        top, left = concrete_int(offset_height, fn, "offset_height"), concrete_int(offset_width, fn, "offset_width")
+        _non_negative(fn, offset_height=top, offset_width=left)
+        return top, left
+    return tuple(convert(v, "int32") for v in (offset_height, offset_width))
+
+
+def _require_fit(fn: str, top, left, rows: int, cols: int, what: str) -> None:
+    """Check, when the program runs, that the traced offsets place the box as ``what`` says."""
+    ok = call(_fits, top, left, rows=rows, cols=cols)
+
+    def failed(_, top, left):
+        return _assertions.failed(
+            f"tf.image.{fn}: offsets ({int(top)}, {int(left)}) {what}; TensorFlow requires offsets >= 0 that "
+            "keep the box inside."
+        )
+
+    _assertions.require(ok, failed, top, left)
 
 
 def flip_left_right(image):
@@ -96,19 +137,22 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     left corner is at ``(offset_height, offset_width)``."""
     fn = "crop_to_bounding_box"
     image = images_arg(image, fn)
-    top, left, height, width = (
-        concrete_int(v, fn, what)
-        for v, what in zip(
-            (offset_height, offset_width, target_height, target_width),
-            ("offset_height", "offset_width", "target_height", "target_width"),
-        )
-    )
-    _non_negative(fn, offset_height=top, offset_width=left)
+    height, width = concrete_int(target_height, fn, "target_height"), concrete_int(target_width, fn, "target_width")
+    top, left = _offsets(fn, offset_height, offset_width)
     if height <= 0 or width <= 0:
         raise _errors.GradkitValueError(
             f"tf.image.{fn} got a target of {height} x {width}: both sides must be > 0, as TensorFlow requires."
         )
     image_height, image_width = image.shape[-3:-1]
+    if isinstance(top, Tensor):
+        if height > image_height or width > image_width:
+            raise _errors.GradkitValueError(
+                f"tf.image.{fn}: a box of {height} x {width} is larger than the {image_height} x {image_width} "
+                "image; TensorFlow requires the image to hold it. Pad first (tf.image.pad_to_bounding_box)."
+            )
+        rows, cols = image_height - height, image_width - width
+        _require_fit(fn, top, left, rows, cols, f"put the {height} x {width} box past the image")
+        return call(_window_at, image, top, left, height=height, width=width)
     if top + height > image_height or left + width > image_width:
         raise _errors.GradkitValueError(
             f"tf.image.{fn}: the box {height} x {width} at ({top}, {left}) reaches past the "
@@ -123,15 +167,18 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     in a ``target_height x target_width`` image of zeros."""
     fn = "pad_to_bounding_box"
     image = images_arg(image, fn)
-    top, left, height, width = (
-        concrete_int(v, fn, what)
-        for v, what in zip(
-            (offset_height, offset_width, target_height, target_width),
-            ("offset_height", "offset_width", "target_height", "target_width"),
-        )
-    )
-    _non_negative(fn, offset_height=top, offset_width=left)
+    height, width = concrete_int(target_height, fn, "target_height"), concrete_int(target_width, fn, "target_width")
+    top, left = _offsets(fn, offset_height, offset_width)
     image_height, image_width = image.shape[-3:-1]
+    if isinstance(top, Tensor):
+        if height < image_height or width < image_width:
+            raise _errors.GradkitValueError(
+                f"tf.image.{fn}: the {image_height} x {image_width} image does not fit in {height} x {width}; "
+                "TensorFlow requires the target to hold it. Pass a larger target."
+            )
+        rows, cols = height - image_height, width - image_width
+        _require_fit(fn, top, left, rows, cols, f"put the image past the {height} x {width} target")
+        return call(_placed_at, image, top, left, height=height, width=width)
     bottom, right = height - top - image_height, width - left - image_width
     if bottom < 0 or right < 0:
         raise _errors.GradkitValueError(
