@@ -23,7 +23,7 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
 from . import _random
-from ._convert import TENSOR_LIKE, call, convert, static_ints
+from ._convert import TENSOR_LIKE, call, convert, static_ints, wrap
 
 
 def _uniform(shape, dtype, seed):
@@ -75,7 +75,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
             "TensorFlow refuses too. Cast it first: tf.nn.dropout(tf.cast(x, tf.float32), rate)."
         )
     if is_number and rate == 0:
-        return x
+        return wrap(x)  # a tensor, also for a NumPy array or a list
     u = _uniform(_noise_shape(noise_shape, tuple(x.shape), what), x.dtype, seed)
     if is_number:
         return call(_drop, x, u, rate=float(rate), scale=1 / (1 - float(rate)))

@@ -31,9 +31,24 @@ _times_unless_zero.defjvps(
 )
 
 
-def with_tf_gradient_kernel(fn):
+@jax.custom_jvp
+def _unless_zero_upstream(upstream, product):
+    """``product`` (of ``upstream`` and a factor), but 0 where ``upstream`` is 0; its derivative is
+    the product's, as ``_times_unless_zero``'s."""
+    return jnp.where(upstream == 0, jnp.zeros_like(product), product)
+
+
+_unless_zero_upstream.defjvps(
+    lambda d_upstream, answer, upstream, product: jnp.zeros_like(answer),
+    lambda d_product, answer, upstream, product: d_product,
+)
+
+
+def with_tf_gradient_kernel(fn, kernel=None):
     """``fn`` (elementwise) whose gradient is TensorFlow's kernel's: its upstream times
-    ``fn``'s derivative, 0 where the upstream is 0."""
+    ``fn``'s derivative, 0 where the upstream is 0. ``kernel(upstream, y)``, given, computes that
+    product from the output ``y`` in TensorFlow's order, where forming the derivative alone first
+    would overflow in half precision."""
 
     @jax.custom_vjp
     def op(x):
@@ -44,6 +59,8 @@ def with_tf_gradient_kernel(fn):
 
     def bwd(x, upstream):
         y, pull = jax.vjp(fn, x)
+        if kernel is not None:
+            return (_unless_zero_upstream(upstream, kernel(upstream, y)),)
         (factor,) = pull(jnp.ones_like(y))  # the elementwise derivative, in jax's convention
         return (_times_unless_zero(upstream, factor),)
 
@@ -121,3 +138,13 @@ def with_tf_extreme_gradient(reduce):
 
     op.__name__ = op.__qualname__ = getattr(reduce, "__name__", "op")
     return op
+
+
+def _rsqrt_kernel(upstream, y):
+    # TensorFlow's RsqrtGrad, -0.5 * (dy * y) * (y * y) (in jax's convention for complex numbers,
+    # without TensorFlow's conjugates). In float16, rsqrt(x) / x alone overflows for x below about
+    # 4e-4, though the gradient of a moderate upstream does not.
+    return (-0.5 * (upstream * y)) * (y * y)
+
+
+tf_rsqrt = with_tf_gradient_kernel(jax.lax.rsqrt, _rsqrt_kernel)

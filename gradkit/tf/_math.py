@@ -13,7 +13,7 @@ from gradkit._tape import record
 
 from . import _linalg_half
 from ._convert import axis_arg, call, convert, convert_like, known_value
-from ._grad_kernels import tf_pow, with_tf_extreme_gradient, with_tf_gradient_kernel
+from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
 from ._nondiff import ceil, floor, floordiv, refuse_integer_division_by_zero, rint, round  # noqa: F401, A004  (tf.math's names)
@@ -102,7 +102,7 @@ square = _unary(jnp.square, "square")
 # TensorFlow's gradient 0, not 0 * inf = NaN.
 _tf_sqrt = with_tf_gradient_kernel(jnp.sqrt)
 sqrt = _unary(_tf_sqrt, "sqrt")
-rsqrt = _unary(with_tf_gradient_kernel(jax.lax.rsqrt), "rsqrt")
+rsqrt = _unary(tf_rsqrt, "rsqrt")
 abs = _unary(_tf_abs, "abs")  # noqa: A001
 negative = _unary(jnp.negative, "negative")
 
