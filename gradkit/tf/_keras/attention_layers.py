@@ -461,11 +461,20 @@ class MultiHeadAttention(Layer):
             m_shape = tuple(m.shape)
             full = (shape[0], 1, shape[2]) if expand else shape
             want = (shape[0], shape[2]) if expand else shape
+            if not expand and len(m_shape) in (2, 4):
+                # Keras broadcasts these to the scores (batch, heads, T, S): (T, S) for every example
+                # and head, (batch, heads, T, S) one mask per head.
+                want = (shape[1], shape[2]) if len(m_shape) == 2 else (shape[0], self.num_heads, *shape[1:])
             ok = len(m_shape) == len(want) and all(a in (1, b) for a, b in zip(m_shape, want))
             if not ok:
+                takes = (
+                    f"{want}"
+                    if expand
+                    else f"{shape} (batch, T, S), ({shape[1]}, {shape[2]}) or {(shape[0], self.num_heads, *shape[1:])} (batch, heads, T, S)"
+                )
                 raise _errors.GradkitValueError(
                     f"{self._what()}: {arg} has shape {m_shape}, but the attention is {shape} (batch, T, S); Keras "
-                    f"takes {arg} of shape {want}. True where a query may attend."
+                    f"takes {arg} of shape {takes}, or with 1 for any axis to broadcast. True where a query may attend."
                 )
             parts.append(call(_as_mask, m, shape=full if expand else m_shape))
         if not parts:
@@ -481,6 +490,9 @@ def _as_mask(m, shape):
 
 
 def _and(a, b):
+    # Broadcast as NumPy (and Keras) do: the lower-rank mask gets leading unit axes.
+    rank = max(a.ndim, b.ndim)
+    a, b = (jnp.reshape(m, (1,) * (rank - m.ndim) + m.shape) for m in (a, b))
     return a & b
 
 
