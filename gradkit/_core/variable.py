@@ -611,6 +611,10 @@ class VariableSlice(ValueOperators):
 
     __slots__ = ("_var", "_index", "_base", "_sliced")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _register_slice_type(cls)  # a pytree as VariableSlice is (see below)
+
     def __init__(self, var: Variable, index):
         self._var = var
         self._index = index = index_for_update(index, var.shape)
@@ -671,8 +675,12 @@ def _register_variable_type(cls) -> None:
     jax.tree_util.register_pytree_node(cls, lambda v: ((v._read_value(),), None), lambda _, c: c[0])
 
 
+def _register_slice_type(cls) -> None:
+    jax.tree_util.register_pytree_node(cls, lambda s: ((s._read_value(),), None), lambda _, c: c[0])
+
+
 _register_variable_type(Variable)
-jax.tree_util.register_pytree_node(VariableSlice, lambda s: ((s._read_value(),), None), lambda _, c: c[0])
+_register_slice_type(VariableSlice)
 
 
 def is_variable(x) -> bool:

@@ -10,7 +10,7 @@ from gradkit._core.variable import Variable
 from gradkit.nn.module import Module as _NnModule
 
 from . import _name_scope
-from ._checkpoint import deferred
+from ._checkpoint import deferred, watched_containers
 
 
 def _flat(value) -> list:
@@ -74,7 +74,7 @@ class Module(_NnModule):
         self._module_scope = _name_scope.scope_for(self.name)
 
     def __setattr__(self, name, value):
-        super().__setattr__(name, value)
+        super().__setattr__(name, watched_containers.watched(self, value))
         if deferred.waiting():
             deferred.built(self)  # a checkpoint restored before this attribute held its Variable
 

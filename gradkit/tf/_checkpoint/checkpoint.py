@@ -28,7 +28,7 @@ from gradkit._core.variable import Variable
 from .._control import executing_eagerly
 from .._keras.optimizers import Optimizer
 from .._variables import Variable as TfVariable
-from . import deferred, files, object_graph, state_file
+from . import deferred, files, object_graph, state_file, watched_containers
 from .status import CheckpointLoadStatus, InitializationOnlyStatus
 
 
@@ -93,7 +93,7 @@ class Checkpoint:
             self.__dict__[key] = value
 
     def __setattr__(self, name, value):
-        object.__setattr__(self, name, value)
+        object.__setattr__(self, name, watched_containers.watched(self, value))
         if deferred.waiting():
             deferred.built(self)
 

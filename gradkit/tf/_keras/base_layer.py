@@ -46,7 +46,7 @@ from gradkit._tape.tensor import Tensor
 from gradkit.nn.module import Module as _NnModule
 
 from .. import _graph_kind
-from .._checkpoint import deferred
+from .._checkpoint import deferred, watched_containers
 from .._convert import TensorShape, convert, wrap
 from . import functional, initializers, layer_config, layer_regularization, masking
 from . import input_spec as _input_spec
@@ -283,6 +283,16 @@ class Layer(LayerLosses, nn.Layer):
     # Keras' preprocessing layers (its DataLayer): in a graph (a tf.function, a tf.data pipeline,
     # a functional model's symbolic call) every input is first converted to the compute dtype.
     _keras_data_layer = False
+
+    def __setattr__(self, name, value):
+        if not deferred.waiting():
+            super().__setattr__(name, value)
+            return
+        # A checkpoint restored into this layer waits for Variables it does not have yet: one given to
+        # it after its build (``layer.counter = tf.Variable(0)``, in a list or dict too) takes its value.
+        super().__setattr__(name, watched_containers.watched(self, value))
+        if self.__dict__.get("built"):
+            deferred.built(self)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -147,6 +147,9 @@ class Optimizer(CustomOptimizerMethods):
     _advance = None  # a rule's optimizer-wide state, advanced once per step (Nadam's)
     _shared_name = None  # the name of its Variable
     _config_keys: tuple = ()  # the optimizer's own hyperparameters in get_config, in Keras' order
+    # How Keras groups each Variable's slots when it makes them (``add_optimizer_variables`` calls),
+    # by their positions in the rule's state: None, one group of all of them.
+    _slot_groups: tuple | None = None
 
     def __init__(self, learning_rate=0.001, make=None, hyper=None, options=None, name=None, **kwargs):
         # An optimizer of your own (update_step), with Keras' base arguments; the wrappers of other
@@ -350,9 +353,12 @@ class Optimizer(CustomOptimizerMethods):
             out.append(self._learning_rate)
         out.extend(average for ref, average in self._averages.values() if ref() is not None)
         out.extend(accumulator for ref, accumulator in self._accumulators.values() if ref() is not None)
-        for ref, slots, _ in self._slots.values():
-            if ref() is not None:
-                out.extend(slots)
+        live = [slots for ref, slots, _ in self._slots.values() if ref() is not None]
+        # Keras makes the slots in groups, each over every Variable (Adam's momentum and velocity,
+        # then its amsgrad maxima; RMSprop's velocities, then its momentums): its order, group by group.
+        for group in self._slot_groups or (None,):
+            for slots in live:
+                out.extend(slots if group is None else [slots[i] for i in group if i < len(slots)])
         if self._shared is not None:
             out.append(self._shared)
         return out + list(self.__dict__.get("_custom_slots", ()))
@@ -556,6 +562,7 @@ class Adam(Optimizer):
     """
 
     _config_keys = ("beta_1", "beta_2", "epsilon", "amsgrad")
+    _slot_groups = ((0, 1), (2,))
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, name=None, **kwargs):
         options = _check_options(type(self).__name__, kwargs)
@@ -598,6 +605,7 @@ class RMSprop(Optimizer):
     centered=False)``."""
 
     _config_keys = ("rho", "momentum", "epsilon", "centered")
+    _slot_groups = ((0,), (1,), (2,))
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, name=None, **kwargs):
         options = _check_options("RMSprop", kwargs)
