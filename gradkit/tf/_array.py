@@ -30,6 +30,10 @@ def constant(value, dtype=None, shape=None, name=None):
     ``tf.constant([1, 4, 4, 1])`` is one an op can read.
     """
     check_python_value(value, dtype, "tf.constant")
+    if isinstance(value, Tensor) and shape is None:
+        # TensorFlow's eager tf.constant of a tensor is that tensor: a tape keeps its path (and,
+        # inside tf.function, the traced program has it too, so both agree).
+        return wrap(convert(value, dtype))
     known = shape is None and _integers(value)
     with jax.ensure_compile_time_eval() if known else contextlib.nullcontext():
         x = convert(value, dtype)
