@@ -507,6 +507,7 @@ from . import (  # noqa: E402
     _image_adjust,
     _image_color,
     _image_crop_and_resize,
+    _image_distorted_box,
     _image_draw_boxes,
     _image_dtype,
     _image_geometry,
@@ -581,6 +582,7 @@ image = _Namespace(
             _image_adjust,
             _image_quality,
             _image_random,
+            _image_distorted_box,
             _image_draw_boxes,
         )
         for n in module.__all__
