@@ -42,6 +42,7 @@ from . import dtype_policies as _dtype_policies
 from . import einsum_dense as _einsum_dense
 from . import elu_prelu_layers as _elu_prelu_layers
 from . import group_normalization as _group_normalization
+from . import grouped_query_attention as _grouped_query_attention
 from . import image_preprocessing_layers as _image_preprocessing_layers
 from . import initializers as _initializers
 from . import input_spec as _input_spec
@@ -313,6 +314,7 @@ api = Namespace(
         **_members(_lambda_layer, "Lambda"),
         **_members(_noise_layers, NOISE_LAYERS),
         **_members(_group_normalization, "GroupNormalization"),
+        **_members(_grouped_query_attention, "GroupQueryAttention"),
         **_members(_unit_rms_normalization, "UnitNormalization RMSNormalization"),
         **_members(_masking_layer, "Masking"),
         **_members(_reversible_embedding, "ReversibleEmbedding"),

@@ -68,13 +68,43 @@ def _equations(rank: int, axes: tuple[int, ...]) -> tuple[str, str]:
     return f"{source},{target}->{scores}", f"{scores},{source}->{target}"
 
 
-def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped, *, scale, rate, causal, fused, axes):
+def _attention(
+    query,
+    key,
+    value,
+    wq,
+    bq,
+    wk,
+    bk,
+    wv,
+    bv,
+    wo,
+    bo,
+    mask,
+    dropped,
+    wg=None,
+    bg=None,
+    *,
+    scale,
+    rate,
+    causal,
+    fused,
+    axes,
+    kv_repeats=1,
+    window=None,
+):
     """Keras' ``MultiHeadAttention.call``: the output and the probabilities, attending over the
     inputs' ``axes`` (``(1,)`` for ``(batch, seq, features)`` inputs).
 
     ``fused``: Keras' path through ``ops.dot_product_attention`` (a layer without dropout, not
     asked for its scores, on rank-3 inputs), where a query row masked whole attends to every
-    position alike; on its other path such a row gives zeros."""
+    position alike; on its other path such a row gives zeros. ``kv_repeats``: Keras'
+    GroupQueryAttention, each key and value head shared by that many query heads in a row;
+    ``window``: its sliding window (a query sees the keys less than ``window`` positions away);
+    ``wg``/``bg``: its gate, a sigmoid projection of the query multiplying the heads' outputs."""
+    if kv_repeats > 1:
+        wk, wv = jnp.repeat(wk, kv_repeats, axis=1), jnp.repeat(wv, kv_repeats, axis=1)
+        bk, bv = (None if b is None else jnp.repeat(b, kv_repeats, axis=0) for b in (bk, bv))
     q = _project(query, wq, bq) * jnp.asarray(scale, query.dtype)  # (B, ..., T..., N, H)
     k = _project(key, wk, bk)  # (B, ..., S..., N, H)
     v = _project(value, wv, bv)  # (B, ..., S..., N, V)
@@ -88,6 +118,10 @@ def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped,
     if causal:
         lower = jnp.tril(jnp.ones(logits.shape[-2:], bool))[None, None]
         keep = lower if keep is None else keep & lower
+    if window is not None:
+        rows, cols = logits.shape[-2:]
+        band = (jnp.abs(jnp.arange(rows)[:, None] - jnp.arange(cols)[None, :]) < window)[None, None]
+        keep = band if keep is None else keep & band
     if keep is not None:
         logits = jnp.where(keep, logits, jnp.asarray(_LARGE_NEGATIVE, logits.dtype))
     probs = jax.nn.softmax(logits, axis=tuple(range(logits.ndim - len(axes), logits.ndim)))
@@ -97,6 +131,8 @@ def _attention(query, key, value, wq, bq, wk, bk, wv, bv, wo, bo, mask, dropped,
     if dropped is not None:
         used = jnp.where(dropped >= rate, probs / (1 - rate), jnp.zeros((), probs.dtype))
     combined = jnp.einsum(combine_equation, used, v)  # (B, ..., T..., N, V)
+    if wg is not None:
+        combined = combined * jax.nn.sigmoid(_project(query, wg, bg))
     out = jnp.tensordot(combined, wo, axes=[[combined.ndim - 2, combined.ndim - 1], [0, 1]])
     if bo is not None:
         out = out + _leading_ones(bo, out.ndim)
@@ -304,6 +340,12 @@ class MultiHeadAttention(Layer):
         return axes
 
     _keras_masking = True  # it reads the inputs' masks itself (__call__) and gives the output the query's
+    _kv_repeats = 1  # query heads per key and value head (GroupQueryAttention's)
+    _window = None  # a sliding window's size (GroupQueryAttention's)
+
+    def _gate_weights(self) -> tuple:
+        """The gate's kernel and bias values (GroupQueryAttention's ``use_gate``), or none."""
+        return ()
 
     def compute_mask(self, inputs, mask=None):
         return None
@@ -414,11 +456,14 @@ class MultiHeadAttention(Layer):
             None if o.bias is None else o.bias.value,
             mask,
             dropped,
+            *self._gate_weights(),
             scale=1.0 / math.sqrt(float(self.key_dim)),
             rate=self.dropout,
             causal=bool(use_causal_mask),
             fused=sequence and not (self.dropout > 0 or return_attention_scores),
             axes=axes,
+            kv_repeats=self._kv_repeats,
+            window=self._window,
         )
         return (out, scores) if return_attention_scores else out
 

@@ -34,6 +34,7 @@ from gradkit import _errors
 from .._checkpoint import deferred
 from .attention_layers import MultiHeadAttention
 from .base_layer import Layer
+from .grouped_query_attention import GroupQueryAttention
 from .recurrent_layers import GRU, LSTM, SimpleRNN
 
 SUFFIX = ".weights.h5"
@@ -43,12 +44,13 @@ SUFFIX = ".weights.h5"
 _CELL_OF = {LSTM: "lstm_cell", GRU: "gru_cell", SimpleRNN: "simple_rnn_cell"}
 # Attributes of gradkit's layers under the names Keras walks them by (its public properties).
 _ALIASES = {
+    GroupQueryAttention: {},  # Keras walks its sublayers by their attributes' own names ('_query_dense')
     MultiHeadAttention: {
         "_query_dense": "query_dense",
         "_key_dense": "key_dense",
         "_value_dense": "value_dense",
         "_output_dense": "output_dense",
-    }
+    },
 }
 
 
@@ -155,7 +157,10 @@ def plan(model) -> list:
         used: dict = {}
         for item in container.values() if isinstance(container, dict) else container:
             if isinstance(item, Layer):
-                layer_state(item, _join(path, _unique(to_snake_case(type(item).__name__), used)))
+                # Keras names the group by the Python class's name (GroupQueryAttention's is GroupedQueryAttention).
+                cls = type(item)
+                group = to_snake_case(cls.__dict__.get("_keras_python_class_name", cls.__name__))
+                layer_state(item, _join(path, _unique(group, used)))
             elif isinstance(item, (list, tuple, dict)):
                 container_state(item, _join(path, _unique("container", used)), seen)
 
