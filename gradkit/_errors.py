@@ -348,6 +348,14 @@ MSG_VARIABLE_READ_AS_CONSTANT = (
     "the value in as an argument (fn(x, w.value))."
 )
 
+MSG_VARIABLE_READ_BY_CACHED_PROGRAM = (
+    "{fn} reads Variable {name} inside a function that jax compiles once and reuses (a jax.jit-decorated "
+    "helper, or a lax loop or cond body defined outside {fn}): jax kept the value that function read the first "
+    "time it was traced as a constant, so {fn} would see neither later assignments of {name} nor a gradient "
+    "with respect to it. Pass the value in as an argument of that function (helper(x, w.value)), decorate "
+    "the helper with gk.jit instead of jax.jit, or define the body inside {fn}."
+)
+
 MSG_VARIABLE_READ_IN_LIFT = (
     "gk.lift({fn}): the function read Variable {name}, which is not one of its arguments. A lifted function "
     "is compiled once as one recorded op, so the Variable's value would be a constant of it: later calls would "

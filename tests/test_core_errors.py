@@ -252,9 +252,9 @@ BAD_CALLS = {
         r"Variable 'w' was assigned inside a jax transform or control-flow body",
     ),
     "assign_in_lax_cond_under_grad": (
-        lambda v: gk.grad(
-            lambda: jax.lax.cond(v.a > 0, lambda: jnp.sum(v.w.assign(v.w * v.a).value), lambda: v.a), wrt=v.a
-        )(),
+        lambda v: _reading_as_constant(
+            gk.grad(lambda: jax.lax.cond(v.a > 0, lambda: jnp.sum(v.w.assign(v.w * v.a).value), lambda: v.a), wrt=v.a)
+        ),
         gk.AssignmentError,
         r"Variable 'w' was assigned inside a jax transform or control-flow body",
     ),

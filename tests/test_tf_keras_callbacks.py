@@ -746,3 +746,25 @@ def test_namespace_holds_keras_names_only():
     assert len(ours) == 13
     with pytest.raises(AttributeError, match=r"\[gradkit\]"):
         gtf.keras.callbacks.BackupAndRestore  # noqa: B018
+
+
+def test_vector_metrics_reach_history_evaluate_and_the_csv_as_numpy_arrays(tmp_path):
+    """A metric with one value per class (F1Score(average=None)): Keras hands NumPy arrays to the
+    callbacks, History and evaluate, and CSVLogger writes their numbers."""
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    y = np.eye(2, dtype=np.float32)[[0, 1, 1, 0, 1, 0]]
+
+    def run(k):
+        model = _model(k)
+        model.compile("sgd", "categorical_crossentropy", metrics=[k.metrics.F1Score(average=None)])
+        path = tmp_path / f"{'keras' if k is keras else 'gradkit'}.csv"
+        history = model.fit(x, y, epochs=1, verbose=0, shuffle=False, callbacks=[k.callbacks.CSVLogger(str(path))])
+        return history.history["f1_score"][0], model.evaluate(x, y, verbose=0, return_dict=True)["f1_score"], path
+
+    (k_hist, k_eval, k_csv), (g_hist, g_eval, g_csv) = _both(run)
+    for k_value, g_value in ((k_hist, g_hist), (k_eval, g_eval)):
+        assert type(g_value) is type(k_value) is np.ndarray
+        np.testing.assert_allclose(g_value, k_value, rtol=1e-5, atol=1e-6)
+    k_row, g_row = (path.read_text().splitlines()[1] for path in (k_csv, g_csv))
+    k_numbers, g_numbers = ([float(n) for n in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", row)] for row in (k_row, g_row))
+    np.testing.assert_allclose(g_numbers, k_numbers, rtol=1e-5, atol=1e-6)

@@ -4,6 +4,7 @@ TensorFlow's; checked against TensorFlow where it is installed."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import gradkit.tf as gtf
@@ -65,3 +66,29 @@ def test_a_function_no_size_traces_raises_what_it_raises():
     f = gtf.function(lambda x: x + gtf.ones([5]), input_signature=[gtf.TensorSpec([None, 4], gtf.float32)])
     with pytest.raises(ValueError):
         f.get_concrete_function()
+
+
+def _saturating_slices(tf):
+    f = tf.function(lambda v: (v[:1], v[-1:], tf.reshape(v, [-1, 1])[:1], v[:2]))
+    outputs = f.get_concrete_function(tf.TensorSpec([None], tf.float32)).structured_outputs
+    return [o.shape.as_list() for o in outputs]
+
+
+def test_a_slice_that_saturates_at_one_is_unknown_as_an_empty_input_shows():
+    # v[:1] of an unknown-length vector is empty for an empty v: its length is unknown.
+    assert _saturating_slices(gtf) == [[None], [None], [None, 1], [None]]
+    tf = pytest.importorskip("tensorflow")
+    assert _saturating_slices(gtf) == _saturating_slices(tf)
+
+
+def _mapped_empty_rows(tf):
+    rows = [np.zeros(0, np.float32), np.arange(3, dtype=np.float32)]
+    ds = tf.data.Dataset.from_generator(lambda: iter(rows), output_signature=tf.TensorSpec([None], tf.float32))
+    ds = ds.map(lambda v: v[:1])
+    return ds.element_spec.shape.as_list(), [x.tolist() for x in ds.as_numpy_iterator()]
+
+
+def test_a_dataset_maps_empty_elements_through_a_saturating_slice():
+    assert _mapped_empty_rows(gtf) == ([None], [[], [0.0]])
+    tf = pytest.importorskip("tensorflow")
+    assert _mapped_empty_rows(gtf) == _mapped_empty_rows(tf)

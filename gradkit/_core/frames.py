@@ -177,14 +177,19 @@ def read_below(frame: Frame, var) -> Any:
 
 def read_outside(frame: Frame, var) -> Any:
     """A read by ``frame`` of a Variable it does not hold: the value below it, with the warning a
-    plain read gives where an outer ``jax.jit`` would keep that value as a constant."""
-    if frame.parent is None and getattr(frame, "staged", False):
+    plain read gives where a ``jax.jit`` would keep that value as a constant: one around the
+    transform, or one opened inside it (a ``jax.jit`` helper, a lax loop's body)."""
+    if frame.parent is None and getattr(frame, "warns_if_staged", False) and _staged_read(frame):
         warnings.warn(
             _errors.MSG_VARIABLE_READ_AS_CONSTANT_IN_TRANSFORM.format(name=var._label()),
             _errors.GradkitWarning,
             stacklevel=4,
         )
     return read_below(frame, var)
+
+
+def _staged_read(frame) -> bool:
+    return frame.staged or (trace_state() != frame.trace and _staging())
 
 
 def assign_below(frame: Frame, var, value) -> None:

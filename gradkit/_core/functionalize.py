@@ -41,6 +41,7 @@ class StateFrame(frames.Frame):
         State (nothing outside the call can want their values). One that is still alive
         when the call has returned (a layer built on its first call keeps its weights) was
         not local after all: see ``escaped``.
+      track_reads: keep the ids of the Variables the call reads in ``read_ids``.
     """
 
     def __init__(
@@ -52,6 +53,7 @@ class StateFrame(frames.Frame):
         created_are_local: bool = False,
         cut_assignments: bool = False,
         warns_if_staged: bool = False,
+        track_reads: bool = False,
     ):
         # Every Variable made after this has a larger uid. (One made meanwhile by another
         # thread counts as local too: its assignments here stay here, as every assignment
@@ -65,11 +67,17 @@ class StateFrame(frames.Frame):
         self.assigned: dict[int, Variable] = {}
         self.strict = strict
         self.on_unknown_read = on_unknown_read
+        # The Variables on_unknown_read learned of inside a jax trace opened during the call (a
+        # jax.jit helper, a lax loop's body): jax may keep that trace, with the value read, for later.
+        self.nested_unknown_reads: list = []
+        # The Variables read during the call, by id (``track_reads``).
+        self.read_ids: set[int] | None = set() if track_reads else None
         # Made inside the trace of the pure call it serves, so this is that call's trace.
         self.trace = frames.trace_state()
         # For a user's transform: whether that trace stages a program out (an outer jax.jit), where
         # a Variable outside the state read there becomes a constant jax may reuse
         # (``frames.read_outside`` warns). gradkit's own programs read such Variables knowingly.
+        self.warns_if_staged = warns_if_staged
         self.staged = warns_if_staged and frames.staging()
         # Weak, so that an accumulator dies with the call that made it; one still here after
         # the call was stored somewhere that outlives it.
@@ -117,6 +125,8 @@ class StateFrame(frames.Frame):
 
     def read(self, var):
         key = id(var)
+        if self.read_ids is not None:
+            self.read_ids.add(key)
         if key in self.values and self.is_local(var) and self._used_locals.get(key) is not var:
             # The entry of a Variable created earlier in the call and garbage-collected since,
             # whose id this one reuses: this one starts from its own initial value.
@@ -134,6 +144,8 @@ class StateFrame(frames.Frame):
             # A Variable outside the state is a constant of this pure function.
             if self.on_unknown_read is not None:
                 self.on_unknown_read(var)
+                if frames.trace_state() != self.trace:
+                    self.nested_unknown_reads.append(var)
                 # Only a discovery trace reads it this way; its value just has to be concrete.
                 return frames.concrete(frames.read_below(self, var))
             return frames.read_outside(self, var)

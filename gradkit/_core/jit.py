@@ -113,6 +113,7 @@ class JitFunction:
         self._baked_ids: set[int] = set()
         self._created_kept: list = []  # Variables the last trace created that outlive it
         self._stable = False  # whether _reads holds every Variable the calls so far read
+        self._nested_reads: list = []  # what the last trace learned inside nested jax traces
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
         self.trace_count = 0
         self._holds_checks = False  # whether a trace put a runtime check into the program
@@ -167,6 +168,7 @@ class JitFunction:
             on_unknown_read=self._note_read,
             created_are_local=True,
             cut_assignments=cut_assignments,
+            track_reads=True,
         )
         args, kwargs, marked = jit_arguments.unmark(args, kwargs, self._static_argnums, self._static_argnames)
         for arg in marked:
@@ -194,6 +196,7 @@ class JitFunction:
             if needed is not None:
                 raise needed from error
             raise
+        self._check_nested_reads(frame)
         # Kept Variables created from traced values: their initial values are returned too, for
         # _discover to compute outside the call. Only a discovery trace can: a call's own trace would
         # compute them with the call instead of once.
@@ -232,6 +235,23 @@ class JitFunction:
             self._lifted_assigned = [(var, count, frame.assign_counts[id(var)]) for var, _, count in before]
             return (*result, tuple(value for _, value in lifted), tuple(value for _, value, _ in before))
         return result
+
+    def _check_nested_reads(self, frame: StateFrame) -> None:
+        """Refuse a program that lost a Variable the previous trace read inside a nested jax trace.
+
+        A discovery trace reads a Variable it does not know yet as a constant. Read inside a
+        function jax caches (a ``jax.jit`` helper, a lax body defined once), that constant stays in
+        jax's cache: the next trace, which takes the Variable as an input, reuses the cached program
+        without reading it, and would compute with the old value for good. (A Variable the
+        function also reads elsewhere goes unnoticed here.)"""
+        lost = [var for var in self._nested_reads if id(var) in frame.variables and id(var) not in frame.read_ids]
+        self._nested_reads = frame.nested_unknown_reads
+        if lost:
+            raise _errors.GradkitRuntimeError(
+                _errors.MSG_VARIABLE_READ_BY_CACHED_PROGRAM.format(
+                    fn=getattr(self._fn, "__name__", "the function"), name=lost[0]._label()
+                )
+            )
 
     def _slot(self, var) -> int:
         """The int that stands for ``var`` among the assigned values the program returns."""

@@ -93,7 +93,7 @@ def _path_name(path) -> str:
     return "_".join(parts)
 
 
-_OPTIONAL_SIZES = (1, 11)
+_OPTIONAL_SIZES = (0, 1, 11)
 # A large size too, where its zeros stay small: an output that saturates above 11 (padded up to a
 # minimum length of 16, say) is then told from a fixed one.
 _LARGE_SIZE, _LARGE_ELEMENTS = 1031, 1 << 22
@@ -366,8 +366,8 @@ class ConcreteFunction(OutputSpecs):
             first = self._function._output_info(*self._with_tensors(self._examples_for(2)))
             return jax.tree_util.tree_map(lambda s: TensorSpec(s.shape, s.dtype), first)
         # gradkit has no symbolic shapes: a None dimension is traced at several sizes, and an
-        # output dimension is static only where every trace agrees: 2, 3, 1 (where ``x[:2]``
-        # saturates), 11 (where ``n // 4`` moves) and a large one, each counting where it traces
+        # output dimension is static only where every trace agrees: 2, 3, 0 and 1 (where ``x[:1]``
+        # and ``x[:2]`` saturate), 11 (where ``n // 4`` moves) and a large one, each counting where it traces
         # (a None dimension that meets a fixed size, ``v * x``, traces at that size and 1 only).
         # A function that traces at one size alone is traced at more (``reshape(v, [2, -1])``
         # takes even sizes), and with several None dimensions each is then varied alone, the

@@ -63,7 +63,12 @@ def convert(x, dtype=None):
         # Python numbers and lists get TensorFlow's defaults; a NumPy array keeps its dtype, as
         # in TensorFlow (float64 stays float64 where JAX has 64-bit types: jax_enable_x64).
         if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
-            if arr.dtype == np.float64:
+            first = _first_leaf(x)
+            if isinstance(first, (np.ndarray, np.generic)) and first.dtype.kind == "f":
+                # TensorFlow takes a list's float dtype from its first element when that is NumPy's:
+                # [np.float16(1), 2.0] is float16, [2.0, np.float64(1)] float32.
+                arr = arr.astype(first.dtype)
+            elif arr.dtype == np.float64:
                 arr = arr.astype(np.float32)
             elif arr.dtype == np.int64 and _fits(arr, np.int32):
                 arr = arr.astype(np.int32)  # TensorFlow's int32, and int64 only where it must
@@ -84,6 +89,13 @@ def convert(x, dtype=None):
         return x
     if dtype is not None and np.dtype(x.dtype) != np.dtype(dtype):
         x = _cast(x, np.dtype(dtype))
+    return x
+
+
+def _first_leaf(x):
+    """The first number of nested lists and tuples (or what stands in its place)."""
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
     return x
 
 

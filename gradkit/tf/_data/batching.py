@@ -99,7 +99,7 @@ def unbatched_chunks(chunks, what: str):
                 f"but component {other} had size {sizes[other]} ({what})."
             )
         if sizes[0]:
-            yield Chunk(chunk.structure, [a.reshape(-1, *a.shape[2:]) for a in chunk.arrays])
+            yield Chunk(chunk.structure, [a.reshape(a.shape[0] * a.shape[1], *a.shape[2:]) for a in chunk.arrays])
 
 
 def _check_unbatchable(specs, what: str) -> None:
@@ -133,10 +133,13 @@ class Unbatch(Dataset):
         count = self._inputs[0]._cardinality()
         if count == INFINITE_CARDINALITY:
             return count
-        firsts = {None if s.shape is None else s.shape[0] for s in self._inputs[0]._structure_and_specs()[1]}
-        if count < 0 or None in firsts:
+        # TensorFlow's: the leading dimension of any component that knows it (they match), and an
+        # unknown count where none does, or where it is 0.
+        specs = self._inputs[0]._structure_and_specs()[1]
+        known = [s.shape[0] for s in specs if s.shape is not None and s.shape[0] is not None]
+        if count < 0 or not known or not known[0]:
             return UNKNOWN_CARDINALITY
-        return count * firsts.pop()
+        return count * known[0]
 
 
 class Rebatch(Dataset):

@@ -154,14 +154,17 @@ class Callback:
 
 def pythonify_logs(logs) -> dict:
     """Keras' ``pythonify_logs``: a new dict in sorted key order, nested dicts flattened into it
-    (their own keys), each value a Python float where ``float(value)`` works, else as it is."""
+    (their own keys), each value a Python float where ``float(value)`` works, else as it is (a
+    tensor as a NumPy array, as Keras' trainer hands its logs over)."""
     result = {}
     for key, value in sorted((logs or {}).items()):
         if isinstance(value, dict):
             result.update(pythonify_logs(value))
             continue
+        if hasattr(value, "numpy"):
+            value = value.numpy()
         try:
-            value = float(value.numpy() if hasattr(value, "numpy") else value)
+            value = float(value)
         except Exception:  # Keras keeps any value float() refuses (arrays, strings, ...)
             pass
         result[key] = value
