@@ -240,6 +240,39 @@ def test_sampling_gradient_is_the_adjoint(name):
     np.testing.assert_allclose(float(np.sum(grad * x0)), float(inner), rtol=1e-4)
 
 
+@pytest.mark.parametrize("fill_mode", ["constant", "nearest", "wrap"])
+def test_map_coordinates_gradient_with_respect_to_the_coordinates(fill_mode):
+    """Linear interpolation's derivative along each axis: against Keras on TensorFlow's tape and a
+    central difference (the coordinates stay clear of the grid points, where it jumps)."""
+    plane = np.arange(12, dtype=np.float32).reshape(3, 4) ** 1.5
+    coords = np.array([[0.5, 1.25, -0.4], [1.5, 2.75, 3.3]], np.float32)
+    weights = np.array([1.0, -2.0, 0.5], np.float32)
+
+    def grad(tf, ops):
+        c = tf.constant(coords)
+        with tf.GradientTape() as tape:
+            tape.watch(c)
+            out = tf.reduce_sum(ops.image.map_coordinates(tf.constant(plane), c, 1, fill_mode=fill_mode) * weights)
+        return np.asarray(tape.gradient(out, c))
+
+    got = grad(gtf, gtf.keras.ops)
+
+    def value(c):
+        out = gtf.keras.ops.image.map_coordinates(plane.astype(np.float64), c, 1, fill_mode=fill_mode)
+        return float(np.sum(np.asarray(out) * weights))
+
+    step = 1e-3
+    numeric = np.zeros_like(coords)
+    for index in np.ndindex(coords.shape):
+        shift = np.zeros_like(coords, dtype=np.float64)
+        shift[index] = step
+        numeric[index] = (value(coords + shift) - value(coords - shift)) / (2 * step)
+    np.testing.assert_allclose(got, numeric, rtol=1e-3, atol=1e-3)
+    keras = pytest.importorskip("keras")
+    tf = pytest.importorskip("tensorflow")
+    np.testing.assert_allclose(got, grad(tf, keras.ops), rtol=1e-5, atol=1e-5)
+
+
 # -- hand values where Keras on TensorFlow goes wrong; elastic_transform ------------------------
 
 

@@ -67,6 +67,10 @@ class ForwardAccumulator:
                     f"{tuple(getattr(p, 'shape', ()))}."
                 )
         self._tangents = [as_array(t) for t in tangent_leaves]
+        # The tangents as given: a recorded tensor among them stays connected to the tapes that
+        # recorded it, so they differentiate a JVP with respect to its tangent too (reverse over
+        # forward), as TensorFlow's do.
+        self._tangent_leaves = tangent_leaves
         self._tape = GradientTape(persistent=True, watch_accessed_variables=False)
 
     def __enter__(self) -> ForwardAccumulator:
@@ -96,7 +100,11 @@ class ForwardAccumulator:
             # ``jvp`` fetches it, and this accumulator never sees its own JVPs: the JVP is a node
             # for the tapes, other than this one, that recorded the target.
             node = t_ref[0]
-            recorders = (node.mask if node.session is session else 0) & session.alive & ~tape._bit
+            tangent_refs = [_recorded_tangent(t, session) for t in self._tangent_leaves]
+            recorders = node.mask if node.session is session else 0
+            for ref in tangent_refs:
+                recorders |= 0 if ref is None else ref[0].mask
+            recorders &= session.alive & ~tape._bit
             if recorders:
                 pattern = tuple(r is not None for r in s_refs)
                 kind = ("jvp", pattern)
@@ -105,10 +113,12 @@ class ForwardAccumulator:
                 )
                 if entry.connected:
                     tangents = [
-                        (graph.make_leaf(t, 0, session), 0) for t, r in zip(self._tangents, s_refs) if r is not None
+                        ref if ref is not None else (graph.make_leaf(t, 0, session), 0)
+                        for t, ref, r in zip(self._tangents, tangent_refs, s_refs)
+                        if r is not None
                     ]
                     mask = 0
-                    for n, _ in inputs:
+                    for n, _ in inputs + tangents:
                         mask |= n.mask if n.session is session else 0
                     jvp_node = record.record_call(
                         entry.recorded_op, inputs + tangents, session, "jvp", mask & recorders
@@ -127,6 +137,13 @@ class ForwardAccumulator:
                     tangents = [t for t, r in zip(self._tangents, sources) if r is not None]
                     result = Tensor.concrete(entry.program([leaf.values[0] for leaf in leaves], tangents))
         return zeros_if_unconnected(result, shape_of(target), dtype_of(target), mode)
+
+
+def _recorded_tangent(tangent, session):
+    """``(node, index)`` of a tangent recorded in ``session``, or None."""
+    if isinstance(tangent, Tensor) and session is not None and tangent._node.session is session:
+        return tangent._node, tangent._index
+    return None
 
 
 class _JvpEntry:

@@ -4,6 +4,7 @@ of each kind of step); ``gradkit/tf/__init__.py`` builds the ``tf.data`` namespa
 from gradkit import _errors
 
 from .._namespace import Namespace, missing
+from .bucketing import bucket_by_sequence_length
 from .dataset import Dataset
 from .grouping import group_by_window
 from .ignoring import ignore_errors
@@ -114,6 +115,7 @@ __all__ = [
     "Options",
     "ThreadingOptions",
     "assert_cardinality",
+    "bucket_by_sequence_length",
     "cardinality",
     "enumerate_dataset",
     "from_list",
@@ -156,6 +158,7 @@ def namespace():
         OptimizationOptions=OptimizationOptions,
         ThreadingOptions=ThreadingOptions,
         assert_cardinality=assert_cardinality,
+        bucket_by_sequence_length=bucket_by_sequence_length,
         cardinality=cardinality,
         get_single_element=get_single_element,
         enumerate_dataset=enumerate_dataset,

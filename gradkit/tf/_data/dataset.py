@@ -313,6 +313,31 @@ class Dataset(metaclass=_DatasetType):
         elements come out (``grouping.py``)."""
         return grouping.GroupByWindow(self, key_func, reduce_func, window_size, window_size_func)
 
+    def bucket_by_sequence_length(
+        self,
+        element_length_func,
+        bucket_boundaries,
+        bucket_batch_sizes,
+        padded_shapes=None,
+        padding_values=None,
+        pad_to_bucket_boundary=False,
+        no_padding=False,
+        drop_remainder=False,
+        name=None,
+    ) -> Dataset:
+        """The elements bucketed by ``element_length_func`` at ``bucket_boundaries`` and batched per
+        bucket, ``bucket_batch_sizes[i]`` at a time, padded (``bucketing.py``)."""
+        options = dict(
+            padded_shapes=padded_shapes,
+            padding_values=padding_values,
+            pad_to_bucket_boundary=pad_to_bucket_boundary,
+            no_padding=no_padding,
+            drop_remainder=drop_remainder,
+        )
+        return bucketing.BucketBySequenceLength(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, options
+        )
+
     def ignore_errors(self, log_warning=False, name=None) -> Dataset:
         """The elements, those whose ``map`` or ``filter`` function raised a TensorFlow runtime error
         left out (``ignoring.py``)."""
@@ -412,5 +437,5 @@ class Dataset(metaclass=_DatasetType):
 
 
 # The kinds of datasets subclass Dataset, so they are imported once it exists.
-from . import batching, choosing, combine, grouping, ignoring, mapping, sources, transforms  # noqa: E402
+from . import batching, bucketing, choosing, combine, grouping, ignoring, mapping, sources, transforms  # noqa: E402
 from . import shuffle as shuffle_module  # noqa: E402

@@ -146,8 +146,8 @@ def _nodes(coordinate, order):
 
 
 def _map_coordinates(inputs, coordinates, *, order, fill_mode, fill_value):
-    # Keras' TensorFlow backend, term for term: each corner's weights multiplied, then the corners added.
-    coordinates = jax.lax.stop_gradient(coordinates)
+    # Keras' TensorFlow backend, term for term: each corner's weights multiplied, then the corners added
+    # (the weights carry the gradient with respect to the coordinates, the floor none).
     per_axis = []
     for axis, size in enumerate(inputs.shape):
         per_axis.append([(*_fixed_indices(i, size, fill_mode), w) for i, w in _nodes(coordinates[axis], order)])

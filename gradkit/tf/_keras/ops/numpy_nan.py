@@ -30,7 +30,7 @@ from ... import _array, _math
 from .dispatch import apply, axes, cast, keras_op, tensor
 from .dtype_rules import FLOATX, float_of, is_float
 from .numpy_elementwise import nan_to_num
-from .numpy_reductions import argmax, argmin, cumprod, cumsum, nearest_quantile, prod
+from .numpy_reductions import any_rank_q, argmax, argmin, cumprod, cumsum, nearest_quantile, prod
 from .numpy_reductions import sum as _sum
 
 NAMES = (
@@ -160,6 +160,7 @@ def nancumprod(x, axis=None, dtype=None):
     return cumprod(nan_to_num(x, nan=1.0), axis=axis, dtype=dtype)
 
 
+@any_rank_q
 def _nanquantile(x, q, axis, method, keepdims):
     reduced = range(x.ndim) if axis is None else np.atleast_1d(axis)
     if any(x.shape[a] == 0 for a in reduced):

@@ -220,6 +220,20 @@ def nearest_quantile(quantile_fn, x, q, axis, keepdims, count):
     return jnp.where(jnp.round(position) > jnp.floor(position), high, low)
 
 
+def any_rank_q(quantile_fn):
+    """``quantile_fn`` for a ``q`` of any rank, as NumPy's: the quantiles of the flattened ``q``,
+    the result's leading axes then ``q``'s shape (jax takes ``q`` of rank 0 or 1 only)."""
+
+    def of_any_rank(x, q, axis, method, keepdims):
+        if q.ndim <= 1:
+            return quantile_fn(x, q, axis, method, keepdims)
+        flat = quantile_fn(x, jnp.reshape(q, (-1,)), axis, method, keepdims)
+        return jnp.reshape(flat, q.shape + flat.shape[1:])
+
+    return of_any_rank
+
+
+@any_rank_q
 def _quantile(x, q, axis, method, keepdims):
     if method == "nearest":
         count = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
@@ -230,7 +244,7 @@ def _quantile(x, q, axis, method, keepdims):
 @keras_op
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     """``keras.ops.quantile(x, q, axis=None, method="linear", keepdims=False)``: the ``q``-th quantiles
-    (``q`` in [0, 1], a number or 1-D) along ``axis``; ``method`` one of NumPy's "linear", "lower",
+    (``q`` in [0, 1], of any shape) along ``axis``; ``method`` one of NumPy's "linear", "lower",
     "higher", "midpoint", "nearest"."""
     if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
         raise _errors.GradkitValueError(
