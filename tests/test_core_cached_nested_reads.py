@@ -7,6 +7,8 @@ and computes exactly where the body is traced afresh; the oracle is the pure-JAX
 passes the Variable's value in as an argument.
 """
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -96,3 +98,24 @@ def test_grad_warns_of_a_variable_outside_wrt_read_inside_a_jax_jit_helper():
 
     with pytest.warns(gk.GradkitWarning, match="Variable 'v' was read inside jax.jit"):
         gk.grad(helper)(jnp.array(1.0))
+
+
+def test_transforms_of_a_gk_jit_function_do_not_warn_and_see_assignments():
+    w = gk.Variable(jnp.array([0.5, -0.2]), name="w")
+    u = gk.Variable(jnp.array(1.5), name="u")
+    f = gk.jit(lambda x: jnp.sum(jax.lax.fori_loop(0, 2, lambda i, c: jnp.sin(c * w.value), x)) * u)
+
+    def pure(x, w, u):
+        return jnp.sum(_pure(x, w)) * u
+
+    x = jnp.array([0.3, 0.8])
+    for value in ([0.5, -0.2], [2.0, 3.0]):
+        w.assign(jnp.array(value))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            (grad,) = gk.grad(f, wrt=[u])(x)
+            per_example = gk.vmap(f)(jnp.stack([x, 2 * x]))
+        np.testing.assert_allclose(grad, jax.grad(pure, 2)(x, w.value, u.value), rtol=1e-6)
+        np.testing.assert_allclose(
+            per_example, jax.vmap(pure, (0, None, None))(jnp.stack([x, 2 * x]), w.value, u.value)
+        )

@@ -189,7 +189,11 @@ def read_outside(frame: Frame, var) -> Any:
 
 
 def _staged_read(frame) -> bool:
-    return frame.staged or (trace_state() != frame.trace and _staging())
+    # A read inside a trace opened within the transform is the user's own (a jax.jit helper, a lax
+    # body) only when no gradkit frame stands above: gk.jit, asking while it learns what its function
+    # reads, passes the value in as an argument.
+    stack = _local.stack
+    return frame.staged or (stack[-1] is frame and trace_state() != frame.trace and _staging())
 
 
 def assign_below(frame: Frame, var, value) -> None:

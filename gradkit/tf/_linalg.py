@@ -43,7 +43,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
 
 
 def _trace(x):
-    return jnp.trace(x, axis1=-2, axis2=-1)
+    return jnp.trace(x, axis1=-2, axis2=-1, dtype=x.dtype)  # TensorFlow's: in the input's dtype
 
 
 def trace(x, name=None):

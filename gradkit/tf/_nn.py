@@ -186,7 +186,10 @@ def _leaky_relu(x, alpha):
 
 
 def leaky_relu(features, alpha=0.2, name=None):
-    return call(_leaky_relu, convert(features), alpha=float(alpha))
+    x = convert(features)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        x = _array.cast(x, np.float32)  # TensorFlow's: integers in float32 (not JAX's float64 with 64-bit types)
+    return call(_leaky_relu, x, alpha=float(alpha))
 
 
 def _l2_loss(t):

@@ -76,9 +76,17 @@ def result_type(*dtypes) -> np.dtype:
     out = np.dtype(jax.dtypes.canonicalize_dtype(jnp.result_type(*entries)))
     # A Python number alone widens nothing: it is floatx / int32 / complex64, also where JAX's
     # 64-bit types are on (jax would make it float64 / int64 there).
-    strong = {np.dtype(e) for e in entries if e is not int and e is not float}
-    narrow = {"float64": np.dtype(FLOATX), "int64": np.dtype("int32"), "complex128": np.dtype("complex64")}
-    return narrow[out.name] if out.name in narrow and out not in strong else out
+    # Strong dtypes that promote to a 64-bit one among themselves keep it (int32 and uint32: int64);
+    # Keras' complex results are complex64 always.
+    strong = [e for e in entries if e is not int and e is not float]
+    if out.name == "complex128":
+        return np.dtype("complex64")
+    if out.name not in _NARROW or (strong and np.dtype(jax.dtypes.canonicalize_dtype(jnp.result_type(*strong))) == out):
+        return out
+    return _NARROW[out.name]
+
+
+_NARROW = {"float64": np.dtype(FLOATX), "int64": np.dtype("int32")}
 
 
 def dtype_of(x):

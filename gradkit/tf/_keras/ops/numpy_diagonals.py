@@ -73,7 +73,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 
 
 def _trace(x, offset, axis1, axis2):
-    return jnp.trace(x, offset, axis1, axis2)
+    return jnp.trace(x, offset, axis1, axis2, dtype=x.dtype)  # jnp's default widens int32 to int64 with x64
 
 
 @keras_op

@@ -199,8 +199,10 @@ def correlate(x1, x2, mode="valid"):
         )
     x1, x2 = tensor(x1), tensor(x2)
     dtype = result_type(x1.dtype, x2.dtype)
-    if dtype.name not in ("bfloat16", "float16"):
-        dtype = np.dtype(FLOATX)  # Keras: float64 for int64 and float64, which gradkit holds as float32
+    if dtype.name == "int64":  # Keras': float64 for int64 (float32 where JAX has no 64-bit types)
+        dtype = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+    elif dtype.name not in ("bfloat16", "float16", "float64"):
+        dtype = np.dtype(FLOATX)
     x1, x2 = cast(x1, dtype), cast(x2, dtype)
     if x1.ndim != 1 or x2.ndim != 1:
         raise _errors.GradkitValueError(
