@@ -39,6 +39,46 @@ def test_values_where_the_functions_are_undefined_are_tensorflows():
     np.testing.assert_array_equal(special.bessel_j1(x).numpy()[1], 0.0)
 
 
+def test_k_at_infinity_nan_and_the_largest_floats():
+    # K and its scaled form fall to 0 at +inf (e^x K(x) as sqrt(pi / 2x)), NaN stays NaN; near the
+    # largest float32, sqrt(pi / 2x) (1 + (4 n^2 - 1) / 8x) by hand, as TensorFlow gives it.
+    x = np.array([np.inf, np.nan, 3e38], np.float32)
+    special = gtf.math.special
+    for name in ("k0", "k0e", "k1", "k1e"):
+        got = getattr(special, f"bessel_{name}")(x).numpy()
+        assert got[0] == 0.0 and np.isnan(got[1]), name
+        order = int(name[1])
+        want = 0.0 if not name.endswith("e") else np.sqrt(np.pi / 2) / np.sqrt(3e38) * (1 + (4 * order**2 - 1) / 24e38)
+        np.testing.assert_allclose(got[2], want, rtol=1e-6, atol=0)
+        tf = pytest.importorskip("tensorflow")
+        np.testing.assert_allclose(got, getattr(tf.math.special, f"bessel_{name}")(x).numpy(), rtol=1e-6)
+
+
+def test_float64_edges_are_tensorflows():
+    # Y1(0) is -inf in TensorFlow's float64 kernel (NaN in float32's); K near the largest float64.
+    pytest.importorskip("tensorflow")
+    from _x64_subprocess import run_script
+
+    out = run_script(
+        """
+        import json, sys
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np, tensorflow as tf, gradkit.tf as gtf
+        rows = {}
+        for name in ("y1", "k0", "k0e", "k1", "k1e"):
+            x = np.array([0.0, np.inf, np.nan, 2.5] + ([] if name == "y1" else [1.7e308]))
+            rows[name] = [
+                [repr(float(v)) for v in getattr(m.math.special, "bessel_" + name)(x).numpy()] for m in (gtf, tf)
+            ]
+        print(json.dumps(rows))
+        """,
+        [],
+    )
+    for name, (got, want) in out.items():
+        np.testing.assert_allclose(np.array(got, float), np.array(want, float), rtol=1e-9, err_msg=name)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_first_and_second_derivatives_match_finite_differences_of_scipys(name):
     # Central differences of SciPy's double-precision values: float32 differences of gradkit's

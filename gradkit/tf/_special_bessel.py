@@ -125,10 +125,11 @@ def _y(x, order):
     far = jnp.where(large, x, jnp.ones_like(x))
     small = (_series_y0 if order == 0 else _series_y1)(near, _series_j(near, order))
     value = jnp.where(large, _hankel(far, order)[1], small)
-    # TensorFlow's kernel: -inf at 0 and below for Y0; for Y1 -inf below 0 and NaN at 0.
+    # TensorFlow's kernels: -inf at 0 and below for Y0; for Y1 -inf below 0, and at 0 NaN (float32,
+    # float16) or -inf (float64).
     value = jnp.where(x <= 0, -jnp.inf, value) if order == 0 else jnp.where(x < 0, -jnp.inf, value)
     if order == 1:
-        value = jnp.where(x == 0, jnp.nan, value)
+        value = jnp.where(x == 0, -jnp.inf if dtype == np.float64 else jnp.nan, value)
     return value.astype(dtype)
 
 
@@ -139,7 +140,7 @@ def _k_scaled(x, order):
     end = 2 * jnp.arcsinh(jnp.sqrt((24 + 2 * order * jnp.log1p(24 / x)) / (2 * x)))
     h = jax.lax.stop_gradient(end / _K_NODES)
     t = h[..., None] * jnp.arange(_K_NODES + 1, dtype=x.dtype).reshape((1,) * x.ndim + (-1,))
-    f = jnp.exp(-2 * x[..., None] * jnp.square(jnp.sinh(t / 2)))
+    f = jnp.exp(-(x[..., None] * (2 * jnp.square(jnp.sinh(t / 2)))))  # 2 x first would overflow near the largest x
     if order == 1:
         f = f * jnp.cosh(t)
     return h * (jnp.sum(f, axis=-1) - f[..., 0] / 2)
@@ -149,11 +150,21 @@ def _k(x, order, scaled):
     dtype = x.dtype
     x = x.astype(_compute_type(x))
     positive = x > 0
-    safe = jnp.where(positive, x, jnp.ones_like(x))
-    value = _k_scaled(safe, order)
+    finite = positive & jnp.isfinite(x)
+    safe = jnp.where(finite, x, jnp.ones_like(x))
+    # Far out the quadrature's steps underflow: there the asymptotic series, whose next term is
+    # below the dtype's precision.
+    far = safe > 1e30
+    value = jnp.where(
+        far,
+        np.sqrt(np.pi / 2) / jnp.sqrt(safe) * (1 + (4 * order**2 - 1) / 8 / safe),
+        _k_scaled(jnp.where(far, jnp.ones_like(safe), safe), order),
+    )
     if not scaled:
         value = value * jnp.exp(-safe)
-    return jnp.where(positive, value, jnp.inf).astype(dtype)
+    # TensorFlow's: 0 at +inf (scaled too: it falls as 1 / sqrt(x)), inf at 0 and below, NaN for NaN.
+    value = jnp.where(finite, value, jnp.where(positive, jnp.zeros_like(x), jnp.full_like(x, jnp.inf)))
+    return jnp.where(jnp.isnan(x), x, value).astype(dtype)
 
 
 def _j1_derivative(x, y):
