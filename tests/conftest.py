@@ -34,6 +34,11 @@ def _cpu_xla_flags() -> str:
 if os.environ.get("JAX_PLATFORMS", "").lower() == "cpu" or not _accelerator_plugin_installed():
     os.environ.setdefault("XLA_FLAGS", _cpu_xla_flags())
 
+# TensorFlow, the parity tests' reference, runs channels-first and dilated convolutions on a CPU
+# only with its oneDNN kernels, which it turns on by itself only on CPUs with AVX-512 (not on an
+# AMD EPYC, say). Turned on here so the references exist on every CPU; set it yourself to override.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
