@@ -593,6 +593,10 @@ from . import _sparse_segment  # noqa: E402
 
 sparse = _Namespace("gradkit.tf.sparse", **{n: getattr(_sparse_segment, n) for n in _sparse_segment.__all__})
 
+from . import _quantization  # noqa: E402
+
+quantization = _Namespace("gradkit.tf.quantization", **{n: getattr(_quantization, n) for n in _quantization.__all__})
+
 from . import _data  # noqa: E402
 
 data = _data.namespace()  # tf.data: input pipelines
