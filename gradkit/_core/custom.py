@@ -26,7 +26,7 @@ def stop_gradient(x):
     return frames.apply(jax.lax.stop_gradient, x)
 
 
-def custom_gradient(f: Callable | None = None) -> Callable:
+def custom_gradient(f: Callable | None = None, *, variables_by_name: bool = False) -> Callable:
     """Give ``f`` a gradient of your choosing (TensorFlow's ``tf.custom_gradient``).
 
     ``f(*inputs, **kwargs)`` returns ``(y, grad_fn)``. ``grad_fn(*dys)`` takes one upstream
@@ -34,7 +34,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     gradient for each input (a single value when there is one input); keyword arguments are
     not differentiated. If ``f`` reads Variables, ``grad_fn`` must accept ``variables=`` and
     return ``(input_grads, variable_grads)``, one variable gradient per Variable of the list it
-    is given (the Variables ``f`` reads, sorted by name, as TensorFlow's ``tf.function`` gives them). Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
+    is given: the Variables ``f`` reads, in the order they were created (with
+    ``variables_by_name=True``, sorted by name, Variables of one name in the order they were
+    created, as TensorFlow's ``tf.function`` gives them). Built on ``jax.custom_vjp``: ``f`` is traced, so Python control flow on its
     inputs' values is not possible inside it (use ``jnp.where`` or ``jax.lax.cond``). A
     gradient ``grad_fn`` returns as None cuts that input from the call, as in TensorFlow: a
     tape gives None for it unless another path reaches it (``jax.grad`` gives zeros).
@@ -63,7 +65,7 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     2.0
     """
     if f is None:
-        return custom_gradient
+        return functools.partial(custom_gradient, variables_by_name=variables_by_name)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -72,9 +74,13 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         fk = functools.partial(f, **kwargs) if kwargs else f
         in_avals = tuple(aval_of(a) for a in args)
         variables, forward, out_tree = _trace_forward(fk, in_avals)
-        # grad_fn's variables= list, and its gradients, in the order of the Variables' names, as
-        # TensorFlow's tf.function passes them (sorted by name; Variables of one name in read order).
-        variables = tuple(sorted(variables, key=lambda v: v.name))
+        # grad_fn's variables= list, and its gradients, in a fixed order that does not depend on
+        # the order f reads them in: creation order (TensorFlow's eager order for Variables created
+        # one after another, such as a layer's kernel and bias), or by name as TensorFlow's
+        # tf.function passes them.
+        variables = tuple(
+            sorted(variables, key=(lambda v: (v.name, v._uid)) if variables_by_name else (lambda v: v._uid))
+        )
         var_values = tuple(v.value for v in variables)
         if variables:
             var_avals = tuple(aval_of(x) for x in var_values)

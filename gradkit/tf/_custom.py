@@ -15,7 +15,7 @@ from gradkit._core.transforms import vmap as _gk_vmap
 from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 
-from . import _random
+from . import _name_scope, _random
 from ._control import _over_leading_axis, _stacked
 from ._convert import convert, wrap
 from ._graph_helpers import tapes_paused
@@ -97,7 +97,11 @@ class _CustomGradient:
 
             return _values(y), tensor_grad_fn
 
-        return wrap(_gk_custom_gradient(run)(*[convert(a) for a in args], **kwargs))
+        # grad_fn's variables= list: sorted by name inside tf.function, as TensorFlow's graph
+        # passes it; creation order eagerly (TensorFlow's eager order is that of a set of
+        # Variable references, which is creation order for Variables created one after another).
+        by_name = _name_scope.in_graph()
+        return wrap(_gk_custom_gradient(run, variables_by_name=by_name)(*[convert(a) for a in args], **kwargs))
 
 
 @jax.custom_jvp
