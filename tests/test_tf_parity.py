@@ -106,6 +106,19 @@ def p_output_gradients_extension(tf):
     ]
 
 
+def p_output_gradients_indexed_slices(tf):
+    # A gather's gradient handed on as an upstream gradient: TensorFlow densifies it.
+    w = tf.Variable(np.arange(12.0, dtype="float32").reshape(4, 3))
+    with _tape(tf, persistent=True) as tape:
+        y = w * 2.0
+        z = [w * 3.0, w**2]
+    upstream = tf.IndexedSlices(tf.ones((2, 3)), tf.constant([0, 3]), tf.constant([4, 3]))
+    return [
+        tape.gradient(y, w, output_gradients=upstream),
+        tape.gradient(z, w, output_gradients=[upstream, tf.ones((4, 3))]),
+    ]
+
+
 def p_stop_recording_reset_stop_gradient(tf):
     x, y = tf.Variable(2.0), tf.Variable(3.0)
     with tf.GradientTape() as t:

@@ -11,7 +11,7 @@ from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
 from gradkit._tape.tensor import Tensor
 
-from ._convert import wrap
+from ._convert import convert, wrap
 
 
 def _is_complex(x) -> bool:
@@ -54,6 +54,16 @@ def _refuse_none_cotangents(cotangents) -> None:
             )
 
 
+def _is_slices(x) -> bool:
+    return hasattr(type(x), "__gradkit_dense__")
+
+
+def _dense_slices(tree):
+    """``tf.IndexedSlices`` in ``output_gradients`` (a gather's gradient) as the dense tensors they
+    stand for, as TensorFlow converts them."""
+    return jax.tree_util.tree_map(lambda x: convert(x) if _is_slices(x) else x, tree, is_leaf=_is_slices)
+
+
 def _leaves(tree):
     from gradkit._core.variable import Variable
 
@@ -93,7 +103,7 @@ class GradientTape(_GkTape):
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         if output_gradients is not None:
-            output_gradients = _conj_tree(output_gradients)
+            output_gradients = _conj_tree(_dense_slices(output_gradients))
             n_targets = len(_leaves(target))
             flat = _leaves(output_gradients)
             _refuse_none_cotangents(flat)
