@@ -86,3 +86,29 @@ def test_bad_arguments_are_refused():
         gtf.random.gamma([2], [1.0, 2.0], beta=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match=r"^\[gradkit\] tf\.random\.stateless_gamma .* must broadcast"):
         gtf.random.stateless_gamma([2], [1, 2], [1.0, 2.0, 3.0])
+
+
+def test_float_draws_of_a_huge_rate_are_poisson_not_wrapped_counts():
+    # Counts past 2**31 do not fit jax's int32: a float draw of such a rate is Poisson's normal
+    # limit (mean lam, standard deviation sqrt(lam)), and an infinite rate draws infinity, as in
+    # TensorFlow (whose kernel never finishes an integer draw of an infinite rate).
+    tf = pytest.importorskip("tensorflow")
+    lam = 3e9
+    got = gtf.random.stateless_poisson([4000], [1, 2], lam=lam, dtype=gtf.float32).numpy()
+    want = tf.random.stateless_poisson([4000], [1, 2], lam=lam, dtype=tf.float32).numpy()
+    for draws in (got, want):
+        assert abs(draws.mean() - lam) < 5 * np.sqrt(lam / draws.size)
+        assert 0.9 < draws.std() / np.sqrt(lam) < 1.1
+    inf = float("inf")
+    np.testing.assert_array_equal(
+        gtf.random.stateless_poisson([2], [1, 2], lam=[inf, 2e9], dtype=gtf.float32).numpy()[:1],
+        tf.random.stateless_poisson([2], [1, 2], lam=[inf, 2e9], dtype=tf.float32).numpy()[:1],
+    )
+    assert np.all(np.isinf(gtf.random.poisson([3], lam=inf, seed=1).numpy()))
+
+
+def test_uniform_full_int_draws_unsigned_integers_by_default():
+    tf = pytest.importorskip("tensorflow")
+    want = tf.random.Generator.from_seed(1).uniform_full_int([2]).dtype
+    got = gtf.random.Generator.from_seed(1).uniform_full_int([2]).dtype
+    assert want == tf.uint64 and np.dtype(got).kind == "u"  # uint32 without jax's 64-bit mode

@@ -15,8 +15,9 @@ from ``non_max_suppression`` exactly where TensorFlow's does.
 (IoU strictly above the threshold suppresses) over the boxes scoring strictly above
 ``score_threshold``, then the classes' selections merged by score. Equal scores come out in index
 order (per class), then class order; TensorFlow's kernel leaves them in whatever order its C++
-containers do (a binary heap per class, then ``std::sort``), so with ties the same detections
-may come out in another order.
+containers do (a binary heap per class, then ``std::sort``). So with ties the detections may
+come out in another order, and where tied boxes overlap, one may suppress the other in
+TensorFlow's kernel while the other is kept here.
 
 >>> import gradkit.tf as tf
 >>> boxes = [[0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1], [0.0, 2.0, 1.0, 3.0]]

@@ -100,11 +100,21 @@ def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=N
     return call(_gamma_draw, key, alpha, beta, dims=dims, dtype=dtype)
 
 
+_LARGEST_COUNTED_RATE = 2.0**30  # jax counts in the default integers: int32 without x64
+
+
 def _poisson_draw(key, lam, dims, dtype):
     # A negative rate draws zeros, as TensorFlow's kernel does (jax's would be its -1 marker).
-    lam = jnp.where(lam < 0, jnp.zeros_like(lam), lam)
-    counts = jax.random.poisson(key, jnp.broadcast_to(lam, dims), dims)
-    return counts.astype(dtype)
+    lam = jnp.broadcast_to(jnp.where(lam < 0, jnp.zeros_like(lam), lam), dims)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        return jax.random.poisson(key, lam, dims).astype(dtype)
+    # Float draws of a rate whose counts would not fit jax's integers: Poisson's normal limit
+    # (relative error of order 1/sqrt(rate), below 3e-5 there), and an infinite rate draws
+    # infinity, as TensorFlow's kernel gives.
+    huge = lam >= _LARGEST_COUNTED_RATE
+    counts = jax.random.poisson(key, jnp.where(huge, jnp.zeros_like(lam), lam), dims).astype(dtype)
+    gaussian = jnp.floor(lam + jnp.sqrt(lam) * jax.random.normal(jax.random.fold_in(key, 1), dims) + 0.5)
+    return jnp.where(huge, jnp.where(jnp.isinf(lam), lam, gaussian), counts).astype(dtype)
 
 
 def _lam(lam, fn: str, dtype_error=_errors.GradkitTypeError):

@@ -120,8 +120,8 @@ class Generator:
             )
         return _random_stateless.uniform_floats(self._next_key(), dims, minval, maxval, dtype)
 
-    def uniform_full_int(self, shape, dtype=_dtypes.int64, name=None):
-        """Integers over the whole range of ``dtype``."""
+    def uniform_full_int(self, shape, dtype=_dtypes.uint64, name=None):
+        """Integers over the whole range of ``dtype`` (uint64 by default, as in TensorFlow)."""
         return self.uniform(shape, None, None, dtype)
 
     def binomial(self, shape, counts, probs, dtype=_dtypes.int32, name=None):
