@@ -50,6 +50,7 @@ from .._checkpoint import deferred, watched_containers
 from .._convert import TensorShape, convert, wrap
 from . import functional, initializers, layer_config, layer_regularization, masking
 from . import input_spec as _input_spec
+from .keras_variable import KerasVariable
 from .layer_losses import LayerLosses
 from .layer_weight import LayerWeight
 
@@ -285,6 +286,9 @@ class Layer(LayerLosses, nn.Layer):
     _keras_data_layer = False
 
     def __setattr__(self, name, value):
+        if not name.startswith("_"):
+            self._track_attribute_variables()  # one appended to a list since, first
+            self._track_keras_variables(value)
         if not deferred.waiting():
             super().__setattr__(name, value)
             return
@@ -534,6 +538,7 @@ class Layer(LayerLosses, nn.Layer):
         # A checkpoint restored before the layer was built gives the weight its initial value.
         value = deferred.initial_value(self, name, value)
         own = f"{self.name}/{self._weight_scope()}{name}"
+        self._track_attribute_variables()  # a tf.keras.Variable appended to a list before this weight
         variable = LayerWeight(value, name=own, trainable=trainable)
         variable.__dict__["_keras_path"] = _keras_path(self, own)
         if not self.trainable:  # a frozen layer's new weights are frozen too (Keras' _track_variable)
@@ -555,8 +560,31 @@ class Layer(LayerLosses, nn.Layer):
                     found.append(item)
         return found
 
+    def _track_keras_variables(self, value) -> None:
+        """A ``tf.keras.Variable`` set as an attribute (in a list, tuple or dict too) is one of the
+        layer's own weights, as Keras 3 tracks it: after those made before it, trained by ``fit``
+        and saved with the layer. (A plain ``tf.Variable`` is not, as in Keras.)"""
+        own = self.__dict__.get("_keras_own")
+        if own is None:  # before Layer.__init__
+            return
+        for item in nested_values(value):
+            if isinstance(item, KerasVariable) and all(item is not v for v in own):
+                if not self.trainable:  # a frozen layer freezes what it tracks (Keras' _track_variable)
+                    item.trainable = False
+                own.append(item)
+
+    def _track_attribute_variables(self) -> None:
+        """Track the ``tf.keras.Variable`` attributes not yet tracked: ones appended to a list or
+        put in a dict after it was set (Keras' tracked containers see them as they come)."""
+        if "_keras_own" in self.__dict__:
+            for key, value in list(vars(self).items()):
+                if not key.startswith("_"):
+                    self._track_keras_variables(value)
+
     def _own_weights(self) -> list:
-        """The weights ``add_weight`` made, Keras' order: those made trainable, then the others."""
+        """The weights ``add_weight`` made and the ``tf.keras.Variable`` attributes, in the order
+        they were made or set, Keras' order: those made trainable, then the others."""
+        self._track_attribute_variables()
         own = self.__dict__.get("_keras_own", [])
         return [v for v in own if v._trainable] + [v for v in own if not v._trainable]
 
