@@ -40,3 +40,31 @@ def test_the_global_policy_is_float32_and_others_are_refused():
         mp.Policy("int8")
     layer = gtf.keras.layers.Dense(2, dtype=mp.Policy("float32"))
     assert layer(gtf.ones([1, 3])).dtype == "float32"
+
+
+LAYERS = {
+    "GRU": lambda K, dtype: K.layers.GRU(2, dtype=dtype),
+    "LSTM": lambda K, dtype: K.layers.LSTM(2, dtype=dtype),
+    "Conv1D": lambda K, dtype: K.layers.Conv1D(2, 3, dtype=dtype),
+    "LayerNormalization": lambda K, dtype: K.layers.LayerNormalization(dtype=dtype),
+    "Embedding": lambda K, dtype: K.layers.Embedding(4, 2, dtype=dtype),
+    "Attention": lambda K, dtype: K.layers.Attention(dtype=dtype),
+    "Dense": lambda K, dtype: K.layers.Dense(2, dtype=dtype),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_a_layer_takes_the_float32_policy_and_refuses_mixed_precision_clearly(layer):
+    # Keras takes a policy object, a config dict or a name for dtype=; float32 is what gradkit's
+    # layers compute in, and any other policy is refused with gradkit's error, not NumPy's.
+    K, make = gtf.keras, LAYERS[layer]
+    for dtype in (
+        K.DTypePolicy("float32"),
+        "float32",
+        gtf.float32,
+        {"class_name": "DTypePolicy", "config": {"name": "float32"}},
+    ):
+        make(K, dtype)
+    for dtype in ("mixed_float16", K.DTypePolicy("mixed_bfloat16")):
+        with pytest.raises(TypeError, match=r"^\[gradkit\] "):
+            make(K, dtype)

@@ -66,3 +66,28 @@ def test_half_precision_logits_give_a_half_precision_loss():
     # 15 of the 3^4 = 81 equally likely 4-frame paths collapse to [1, 2] (repeats merged, blanks
     # dropped): counted by enumerating them.
     np.testing.assert_allclose(np.asarray(loss, np.float32), [-np.log(15 / 81)], rtol=1e-3)
+
+
+def test_float64_logits_are_differentiated_in_float64():
+    # TensorFlow's dense CTC refuses float64; gradkit computes it in float64, so its first and
+    # second derivatives pass central differences at float64's resolution (float32 would not).
+    from _x64_subprocess import run_script
+
+    out = run_script(
+        """
+        import json
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np
+        from jax.test_util import check_grads
+        from gradkit.tf._keras.losses_ctc import ctc_negative_log_likelihood
+
+        logits = np.random.RandomState(0).randn(1, 8, 5)
+        labels, lengths = np.array([[1, 2, 2]]), np.array([3])
+        loss = lambda x: ctc_negative_log_likelihood(labels, lengths, x, np.array([8]))[0]
+        check_grads(loss, (logits,), order=2, modes=["rev"], eps=1e-5, atol=1e-6, rtol=1e-6)
+        print(json.dumps({"dtype": str(loss(logits).dtype)}))
+        """,
+        [],
+    )
+    assert out["dtype"] == "float64"

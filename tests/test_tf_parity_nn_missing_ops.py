@@ -216,6 +216,42 @@ def test_embedding_max_norm_and_space_to_batch_match_tensorflow(name):
     _ok(_with_gradients(f, *arrays))
 
 
+TABLE = np.arange(22, dtype=np.float32).reshape(11, 2) / 4
+
+
+@pytest.mark.parametrize("sizes", [(6, 5), (5, 6), (4, 4, 3), (3, 3, 3, 2)])
+def test_embedding_lookup_of_shards_reads_them_as_tensorflows_div_strategy(sizes):
+    # TensorFlow's "div" strategy: the first total % n shards hold one id more, whatever sizes the
+    # shards have (so shards of 5 and 6 rows do not read as their concatenation), and the gradient
+    # reaches each shard.
+    def program(tf):
+        shards = [tf.Variable(part) for part in np.split(TABLE, np.cumsum(sizes)[:-1])]
+        ids = tf.constant([[0, 7], [10, 3], [4, 6]])
+        with tf.GradientTape() as tape:
+            rows = tf.nn.embedding_lookup(shards, ids, max_norm=3.0)
+            loss = tf.reduce_sum(rows * tf.reshape(tf.range(12.0), (3, 2, 2)))
+        return [rows, [_dense(tf, g) for g in tape.gradient(loss, shards)]]
+
+    _ok(program)
+
+
+@pytest.mark.parametrize("ids", [[5], [-1], [11]])
+def test_embedding_lookup_of_shards_refuses_ids_outside_them(ids):
+    # [5] lies past the end of the first of shards of 3 and 8 rows (the plan is 6 and 5).
+    out = run_both(lambda tf: tf.nn.embedding_lookup([TABLE[:3], TABLE[3:]], ids))
+    assert isinstance(out, GradkitError) and str(out).startswith("[gradkit] "), out
+
+
+def test_l2_loss_of_half_precision_does_not_overflow_its_sum():
+    # TensorFlow's kernel returns 4.97e4 here; a float16 sum of the squares would pass 65504 first.
+    tf = pytest.importorskip("tensorflow")
+    z = np.random.RandomState(0).randn(100000).astype(np.float16)
+    want = float(tf.nn.l2_loss(z).numpy())
+    got = float(gtf.nn.l2_loss(z).numpy())
+    assert np.isfinite(got) and abs(got - want) <= 4 * 32  # float16's spacing there is 32
+    assert abs(got - float(np.sum(z.astype(np.float64) ** 2) / 2)) <= 32
+
+
 def test_inside_tf_function_match_tensorflow():
     def program(tf):
         w, x, p, s = tf.Variable(W), tf.Variable(X4), tf.Variable(EMBED), tf.Variable(SCALE)

@@ -16,7 +16,7 @@ from gradkit import _errors
 
 from . import _array, _math
 from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
-from ._convert import axis_arg, call, convert
+from ._convert import axis_arg, call, convert, known_value
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._depthwise_backprop import (  # noqa: F401  (tf.nn's names)
     depthwise_conv2d_backprop_filter,
@@ -193,6 +193,10 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 
 def _l2_loss(t):
+    if jnp.finfo(t.dtype).bits < 32:
+        # Summed in float32, as TensorFlow's kernel does not overflow a half-precision sum whose
+        # result fits (a float16 sum of squares passes 65504 long before its half does).
+        return (jnp.sum(t * t, dtype=jnp.float32) / 2).astype(t.dtype)
     return jnp.sum(t * t) / 2
 
 
@@ -273,17 +277,53 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     return tuple(call(_moments, convert(x), axes=axes, keepdims=bool(keepdims)))
 
 
+def _div_rows(ids, *, sizes):
+    """Where TensorFlow's "div" partition strategy finds each id among shards of ``sizes`` rows
+    (the first ``total % n`` shards hold one id more), as a row of the shards concatenated."""
+    total = sum(sizes)
+    per, extras = divmod(total, len(sizes))
+    shard = jnp.clip(jnp.maximum(ids // (per + 1), (ids - extras) // per), 0, len(sizes) - 1)
+    within = jnp.where(shard < extras, ids % (per + 1), (ids - extras) % per)
+    offsets = jnp.asarray(np.cumsum([0, *sizes[:-1]]), ids.dtype)
+    fits = (ids >= 0) & (ids < total) & (within < jnp.asarray(sizes, ids.dtype)[shard])
+    return offsets[shard] + within, fits
+
+
+def _sharded_rows(params, ids):
+    shards = [convert(p) for p in params]
+    if any(s.ndim == 0 or s.shape[1:] != shards[0].shape[1:] or s.dtype != shards[0].dtype for s in shards):
+        raise _errors.GradkitValueError(
+            "tf.nn.embedding_lookup got params shards of shapes "
+            f"{[tuple(s.shape) for s in shards]} and dtypes {[np.dtype(s.dtype).name for s in shards]}: the shards "
+            "of one table must agree in dtype and in every axis but the first, as in TensorFlow."
+        )
+    sizes = tuple(int(s.shape[0]) for s in shards)
+    ids = convert(ids)
+    rows, fits = call(_div_rows, ids, sizes=sizes)
+    known = known_value(fits)
+    if known is not None and not np.all(known):
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.nn.embedding_lookup got ids {np.asarray(known_value(ids))[~known].tolist()} outside the "
+            f"table or past the end of their shard: the ids must lie in [0, {sum(sizes)}), and TensorFlow's 'div' "
+            f"strategy reads shard k as ids k*{sum(sizes) // len(sizes)} + min(k, {sum(sizes) % len(sizes)}) on "
+            f"(the first shards one row longer where the rows do not divide evenly); these shards have "
+            f"{list(sizes)} rows. Split the table that way, or concatenate it: tf.concat(params, axis=0)."
+        )
+    return _array.concat(shards, axis=0), rows
+
+
 def embedding_lookup(params, ids, max_norm=None, name=None):
-    """Rows ``ids`` of ``params`` (a tensor, or a list holding one). With ``max_norm``, each
-    looked-up embedding (over params' trailing axes) whose L2 norm is above it is scaled down to
-    it, as TensorFlow's ``tf.clip_by_norm`` does (the rows of ``params`` stay as they are)."""
+    """Rows ``ids`` of ``params``: a tensor, or a list of shards of one table split along its
+    first axis, which TensorFlow's "div" strategy reads (the ids in order, the first shards one
+    row longer where the rows do not divide evenly), the gradient reaching each shard. With
+    ``max_norm``, each looked-up embedding (over params' trailing axes) whose L2 norm is above it
+    is scaled down to it, as TensorFlow's ``tf.clip_by_norm`` does (the rows of ``params`` stay
+    as they are)."""
     if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise _errors.GradkitValueError(
-                f"tf.nn.embedding_lookup got params as a list of {len(params)} shards; gradkit.tf takes one "
-                "tensor (or a list of one). Concatenate the shards first: tf.concat(params, axis=0)."
-            )
-        params = params[0]
+        if len(params) == 1:
+            params = params[0]
+        else:
+            params, ids = _sharded_rows(params, ids)
     rows = _array.gather(params, ids, axis=0)
     if max_norm is None:
         return rows

@@ -29,7 +29,7 @@ def base_options(what: str, kwargs: dict) -> dict:
     kwargs = dict(kwargs)
     passed_on = {k: kwargs.pop(k) for k in ("input_shape", "input_dim") if k in kwargs}
     dtype = kwargs.pop("dtype", None)
-    if dtype is not None and np.dtype(getattr(dtype, "as_numpy_dtype", dtype)) != np.float32:
+    if dtype is not None and _dtype_name(dtype) != "float32":
         raise _errors.GradkitTypeError(
             f"{what} got dtype={dtype!r}; gradkit.tf's Keras layers compute in float32 only. "
             "Leave dtype out (or pass 'float32'), and cast the output if you need another type."
@@ -40,6 +40,20 @@ def base_options(what: str, kwargs: dict) -> dict:
             "(nor does Keras 3's). Leave them out."
         )
     return passed_on
+
+
+def _dtype_name(dtype) -> str:
+    """The name of a layer's ``dtype=``: a dtype, its name, a ``tf.keras.DTypePolicy`` or its config."""
+    if isinstance(dtype, dict):  # a policy's config, as Keras writes it
+        dtype = (dtype.get("config") or {}).get("name")
+    elif hasattr(dtype, "as_numpy_dtype"):  # a tf.DType
+        dtype = dtype.as_numpy_dtype
+    elif isinstance(getattr(dtype, "name", None), str):  # a DTypePolicy
+        dtype = dtype.name
+    try:
+        return np.dtype(dtype).name
+    except TypeError:  # a mixed-precision policy's name
+        return str(dtype)
 
 
 def check_initializers(what: str, **initializers) -> None:

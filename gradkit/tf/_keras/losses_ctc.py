@@ -22,17 +22,17 @@ from gradkit import _errors
 from .._convert import call, convert
 from .losses import _loss_class
 
-# TensorFlow's log(0): log(1e-307) computed in float64, then cast to float32.
-_LOG_0 = float(np.float32(np.log(np.float64(0.0) + 1e-307)))
+# TensorFlow's log(0): log(1e-307) computed in float64, then cast to the loss's dtype.
+_LOG_0_64 = float(np.log(np.float64(0.0) + 1e-307))
 
 
-def _log_transitions(labels):
+def _log_transitions(labels, dtype):
     """``log`` of TensorFlow's CTC transition matrix (to, from) for each label sequence: state 0
     starts, states 1..L are the labels, states L+1..2L+1 the blanks after each; a label follows the
     same label only through a blank."""
     batch, length = labels.shape
     n = length + 1
-    base = np.eye(2 * n, dtype=np.float32)
+    base = np.eye(2 * n, dtype=dtype)
     base[1, 0] = 1.0
     for k in range(length):
         base[k + 1, n + k] = 1.0  # blank after label k -> label k + 1
@@ -40,7 +40,7 @@ def _log_transitions(labels):
         base[n + k, k] = 1.0  # label k -> the blank after it
     trans = jnp.broadcast_to(jnp.asarray(base), (batch, 2 * n, 2 * n))
     if length > 1:
-        distinct = (labels[:, :-1] != labels[:, 1:]).astype(jnp.float32)
+        distinct = (labels[:, :-1] != labels[:, 1:]).astype(dtype)
         to = np.arange(2, n)
         trans = trans.at[:, to, to - 1].add(distinct)
     return jnp.log(trans)
@@ -50,8 +50,9 @@ def ctc_negative_log_likelihood(labels, label_length, logits, logit_length):
     """TensorFlow's dense CTC loss, per sequence: ``labels`` (batch, max_length) of classes >= 1
     (0 the blank), ``label_length`` of them used, against ``logits`` (batch, frames, classes) of
     which the first ``logit_length`` frames count (None: all)."""
-    out_dtype = jnp.result_type(logits.dtype, jnp.float32)
-    logits = logits.astype(jnp.float32)
+    # float32 at least (float16 and bfloat16 are computed in it), float64 kept.
+    dtype = jnp.result_type(logits.dtype, jnp.float32)
+    logits = logits.astype(dtype)
     labels = labels.astype(jnp.int32)
     label_length = label_length.astype(jnp.int32)
     batch, frames, classes = logits.shape
@@ -60,16 +61,16 @@ def ctc_negative_log_likelihood(labels, label_length, logits, logit_length):
     log_p = jax.nn.log_softmax(logits, axis=-1)
     # A label's state has its class's log-probability (one outside [0, classes) has 0, as
     # TensorFlow's one-hot product gives); the start state none.
-    one_hot = jax.nn.one_hot(labels, classes, dtype=jnp.float32)
+    one_hot = jax.nn.one_hot(labels, classes, dtype=dtype)
     label_log_p = jnp.sum(log_p[:, :, None, :] * one_hot[:, None, :, :], axis=-1)
     blank = jnp.broadcast_to(log_p[:, :, :1], (*log_p.shape[:2], n))
-    start = jnp.full((*log_p.shape[:2], 1), -jnp.inf, jnp.float32)
+    start = jnp.full((*log_p.shape[:2], 1), -jnp.inf, dtype)
     observed = jnp.concatenate([start, label_log_p, blank], axis=-1)
 
     states = jnp.arange(2 * n)[None, :]
     ends = (states == label_length[:, None]) | (states == n + label_length[:, None])
-    final = jnp.where(ends, jnp.float32(0.0), jnp.float32(_LOG_0))
-    backward_trans = jnp.swapaxes(_log_transitions(labels), 1, 2)
+    final = jnp.where(ends, jnp.zeros((), dtype), jnp.asarray(_LOG_0_64, dtype))
+    backward_trans = jnp.swapaxes(_log_transitions(labels, dtype), 1, 2)
     # Frames past a sequence's own length leave its recursion as it is.
     used = (
         jnp.ones((frames, batch), bool)
@@ -86,9 +87,9 @@ def ctc_negative_log_likelihood(labels, label_length, logits, logit_length):
         total = jnp.where(live, total + norm[:, 0], total)
         return (state, total), None
 
-    zero = jnp.zeros((batch,), jnp.float32)
+    zero = jnp.zeros((batch,), dtype)
     (state, total), _ = jax.lax.scan(step, (final, zero), (jnp.swapaxes(observed, 0, 1), used), reverse=True)
-    return (-(state[:, 0] + total)).astype(out_dtype)
+    return -(state[:, 0] + total)
 
 
 def _ctc(y_true, y_pred):
