@@ -39,6 +39,27 @@ def test_softmax_cross_entropy_second_order_matches_tensorflow():
     run_both(program)
 
 
+def test_softmax_cross_entropy_mixed_second_order_is_that_of_its_gradient():
+    # The gradient with respect to the logits is TensorFlow's softmax(logits) - labels, so its
+    # derivative with respect to trainable labels is -I by hand (TensorFlow's registered
+    # second-order gradient leaves the labels out and gives 0). The other order agrees: the labels'
+    # gradient -log_softmax(logits) has derivative -(I - softmax) with respect to the logits, whose
+    # cross term with the value-preserving correction is -I as well.
+    logits = gtf.Variable([[0.5, -1.0, 2.0]])
+    labels = gtf.Variable([[0.2, 0.3, 0.6]])  # summing to 1.1: the correction is live
+    with gtf.GradientTape(persistent=True) as outer:
+        with gtf.GradientTape(persistent=True) as inner:
+            loss = gtf.reduce_sum(gtf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        by_logits = inner.gradient(loss, logits)
+        by_labels = inner.gradient(loss, labels)
+        first_logit, first_label = by_logits[0, 0], by_labels[0, 0]
+    softmax = np.exp([0.5, -1.0, 2.0]) / np.exp([0.5, -1.0, 2.0]).sum()
+    np.testing.assert_allclose(by_logits.numpy(), [softmax - [0.2, 0.3, 0.6]], rtol=1e-6)
+    np.testing.assert_allclose(outer.gradient(first_logit, labels).numpy(), [[-1.0, 0.0, 0.0]], atol=1e-7)
+    np.testing.assert_allclose(outer.gradient(first_label, logits).numpy(), [[-1.0, 0.0, 0.0]], atol=1e-6)
+    assert outer.gradient(first_label, labels) is None  # the labels' gradient does not depend on them
+
+
 @pytest.mark.parametrize("labels", [[3, 0], [-1, 0]])
 def test_sparse_softmax_cross_entropy_refuses_labels_outside_the_classes(labels):
     # gradkit gave NaN silently; TensorFlow raises.

@@ -62,11 +62,12 @@ def _softmax_xent(labels, logits, axis):
     # respect to the logits is softmax(logits) - labels, which assumes labels summing to one along
     # ``axis``; the exact gradient is sum(labels) * softmax(logits) - labels. The second term adds
     # zero to the value and turns the exact gradient into TensorFlow's, leaving the labels'
-    # gradient (-log_softmax(logits)) alone.
+    # gradient (-log_softmax(logits)) alone; as it depends on the labels, a second derivative is
+    # that of these gradients (d(softmax - labels)/d labels = -I), with respect to either argument.
     log_p = jax.nn.log_softmax(logits, axis=axis)
     loss = -jnp.sum(labels * log_p, axis=axis)
     lse = jax.nn.logsumexp(logits, axis=axis)
-    excess = jax.lax.stop_gradient(jnp.sum(labels, axis=axis)) - 1
+    excess = jnp.sum(labels, axis=axis) - 1
     return loss + excess * (jax.lax.stop_gradient(lse) - lse)
 
 
