@@ -44,7 +44,7 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from ._convert import check_python_value, convert
+from ._convert import TensorShape, check_python_value, convert
 from ._function import TensorSpec, _fits
 
 _TENSORS = (Tensor, Variable, jax.Array)
@@ -218,7 +218,9 @@ class OutputSpecs:
 
     @property
     def output_shapes(self):
-        return jax.tree_util.tree_map(lambda s: s.shape, self.structured_outputs, is_leaf=_is_leaf)
+        return jax.tree_util.tree_map(
+            lambda s: TensorShape(None) if s.shape is None else s.shape, self.structured_outputs, is_leaf=_is_leaf
+        )
 
     @property
     def output_dtypes(self):
@@ -331,15 +333,16 @@ class ConcreteFunction(OutputSpecs):
 
     # -- the outputs ----------------------------------------------------------------------------
 
-    def _examples_for(self, size: int, sizes: dict | None = None) -> list:
+    def _examples_for(self, size: int, sizes: dict | None = None, rank: int = 1) -> list:
         """A value per TensorSpec to trace with: the one given, or zeros (``size`` for a None
-        dimension, or ``sizes[k]`` for the k-th None dimension of the flat signature)."""
+        dimension, or ``sizes[k]`` for the k-th None dimension of the flat signature; a spec of
+        unknown rank has ``rank`` of them)."""
         return [
             np.zeros(shape, dtype) if shape is not None else example
-            for example, shape, dtype in self._examples_at(size, sizes)
+            for example, shape, dtype in self._examples_at(size, sizes, rank)
         ]
 
-    def _examples_at(self, size: int, sizes: dict | None = None) -> list:
+    def _examples_at(self, size: int, sizes: dict | None = None, rank: int = 1) -> list:
         """``(given example or None, shape or None, dtype)`` per TensorSpec, at ``size`` (see
         ``_examples_for``)."""
         out, unknown = [], 0
@@ -353,7 +356,7 @@ class ConcreteFunction(OutputSpecs):
                     out.append((example, None, None))
                     continue
                 shape = []
-                for d in (None,) if spec.shape is None else spec.shape:
+                for d in (None,) * rank if spec.shape is None else spec.shape:
                     if d is None:
                         d = (sizes or {}).get(unknown, size)
                         unknown += 1
@@ -377,10 +380,11 @@ class ConcreteFunction(OutputSpecs):
         large = sum(int(np.prod(shape)) for _, shape, _ in self._examples_at(_LARGE_SIZE) if shape is not None)
         traces, refusal, traced_at = [], None, []
 
-        def trace(size, sizes=None):
+        def trace(size, sizes=None, rank=1):
             nonlocal refusal
             try:
-                traces.append(self._function._output_info(*self._with_tensors(self._examples_for(size, sizes))))
+                examples = self._examples_for(size, sizes, rank)
+                traces.append(self._function._output_info(*self._with_tensors(examples)))
                 traced_at.append(size)
             except Exception as e:  # noqa: BLE001  (a size this function refuses tells nothing)
                 refusal = refusal or e
@@ -398,6 +402,11 @@ class ConcreteFunction(OutputSpecs):
                 for size in (2, 3, 1, *_MORE_SIZES):
                     if size != base:
                         trace(base, {k: size})
+        if any(spec.shape is None for spec in self._flat_specs()):
+            # An input of unknown rank: traced at rank 2 (and 0) too, so that an output whose rank
+            # follows it (``x`` itself, ``tf.shape(x)``'s length) is unknown, as in TensorFlow.
+            trace(2, rank=2)
+            trace(2, rank=0)
         if not traces:
             raise refusal
 

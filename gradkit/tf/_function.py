@@ -110,6 +110,12 @@ def _python_number_as_tensor(x):
     return convert(x) if isinstance(x, (bool, int, float, complex)) else x
 
 
+def _typed(traced) -> list:
+    """The traced arguments as jax takes them: a Python float or complex as TensorFlow converts it
+    (float32; complex128, complex64 without 64-bit types), not as jax would (float64 with them)."""
+    return [convert(x) if type(x) in (float, complex) else x for x in traced]
+
+
 def _plain(x):
     # With no tape recording, pass a Tensor's value: gk.jit retraces once more on the
     # second call when given gk.Tensor arguments; under a tape the Tensor must stay, so
@@ -374,7 +380,7 @@ class Function:
         layout, traced = self._layout(args, kwargs)
         if self._seeded is None:
             try:
-                out = wrap(self._compiled(layout, *traced))
+                out = wrap(self._compiled(layout, *_typed(traced)))
             except _random.NeedsSeed:
                 self._start_seeded()
             except BaseException as error:
@@ -386,7 +392,7 @@ class Function:
                 return _output_order.in_order(self._key_orders.get(layout), _released(out))
         seed = _random.function_seed(self)
         try:
-            out = wrap(self._seeded(layout, seed, *traced))
+            out = wrap(self._seeded(layout, seed, *_typed(traced)))
         except BaseException as error:
             _random.give_back(seed, self)
             self._note_failed_run(error, layout, traced, args, kwargs)
@@ -461,7 +467,7 @@ class Function:
         traced as that call would be (Variables its first trace creates are made, as TensorFlow's
         ``get_concrete_function`` makes them), without running it."""
         layout, traced = self._layout(args, kwargs)
-        traced = [x.__gradkit_value__() if isinstance(x, Tensor) else x for x in traced]
+        traced = [x.__gradkit_value__() if isinstance(x, Tensor) else x for x in _typed(traced)]
         if self._seeded is None:
             try:
                 return self._compiled.lower(layout, *traced).out_info[0]

@@ -61,7 +61,11 @@ def _is_slices(x) -> bool:
 def _dense_slices(tree):
     """``tf.IndexedSlices`` in ``output_gradients`` (a gather's gradient) as the dense tensors they
     stand for, as TensorFlow converts them."""
-    return jax.tree_util.tree_map(lambda x: convert(x) if _is_slices(x) else x, tree, is_leaf=_is_slices)
+    from gradkit._core.variable import Variable
+
+    # Tensors and Variables are leaves: a recorded tensor refuses to be flattened by jax.
+    leaf = lambda x: _is_slices(x) or isinstance(x, (Tensor, Variable))  # noqa: E731
+    return jax.tree_util.tree_map(lambda x: convert(x) if _is_slices(x) else x, tree, is_leaf=leaf)
 
 
 def _leaves(tree):

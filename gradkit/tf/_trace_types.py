@@ -120,7 +120,10 @@ class TraceTypes:
 
     def note_call(self, layout, traced, args, kwargs) -> None:
         """A call that returned, with its ``_Layout`` and traced leaves (a cheap key first)."""
-        key = (layout, tuple(("float", x) if isinstance(x, float) else (_kind(x), *_spec(x)) for x in traced))
+        key = (
+            layout,
+            tuple((type(x).__name__, x) if type(x) in (float, complex) else (_kind(x), *_spec(x)) for x in traced),
+        )
         try:
             if key in self._seen:
                 return
