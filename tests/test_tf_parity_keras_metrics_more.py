@@ -96,3 +96,16 @@ def test_top_k_counts_ties_and_takes_higher_ranks():
     got = gtf.keras.metrics.sparse_top_k_categorical_accuracy(cube_labels, cube, k=2).numpy()
     assert got.shape == want.shape == (2, 3)
     np.testing.assert_array_equal(got, want)
+
+
+def test_sparse_top_k_never_counts_a_label_outside_the_classes():
+    # A padding -1 or a label past the last class is a miss in Keras (tf.math.in_top_k), for any k.
+    tf = pytest.importorskip("tensorflow")
+    scores = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]], np.float32)
+    labels = np.array([3, -1, 2, 7], np.int32)
+    for k in (1, 2, 3):
+        want = tf.keras.metrics.sparse_top_k_categorical_accuracy(labels, scores, k=k).numpy()
+        got = gtf.keras.metrics.sparse_top_k_categorical_accuracy(labels, scores, k=k).numpy()
+        np.testing.assert_array_equal(got, want)
+        want = float(tf.keras.metrics.SparseTopKCategoricalAccuracy(k=k)(labels, scores))
+        assert float(gtf.keras.metrics.SparseTopKCategoricalAccuracy(k=k)(labels, scores)) == pytest.approx(want)

@@ -40,10 +40,14 @@ def _flat_rows(y_pred):
 
 
 def _in_top_k(targets, y_pred, k):
-    """Whether each target's score is among the ``k`` largest of its row (ties count, as in_top_k)."""
-    target_scores = jnp.take_along_axis(y_pred, targets[:, None], axis=-1)
+    """Whether each target's score is among the ``k`` largest of its row (ties count, as in_top_k);
+    a target outside the row's classes (a padding -1, a label past the end) is never a hit."""
+    n = y_pred.shape[-1]
+    is_class = (targets >= 0) & (targets < n)
+    safe = jnp.clip(targets, 0, n - 1)
+    target_scores = jnp.take_along_axis(y_pred, safe[:, None], axis=-1)
     finite = jnp.all(jnp.isfinite(y_pred), axis=-1)  # a row with a non-finite score is never a hit, as in_top_k
-    return ((jnp.sum(y_pred > target_scores, axis=-1) < k) & finite).astype(jnp.float32)
+    return ((jnp.sum(y_pred > target_scores, axis=-1) < k) & finite & is_class).astype(jnp.float32)
 
 
 def _top_k_categorical(y_true, y_pred, k):
