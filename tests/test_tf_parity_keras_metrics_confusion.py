@@ -149,3 +149,31 @@ def test_bad_arguments_are_refused():
     auc = m.AUC(multi_label=True)
     with pytest.raises(ValueError, match=r"\[gradkit\].*rank 2"):
         auc.update_state(FLAT_LABELS, FLAT_PROBS)
+
+
+GRID_METRICS = {
+    "AUC-101": lambda m: m.AUC(num_thresholds=101),
+    "AUC-PR-51": lambda m: m.AUC(curve="PR", num_thresholds=51),
+    "Precision-linspace": lambda m: m.Precision(thresholds=list(np.linspace(0, 1, 101))),
+    "TruePositives-linspace": lambda m: m.TruePositives(thresholds=list(np.linspace(0, 1, 101))),
+    "PrecisionAtRecall": lambda m: m.PrecisionAtRecall(0.5, num_thresholds=101),
+    "SensitivityAtSpecificity": lambda m: m.SensitivityAtSpecificity(0.5, num_thresholds=200),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRID_METRICS))
+def test_predictions_on_evenly_spaced_thresholds_count_as_keras_buckets_them(name):
+    # Keras counts by bucket, ceil(y_pred * (T - 1)) - 1 in float32, so 0.3, 0.6 and 0.15 (rounded
+    # predictions on a 101-point grid) count above their own threshold.
+    tf = pytest.importorskip("tensorflow")
+    rng = np.random.default_rng(3)
+    y_true = (rng.random(300) > 0.5).astype(np.float32)
+    y_pred = np.round(rng.random(300), 2).astype(np.float32)
+    y_pred[:6] = [0.0, 1.0, 0.3, 0.6, 0.15, 0.27]
+    weights = rng.integers(1, 4, 300).astype(np.float32)  # whole weights: sums exact in float32
+    results = []
+    for library in (tf, gtf):
+        metric = GRID_METRICS[name](library.keras.metrics)
+        metric.update_state(y_true, y_pred, sample_weight=weights)
+        results.append(np.asarray(metric.result()))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)

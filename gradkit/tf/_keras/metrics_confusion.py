@@ -70,7 +70,17 @@ def _confusion_counts(
     if not multi_label:  # every prediction one of a single label's, as Keras flattens them
         y_pred, positive, weights = y_pred.reshape(-1), positive.reshape(-1), weights.reshape(-1)
     t = jnp.asarray(thresholds, dtype).reshape((-1,) + (1,) * y_pred.ndim)
-    predicted = y_pred[None] > t  # (T, samples) or, multi-label, (T, samples, labels)
+    if clip:
+        # Keras' evenly-spaced algorithm counts a prediction above the thresholds below its bucket,
+        # ceil(y_pred * (T - 1)) - 1 in the metric's dtype: not quite y_pred > t where a prediction
+        # lies on a threshold (0.3 is above its own at 101 thresholds, as float32 rounds it).
+        n = len(thresholds)
+        bucket = jnp.ceil(y_pred * jnp.asarray(n - 1, dtype)) - 1
+        if thresholds[0] < 0 or thresholds[-1] > 1:  # the ends moved past 0 and 1: every prediction is above the first
+            bucket = jnp.maximum(bucket, 0)
+        predicted = jnp.arange(n).reshape(t.shape) <= bucket[None].astype(jnp.int32)
+    else:
+        predicted = y_pred[None] > t  # (T, samples) or, multi-label, (T, samples, labels)
     actual = jnp.broadcast_to(positive[None], predicted.shape)
     w = jnp.broadcast_to(weights[None], predicted.shape)
 
