@@ -90,4 +90,8 @@ PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
-    run_both_ok(program)
+    out = run_both_ok(program)
+    if program is p_layer_weights_eagerly:  # the kernel first, as the layer made it
+        assert list(out[1]) == ["kernel:0", "bias:0"]
+    if program is p_layer_weights_in_a_function:  # by name
+        assert list(out[1]) == ["bias:0", "kernel:0"]
