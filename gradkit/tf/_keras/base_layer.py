@@ -286,7 +286,7 @@ class Layer(LayerLosses, nn.Layer):
     _keras_data_layer = False
 
     def __setattr__(self, name, value):
-        if not name.startswith("_"):
+        if not name.startswith("_") and any(isinstance(item, KerasVariable) for item in nested_values(value)):
             self._track_attribute_variables()  # one appended to a list since, first
             self._track_keras_variables(value)
         if not deferred.waiting():
