@@ -91,3 +91,21 @@ def test_float64_logits_are_differentiated_in_float64():
         [],
     )
     assert out["dtype"] == "float64"
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [[[3, 4, 4, 3], [1, 1, 1, 1], [5, 0, 0, 2]], [[7]], [[2, 9, 2, 9, 5, 5]], [[3.0, 4.0, 3.0]]],
+)
+def test_ctc_unique_labels_matches_tensorflow(labels):
+    from test_tf_parity import run_both_ok
+
+    out = run_both_ok(lambda tf: tf.nn.ctc_unique_labels(tf.constant(labels)))
+    assert len(out) == 2
+
+
+def test_ctc_unique_labels_refuses_a_vector():
+    from test_tf_parity import run_both
+
+    out = run_both(lambda tf: tf.nn.ctc_unique_labels(tf.constant([3, 4])))
+    assert str(out).startswith("[gradkit] ")

@@ -258,6 +258,7 @@ nn = _Namespace(
     approx_max_k=_approx_top_k.approx_max_k,
     approx_min_k=_approx_top_k.approx_min_k,
     ctc_loss=_nn_ctc.ctc_loss,
+    ctc_unique_labels=_nn_ctc.ctc_unique_labels,
     space_to_batch=_space_batch.space_to_batch,
     nce_loss=_nn_sampled_losses.nce_loss,
     sampled_softmax_loss=_nn_sampled_losses.sampled_softmax_loss,

@@ -15,6 +15,7 @@ TensorFlow's registered gradient, ``softmax(logits) - posterior``. Sparse labels
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -73,3 +74,32 @@ def ctc_loss(
         time_major=bool(logits_time_major),
         blank=blank,
     )
+
+
+_INT64 = jax.dtypes.canonicalize_dtype(np.int64)  # int32 without jax's 64-bit types
+
+
+def _unique_labels(labels):
+    n = labels.shape[1]
+    same = labels[:, :, None] == labels[:, None, :]  # (batch, i, j): label i equals label j
+    earlier = jnp.tril(jnp.ones((n, n), bool), k=-1)  # j before i
+    first = ~jnp.any(same & earlier[None], axis=2)  # label i's first occurrence
+    order = jnp.cumsum(first, axis=1) - 1  # where a first occurrence goes among the unique labels
+    index = jnp.take_along_axis(order, jnp.argmax(same, axis=2), axis=1)
+    rows = jnp.arange(labels.shape[0])[:, None]
+    unique = jnp.zeros(labels.shape, labels.dtype).at[rows, jnp.where(first, order, n)].set(labels, mode="drop")
+    return unique.astype(_INT64), index.astype(np.int32)
+
+
+def ctc_unique_labels(labels, name=None):
+    """``tf.nn.ctc_unique_labels``: per row of ``labels`` (batch, length), its distinct labels in
+    order of first appearance, padded with 0 to ``length`` (int64), and for each label the index
+    of its value among them (int32), as ``[unique, index]``. With the index these are the dense
+    labels ``ctc_loss``'s ``unique`` argument describes in TensorFlow."""
+    x = convert(labels)
+    if x.ndim != 2:
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.nn.ctc_unique_labels got labels of shape {tuple(x.shape)}: it takes a batch of label "
+            "sequences, shape (batch, length), as TensorFlow does (its unique op raises for a vector)."
+        )
+    return list(call(_unique_labels, x.astype(_INT64) if np.dtype(x.dtype).kind != "i" else x))
