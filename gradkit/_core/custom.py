@@ -75,8 +75,8 @@ def custom_gradient(f: Callable | None = None, *, variables_by_name: bool = Fals
         in_avals = tuple(aval_of(a) for a in args)
         variables, forward, out_tree = _trace_forward(fk, in_avals)
         # grad_fn's variables= list, and its gradients, in a fixed order that does not depend on
-        # the order f reads them in: creation order (TensorFlow's eager order for Variables created
-        # one after another, such as a layer's kernel and bias), or by name as TensorFlow's
+        # the order f reads them in: creation order (TensorFlow's usual eager order for Variables
+        # created one after another, such as a layer's kernel and bias), or by name as TensorFlow's
         # tf.function passes them.
         variables = tuple(
             sorted(variables, key=(lambda v: (v.name, v._uid)) if variables_by_name else (lambda v: v._uid))

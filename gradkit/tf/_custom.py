@@ -99,7 +99,7 @@ class _CustomGradient:
 
         # grad_fn's variables= list: sorted by name inside tf.function, as TensorFlow's graph
         # passes it; creation order eagerly (TensorFlow's eager order is that of a set of
-        # Variable references, which is creation order for Variables created one after another).
+        # Variable references: usually creation order for Variables created one after another).
         by_name = _name_scope.in_graph()
         return wrap(_gk_custom_gradient(run, variables_by_name=by_name)(*[convert(a) for a in args], **kwargs))
 
