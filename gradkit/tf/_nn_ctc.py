@@ -21,7 +21,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import call, convert
+from ._convert import call, convert, known_value
 from ._keras.losses_ctc import ctc_negative_log_likelihood
 
 
@@ -103,3 +103,47 @@ def ctc_unique_labels(labels, name=None):
             "sequences, shape (batch, length), as TensorFlow does (its unique op raises for a vector)."
         )
     return list(call(_unique_labels, x.astype(_INT64) if np.dtype(x.dtype).kind != "i" else x))
+
+
+def _collapse_repeated(labels, seq_length):
+    n = labels.shape[1]
+    differs = jnp.concatenate([jnp.ones_like(labels[:, :1], bool), labels[:, 1:] != labels[:, :-1]], axis=1)
+    keep = differs & (jnp.arange(n)[None, :] < seq_length[:, None])
+    position = jnp.cumsum(keep, axis=1) - 1
+    rows = jnp.arange(labels.shape[0])[:, None]
+    collapsed = jnp.zeros_like(labels).at[rows, jnp.where(keep, position, n)].set(labels, mode="drop")
+    return collapsed, jnp.sum(keep, axis=1, dtype=np.int32).astype(seq_length.dtype)
+
+
+def collapse_repeated(labels, seq_length, name=None):
+    """``tf.nn.collapse_repeated(labels, seq_length)``: each row's first ``seq_length`` labels
+    with runs of a repeated label merged into one, left-aligned and padded with 0, and the new
+    lengths, as ``(collapsed_labels, new_seq_length)``: ``[[1, 1, 2, 2, 1], [1, 2, 3, 4, 5]]``
+    becomes ``[[1, 2, 1, 0, 0], [1, 2, 3, 4, 5]]`` with lengths ``[3, 5]``.
+
+    As in TensorFlow the result is as wide as the longest new length. Inside ``tf.function``,
+    where a width cannot depend on the values, it keeps the input's width (the columns past the
+    longest new length are 0), which ``ctc_loss`` reads the same way with ``new_seq_length``.
+
+    >>> import gradkit.tf as tf
+    >>> labels, lengths = tf.nn.collapse_repeated([[1, 1, 2, 2, 1], [1, 2, 3, 4, 5]], [5, 5])
+    >>> labels.numpy().tolist(), lengths.numpy().tolist()
+    ([[1, 2, 1, 0, 0], [1, 2, 3, 4, 5]], [3, 5])
+    """
+    x, lengths = convert(labels), convert(seq_length)
+    if x.ndim != 2 or lengths.ndim != 1 or lengths.shape[0] != x.shape[0]:
+        raise _errors.GradkitValueError(
+            f"tf.nn.collapse_repeated got labels of shape {tuple(x.shape)} and seq_length of shape "
+            f"{tuple(lengths.shape)}: it takes labels (batch, max_length) and one length per row, (batch,), as "
+            "TensorFlow does."
+        )
+    if np.dtype(lengths.dtype).kind not in "iu":
+        raise _errors.GradkitTypeError(
+            f"tf.nn.collapse_repeated got seq_length of dtype {lengths.dtype}: the lengths must be integers, as in "
+            "TensorFlow."
+        )
+    collapsed, new_lengths = call(_collapse_repeated, x, lengths)
+    known = known_value(new_lengths)
+    if known is not None:
+        collapsed = collapsed[:, : int(known.max(initial=0))]
+    return collapsed, new_lengths

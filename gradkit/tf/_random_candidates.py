@@ -1,4 +1,4 @@
-"""``tf.random.log_uniform_candidate_sampler`` and ``uniform_candidate_sampler``: classes drawn
+"""``tf.random``'s candidate samplers (log-uniform, uniform, fixed unigram, all): classes drawn
 for sampled losses (Word2Vec's negative samples), with TensorFlow's distributions and expected
 counts, eagerly (their draws are gradkit's, not TensorFlow's).
 
@@ -113,3 +113,94 @@ def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range
         return rng.integers(range_max)
 
     return _sample(probability, draw, classes, num_sampled, unique, range_max, seed, what)
+
+
+def _unigram_weights(what, range_max, vocab_file, distortion, num_reserved_ids, num_shards, shard, unigrams):
+    """TensorFlow's FixedUnigramSampler weights: 0 for the reserved ids, then each count raised to
+    ``distortion``, keeping the ids of this shard (``id % num_shards == shard``)."""
+    unigrams = np.asarray(known_value(unigrams), np.float64).reshape(-1)
+    if bool(vocab_file) == bool(unigrams.size):
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what} takes exactly one of vocab_file and unigrams, as TensorFlow does, but got "
+            f"{'both' if vocab_file else 'neither'}. Pass the counts (or probabilities) as unigrams=[...] or a "
+            "file of lines ending in ',count' as vocab_file."
+        )
+    if not (isinstance(num_shards, int) and num_shards >= 1 and isinstance(shard, int) and 0 <= shard < num_shards):
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what} got num_shards={num_shards!r} and shard={shard!r}: it takes num_shards >= 1 "
+            "and 0 <= shard < num_shards, as TensorFlow does."
+        )
+    if vocab_file:
+        with open(vocab_file, encoding="utf-8") as lines:
+            counts = np.asarray([float(line.rstrip("\n").split(",")[-1]) for line in lines if line.strip()])
+    else:
+        counts = unigrams
+    ids = np.arange(num_reserved_ids + len(counts))
+    weights = np.concatenate([np.zeros(num_reserved_ids), np.power(counts, distortion)])
+    weights = weights[ids % num_shards == shard]
+    if len(weights) != range_max:
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what}: range_max={range_max} must equal the number of weights of this shard "
+            f"({len(weights)}: {num_reserved_ids} reserved ids and {len(counts)} counts, split into {num_shards} "
+            "shards), as TensorFlow requires."
+        )
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what} needs finite, non-negative counts with a positive sum (after raising them to "
+            f"distortion={distortion}), but got {counts.tolist()}."
+        )
+    return weights
+
+
+def fixed_unigram_candidate_sampler(
+    true_classes,
+    num_true,
+    num_sampled,
+    unique,
+    range_max,
+    vocab_file="",
+    distortion=1.0,
+    num_reserved_ids=0,
+    num_shards=1,
+    shard=0,
+    unigrams=(),
+    seed=None,
+    name=None,
+):
+    """``tf.random.fixed_unigram_candidate_sampler``: classes drawn with probability proportional
+    to their count (``unigrams``, or the last comma-separated field of each line of
+    ``vocab_file``) raised to ``distortion`` (1: the counts, 0: uniform). The ids in
+    ``[0, num_reserved_ids)`` come first with probability 0; with ``num_shards`` only the ids
+    ``id % num_shards == shard`` are kept, numbered from 0, and ``range_max`` must be their number,
+    as in TensorFlow. Expected counts as ``log_uniform_candidate_sampler``'s."""
+    what = "fixed_unigram_candidate_sampler"
+    classes = _check(what, true_classes, num_true, num_sampled, unique, range_max)
+    weights = _unigram_weights(what, range_max, vocab_file, distortion, num_reserved_ids, num_shards, shard, unigrams)
+    if unique and np.count_nonzero(weights) < num_sampled:
+        raise _errors.InvalidArgumentValueError(
+            f"[gradkit] tf.random.{what}: num_sampled={num_sampled} distinct classes cannot be drawn from "
+            f"{np.count_nonzero(weights)} classes of nonzero weight (TensorFlow's sampler never returns here)."
+        )
+    probabilities = weights / weights.sum()
+
+    def probability(k):
+        return probabilities[np.asarray(k, np.int64)]
+
+    def draw(rng):
+        return rng.choice(range_max, p=probabilities)
+
+    return _sample(probability, draw, classes, num_sampled, unique, range_max, seed, what)
+
+
+def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None, name=None):
+    """``tf.random.all_candidate_sampler``: every class of ``[0, num_sampled)``, in order
+    (int64), each with expected count 1, as TensorFlow's (a baseline for sampled losses;
+    ``unique`` and ``seed`` change nothing)."""
+    what = "all_candidate_sampler"
+    classes = _check(what, true_classes, num_true, num_sampled, False, num_sampled)
+    sampled = np.arange(num_sampled, dtype=np.int64)
+    return (
+        wrap(convert(sampled)),
+        wrap(convert(np.ones(classes.shape, np.float32))),
+        wrap(convert(np.ones(num_sampled, np.float32))),
+    )

@@ -50,6 +50,7 @@ from . import keras_object_serialization as _keras_object_serialization
 from . import keras_random as _keras_random
 from . import keras_variable as _keras_variable
 from . import lambda_layer as _lambda_layer
+from . import layer_wrapper as _layer_wrapper
 from . import layers as _layers
 from . import legacy_backend as _legacy_backend
 from . import loss_registry as _loss_registry
@@ -88,6 +89,7 @@ from . import rnn_wrappers as _rnn_wrappers
 from . import schedules as _schedules
 from . import serialization_registry as _serialization_registry
 from . import skipgrams as _skipgrams
+from . import spectral_normalization as _spectral_normalization
 from . import timeseries as _timeseries
 from . import training_data as _training_data
 from . import training_epochs as _training_epochs
@@ -285,6 +287,8 @@ api = Namespace(
         **_members(_rnn_layer, "RNN"),
         InputSpec=_input_spec.InputSpec,
         **_members(_rnn_wrappers, "Bidirectional TimeDistributed"),
+        Wrapper=_layer_wrapper.Wrapper,
+        SpectralNormalization=_spectral_normalization.SpectralNormalization,
         **_members(_merging_layers, MERGING_LAYERS),
         **_members(_reshaping_layers, RESHAPING_LAYERS),
         **_members(_preprocessing_layers, "Identity Rescaling Normalization"),

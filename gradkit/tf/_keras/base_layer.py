@@ -56,6 +56,9 @@ from .layer_weight import LayerWeight
 
 _NO_TRAINING = object()  # a call() without a `training` parameter
 
+# What a layer tracks as its own weight when an attribute holds it, as Keras 3 tracks its Variables.
+_TRACKED_VARIABLES = (KerasVariable, LayerWeight)
+
 
 class _CallContext(threading.local):
     """The ``training`` value shared by the layer calls nested in one outermost call (Keras'
@@ -286,7 +289,7 @@ class Layer(LayerLosses, nn.Layer):
     _keras_data_layer = False
 
     def __setattr__(self, name, value):
-        if not name.startswith("_") and any(isinstance(item, KerasVariable) for item in nested_values(value)):
+        if not name.startswith("_") and any(isinstance(item, _TRACKED_VARIABLES) for item in nested_values(value)):
             self._track_attribute_variables()  # one appended to a list since, first
             self._track_keras_variables(value)
         if not deferred.waiting():
@@ -561,14 +564,15 @@ class Layer(LayerLosses, nn.Layer):
         return found
 
     def _track_keras_variables(self, value) -> None:
-        """A ``tf.keras.Variable`` set as an attribute (in a list, tuple or dict too) is one of the
-        layer's own weights, as Keras 3 tracks it: after those made before it, trained by ``fit``
-        and saved with the layer. (A plain ``tf.Variable`` is not, as in Keras.)"""
+        """A ``tf.keras.Variable`` or another layer's weight set as an attribute (in a list, tuple
+        or dict too) is one of the layer's own weights, as Keras 3 tracks it: after those made
+        before it, trained by ``fit`` and saved with the layer (a weight tied to another layer's
+        is saved under both). A plain ``tf.Variable`` is not, as in Keras."""
         own = self.__dict__.get("_keras_own")
         if own is None:  # before Layer.__init__
             return
         for item in nested_values(value):
-            if isinstance(item, KerasVariable) and all(item is not v for v in own):
+            if isinstance(item, _TRACKED_VARIABLES) and all(item is not v for v in own):
                 if not self.trainable:  # a frozen layer freezes what it tracks (Keras' _track_variable)
                     item.trainable = False
                 own.append(item)

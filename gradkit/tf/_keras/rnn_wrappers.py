@@ -35,6 +35,7 @@ from .. import _name_scope
 from .._convert import wrap
 from . import base_layer, layer_args, layer_config, masking
 from .keras_object_serialization import deserialize_keras_object, serialize_keras_object
+from .layer_wrapper import Wrapper
 from .layers import _KerasLayer
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
@@ -228,7 +229,7 @@ class Bidirectional(_KerasLayer, base_layer.Layer):
         return layer_config.from_config(cls, config)
 
 
-class TimeDistributed(_KerasLayer, base_layer.Layer):
+class TimeDistributed(_KerasLayer, Wrapper):
     """``tf.keras.layers.TimeDistributed(layer)``: ``layer`` applied to each time step (axis 1)
     of a ``(batch, timesteps, ...)`` input; see the module docstring."""
 
@@ -237,9 +238,8 @@ class TimeDistributed(_KerasLayer, base_layer.Layer):
         _check_layer(layer, "layer", what)
         shape_args = layer_args.base_options(what, kwargs)
         super().__init__(
-            name=name if name is not None else unique_name("time_distributed"), trainable=trainable, **shape_args
+            layer, name=name if name is not None else unique_name("time_distributed"), trainable=trainable, **shape_args
         )
-        self.layer = layer
 
     def _child_shape(self, input_shape) -> tuple:
         shape = tuple(input_shape)
