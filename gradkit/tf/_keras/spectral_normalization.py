@@ -19,7 +19,7 @@ treats the assigned value as a new start and returns the derivative with respect
 ``W / sigma``, the normalized kernel.
 
 >>> import gradkit.tf as tf
->>> layer = tf.keras.layers.SpectralNormalization(tf.keras.layers.Dense(2), name="sn")
+>>> layer = tf.keras.layers.SpectralNormalization(tf.keras.layers.Dense(2, name="dense"), name="sn")
 >>> _ = layer(tf.ones([1, 3]))
 >>> [w.path for w in layer.weights]
 ['sn/dense/kernel', 'sn/vector_u', 'sn/dense/bias']
