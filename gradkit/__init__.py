@@ -9,6 +9,7 @@ from gradkit._core.custom import stop_gradient as stop_gradient
 from gradkit._core.functionalize import functionalize as functionalize
 from gradkit._core.jit import jit as jit
 from gradkit._core.optax_interop import apply_updates as apply_updates
+from gradkit._core.scan import scan as scan
 from gradkit._core.state import State as State
 from gradkit._core.transforms import grad as grad
 from gradkit._core.transforms import hessian as hessian

@@ -72,6 +72,20 @@ def run_both_ok(program):
     return out
 
 
+def programs(namespace: dict) -> list:
+    """A test module's parity programs: its functions named ``p_...``, in name order."""
+    return [v for k, v in sorted(namespace.items()) if k.startswith("p_") and callable(v)]
+
+
+def run_program(program):
+    """A program named ``p_..._refuses_...`` must raise in both (the same builtin class); any other
+    must run in both with the same outputs."""
+    if "refuses" in program.__name__:
+        assert isinstance(run_both(program), Exception)
+    else:
+        run_both_ok(program)
+
+
 def p_assign_scenario(tf):
     a, b, c = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
     with _tape(tf) as tape:

@@ -31,6 +31,7 @@ from . import (
     _cumulative_logsumexp,
     _custom,
     _distribute,
+    _dropout,
     _integer_data,
     _keras,
     _linalg,
@@ -264,6 +265,11 @@ nn = _Namespace(
     nce_loss=_nn_sampled_losses.nce_loss,
     sampled_softmax_loss=_nn_sampled_losses.sampled_softmax_loss,
     compute_accidental_hits=_nn_sampled_losses.compute_accidental_hits,
+    experimental=_Namespace(
+        "gradkit.tf.nn.experimental",
+        stateless_dropout=_dropout.stateless_dropout,
+        general_dropout=_dropout.general_dropout,
+    ),
 )
 from . import _compat_v1_state_ops  # noqa: E402
 

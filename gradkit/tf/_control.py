@@ -41,6 +41,7 @@ from gradkit._tape.tensor import Tensor
 from . import _name_scope, _print_format, _random, _untaken
 from . import _nest as nest
 from ._array import convert_to_tensor, identity, stack, unstack
+from ._control_compiled import compiled_loop
 from ._convert import TENSOR_LIKE, call, convert, wrap
 
 
@@ -239,12 +240,23 @@ def _while_loop(cond, body, loop_vars, maximum_iterations):
     def step(values):
         out = body(*values)
         if len(values) == 1 and not isinstance(out, (list, tuple)) and not executing_eagerly():
-            return [out]  # TensorFlow's graph takes a lone result for a one-element loop_vars too
+            out = [out]  # TensorFlow's graph takes a lone result for a one-element loop_vars too
         if not isinstance(out, (list, tuple)) or len(out) != len(values):
             raise _errors.GradkitValueError(
                 f"tf.while_loop: body must return the structure of loop_vars ({len(values)} values in a "
                 f"{type(loop_vars).__name__}), as in TensorFlow, but it returned {type(out).__name__}."
             )
+        # TensorFlow checks the nesting: eagerly the inner sequences' types too (a list for a tuple
+        # raises TypeError), inside tf.function not, where the results take loop_vars' types.
+        eager = executing_eagerly()
+        try:
+            nest.assert_same_structure(list(values), list(out), check_types=eager)
+        except TypeError as error:
+            raise _errors.GradkitTypeError(_regrouped(error)) from None
+        except ValueError as error:
+            raise _errors.GradkitValueError(_regrouped(error)) from None
+        if not eager:
+            return nest.pack_sequence_as(list(values), nest.flatten(list(out)))
         return list(out)
 
     if maximum_iterations is not None and _traced(maximum_iterations):
@@ -263,6 +275,13 @@ def _while_loop(cond, body, loop_vars, maximum_iterations):
     # (a TensorArray stays one).
     state = nest.map_structure(lambda x: convert_to_tensor(x) if _tensor_like(x) else x, state)
     return _like(loop_vars, _one_op(state, loop_vars))
+
+
+def _regrouped(error) -> str:
+    return (
+        f"tf.while_loop: body returned values nested otherwise than loop_vars, which TensorFlow refuses too: "
+        f"{str(error).removeprefix('[gradkit] ')} Return the loop variables in loop_vars' structure."
+    )
 
 
 def _tensor_like(x) -> bool:
@@ -387,6 +406,9 @@ def _stacked(outputs):
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
            infer_shape=True, name=None, fn_output_signature=None):  # fmt: skip
     """``tf.map_fn(fn, elems)``: ``fn`` of each row of ``elems`` (along axis 0), stacked."""
+    compiled = None if executing_eagerly() else compiled_loop(fn, elems, None, False, "map")
+    if compiled is not None:
+        return _without_back_prop(_one_op(compiled, elems), back_prop)
     rows = _over_leading_axis(elems)
     if not rows:
         return _no_rows(fn, elems)
@@ -397,6 +419,9 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
          infer_shape=True, reverse=False, name=None):  # fmt: skip
     """``tf.scan(fn, elems, initializer)``: every accumulator ``a = fn(a, row)``, stacked."""
     what = "tf.scan"
+    compiled = None if executing_eagerly() else compiled_loop(fn, elems, initializer, reverse, "scan")
+    if compiled is not None:
+        return _without_back_prop(_one_op(compiled, (elems, initializer)), back_prop)
     rows = _over_leading_axis(elems)
     if reverse:
         rows = rows[::-1]
@@ -413,6 +438,9 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """``tf.foldl(fn, elems, initializer)``: the last accumulator of ``scan``."""
     what = "tf.foldl"
+    compiled = None if executing_eagerly() else compiled_loop(fn, elems, initializer, False, "fold")
+    if compiled is not None:
+        return _without_back_prop(_one_op(compiled, (elems, initializer)), back_prop)
     rows = _over_leading_axis(elems)
     acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:
@@ -423,6 +451,9 @@ def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """``tf.foldr(fn, elems, initializer)``: ``foldl`` from the last row to the first."""
     what = "tf.foldr"
+    compiled = None if executing_eagerly() else compiled_loop(fn, elems, initializer, True, "fold")
+    if compiled is not None:
+        return _without_back_prop(_one_op(compiled, (elems, initializer)), back_prop)
     rows = _over_leading_axis(elems)[::-1]
     acc = _first_row(rows, what) if initializer is None else initializer
     for row in rows:

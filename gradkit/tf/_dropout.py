@@ -62,7 +62,40 @@ def _noise_shape(noise_shape, shape, what):
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """``tf.nn.dropout(x, rate, noise_shape=None, seed=None)``; a ``rate`` of 0 returns ``x``."""
-    what = "tf.nn.dropout"
+    return _dropout(x, rate, noise_shape, lambda shape, dtype: _uniform(shape, dtype, seed), "tf.nn.dropout")
+
+
+def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
+    """``tf.nn.experimental.stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None)``:
+    ``tf.nn.dropout`` with its mask from ``tf.random.stateless_uniform(shape, seed)``, so the same
+    seed drops the same entries (gradkit's stateless draws, not TensorFlow's numbers)."""
+    from ._random_stateless import stateless_uniform
+
+    def sample(shape, dtype):
+        return stateless_uniform(list(shape), seed=seed, dtype=dtype, alg="auto_select" if rng_alg is None else rng_alg)
+
+    return _dropout(x, rate, noise_shape, sample, "tf.nn.experimental.stateless_dropout")
+
+
+def general_dropout(x, rate, uniform_sampler, noise_shape=None, name=None):
+    """``tf.nn.experimental.general_dropout(x, rate, uniform_sampler, noise_shape=None)``:
+    ``tf.nn.dropout`` with its uniform draws from ``uniform_sampler(shape=..., dtype=...)``
+    (kept where a draw is ``>= rate``), as TensorFlow calls it."""
+    if not callable(uniform_sampler):
+        raise _errors.GradkitTypeError(
+            f"tf.nn.experimental.general_dropout takes uniform_sampler as a callable (shape, dtype) -> uniform draws "
+            f"in [0, 1), as TensorFlow does, but got {uniform_sampler!r}. Pass e.g. "
+            "functools.partial(tf.random.stateless_uniform, seed=[1, 2])."
+        )
+
+    def sample(shape, dtype):
+        return convert(uniform_sampler(shape=list(shape), dtype=dtype))
+
+    return _dropout(x, rate, noise_shape, sample, "tf.nn.experimental.general_dropout")
+
+
+def _dropout(x, rate, noise_shape, sample, what):
+    """TensorFlow's shared dropout: ``where(sample(noise_shape) >= rate, x / (1 - rate), 0)``."""
     is_number = isinstance(rate, numbers.Real) and not isinstance(rate, TENSOR_LIKE)
     if is_number and not 0 <= rate < 1:
         raise _errors.GradkitValueError(
@@ -72,11 +105,16 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     if not jnp.issubdtype(x.dtype, jnp.floating):
         raise _errors.GradkitValueError(
             f"{what} scales x, so it takes a floating-point tensor, but got dtype {np.dtype(x.dtype).name}, as "
-            "TensorFlow refuses too. Cast it first: tf.nn.dropout(tf.cast(x, tf.float32), rate)."
+            f"TensorFlow refuses too. Cast it first: {what}(tf.cast(x, tf.float32), rate, ...)."
         )
     if is_number and rate == 0:
         return wrap(x)  # a tensor, also for a NumPy array or a list
-    u = _uniform(_noise_shape(noise_shape, tuple(x.shape), what), x.dtype, seed)
+    shape = _noise_shape(noise_shape, tuple(x.shape), what)
+    u = sample(shape, x.dtype)
+    if tuple(u.shape) != tuple(shape):
+        raise _errors.GradkitValueError(
+            f"{what}: the uniform draws have shape {list(u.shape)}, not the noise shape {list(shape)} asked for."
+        )
     if is_number:
         return call(_drop, x, u, rate=float(rate), scale=1 / (1 - float(rate)))
     rate = convert(rate)

@@ -323,8 +323,8 @@ def _is_variable(obj) -> bool:
 def state_variable(optimizer, variable, name: str, value, variable_name: str):
     """A new non-trainable Variable for ``optimizer``'s state ``name`` of ``variable``, started from a
     waiting checkpoint value instead of ``value`` when there is one."""
-    from gradkit._core.variable import Variable
+    from .._keras.layer_weight import KerasStateVariable  # a Keras variable: arithmetic gives tensors
 
-    state = Variable(state_value(optimizer, variable, name, value), name=variable_name, trainable=False)
+    state = KerasStateVariable(state_value(optimizer, variable, name, value), name=variable_name, trainable=False)
     bind_state(optimizer, variable, name, state)
     return state

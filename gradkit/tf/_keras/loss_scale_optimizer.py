@@ -31,10 +31,10 @@ import jax.numpy as jnp
 
 from gradkit import _errors
 from gradkit._core import frames
-from gradkit._core.variable import Variable
 
 from .._checkpoint import deferred
 from .._convert import call, convert
+from .layer_weight import KerasStateVariable
 from .optimizers import _BASE_OPTIONS, Optimizer, _checked_pairs
 
 
@@ -141,8 +141,8 @@ class LossScaleOptimizer(Optimizer):
         """Keras': the step counter, the scale (``initial_scale``) and the inner optimizer's state."""
         with frames.Suspend(), jax.ensure_compile_time_eval():
             counter, scale = jnp.zeros((), jnp.int32), jnp.asarray(self.initial_scale, jnp.float32)
-        self.step_counter = Variable(counter, name="step_counter", trainable=False)
-        self.dynamic_scale = Variable(scale, name="dynamic_scale", trainable=False)
+        self.step_counter = KerasStateVariable(counter, name="step_counter", trainable=False)
+        self.dynamic_scale = KerasStateVariable(scale, name="dynamic_scale", trainable=False)
         self.inner_optimizer.build(var_list)
         deferred.built(self)  # checkpoint values waiting for the Variables made now
 

@@ -99,6 +99,26 @@ class CustomOptimizerMethods:
             name=f"{base}_{name}" if name else base,
         )
 
+    def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
+        """Keras 3's: a slot per Variable of ``trainable_variables`` by ``add_variable_from_reference``;
+        with a list of names (and one initializer or one per name), a tuple of such lists, made
+        interleaved (each Variable's slots together), as Keras makes them."""
+        names = [name] if isinstance(name, str) else list(name)
+        if isinstance(name, str) or isinstance(initializer, str) or not isinstance(initializer, (list, tuple)):
+            initializers = [initializer] * len(names)
+        else:
+            initializers = list(initializer)
+        if len(names) != len(initializers):
+            raise _errors.GradkitValueError(
+                f"add_optimizer_variables got {len(names)} names and {len(initializers)} initializers: pass one "
+                f"initializer, or one per name, as Keras requires. Received name={name!r}, initializer={initializer!r}."
+            )
+        made = tuple([] for _ in names)
+        for variable in trainable_variables:
+            for slots, slot_name, slot_initializer in zip(made, names, initializers):
+                slots.append(self.add_variable_from_reference(variable, name=slot_name, initializer=slot_initializer))
+        return made[0] if isinstance(name, str) else made
+
     def assign(self, variable, value):
         variable.assign(value)
 

@@ -37,8 +37,10 @@ from .gradient_accumulation import (
     updates_made,
 )
 from .gradient_clipping import active_clip, check_clip_options, clip_gradients
+from .layer_weight import KerasStateVariable
 from .optimizer_custom import CustomOptimizerMethods, check_custom_options
 from .optimizer_ema import check_ema_options, moving_averages
+from .optimizer_weights import OptimizerWeights
 from .schedules import LearningRateSchedule
 
 # The base options of every Keras optimizer that gradkit.tf implements, with their defaults.
@@ -135,7 +137,7 @@ def _snake_case(name: str) -> str:
     return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
-class Optimizer(CustomOptimizerMethods):
+class Optimizer(CustomOptimizerMethods, OptimizerWeights):
     """Keras' optimizer API over an optax transformation; a subclass of your own that writes
     ``build`` and ``update_step`` runs those instead (``optimizer_custom.py``).
 
@@ -177,7 +179,7 @@ class Optimizer(CustomOptimizerMethods):
         self._averages: dict = {}  # with use_ema: id(Variable) -> (a weak reference to it, its average)
         self._accumulators: dict = {}  # with gradient_accumulation_steps: id(Variable) -> (a weak reference, its sum)
         # Keras' raw step counter: one per apply_gradients call, accumulating or not.
-        self._iterations = Variable(0, name="iterations", trainable=False, dtype=jnp.int32)
+        self._iterations = KerasStateVariable(0, name="iterations", trainable=False, dtype=jnp.int32)
         for key, value in (options or _BASE_OPTIONS).items():
             setattr(self, key, value)  # read at each step, as Keras reads them
         self.exclude_from_weight_decay()
@@ -313,7 +315,7 @@ class Optimizer(CustomOptimizerMethods):
         if self._advance is not None and self._shared is None and var_list:
             with frames.Suspend(), jax.ensure_compile_time_eval():
                 start = jnp.ones((), var_list[0].dtype)
-            self._shared = Variable(start, name=self._shared_name, trainable=False)
+            self._shared = KerasStateVariable(start, name=self._shared_name, trainable=False)
         deferred.built(self)  # checkpoint values waiting for the state made now
 
     def _accumulator(self, variable):

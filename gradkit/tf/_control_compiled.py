@@ -1,0 +1,110 @@
+"""``tf.scan``, ``tf.map_fn``, ``tf.foldl`` and ``tf.foldr`` inside ``tf.function``: one
+``jax.lax.scan`` (``gk.scan``), as TensorFlow builds one loop op.
+
+Their function is then traced once, not once per row, so a loop over a few hundred rows
+compiles in about the time of one row (unrolled, XLA's compile time grows steeply with the
+rows). The Variables it reads are read as the loop starts; under a tape recording inside the
+``tf.function`` the loop is one recorded op over them and over the recorded tensors it closes
+over, so their gradients flow. A ``tf.random`` draw folds in the row's index, so each row
+draws anew. What one ``jax.lax.scan`` cannot run (a function assigning a Variable, writing a
+``TensorArray`` it closes over, reading a row's value in Python, or returning an accumulator
+of another dtype or shape than it was given) is refused by the trace, and the caller then
+loops over the rows in Python, as it does eagerly.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gradkit import _errors
+from gradkit._core.scan import scan as _gk_scan
+from gradkit._tape import record
+from gradkit._tape.tensor import Tensor
+
+from . import _array, _ordering, _random
+from . import _nest as nest
+from ._convert import convert, wrap
+
+# What a trace of the function raises where a Python loop over the rows would still run it.
+_CANNOT_SCAN = (_errors.GradkitError, TypeError, ValueError, IndexError, jax.errors.JAXTypeError)
+
+
+def _value(x):
+    return x.__gradkit_value__() if isinstance(x, Tensor) else x
+
+
+def compiled_loop(fn, elems, initializer, reverse: bool, kind: str):
+    """``kind`` 'map' (``fn(row)`` stacked), 'scan' (each accumulator ``fn(acc, row)`` stacked,
+    the first row the start without an initializer) or 'fold' (the last accumulator), over the
+    rows of ``elems`` (from the last with ``reverse``) as one ``jax.lax.scan``; None where one
+    scan cannot run it."""
+    leaves = nest.flatten(elems)
+    if not leaves or any(getattr(leaf, "_gradkit_tensor_array", False) for leaf in leaves):
+        return None
+    try:
+        leaves = [convert(leaf) for leaf in leaves]
+    except _CANNOT_SCAN:
+        return None
+    sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
+    if len(sizes) != 1 or None in sizes or not next(iter(sizes)):
+        return None  # no rows, a scalar, rows of different counts: the Python loop says so
+    n = next(iter(sizes))
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    first = None
+    if kind != "map" and initializer is None:  # the first row visited is the first accumulator
+        first = [leaf[order[0]] for leaf in leaves]
+        initializer = nest.pack_sequence_as(elems, first)
+        order = order[1:]
+        if not order:
+            return None
+    try:
+        init = [] if kind == "map" else [convert(v) for v in nest.flatten(initializer)]
+    except _CANNOT_SCAN:
+        return None
+    rows = leaves if order == list(range(n)) else [leaf[np.asarray(order)] for leaf in leaves]
+    draws = _random.replaying(op_seeds=False)
+    returned = {}
+
+    def step(carry, inputs):
+        index, row = inputs
+        row = nest.pack_sequence_as(elems, list(wrap(list(row), traced=True)))
+        with draws.at(index):
+            if kind == "map":
+                out = fn(row)
+                returned["out"] = out
+                return carry, [_array_of(v) for v in nest.flatten(out)]
+            acc = fn(nest.pack_sequence_as(initializer, list(wrap(list(carry), traced=True))), row)
+        nest.assert_same_structure(initializer, acc, check_types=False)
+        # A Python number returned for an accumulator takes the accumulator's dtype, as TensorFlow converts it.
+        new = [_array_of(v, like=c) for v, c in zip(nest.flatten(acc), carry)]
+        return new, (new if kind == "scan" else None)
+
+    try:
+        final, ys = _gk_scan(step, _inputs(init), (np.asarray(order, np.uint32), _inputs(rows)))
+    except _CANNOT_SCAN:
+        return None
+    if kind == "fold":
+        return nest.pack_sequence_as(initializer, list(wrap(list(final))))
+    ys = list(wrap(list(ys)))
+    if first is not None:
+        ys = [_array.concat([_array.expand_dims(f, 0), y], 0) for f, y in zip(first, ys)]
+    if reverse:
+        ys = [_ordering.reverse(y, [0]) for y in ys]
+    return nest.pack_sequence_as(returned["out"] if kind == "map" else initializer, ys)
+
+
+def _inputs(values: list) -> list:
+    """The loop's inputs: a tensor a tape records as itself (the scan is then one recorded op over
+    it), any other as its array."""
+    return [v if isinstance(v, Tensor) and record.is_recorded(v) else _value(v) for v in values]
+
+
+def _array_of(v, like=None):
+    """A loop value as the array one ``jax.lax.scan`` carries (a Python number in ``like``'s dtype)."""
+    if isinstance(v, Tensor):
+        return v.__gradkit_value__()
+    if like is not None and not hasattr(v, "dtype"):
+        return jnp.asarray(v, jnp.asarray(like).dtype)
+    return jnp.asarray(_value(convert(v)))
