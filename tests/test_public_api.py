@@ -26,6 +26,7 @@ PUBLIC = [
     "jvp",
     "lift",
     "numpy",
+    "scan",
     "stop_gradient",
     "value_and_grad",
     "vjp",

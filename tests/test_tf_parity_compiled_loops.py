@@ -93,6 +93,26 @@ def p_a_function_assigning_a_variable(tf):
     return [out, v]
 
 
+def p_a_variable_built_lazily_inside_the_function(tf):
+    class Scale(tf.Module):
+        w = None
+
+        def __call__(self, row):
+            if self.w is None:
+                self.w = tf.Variable(tf.ones([3]) * 2.0)  # built at the first call, from a computed value
+            return tf.reduce_sum(self.w * row)
+
+    outputs = []
+    for loop in ("map_fn", "foldl"):
+        scale = Scale()
+        if loop == "map_fn":
+            run = tf.function(lambda x, scale=scale: tf.map_fn(scale, x))
+        else:
+            run = tf.function(lambda x, scale=scale: tf.foldl(lambda a, r: a + scale(r), x, initializer=0.0))
+        outputs += [run(X), scale.w, run(X)]
+    return outputs
+
+
 def test_a_long_scan_matches_a_numpy_loop():
     x = np.random.default_rng(0).normal(size=(300, 4)).astype("float32")
     run = gtf.function(lambda x: gtf.scan(lambda a, r: a * 0.9 + gtf.tanh(r), x))

@@ -38,10 +38,16 @@ class _ScanFrame(StateFrame):
     """The frame of one traced step of ``gk.scan``: Variables created in the step are local to
     it; assigning one that existed before is refused at the assignment."""
 
-    def __init__(self):
+    def __init__(self, traced_locals: bool = True):
+        self.traced_locals = traced_locals
         # No warning for reading an outer Variable in the traced step: each gk.scan call traces its
         # step anew, so the value read is the Variable's at that call.
         super().__init__(State._make((), ()), strict=False, created_are_local=True, warns_if_staged=False)
+
+    def adopt_traced(self, var, value) -> bool:
+        # Without traced_locals a Variable created from a traced value is refused at its
+        # creation, before anything (a layer built on its first call) can keep it.
+        return self.traced_locals and super().adopt_traced(var, value)
 
     def assign(self, var, value):
         if not self.is_local(var):
@@ -57,6 +63,17 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll:
     """Like ``jax.lax.scan(f, init, xs, length, reverse, unroll)``, for a step ``f(carry, x) ->
     (carry, y)`` that reads Variables; returns ``(final carry, stacked ys)``. See the module
     docstring for Variables and tapes."""
+    return _scan(f, init, xs, length, reverse, unroll, traced_locals=True)
+
+
+def scan_without_traced_locals(f: Callable, init, xs=None, length=None, reverse: bool = False):
+    """``scan`` for a caller that runs ``f`` another way where the scan fails (gradkit.tf's
+    loops, row by row): a Variable ``f`` creates from a traced value raises at its creation,
+    so a failed scan leaves no Variable behind that the other way would find half made."""
+    return _scan(f, init, xs, length, reverse, 1, traced_locals=False)
+
+
+def _scan(f, init, xs, length, reverse, unroll, traced_locals: bool):
     check_callable(f, "gk.scan")
 
     def run(init, xs):
@@ -64,7 +81,7 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll:
         # a Variable read in it answers differently from one trace to the next (program_call
         # traces once to find the Variables read, then again with their values as inputs).
         def step(carry, x):
-            frame = _ScanFrame()
+            frame = _ScanFrame(traced_locals)
             with frame:
                 out = f(carry, x)
                 if not (isinstance(out, (tuple, list)) and len(out) == 2):

@@ -6,10 +6,10 @@ compiles in about the time of one row (unrolled, XLA's compile time grows steepl
 rows). The Variables it reads are read as the loop starts; under a tape recording inside the
 ``tf.function`` the loop is one recorded op over them and over the recorded tensors it closes
 over, so their gradients flow. A ``tf.random`` draw folds in the row's index, so each row
-draws anew. What one ``jax.lax.scan`` cannot run (a function assigning a Variable, writing a
-``TensorArray`` it closes over, reading a row's value in Python, or returning an accumulator
-of another dtype or shape than it was given) is refused by the trace, and the caller then
-loops over the rows in Python, as it does eagerly.
+draws anew. What one ``jax.lax.scan`` cannot run (a function assigning a Variable, creating
+one from a computed value (a layer built at its first call), reading a row's value in Python,
+or returning an accumulator of another dtype or shape than it was given) is refused by the
+trace, and the caller then loops over the rows in Python, as it does eagerly.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
-from gradkit._core.scan import scan as _gk_scan
+from gradkit._core.scan import scan_without_traced_locals as _gk_scan
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 

@@ -32,6 +32,14 @@ def by_position(values, names: list[str], takes_dict: bool) -> list:
             )
         return [values[n] for n in names]
     if isinstance(values, (list, tuple)):
+        if takes_dict and len(names) > 1:
+            # Keras refuses a sequence for a dict of inputs: which value is which input would be a
+            # guess (gradkit would have matched them to the sorted names).
+            raise _errors.GradkitValueError(
+                f"The structure of `inputs` doesn't match the expected structure: the model's inputs are a dict "
+                f"with the keys {names}, but got a {type(values).__name__} of {len(values)} values (Keras refuses "
+                "it too). Pass a dict by input name: {" + ", ".join(f"{n!r}: ..." for n in names) + "}."
+            )
         return list(values)
     return [values]
 

@@ -43,7 +43,7 @@ class _CompileState:
         self.metrics = (
             None
             if metrics is None and weighted_metrics is None
-            else CompileMetrics(metrics, weighted_metrics, output_names)
+            else CompileMetrics(metrics, weighted_metrics, output_names, loss)
         )
         self.loss_tracker = metrics_module.Mean(name="loss")
 

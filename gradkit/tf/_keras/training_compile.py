@@ -99,6 +99,20 @@ def _object_name(obj) -> str:
     return getattr(obj, "__name__", type(obj).__name__)
 
 
+def with_gaps(loss, structure, outputs: list):
+    """Targets given only for the outputs that have a loss (``loss=['mse', None, 'mae']``
+    with ``y=[y1, y3]``), as Keras takes them: None put in for the others."""
+    if not isinstance(loss, (list, tuple)) or not isinstance(structure, (list, tuple)):
+        return structure
+    with_loss = [i for i, ident in enumerate(loss) if ident is not None]
+    if len(loss) != len(outputs) or len(structure) != len(with_loss) or len(with_loss) == len(outputs):
+        return structure
+    filled = [None] * len(outputs)
+    for i, value in zip(with_loss, structure):
+        filled[i] = value
+    return filled
+
+
 class CompileLoss:
     """The compiled loss: ``sum(loss_i(y_i, y_pred_i, sample_weight_i) * loss_weight_i)`` over
     the model's outputs; with several losses each output's unweighted loss is also tracked (a
@@ -134,7 +148,7 @@ class CompileLoss:
             fn = losses.LossFunctionWrapper(fn, name=name)
         return fn
 
-    def _build(self, y_true: list, outputs: list):
+    def _build(self, y_true: list, outputs: list, y_pred):
         identifiers = _per_output(self._identifier, outputs, "loss")
         weights = self._loss_weights
         if (
@@ -157,31 +171,21 @@ class CompileLoss:
             for ident, w, y_t, (_, y_p) in zip(identifiers, weights, y_true, outputs)
         ]
         present = [i for i, entry in enumerate(self._losses) if entry is not None]
-        if isinstance(self._identifier, dict):  # Keras walks a dict of losses in its own order
-            order = {name: k for k, name in enumerate(self._identifier)}
+        # Keras tracks the outputs' losses in the order of a dict of losses given for dict
+        # outputs, else of the model's output dict as it was written, else of its outputs' list.
+        if isinstance(y_pred, dict):
+            keys = list(self._identifier) if isinstance(self._identifier, dict) else list(y_pred)
+            order = {name: k for k, name in enumerate(keys)}
             present.sort(key=lambda i: order.get(outputs[i][0], len(order)))
         if len(present) > 1:
             self._trackers = {i: metrics.Mean(name=f"{outputs[i][0] or self._losses[i][0].name}_loss") for i in present}
             self.metrics = list(self._trackers.values())
 
-    def _with_gaps(self, structure, outputs: list):
-        """Targets given only for the outputs that have a loss (``loss=['mse', None, 'mae']``
-        with ``y=[y1, y3]``), as Keras takes them: None put in for the others."""
-        if not isinstance(self._identifier, (list, tuple)) or not isinstance(structure, (list, tuple)):
-            return structure
-        with_loss = [i for i, ident in enumerate(self._identifier) if ident is not None]
-        if len(self._identifier) != len(outputs) or len(structure) != len(with_loss) or len(with_loss) == len(outputs):
-            return structure
-        filled = [None] * len(outputs)
-        for i, value in zip(with_loss, structure):
-            filled[i] = value
-        return filled
-
     def __call__(self, y_true, y_pred, sample_weight=None):
         outputs = flat_outputs(y_pred, self._output_names)
-        targets = _aligned(self._with_gaps(y_true, outputs), outputs, y_pred, "y")
+        targets = _aligned(with_gaps(self._identifier, y_true, outputs), outputs, y_pred, "y")
         if self._losses is None:
-            self._build(targets, outputs)
+            self._build(targets, outputs, y_pred)
         nested = isinstance(sample_weight, (list, tuple, dict))
         weights = (
             _aligned(sample_weight, outputs, y_pred, "sample_weight") if nested else [sample_weight] * len(outputs)
@@ -216,7 +220,7 @@ class CompileMetrics:
 
     name = "compile_metrics"
 
-    def __init__(self, user_metrics, weighted_metrics, output_names=None):
+    def __init__(self, user_metrics, weighted_metrics, output_names=None, loss=None):
         for argument, value in (("metrics", user_metrics), ("weighted_metrics", weighted_metrics)):
             if value and not isinstance(value, (list, tuple, dict)):
                 raise _errors.GradkitValueError(
@@ -226,6 +230,7 @@ class CompileMetrics:
         self._user = user_metrics
         self._weighted = weighted_metrics
         self._output_names = output_names
+        self._loss = loss  # the compiled loss: targets may leave out the outputs without one
         self.built = False
         self._plain: list = []  # (output index, output name or None, metric)
         self._weighted_list: list = []
@@ -274,7 +279,7 @@ class CompileMetrics:
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         outputs = flat_outputs(y_pred, self._output_names)
-        targets = _aligned(y_true, outputs, y_pred, "y")
+        targets = _aligned(with_gaps(self._loss, y_true, outputs), outputs, y_pred, "y")
         if not self.built:
             self._plain = self._resolve(self._user, targets, outputs, "metrics")
             self._weighted_list = self._resolve(self._weighted, targets, outputs, "weighted_metrics")

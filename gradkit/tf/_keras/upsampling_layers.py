@@ -125,10 +125,14 @@ _MATRICES = {
 
 
 def _interpolate(x, sizes, axes, method):
+    dtype = x.dtype
+    if not jnp.issubdtype(dtype, jnp.floating):
+        x = x.astype(jnp.float32)  # integers are resized in float32, as Keras resizes them
     for size, axis in zip(sizes, axes):
         weights = jnp.asarray(_MATRICES[method](x.shape[axis], size), x.dtype)
         x = jnp.moveaxis(jnp.tensordot(weights, x, axes=(1, axis)), 0, axis)
-    return x
+    # Keras rounds an integer image's result to the nearest integer (ties to even) in its dtype.
+    return x if x.dtype == dtype else jnp.round(x).astype(dtype)
 
 
 class _UpSampling(KerasNamedLayer, Layer):
@@ -151,7 +155,6 @@ class _UpSampling(KerasNamedLayer, Layer):
             # An area resize by whole factors averages over a part of one input entry: the
             # entry itself, as a repeat gives it (TensorFlow's has no gradient; this one does).
             return call(_repeat, inputs, sizes=sizes, axes=axes)
-        layer_args.check_float(inputs, f"{type(self).__name__} '{self.name}'")
         return call(_interpolate, inputs, sizes=sizes, axes=axes, method=self.interpolation)
 
     def compute_output_shape(self, input_shape):
