@@ -137,3 +137,43 @@ PROGRAMS = programs(globals())
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
     run_program(program)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_keras_ops_scan_inside_tf_function_is_jax_lax_scan(reverse):
+    import jax
+    import jax.numpy as jnp
+
+    x = np.random.default_rng(2).normal(size=(200, 3)).astype("float32")
+    v = gtf.Variable([0.5, -1.0, 2.0])
+
+    def step(carry, row):
+        h = carry["h"] * 0.9 + gtf.keras.ops.tanh(row * v)
+        return {"h": h, "n": carry["n"] + 1}, gtf.keras.ops.sum(h)
+
+    def oracle(v_value):
+        def pure(carry, row):
+            h = carry["h"] * 0.9 + jnp.tanh(row * v_value)
+            return {"h": h, "n": carry["n"] + 1}, jnp.sum(h)
+
+        return jax.lax.scan(pure, {"h": jnp.zeros(3), "n": jnp.int32(0)}, x, reverse=reverse)
+
+    @gtf.function
+    def run(x):
+        with gtf.GradientTape() as tape:
+            carry, ys = gtf.keras.ops.scan(step, {"h": gtf.zeros(3), "n": gtf.constant(0)}, x, reverse=reverse)
+            total = gtf.reduce_sum(ys) + gtf.reduce_sum(carry["h"] ** 2)
+        return carry, ys, tape.gradient(total, v)
+
+    carry, ys, gradient = run(x)
+    (expected_carry, expected_ys) = oracle(v.numpy())
+    np.testing.assert_allclose(carry["h"].numpy(), expected_carry["h"], rtol=1e-5, atol=1e-6)
+    assert int(carry["n"]) == 200
+    np.testing.assert_allclose(ys.numpy(), expected_ys, rtol=1e-5, atol=1e-5)
+
+    def total(v_value):
+        c, y = oracle(v_value)
+        return jnp.sum(y) + jnp.sum(c["h"] ** 2)
+
+    np.testing.assert_allclose(gradient.numpy(), jax.grad(total)(v.numpy()), rtol=1e-4)
+    assert run.experimental_get_tracing_count() == 1

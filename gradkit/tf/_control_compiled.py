@@ -1,5 +1,5 @@
-"""``tf.scan``, ``tf.map_fn``, ``tf.foldl`` and ``tf.foldr`` inside ``tf.function``: one
-``jax.lax.scan`` (``gk.scan``), as TensorFlow builds one loop op.
+"""``tf.scan``, ``tf.map_fn``, ``tf.foldl``, ``tf.foldr`` and ``keras.ops.scan`` inside
+``tf.function``: one ``jax.lax.scan`` (``gk.scan``), as TensorFlow builds one loop op.
 
 Their function is then traced once, not once per row, so a loop over a few hundred rows
 compiles in about the time of one row (unrolled, XLA's compile time grows steeply with the
@@ -20,6 +20,7 @@ import numpy as np
 
 from gradkit import _errors
 from gradkit._core.scan import scan_without_traced_locals as _gk_scan
+from gradkit._core.variable import Variable
 from gradkit._tape import record
 from gradkit._tape.tensor import Tensor
 
@@ -108,3 +109,49 @@ def _array_of(v, like=None):
     if like is not None and not hasattr(v, "dtype"):
         return jnp.asarray(v, jnp.asarray(like).dtype)
     return jnp.asarray(_value(convert(v)))
+
+
+def _is_value(v) -> bool:
+    return isinstance(v, (Tensor, Variable))
+
+
+def compiled_pairs(f, init, xs, length: int, reverse: bool):
+    """``keras.ops.scan``'s ``carry, y = f(carry, x)`` over ``length`` steps as one ``jax.lax.scan``
+    (``(final carry, stacked ys)``, the ys in ``xs``' order also with ``reverse``, as
+    ``jax.lax.scan``); None where one scan cannot run it."""
+    init_leaves, init_tree = jax.tree_util.tree_flatten(init, is_leaf=_is_value)
+    xs_leaves, xs_tree = jax.tree_util.tree_flatten(xs, is_leaf=_is_value)
+    try:
+        init_leaves = [convert(v) for v in init_leaves]
+        xs_leaves = [convert(v) for v in xs_leaves]
+    except _CANNOT_SCAN:
+        return None
+    draws = _random.replaying(op_seeds=False)
+    returned = {}
+
+    def step(carry, inputs):
+        index, x = inputs
+        carry = jax.tree_util.tree_unflatten(init_tree, list(wrap(list(carry), traced=True)))
+        x = jax.tree_util.tree_unflatten(xs_tree, list(wrap(list(x), traced=True)))
+        with draws.at(index):
+            out = f(carry, x)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise _errors.GradkitTypeError("keras.ops.scan's f must return (carry, y).")
+        new, y = out
+        leaves, tree = jax.tree_util.tree_flatten(new, is_leaf=_is_value)
+        if tree != init_tree:
+            raise _errors.GradkitTypeError("keras.ops.scan's f returned a carry of another structure.")
+        returned["y"] = y
+        ys = jax.tree_util.tree_leaves(y, is_leaf=_is_value)
+        return [_array_of(v, like=c) for v, c in zip(leaves, init_leaves)], [_array_of(v) for v in ys]
+
+    indices = np.arange(length, dtype=np.uint32)
+    try:
+        final, ys = _gk_scan(step, _inputs(init_leaves), (indices, _inputs(xs_leaves)), length=length, reverse=reverse)
+    except _CANNOT_SCAN:
+        return None
+    carry = jax.tree_util.tree_unflatten(init_tree, list(wrap(list(final))))
+    y = returned["y"]
+    if y is None:
+        return carry, None
+    return carry, jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(y, is_leaf=_is_value), list(wrap(list(ys))))

@@ -25,6 +25,7 @@ from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
 from ... import _array, _branching, _control, _custom, _indexing, _math, _saturate_cast, _scatter
+from ..._control_compiled import compiled_pairs
 from ..._convert import wrap
 from .. import functional
 from . import dispatch
@@ -210,6 +211,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     leaves, treedef = jax.tree_util.tree_flatten(xs, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
     leaves = [tensor(v) for v in leaves]
     n = int(length) if length is not None else int(leaves[0].shape[0])
+    if not _control.executing_eagerly() and n:  # inside tf.function: one jax.lax.scan where it can be
+        compiled = compiled_pairs(f, init, xs, n, bool(reverse))
+        if compiled is not None:
+            return compiled
     rows = [_leading(v) for v in leaves]
     order = range(n - 1, -1, -1) if reverse else range(n)
     carry, ys = init, [None] * n
