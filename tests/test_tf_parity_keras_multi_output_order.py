@@ -36,7 +36,10 @@ def _dict_outputs(tf, keys):
     K = tf.keras
     a = K.Input((3,), name="in_a")
     h = K.layers.Dense(4, kernel_initializer="ones")(a)
-    outputs = {key: K.layers.Dense(2, kernel_initializer=K.initializers.Constant(k * 0.1 + 0.1))(h) for k, key in enumerate(keys)}
+    outputs = {
+        key: K.layers.Dense(2, kernel_initializer=K.initializers.Constant(k * 0.1 + 0.1))(h)
+        for k, key in enumerate(keys)
+    }
     return K.Model(a, outputs)
 
 
@@ -77,4 +80,5 @@ PROGRAMS = programs(globals())
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
-    run_program(program)
+    outcome = run_program(program)
+    assert isinstance(outcome, Exception) == ("refuses" in program.__name__), outcome

@@ -151,4 +151,5 @@ PROGRAMS = programs(globals())
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
-    run_program(program)
+    outcome = run_program(program)
+    assert isinstance(outcome, Exception) == ("refuses" in program.__name__), outcome
