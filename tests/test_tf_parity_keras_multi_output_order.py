@@ -1,6 +1,8 @@
 """Models with several inputs and outputs against real Keras 3: the order of ``evaluate``'s list
 and ``metrics_names`` (the per-output losses in Keras' order), targets given only for the
-outputs with a loss while metrics are compiled, and a dict of inputs refusing a list."""
+outputs with a loss while metrics are compiled, a dict of inputs refusing a list, and nested
+outputs (``[out_a, [out_b, out_c]]``: nested or flat losses, nested metrics, Keras' ``1/out_b_loss``
+names)."""
 
 import warnings
 
@@ -58,6 +60,52 @@ def p_targets_only_for_outputs_with_a_loss_and_metrics(tf):
         first = model.train_on_batch(X, [Y_A], return_dict=True)
         history = model.fit(X, [Y_A], epochs=2, batch_size=2, verbose=0, shuffle=False)
     return [first, history.history, model.evaluate(X, [Y_A], verbose=0, return_dict=True)]
+
+
+def _nested_outputs(tf):
+    K = tf.keras
+    a = K.Input((3,), name="in_a")
+    out_a = K.layers.Dense(1, kernel_initializer=K.initializers.Constant(0.3), name="out_a")(a)
+    out_b = K.layers.Dense(2, kernel_initializer=K.initializers.Constant(-0.2), name="out_b")(a)
+    out_c = K.layers.Dense(1, kernel_initializer="ones", name="out_c")(a)
+    return K.Model(a, [out_a, [out_b, out_c]])
+
+
+NESTED_Y = [Y_A[:, :1], [Y_A, Y_A[:, 1:] * 3]]
+
+
+def _nested_run(tf, **compile_args):
+    model = _nested_outputs(tf)
+    model.compile("sgd", **compile_args)
+    first = model.evaluate(X[0], NESTED_Y, verbose=0, return_dict=True)
+    history = model.fit(X[0], NESTED_Y, epochs=2, batch_size=2, verbose=0, shuffle=False)
+    return [first, history.history, model.evaluate(X[0], NESTED_Y, verbose=0), model.metrics_names]
+
+
+def p_nested_outputs_nested_losses_metrics_and_weights(tf):
+    return _nested_run(
+        tf, loss=["mse", ["mae", "mse"]], loss_weights=[1.0, [2.0, 0.5]], metrics=["mae", [["mse", "mae"], None]]
+    )
+
+
+def p_nested_outputs_flat_losses_and_weighted_metrics(tf):
+    return _nested_run(
+        tf, loss=["mse", "mae", "mse"], loss_weights=[1.0, 2.0, 0.5], weighted_metrics=["mae", ["mse", "mae"]]
+    )
+
+
+def p_nested_outputs_loss_dict_by_output_name(tf):
+    return _nested_run(tf, loss={"out_c": "mse", "out_a": "mae", "out_b": "mse"})
+
+
+def p_nested_outputs_one_output_without_loss(tf):
+    model = _nested_outputs(tf)
+    model.compile("sgd", loss=["mse", ["mae", None]])
+    return [model.evaluate(X[0], NESTED_Y, verbose=0, return_dict=True), model.metrics_names]
+
+
+def p_nested_outputs_refuses_flat_metrics(tf):
+    return _nested_run(tf, loss="mse", metrics=["mae", "mse", "mae"])
 
 
 def _dict_inputs(tf):

@@ -39,9 +39,46 @@ def flat_outputs(structure, output_names=None) -> list:
     return list(zip(names, values))
 
 
-def _per_output(spec, outputs: list, what: str) -> list:
+def _is_nested(structure) -> bool:
+    """Whether ``structure`` (a model's outputs) holds containers inside its list or tuple
+    (``[out_a, [out_b, out_c]]``)."""
+    return isinstance(structure, (list, tuple)) and any(not _is_leaf(x) for x in structure)
+
+
+def _shape_of(structure):
+    """The outputs' structure with each output an ``'X'``, as Keras prints it."""
+    return jax.tree_util.tree_map(lambda _: "X", structure, is_leaf=_is_leaf)
+
+
+def _up_to(structure, spec, what: str) -> list:
+    """``spec`` flattened up to the outputs' ``structure``: one entry per output, where an entry
+    may itself be a list (several metrics for one output)."""
+    if _is_leaf(structure):
+        return [spec]
+    if isinstance(structure, dict):
+        keys = sorted(structure)
+        if not isinstance(spec, dict) or set(spec) - set(keys):
+            raise _errors.GradkitValueError(
+                f"tf.keras.Model.compile: {what}={spec!r} does not match the model's output structure "
+                f"{_shape_of(structure)}; pass one entry per output, nested as the outputs are."
+            )
+        return [entry for key in keys for entry in _up_to(structure[key], spec.get(key), what)]
+    if spec is None:
+        return [None] * len(jax.tree_util.tree_leaves(structure, is_leaf=_is_leaf))
+    if not isinstance(spec, (list, tuple)) or len(spec) != len(structure):
+        raise _errors.GradkitValueError(
+            f"tf.keras.Model.compile: {what}={spec!r} does not match the model's output structure "
+            f"{_shape_of(structure)}; pass one entry per output, nested as the outputs are (None for an output "
+            "without one)."
+        )
+    return [entry for part, sub in zip(structure, spec) for entry in _up_to(part, sub, what)]
+
+
+def _per_output(spec, outputs: list, what: str, structure=None) -> list:
     """``spec`` (one thing for every output, a list by position, or a dict by output name) as a
-    list with one entry per output."""
+    list with one entry per output. For nested outputs (``structure``, as the model returns
+    them) a list follows their nesting; ``loss`` and ``loss_weights`` may also be flat, one per
+    output in order (as Keras takes them)."""
     count = len(outputs)
     if isinstance(spec, dict):
         names = [name for name, _ in outputs]
@@ -54,6 +91,11 @@ def _per_output(spec, outputs: list, what: str) -> list:
             )
         return [spec.get(name) for name in names]
     if isinstance(spec, (list, tuple)):
+        if _is_nested(structure):
+            flat_allowed = what in ("loss", "loss_weights") and all(_is_leaf(entry) for entry in spec)
+            if flat_allowed and len(spec) == count:
+                return list(spec)
+            return _up_to(structure, spec, what)
         if len(spec) != count:
             raise _errors.GradkitValueError(
                 f"tf.keras.Model.compile: {what} has {len(spec)} entries, but the model has {count} outputs; pass one "
@@ -61,6 +103,22 @@ def _per_output(spec, outputs: list, what: str) -> list:
             )
         return list(spec)
     return [spec] * count
+
+
+def _loss_names(structure, outputs: list, resolved: list) -> list:
+    """Keras' name for each output's loss: the output's name (its loss's where it has none),
+    after the path to it when the outputs are nested (``1/out_b`` for ``[out_a, [out_b]]``)."""
+    paths = [path for path, _ in jax.tree_util.tree_flatten_with_path(structure, is_leaf=_is_leaf)[0]]
+    if len(paths) != len(outputs):
+        paths = [()] * len(outputs)
+    names = []
+    for path, (name, _), entry in zip(paths, outputs, resolved):
+        keys = [getattr(k, "idx", getattr(k, "key", k)) for k in path]
+        own = name if name is not None else (entry[0].name if entry is not None else "")
+        if keys and not isinstance(keys[-1], int):
+            own = keys[-1]
+        names.append("/".join([str(k) for k in keys[:-1]] + [str(own)]))
+    return names
 
 
 def _aligned(structure, outputs: list, like, what: str) -> list:
@@ -104,6 +162,8 @@ def with_gaps(loss, structure, outputs: list):
     with ``y=[y1, y3]``), as Keras takes them: None put in for the others."""
     if not isinstance(loss, (list, tuple)) or not isinstance(structure, (list, tuple)):
         return structure
+    loss = jax.tree_util.tree_leaves(loss, is_leaf=lambda x: x is None or not isinstance(x, (list, tuple)))
+    structure = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: _is_leaf(x) or x is None)
     with_loss = [i for i, ident in enumerate(loss) if ident is not None]
     if len(loss) != len(outputs) or len(structure) != len(with_loss) or len(with_loss) == len(outputs):
         return structure
@@ -149,12 +209,16 @@ class CompileLoss:
         return fn
 
     def _build(self, y_true: list, outputs: list, y_pred):
-        identifiers = _per_output(self._identifier, outputs, "loss")
+        identifiers = _per_output(self._identifier, outputs, "loss", y_pred)
         weights = self._loss_weights
+
+        def count(spec) -> int:
+            return len(jax.tree_util.tree_leaves(spec, is_leaf=lambda x: x is None))
+
         if (
             isinstance(weights, (list, tuple, dict))
             and isinstance(self._identifier, (list, tuple, dict))
-            and len(weights) != len(self._identifier)
+            and count(weights) != count(self._identifier)
         ):
             # Keras' check: a weight left out would silently count 1.
             named = isinstance(self._identifier, dict)
@@ -165,7 +229,7 @@ class CompileLoss:
             )
         if len(outputs) == 1 and isinstance(weights, (list, tuple, dict)) and len(weights) == 1:
             weights = next(iter(weights.values())) if isinstance(weights, dict) else weights[0]
-        weights = _per_output(weights, outputs, "loss_weights")
+        weights = _per_output(weights, outputs, "loss_weights", y_pred)
         self._losses = [
             None if ident is None else (self._resolve(ident, y_t, y_p), w)
             for ident, w, y_t, (_, y_p) in zip(identifiers, weights, y_true, outputs)
@@ -178,7 +242,8 @@ class CompileLoss:
             order = {name: k for k, name in enumerate(keys)}
             present.sort(key=lambda i: order.get(outputs[i][0], len(order)))
         if len(present) > 1:
-            self._trackers = {i: metrics.Mean(name=f"{outputs[i][0] or self._losses[i][0].name}_loss") for i in present}
+            names = _loss_names(y_pred, outputs, self._losses)
+            self._trackers = {i: metrics.Mean(name=f"{names[i]}_loss") for i in present}
             self.metrics = list(self._trackers.values())
 
     def __call__(self, y_true, y_pred, sample_weight=None):
@@ -244,7 +309,7 @@ class CompileMetrics:
         """The compiled metrics' state Variables (none before the first update builds them)."""
         return [v for m in self.metrics for v in m.variables]
 
-    def _resolve(self, spec, targets: list, outputs: list, argument: str) -> list:
+    def _resolve(self, spec, targets: list, outputs: list, argument: str, structure) -> list:
         if not spec:
             return []
         if len(outputs) == 1:
@@ -253,7 +318,7 @@ class CompileMetrics:
             per_output = [flat]
             names = [None]
         else:
-            per_output = _per_output(spec, outputs, argument)
+            per_output = _per_output(spec, outputs, argument, structure)
             names = [name for name, _ in outputs]
         found = []
         for i, (entry, name) in enumerate(zip(per_output, names)):
@@ -281,8 +346,8 @@ class CompileMetrics:
         outputs = flat_outputs(y_pred, self._output_names)
         targets = _aligned(with_gaps(self._loss, y_true, outputs), outputs, y_pred, "y")
         if not self.built:
-            self._plain = self._resolve(self._user, targets, outputs, "metrics")
-            self._weighted_list = self._resolve(self._weighted, targets, outputs, "weighted_metrics")
+            self._plain = self._resolve(self._user, targets, outputs, "metrics", y_pred)
+            self._weighted_list = self._resolve(self._weighted, targets, outputs, "weighted_metrics", y_pred)
             self.built = True
         if isinstance(sample_weight, (list, tuple, dict)):
             weights = _aligned(sample_weight, outputs, y_pred, "sample_weight")
