@@ -124,6 +124,7 @@ from .ops import numpy_reductions as _ops_reductions
 from .ops import numpy_shapes as _ops_shapes
 from .ops import numpy_special as _ops_numpy_special
 from .sequential import Sequential as _Sequential
+from .split_dataset import split_dataset as _split_dataset
 
 
 def _members(module, names: str) -> dict:
@@ -392,6 +393,7 @@ api = Namespace(
         clear_session=_backend_config.clear_session,
         is_keras_tensor=_legacy_backend.is_keras_tensor,
         standardize_dtype=_backend_config.standardize_dtype,
+        split_dataset=_split_dataset,
     ),
     callbacks=Namespace(
         "gradkit.tf.keras.callbacks",
