@@ -57,3 +57,28 @@ def test_offsets_past_the_image_fail_when_the_program_runs(top, left):
     crop = gtf.function(lambda x, a, b: gtf.image.crop_to_bounding_box(x, a, b, 4, 3))
     with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\].*crop_to_bounding_box"):
         crop(gtf.constant(IMAGES), gtf.constant(top), gtf.constant(left))
+
+
+def test_traced_offsets_under_jax_64_bit_mode():
+    # jax wants one integer type for every start of a dynamic slice; a Python 0 is int64 there.
+    from _x64_subprocess import run_script
+
+    script = """
+        import json, sys
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np
+        import gradkit.tf as tf
+        top, left = json.loads(sys.argv[1])
+        x = tf.constant(np.arange(7 * 9 * 3, dtype=np.float32).reshape(7, 9, 3))
+        crop = tf.function(lambda x, a, b: tf.image.crop_to_bounding_box(x, a, b, 3, 4))
+        pad = tf.function(lambda x, a, b: tf.image.pad_to_bounding_box(x, a, b, 10, 12))
+        a, b = tf.constant(top), tf.constant(left)
+        print(json.dumps([crop(x, a, b).numpy().tolist(), pad(x, a, b).numpy().tolist()]))
+    """
+    cropped, padded = run_script(script, [1, 2])
+    image = np.arange(7 * 9 * 3, dtype=np.float32).reshape(7, 9, 3)
+    np.testing.assert_array_equal(cropped, image[1:4, 2:6])
+    want = np.zeros((10, 12, 3), np.float32)
+    want[1:8, 2:11] = image
+    np.testing.assert_array_equal(padded, want)

@@ -23,6 +23,7 @@ import numpy as np
 
 from gradkit import _errors
 
+from . import _assertions
 from ._convert import call, convert, known_value
 from ._image_checks import at_least_3d
 from ._image_color import pixels_arg
@@ -91,8 +92,17 @@ def adjust_gamma(image, gamma=1, gain=1):
             f"tf.image.adjust_gamma got gamma={gamma_value.tolist()}: it must be a non-negative real "
             "number, as TensorFlow requires."
         )
+    if gamma_value is None:  # known when the program runs: checked then, as TensorFlow's assertion
+        _assertions.require(
+            call(_non_negative, convert(gamma)),
+            lambda *_: _assertions.failed("assertion failed: [Gamma should be a non-negative real number.]"),
+        )
     image = _real(convert(image), "adjust_gamma")
     return call(_gamma, image, convert(gamma), convert(gain))
+
+
+def _non_negative(x):
+    return jnp.all(x >= 0)
 
 
 def _ordered(r, g, b):

@@ -49,6 +49,13 @@ def _rot90(image, *, k):
     return jnp.rot90(image, k, axes=(image.ndim - 3, image.ndim - 2))
 
 
+def _rot90_traced(image, k):
+    """``_rot90`` by a ``k`` known only when the program runs (a square image: every turn keeps
+    its shape)."""
+    turns = [lambda im, t=t: _rot90(im, k=t) for t in range(4)]
+    return jax.lax.switch(jnp.mod(k, 4).astype(jnp.int32), turns, image)
+
+
 def _swap_height_width(image):
     return jnp.swapaxes(image, -3, -2)
 
@@ -64,14 +71,19 @@ def _padded(image, *, top, left, bottom, right):
 
 def _window_at(image, top, left, *, height, width):
     """``_window`` at offsets known only when the program runs (checked to fit by then)."""
-    start = [0] * (image.ndim - 3) + [top, left, 0]
+    start = _starts(image, top, left)
     return jax.lax.dynamic_slice(image, start, (*image.shape[:-3], height, width, image.shape[-1]))
 
 
 def _placed_at(image, top, left, *, height, width):
     """``_padded`` at offsets known only when the program runs (checked to fit by then)."""
     canvas = jnp.zeros((*image.shape[:-3], height, width, image.shape[-1]), image.dtype)
-    return jax.lax.dynamic_update_slice(canvas, image, [0] * (image.ndim - 3) + [top, left, 0])
+    return jax.lax.dynamic_update_slice(canvas, image, _starts(image, top, left))
+
+
+def _starts(image, top, left) -> list:
+    # One integer type for every start, as jax requires (a Python 0 is int64 under x64).
+    return [jnp.asarray(s, jnp.int32) for s in [0] * (image.ndim - 3) + [top, left, 0]]
 
 
 def _fits(top, left, *, rows, cols):
@@ -121,6 +133,15 @@ def transpose(image, name=None):
 def rot90(image, k=1, name=None):
     """``tf.image.rot90``: rotated counter-clockwise by ``k`` quarter turns."""
     image = images_arg(image, "rot90")
+    height, width = image.shape[-3:-1]
+    if known_value(k) is None and height == width:
+        k = convert(k)
+        if k.ndim != 0 or not jnp.issubdtype(k.dtype, jnp.integer):
+            raise _errors.GradkitTypeError(
+                f"tf.image.rot90 got k of shape {tuple(k.shape)} and dtype {k.dtype}: it must be an integer scalar, "
+                "as in TensorFlow. Pass an int32 scalar."
+            )
+        return call(_rot90_traced, image, k)
     return call(_rot90, image, k=concrete_int(k, "rot90", "k") % 4)
 
 
