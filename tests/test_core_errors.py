@@ -75,6 +75,11 @@ BAD_CALLS = {
         TypeError,
         r"gk.grad needs a function that returns a scalar, but it returned shape \(3,\)",
     ),
+    "none_output": (
+        lambda v: gk.grad(lambda: None, wrt=v.w)(),
+        TypeError,
+        r"gk.grad needs a function that returns a scalar, but it returned None \(NoneType\)",
+    ),
     "non_scalar_after_assign": (
         lambda v: gk.grad(_assign_then(v, lambda v: v.w * 1.0), wrt=v.a)(),
         TypeError,

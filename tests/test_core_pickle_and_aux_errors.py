@@ -81,6 +81,7 @@ def test_a_variable_has_the_array_methods_of_its_value():
     "name, call",
     [
         ("gk.grad", lambda: gk.grad(3.0)),
+        ("gk.jit", lambda: gk.jit(3.0)),
         ("gk.value_and_grad", lambda: gk.value_and_grad(jnp.ones(2))),
         ("gk.jacrev", lambda: gk.jacrev(None)),
         ("gk.jacfwd", lambda: gk.jacfwd(2)),

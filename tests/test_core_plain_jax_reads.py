@@ -42,6 +42,27 @@ def test_a_lax_loop_body_reading_a_variable_warns():
     assert float(out) == 6.0
 
 
+def test_a_tape_inside_a_plain_jax_jit_warns_that_its_reads_are_constants():
+    # The tape's first read of w is a constant of jax's cached program, as a read without a
+    # tape: later calls see neither the assignment nor a new value of w (gk.jit does).
+    w = gk.Variable(jnp.array([1.0, 2.0]), name="w")
+
+    def step():
+        with gk.GradientTape() as tape:
+            w.assign(w * 2.0)
+            loss = gk.numpy.sum(w * w)
+        return tape.gradient(loss, w)
+
+    with pytest.warns(gk.GradkitWarning, match="Variable 'w' was read inside jax.jit") as caught:
+        jax.jit(step)()
+    assert caught[0].filename == __file__  # the user's line
+    w.assign(jnp.array([1.0, 2.0]))
+    compiled = gk.jit(step)
+    for before in (1.0, 2.0, 4.0):  # w = before * w0 when the tape first sees it: d sum((2w)^2)/dw = 8w
+        np.testing.assert_allclose(compiled(), 8 * before * np.array([1.0, 2.0]))
+    np.testing.assert_allclose(w.value, [8.0, 16.0])
+
+
 def test_vmap_and_grad_alone_do_not_warn():
     w = gk.Variable(jnp.array([1.0, -2.0]), name="w")
     batch = jnp.array([1.0, 2.0, 3.0])

@@ -56,6 +56,7 @@ from . import operators as operators_module
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
+from .transforms import check_callable
 from .variable import owned_array
 
 # The attribute under which a layer above leaves a value it gave a Variable while the trace that
@@ -749,6 +750,7 @@ def jit(
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+    check_callable(fn, "gk.jit")
     return JitFunction(fn, static_argnums, static_argnames)
 
 

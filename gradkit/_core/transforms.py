@@ -325,6 +325,11 @@ def _check_scalar(transform):
                 f"{transform}(fn, ..., has_aux=True) differentiates the first element and returns the aux "
                 "as it is; otherwise reduce the output to one scalar."
             )
+        if not (hasattr(out, "shape") and hasattr(out, "dtype")) and not isinstance(out, (int, float, complex)):
+            raise _errors.GradkitTypeError(
+                f"{transform} needs a function that returns a scalar, but it returned {_what_came(out)}. "
+                "Return the loss (a float scalar) from the function."
+            )
         shape = jnp.shape(out)
         if shape != ():
             raise _errors.GradkitTypeError(_errors.MSG_NON_SCALAR.format(transform=transform, shape=shape))

@@ -12,6 +12,9 @@ the last tape stops recording.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 import weakref
 
 import jax
@@ -49,7 +52,7 @@ class TapeFrame(frames.Frame):
                         bits = parity_sources.get(id(src), (src, 0))[1]
                         parity_sources[id(src)] = (src, bits | tape._bit)
         if bound is None and not new:
-            return frames.read_below(self, var)
+            return self._read_below(var)
         node = self._see(var, bound, new) if new else bound
         s.handed_out.add(id(var))  # see _shareable
         if parity_sources:
@@ -76,7 +79,7 @@ class TapeFrame(frames.Frame):
         """The tapes in ``bits`` see ``var`` for the first time: their source for it."""
         s = self.session
         if bound is None:
-            node = make_leaf(frames.read_below(self, var), bits, s)
+            node = make_leaf(self._read_below(var), bits, s)
             node.origin = ("variable", var)
         elif self._shareable(var, bound):
             node = bound[0]
@@ -96,6 +99,19 @@ class TapeFrame(frames.Frame):
         s.bindings[id(var)] = (node, 0)
         s.variables[id(var)] = var
         return node, 0
+
+    def _read_below(self, var):
+        """The value of ``var`` below these tapes; read directly (no gradkit transform above
+        passes it in) inside a plain ``jax.jit`` or a lax loop's body, with no gradkit transform
+        below, it is a constant of the program jax compiles and reuses, so it warns as a read
+        without a tape does."""
+        if self.parent is None and frames.top() is self and frames.staging():
+            warnings.warn(
+                _errors.MSG_VARIABLE_READ_AS_CONSTANT.format(name=var._label()),
+                _errors.GradkitWarning,
+                stacklevel=_user_stacklevel(),
+            )
+        return frames.read_below(self, var)
 
     def _shareable(self, var, bound) -> bool:
         """Whether tapes seeing ``var`` for the first time can take the source node another
@@ -221,6 +237,18 @@ class TapeFrame(frames.Frame):
             if tape._session is s and (tape._persistent or not tape._used):
                 tape._final_bindings = finals
         s.bindings.clear()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning issued by this module's caller at the first
+    line outside gradkit (a read reaches the tape through several of its frames)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def begin(tape) -> Session:
