@@ -109,6 +109,10 @@ EDGES = {
         lambda tf, x: tf.math.zeta(tf.constant([[1.0, 0.5, 2.0], [3.0, 2.0, 1.0]]), x),
         [1.0, 1.0, 0.0, -2.0, -1.5, 0.5],
     ),
+    "zeta_below_one_at_poles": (
+        lambda tf, x: tf.math.zeta(tf.constant([[0.0, -2.0, 0.0], [-2.0, 0.5, 1.0]]), x),
+        [0.0, -1.0, -3.0, 0.0, -1.0, 0.0],
+    ),
     "polygamma_negative_order": (
         lambda tf, x: tf.math.polygamma(tf.constant([[-1.0, 0.0, 3.0], [1.0, 2.0, 0.0]]), x),
         [2.0, -3.0, 2.0, 0.0, -0.5, 1e-3],
@@ -157,6 +161,42 @@ SECOND = {
     "igamma_in_x": lambda tf, x: tf.math.igamma(tf.constant(1.5), x),
     "betainc_in_x": lambda tf, x: tf.math.betainc(tf.constant(1.5), tf.constant(2.0), x / 5.0),
 }
+
+
+def test_mixed_second_derivatives_through_the_arguments_tensorflow_does_not_differentiate():
+    # No first-order gradient in betainc's a, b or zeta's x (None), but the gradient in the other
+    # argument reads them, so a nested tape's derivative of it in them is TensorFlow's.
+    def program(tf):
+        a, b = tf.Variable(X + 0.5), tf.Variable(X * 2.0 + 1.0)
+        x, q = tf.Variable(X / 5.0), tf.Variable(X + 1.0)
+        with tf.GradientTape() as outer:
+            with tf.GradientTape(persistent=True) as inner:
+                beta = _weighted_sum(tf, tf.math.betainc(a, b, x))
+                zeta = _weighted_sum(tf, tf.math.zeta(a + 1.5, q))
+            firsts = [inner.gradient(beta, a), inner.gradient(beta, b), inner.gradient(zeta, a)]
+            assert all(g is None for g in firsts)
+            total = tf.reduce_sum(inner.gradient(beta, x)) + tf.reduce_sum(inner.gradient(zeta, q))
+        return outer.gradient(total, [a, b, x, q])
+
+    _ok(program)
+
+
+def test_second_derivative_of_the_spectral_norm_at_repeated_singular_values():
+    # TensorFlow's svd gradient rule, finite where singular values repeat (jax's divides by zero).
+    def program(tf):
+        out = []
+        for start in (np.eye(3, dtype=np.float32), np.diag([2.0, 2.0, 1.0]).astype(np.float32)):
+            w = tf.Variable(start)
+            with tf.GradientTape() as outer:
+                with tf.GradientTape() as inner:
+                    norm = tf.norm(w, 2, axis=[0, 1])
+                g = inner.gradient(norm, w)
+                gg = tf.reduce_sum(g * g)
+            out += [norm, g, outer.gradient(gg, w)]
+        return out
+
+    for value in _ok(program):
+        assert np.all(np.isfinite(value))
 
 
 @pytest.mark.parametrize("name", sorted(SECOND))

@@ -122,3 +122,25 @@ def test_sorted_ids_traced_inside_tf_function_are_a_gradkit_error():
     f = gtf.function(lambda ids: gtf.math.segment_sum(X, ids))
     with pytest.raises(GradkitError, match="unsorted_segment_sum"):
         f(gtf.constant([0, 0, 1, 1, 2]))
+
+
+def test_integer_unsorted_mean_dtype_under_jax_64_bit_mode():
+    # TensorFlow divides with truediv: float32 means for 8- and 16-bit integers, float64 for wider.
+    from _x64_subprocess import run_script
+
+    script = """
+        import json, sys
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np
+        import gradkit.tf as tf
+        out = {}
+        for dtype in json.loads(sys.argv[1]):
+            mean = tf.math.unsorted_segment_mean(tf.constant(np.array([1, 2, 4], dtype)), [0, 0, 1], 2)
+            out[dtype] = [mean.dtype.name, mean.numpy().tolist()]
+        print(json.dumps(out))
+    """
+    got = run_script(script, ["int8", "uint8", "int16", "uint16", "int32", "int64"])
+    for dtype, (name, values) in got.items():
+        assert name == ("float32" if np.dtype(dtype).itemsize < 4 else "float64"), (dtype, name)
+        assert values == [1.5, 4.0]

@@ -11,11 +11,11 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
-from . import _linalg_half
 from ._convert import axis_arg, call, convert, convert_like, known_value
 from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
+from ._linalg_svd import _svd_half
 from ._nondiff import ceil, floor, floordiv, refuse_integer_division_by_zero, rint, round  # noqa: F401, A004  (tf.math's names)
 
 _MSG_FLOAT_ONLY = (
@@ -663,9 +663,10 @@ def _norm(x, ord, axis, keepdims):
     return jnp.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
 
 
-@_linalg_half.via_float32
 def _singular_values(x):
-    return jnp.linalg.svd(x, compute_uv=False)
+    # tf.linalg.svd's op, with TensorFlow's gradient (finite at repeated singular values, also
+    # differentiated again, where jax's rule divides by their zero gaps).
+    return _svd_half(x, False, False)
 
 
 def _matrix_norm(x, ord, axis, keepdims):

@@ -97,8 +97,10 @@ def _segment(data, ids, num, kind, unsorted):
         if kind == "sqrt_n":
             return total / jnp.sqrt(jnp.maximum(count, 1))  # TensorFlow's: the count in data's dtype
         if jnp.issubdtype(data.dtype, jnp.integer):
-            if unsorted:  # TensorFlow divides the sum by the count with `/`: float64 means
-                real = jax.dtypes.canonicalize_dtype(np.float64)
+            if unsorted:  # TensorFlow divides the sum by the count with `/` (truediv): float64 means
+                # for 32- and 64-bit integers, float32 for narrower ones
+                wide = np.dtype(data.dtype).itemsize >= 4
+                real = jax.dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
                 return total.astype(real) / jnp.maximum(count, 1).astype(real)
             return jax.lax.div(total, jnp.maximum(count, 1))  # its SegmentMean kernel truncates
         return total / jnp.maximum(count, 1)

@@ -94,9 +94,6 @@ def _cut(description):
 
 
 _cut_polygamma_order = _cut("the order a of tf.math.polygamma")
-_cut_zeta_exponent = _cut("the exponent x of tf.math.zeta")
-_cut_betainc_a = _cut("a of tf.math.betainc")
-_cut_betainc_b = _cut("b of tf.math.betainc")
 
 
 def _floats(what, *xs):
@@ -131,7 +128,9 @@ def _zeta_in_q(x, q):
     # For q <= 0 TensorFlow's value there is inf; q = inf (x > 1) sums to 0.
     far = ((x >= 1000) & ~jnp.isnan(q)) | ((q == jnp.inf) & (x > 1))
     first_terms = jnp.where(q > 0, q**-x + (q + 1) ** -x, jnp.inf)
-    return jnp.where(far, first_terms, jax.lax.zeta(jnp.where(far, jnp.full_like(x, 2.0), x), q))
+    out = jnp.where(far, first_terms, jax.lax.zeta(jnp.where(far, jnp.full_like(x, 2.0), x), q))
+    # TensorFlow's (Eigen's) value is NaN for every x < 1, where jax's is inf at q = 0, -1, ...
+    return jnp.where(x < 1, jnp.nan, out)
 
 
 @_zeta_in_q.defjvp
@@ -142,14 +141,24 @@ def _zeta_in_q_jvp(primals, tangents):
 
 
 def _zeta(x, q):
-    return _zeta_in_q(*jnp.broadcast_arrays(jax.lax.stop_gradient(x), q))
+    return _zeta_in_q(*jnp.broadcast_arrays(x, q))
+
+
+def _zeta_reads(x, q):
+    return _zeta(jax.lax.stop_gradient(x), q)
+
+
+# TensorFlow has no gradient in x (None: the tape reads the op's dependence from _zeta_reads),
+# yet its gradient in q reads x, so a nested tape's derivative of it in x is not None.
+_zeta.per_output_dependence = True
+_zeta.dependence_program = _zeta_reads
 
 
 def zeta(x, q, name=None):
     """``tf.math.zeta(x, q)``: the Hurwitz zeta function. The gradient with respect to ``x`` is
     None, as in TensorFlow."""
     x, q = _floats("tf.math.zeta", x, q)
-    return call(_zeta, call(_cut_zeta_exponent, x), q)
+    return call(_zeta, x, q)
 
 
 # jax's igamma and igammac differentiate as TensorFlow's: igamma_grad_a in a, and
@@ -212,9 +221,18 @@ def _betainc_in_x_jvp(primals, tangents):
 
 
 def _betainc(a, b, x):
-    a, b, x = jnp.broadcast_arrays(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), x)
+    a, b, x = jnp.broadcast_arrays(a, b, x)
     # TensorFlow's domain is a > 0 and b > 0: NaN elsewhere, where jax takes SciPy's limits at 0.
     return jnp.where((a > 0) & (b > 0), _betainc_in_x(a, b, x), jnp.nan)
+
+
+def _betainc_reads(a, b, x):
+    return _betainc(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), x)
+
+
+# As _zeta in x: no gradient in a or b, which the gradient in x reads.
+_betainc.per_output_dependence = True
+_betainc.dependence_program = _betainc_reads
 
 
 def betainc(a, b, x, name=None):
@@ -230,7 +248,7 @@ def betainc(a, b, x, name=None):
             f"tf.math.betainc takes a, b and x of one shape, or scalars, as TensorFlow does, but got shapes "
             f"{tuple(a.shape)}, {tuple(b.shape)} and {tuple(x.shape)}. Broadcast them first: tf.broadcast_to."
         )
-    return call(_betainc, call(_cut_betainc_a, a), call(_cut_betainc_b, b), x)
+    return call(_betainc, a, b, x)
 
 
 # -- modified Bessel functions of the first kind -------------------------------------------------
