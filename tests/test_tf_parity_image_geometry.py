@@ -138,6 +138,23 @@ def p_patches_lowercase_padding(tf):
     return tf.image.extract_patches(BATCH, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "same")
 
 
+def p_patches_a_window_as_tall_as_the_image_plus_one_is_empty(tf):
+    return tf.image.extract_patches(BATCH, [1, 6, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+
+
+def p_patches_a_window_past_the_image_refuses(tf):
+    return tf.image.extract_patches(BATCH, [1, 7, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+
+
+def p_patches_overshooting_by_less_than_a_stride_is_empty(tf):
+    # TensorFlow's (5 - 8 + 2) / 2 truncates to 0: no error.
+    return tf.image.extract_patches(BATCH, [1, 8, 2, 1], [1, 2, 1, 1], [1, 1, 1, 1], "VALID")
+
+
+def p_patches_a_dilated_window_past_the_image_refuses(tf):
+    return tf.image.extract_patches(BATCH, [1, 2, 4, 1], [1, 1, 1, 1], [1, 1, 3, 1], "VALID")
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

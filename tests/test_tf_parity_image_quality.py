@@ -150,6 +150,18 @@ def p_total_variation_of_a_matrix(tf):
     return tf.image.total_variation(tf.zeros([3, 3]))
 
 
+def p_sobel_edges_of_one_pixel_refuses(tf):
+    return tf.image.sobel_edges(tf.zeros([2, 1, 1, 3]))
+
+
+def p_sobel_edges_of_one_row_refuses(tf):
+    return tf.image.sobel_edges(tf.zeros([1, 1, 5, 1]))
+
+
+def p_sobel_edges_of_two_by_two(tf):
+    return tf.image.sobel_edges(tf.reshape(tf.range(8.0), [2, 2, 2, 1]))
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

@@ -315,4 +315,22 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
         raise _errors.InvalidArgumentValueError(
             f"tf.image.extract_patches got padding={padding!r}: TensorFlow takes 'SAME' or 'VALID'."
         )
-    return call(_patches, images, **_window_args(sizes=sizes, strides=strides, rates=rates), padding=padding)
+    args = _window_args(sizes=sizes, strides=strides, rates=rates)
+    if padding == "VALID":
+        _check_valid_outputs("tf.image.extract_patches", images.shape[1:3], **args)
+    return call(_patches, images, **args, padding=padding)
+
+
+def _check_valid_outputs(fn: str, spatial, *, sizes, strides, rates) -> None:
+    """TensorFlow's check of a VALID window's output size, ``(n - span + stride) / stride`` in C's
+    integer division (truncating toward zero): negative is refused, so a window that overshoots
+    the input by less than a stride gives an empty result, by more an error."""
+    for n, k, s, r in zip(spatial, sizes, strides, rates):
+        span = (k - 1) * r + 1
+        room = n - span + s
+        out = -(-room // s) if room < 0 else room // s
+        if out < 0:
+            raise _errors.InvalidArgumentValueError(
+                f"{fn}: Computed output size would be negative: {out} [input_size: {n}, effective_filter_size: "
+                f"{span}, stride: {s}] (TensorFlow's error). Use a smaller window, or padding='SAME'."
+            )

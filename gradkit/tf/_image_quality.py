@@ -100,6 +100,13 @@ def sobel_edges(image):
             f"tf.image.sobel_edges got a {image.dtype} image; TensorFlow's depthwise convolution takes float "
             "images. Convert it first (tf.image.convert_image_dtype(image, tf.float32))."
         )
+    if min(image.shape[1:3]) < 2:
+        # REFLECT padding of 1 needs 2 rows and 2 columns (TensorFlow's MirrorPad refuses fewer).
+        raise _errors.InvalidArgumentValueError(
+            f"tf.image.sobel_edges got images of {image.shape[1]} x {image.shape[2]} pixels: paddings must be less "
+            "than the dimension size: 1, 1 not less than 1 (TensorFlow's error; its edges are mirrored). Pass "
+            "images of at least 2 x 2 pixels."
+        )
     return call(_sobel, image)
 
 
