@@ -138,23 +138,6 @@ def p_patches_lowercase_padding(tf):
     return tf.image.extract_patches(BATCH, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "same")
 
 
-def p_patches_a_window_as_tall_as_the_image_plus_one_is_empty(tf):
-    return tf.image.extract_patches(BATCH, [1, 6, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
-
-
-def p_patches_a_window_past_the_image_refuses(tf):
-    return tf.image.extract_patches(BATCH, [1, 7, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
-
-
-def p_patches_overshooting_by_less_than_a_stride_is_empty(tf):
-    # TensorFlow's (5 - 8 + 2) / 2 truncates to 0: no error.
-    return tf.image.extract_patches(BATCH, [1, 8, 2, 1], [1, 2, 1, 1], [1, 1, 1, 1], "VALID")
-
-
-def p_patches_a_dilated_window_past_the_image_refuses(tf):
-    return tf.image.extract_patches(BATCH, [1, 2, 4, 1], [1, 1, 1, 1], [1, 1, 3, 1], "VALID")
-
-
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
@@ -171,3 +154,23 @@ def test_errors_say_what_came_in():
         gtf.image.crop_to_bounding_box(SINGLE, 3, 0, 3, 2)
     with pytest.raises(ValueError, match=r"^\[gradkit\] tf\.image\.central_crop got central_fraction=1\.5"):
         gtf.image.central_crop(SINGLE, 1.5)
+
+
+# VALID windows near the image's size: TensorFlow's output size (n - span + stride) / stride in C's
+# truncating division, refused when negative (BATCH is 5 x 6).
+VALID_WINDOWS = {
+    "as_tall_as_the_image_plus_one_is_empty": ([1, 6, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]),
+    "past_the_image_refuses": ([1, 7, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1]),
+    "overshooting_by_less_than_a_stride_is_empty": ([1, 8, 2, 1], [1, 2, 1, 1], [1, 1, 1, 1]),
+    "dilated_past_the_image_refuses": ([1, 2, 4, 1], [1, 1, 1, 1], [1, 1, 3, 1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALID_WINDOWS))
+def test_valid_windows_near_the_image_size(name):
+    pytest.importorskip("tensorflow")
+    from test_tf_parity import run_both
+
+    sizes, strides, rates = VALID_WINDOWS[name]
+    outcome = run_both(lambda tf: tf.image.extract_patches(BATCH, sizes, strides, rates, "VALID"))
+    assert isinstance(outcome, Exception) == ("refuses" in name), outcome
