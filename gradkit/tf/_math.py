@@ -11,6 +11,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
+from . import _name_scope
 from ._convert import axis_arg, call, convert, convert_like, known_value
 from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
@@ -173,7 +174,21 @@ _lgamma.defjvps(lambda t, y, x: t * _digamma(x))  # TensorFlow's LgammaGrad
 
 sign = _unary(_tf_sign, "sign")
 softplus = _unary(_tf_softplus, "softplus")
-sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
+_sigmoid = _unary(jax.nn.sigmoid, "sigmoid")
+
+
+def sigmoid(x, name=None):
+    """``tf.math.sigmoid``; inside a ``tf.function`` its output keeps its logits, from which
+    Keras' binary cross-entropies compute there, as they do from TensorFlow's Sigmoid op."""
+    x = convert(x)
+    out = _sigmoid(x, name)
+    if _name_scope.in_graph():
+        from ._keras import keras_logits  # the Keras package builds on these ops: imported late
+
+        keras_logits.remember(out, x, "Sigmoid")
+    return out
+
+
 reciprocal = _unary(with_tf_gradient_kernel(_reciprocal), "reciprocal")
 real = _unary(jnp.real, "real")
 imag = _by_kind(_unary(jnp.imag, "imag"), _imag_of_real, "imag")

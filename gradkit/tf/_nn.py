@@ -14,7 +14,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from . import _array, _math
+from . import _array, _math, _name_scope
 from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
 from ._convert import axis_arg, call, convert, known_value
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
@@ -174,7 +174,17 @@ def _floats(logits, what: str):
 
 
 def softmax(logits, axis=None, name=None):
-    return call(_softmax, _floats(logits, "softmax"), axis=-1 if axis is None else int(axis))
+    """``tf.nn.softmax``; inside a ``tf.function`` its output along the last axis keeps its
+    logits, from which Keras' categorical cross-entropies compute there, as they do from
+    TensorFlow's Softmax op (along another axis TensorFlow transposes around the op: none)."""
+    logits = _floats(logits, "softmax")
+    axis = -1 if axis is None else int(axis)
+    out = call(_softmax, logits, axis=axis)
+    if _name_scope.in_graph() and axis in (-1, logits.ndim - 1):
+        from ._keras import keras_logits  # the Keras package builds on these ops: imported late
+
+        keras_logits.remember(out, logits, "Softmax")
+    return out
 
 
 def log_softmax(logits, axis=None, name=None):

@@ -212,6 +212,19 @@ def _binary_focal_crossentropy(y_true, y_pred, apply_class_balancing, alpha, gam
     # focal factor from the probabilities.
     elementwise = _binary_elementwise(y_true, y_pred, from_logits)
     p = jax.nn.sigmoid(y_pred) if from_logits else y_pred
+    return _focal(y_true, p, elementwise, apply_class_balancing, alpha, gamma, axis)
+
+
+def _binary_focal_crossentropy_of_kept_logits(
+    y_true, y_pred, logits, apply_class_balancing, alpha, gamma, label_smoothing, axis
+):
+    # Probabilities that kept their logits (a Keras sigmoid or softmax): Keras' cross-entropy
+    # is from the logits, its focal factor from the probabilities as given.
+    y_true = _smooth_binary(y_true, label_smoothing)
+    return _focal(y_true, y_pred, _sigmoid_xent(y_true, logits), apply_class_balancing, alpha, gamma, axis)
+
+
+def _focal(y_true, p, elementwise, apply_class_balancing, alpha, gamma, axis):
     p_t = y_true * p + (1 - y_true) * (1 - p)
     focal = jnp.power(1.0 - p_t, gamma) * elementwise
     if apply_class_balancing:
@@ -503,11 +516,23 @@ def binary_focal_crossentropy(
     """Keras' binary focal cross-entropy, averaged over ``axis``: the binary cross-entropy times
     ``(1 - p_t) ** gamma`` (``p_t`` the probability given to the true label), and with
     ``apply_class_balancing`` times ``alpha`` for label 1 and ``1 - alpha`` for label 0."""
-    logits = None if from_logits else keras_logits.logits_of(y_pred)
+    logits = None if from_logits else keras_logits.logits_of(y_pred, "Sigmoid")
     if logits is not None:
-        # A sigmoid layer's output: Keras' TensorFlow backend takes its cross-entropy from the
-        # logits the sigmoid kept (no clip at 1e-7), and p = sigmoid(logits) is the output.
-        y_pred, from_logits = logits, True
+        # Keras' TensorFlow backend takes the cross-entropy from the logits the sigmoid or
+        # softmax kept (no clip at 1e-7), the focal factor from y_pred itself.
+        y_true, y_pred = _pair(y_true, y_pred)
+        _check_same_shape("binary_focal_crossentropy", y_true, y_pred)
+        return call(
+            _binary_focal_crossentropy_of_kept_logits,
+            y_true,
+            y_pred,
+            convert(logits),
+            apply_class_balancing=bool(apply_class_balancing),
+            alpha=float(alpha),
+            gamma=float(gamma),
+            label_smoothing=float(label_smoothing),
+            axis=_int_axis(axis),
+        )
     return _cross_entropy(
         "binary_focal_crossentropy",
         _binary_focal_crossentropy,
