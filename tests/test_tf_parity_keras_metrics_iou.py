@@ -52,3 +52,23 @@ def test_mean_iou_by_hand():
 def test_a_target_class_out_of_range_is_refused():
     with pytest.raises(ValueError, match=r"\[gradkit\].*out of range"):
         gtf.keras.metrics.IoU(num_classes=2, target_class_ids=[0, 2])
+
+
+def test_counts_past_two_to_the_31_under_jax_64_bit_mode():
+    # Keras counts in int64: a class seen 3e9 times (weights of 1.5e9) is counted, not wrapped.
+    from _x64_subprocess import run_script
+
+    script = """
+        import json, sys
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import numpy as np
+        import gradkit.tf as tf
+        metric = tf.keras.metrics.MeanIoU(num_classes=2)
+        for _ in range(json.loads(sys.argv[1])):
+            metric.update_state(np.array([0, 1]), np.array([0, 0]), sample_weight=np.array([1.5e9, 1.0]))
+        print(json.dumps([float(metric.result()), metric.total_cm.numpy().tolist(), metric.get_config()["dtype"]]))
+    """
+    result, matrix, dtype = run_script(script, 2)
+    assert matrix == [[3_000_000_000, 0], [2, 0]] and dtype == "int64"
+    assert result == pytest.approx(0.5 * 3e9 / (3e9 + 2))  # class 0's IoU; class 1 never right

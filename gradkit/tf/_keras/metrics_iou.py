@@ -71,7 +71,9 @@ class IoU(Metric):
         sparse_y_pred=True,
         axis=-1,
     ):
-        super().__init__(name=name, dtype=dtype or "int32")
+        # Keras counts in int64; without JAX's 64-bit mode the widest integer is int32, whose
+        # counts overflow past 2**31 (pass dtype="float32" for larger totals there).
+        super().__init__(name=name, dtype=dtype or ("int64" if jax.config.jax_enable_x64 else "int32"))
         if max(target_class_ids) >= num_classes:
             raise _errors.GradkitValueError(
                 f"Target class id {max(target_class_ids)} is out of range, which is [0, {num_classes}), as in Keras. "
