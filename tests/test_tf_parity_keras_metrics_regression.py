@@ -67,3 +67,18 @@ def test_bad_arguments_are_refused():
         gtf.keras.metrics.R2Score(num_regressors=-1)
     with pytest.raises(ValueError, match=r"\[gradkit\].*2D"):
         gtf.keras.metrics.R2Score().update_state(np.ones((2, 2, 2)), np.ones((2, 2, 2)))
+
+
+def test_r2_score_variables_in_keras_order():
+    # Keras' weight files hold a metric's variables by position: the order and shapes must match.
+    tf = pytest.importorskip("tensorflow")
+
+    def variables(module):
+        metric = module.keras.metrics.R2Score()
+        metric.update_state(TARGETS, PREDS)
+        return [(v.name.split(":")[0].split("/")[-1], tuple(v.shape), np.asarray(v)) for v in metric.variables]
+
+    got, want = variables(gtf), variables(tf)
+    assert [(name, shape) for name, shape, _ in got] == [(name, shape) for name, shape, _ in want]
+    for (_, _, g), (_, _, w) in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

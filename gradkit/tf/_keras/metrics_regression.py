@@ -131,8 +131,9 @@ class R2Score(Metric):
     def _build(self, true_shape, pred_shape):
         require_2d("R2Score", true_shape, pred_shape)
         outputs = pred_shape[-1]
-        self.sum = self.add_variable((outputs,), name="sum")
+        # Keras' order (its weight files hold the variables by position).
         self.squared_sum = self.add_variable((outputs,), name="squared_sum")
+        self.sum = self.add_variable((outputs,), name="sum")
         self.total_mse = self.add_variable((outputs,), name="residual")
         self.count = self.add_variable((outputs,), name="count")
         self._built = True
