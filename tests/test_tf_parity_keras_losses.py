@@ -272,3 +272,16 @@ def test_a_loss_in_a_compiled_step_compiles_once_and_matches_tensorflow():
     traces = step.trace_count  # the first call may trace twice (to find the Variables it assigns)
     assert count_compiles(lambda: [step(x, _SPARSE).numpy() for x in xs[1:]]) == 0
     assert step.trace_count == traces
+
+
+@pytest.mark.parametrize("loss", ["CategoricalCrossentropy", "CategoricalFocalCrossentropy"])
+def test_categorical_gradients_of_tiny_probabilities_stay_finite(loss):
+    # The renormalization's division has TensorFlow's gradient, finite where jax's x / y**2 overflows.
+    def program(tf):
+        v = tf.Variable(np.full((1, 3), 2e-21, np.float32))
+        with tf.GradientTape() as tape:
+            value = getattr(tf.keras.losses, loss)()(np.array([[1.0, 0.0, 0.0]], np.float32), v)
+        return [value, tape.gradient(value, v)]
+
+    value, grad = run_both(program)
+    assert np.all(np.isfinite(np.asarray(grad)))

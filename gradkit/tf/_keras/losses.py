@@ -22,7 +22,7 @@ from gradkit import _errors
 from .._convert import call, convert, known_value
 from .._grad_kernels import with_tf_gradient_kernel
 from .._losses import _sigmoid_xent, _softmax_xent, _sparse_softmax_xent
-from .._math import _clip_by_value, _divide_no_nan, _tf_abs, _tf_maximum, _tf_minimum
+from .._math import _clip_by_value, _divide_no_nan, _float_divide, _tf_abs, _tf_maximum, _tf_minimum
 from .._namespace import missing
 from . import dtype_policies, keras_logits, masking
 
@@ -184,7 +184,8 @@ def _binary_elementwise(y_true, y_pred, from_logits):
 
 def _class_probabilities(y_pred, axis):
     """Keras' probabilities for a categorical cross-entropy: renormalized along ``axis``, clipped."""
-    return _clip(y_pred / jnp.sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+    # TensorFlow's RealDiv gradient: finite for tiny sums, where jax's x / y**2 overflows.
+    return _clip(_float_divide(y_pred, jnp.sum(y_pred, axis=axis, keepdims=True)), EPSILON, 1.0 - EPSILON)
 
 
 def _binary_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis):
