@@ -93,3 +93,13 @@ def test_refusals_match_keras(key):
 
 def test_every_name_is_in_the_namespace():
     assert {"ELU", "PReLU", "ThresholdedReLU"} <= set(dir(tf_real.keras.layers)) & set(dir(gtf.keras.layers))
+
+
+@pytest.mark.parametrize("layer", ["ELU", "PReLU", "ThresholdedReLU"])
+def test_integer_inputs_are_refused_as_keras_on_tensorflow(layer):
+    # TensorFlow's kernels take floats against the layers' float32 parameters.
+    x = np.arange(-3, 3, dtype=np.int32).reshape(2, 3)
+    with pytest.raises(tf_real.errors.InvalidArgumentError):
+        getattr(tf_real.keras.layers, layer)()(tf_real.constant(x))
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\] .* got int32 inputs"):
+        getattr(gtf.keras.layers, layer)()(gtf.constant(x))

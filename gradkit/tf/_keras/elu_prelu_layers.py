@@ -24,7 +24,7 @@ import numpy as np
 from gradkit import _errors
 
 from .. import _nn
-from .._convert import call
+from .._convert import call, convert
 from . import layer_config, layer_regularization
 from .base_layer import Layer
 from .layer_args import check_initializers
@@ -47,6 +47,20 @@ def _thresholded_relu(x, theta):
     return x * (x > theta).astype(x.dtype)
 
 
+def _float_inputs(layer, inputs, kernel: str):
+    """``inputs`` converted, refused when integer: TensorFlow's ``kernel`` takes floats against
+    the layer's float32 parameter, so Keras on TensorFlow raises there (ReLU and LeakyReLU take
+    integers)."""
+    inputs = convert(inputs)
+    if not jnp.issubdtype(inputs.dtype, jnp.inexact):
+        raise _errors.GradkitInvalidArgumentError(
+            f"{type(layer).__name__} '{layer.name}' got {np.dtype(inputs.dtype).name} inputs, which TensorFlow's "
+            f"{kernel} kernel does not take (Keras raises InvalidArgumentError). Cast them first: "
+            "tf.cast(x, tf.float32)."
+        )
+    return inputs
+
+
 class ELU(KerasNamedLayer, Layer):
     """``ELU(alpha=1.0)``: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
 
@@ -55,7 +69,7 @@ class ELU(KerasNamedLayer, Layer):
         self.alpha = alpha
 
     def call(self, inputs):
-        return call(_keras_elu, inputs, alpha=float(self.alpha))
+        return call(_keras_elu, _float_inputs(self, inputs, "Elu"), alpha=float(self.alpha))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -100,7 +114,7 @@ class PReLU(Layer):
         layer_regularization.attach_to_weights(self, "alpha")
 
     def call(self, inputs):
-        return call(_prelu, inputs, self.alpha)
+        return call(_prelu, _float_inputs(self, inputs, "Mul"), self.alpha)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -124,7 +138,7 @@ class ThresholdedReLU(KerasNamedLayer, Layer):
         self.theta = float(np.float32(theta))  # Keras holds it as a float32 tensor (its config too)
 
     def call(self, inputs):
-        return call(_thresholded_relu, inputs, theta=self.theta)
+        return call(_thresholded_relu, _float_inputs(self, inputs, "Greater"), theta=self.theta)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
