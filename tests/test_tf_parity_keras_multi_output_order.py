@@ -104,6 +104,15 @@ def p_nested_outputs_one_output_without_loss(tf):
     return [model.evaluate(X[0], NESTED_Y, verbose=0, return_dict=True), model.metrics_names]
 
 
+def p_nested_outputs_targets_only_for_outputs_with_a_loss(tf):
+    model = _nested_outputs(tf)
+    model.compile("sgd", loss=["mse", ["mae", None]])
+    with warnings.catch_warnings():  # out_c has no loss: its weights get no gradient, as both warn
+        warnings.simplefilter("ignore", UserWarning)
+        history = model.fit(X[0], [NESTED_Y[0], [NESTED_Y[1][0]]], epochs=2, batch_size=2, verbose=0, shuffle=False)
+    return [history.history, model.evaluate(X[0], NESTED_Y, verbose=0, return_dict=True)]
+
+
 def p_nested_outputs_refuses_flat_metrics(tf):
     return _nested_run(tf, loss="mse", metrics=["mae", "mse", "mae"])
 

@@ -162,13 +162,16 @@ def with_gaps(loss, structure, outputs: list):
     with ``y=[y1, y3]``), as Keras takes them: None put in for the others."""
     if not isinstance(loss, (list, tuple)) or not isinstance(structure, (list, tuple)):
         return structure
-    loss = jax.tree_util.tree_leaves(loss, is_leaf=lambda x: x is None or not isinstance(x, (list, tuple)))
-    structure = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: _is_leaf(x) or x is None)
+    given = structure
+    if any(isinstance(ident, (list, tuple)) for ident in loss):
+        # Losses nested as the outputs are: the losses and the targets in flat order.
+        loss = jax.tree_util.tree_leaves(loss, is_leaf=lambda x: x is None or not isinstance(x, (list, tuple)))
+        given = jax.tree_util.tree_leaves(structure, is_leaf=lambda x: _is_leaf(x) or x is None)
     with_loss = [i for i, ident in enumerate(loss) if ident is not None]
-    if len(loss) != len(outputs) or len(structure) != len(with_loss) or len(with_loss) == len(outputs):
+    if len(loss) != len(outputs) or len(given) != len(with_loss) or len(with_loss) == len(outputs):
         return structure
     filled = [None] * len(outputs)
-    for i, value in zip(with_loss, structure):
+    for i, value in zip(with_loss, given):
         filled[i] = value
     return filled
 
