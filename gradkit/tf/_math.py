@@ -611,7 +611,34 @@ def einsum(equation, *inputs, name=None, **kwargs):
     (broadcast axes) appear in the result only where the output writes ``...``."""
     operands = [convert(x) for x in inputs]
     _check_ellipsis_output(equation, operands)
+    _check_label_sizes(equation, operands)
     return call(_einsum, *operands, equation=equation)
+
+
+def _check_label_sizes(equation: str, operands) -> None:
+    """TensorFlow's rule that a letter names one size in every operand: only the axes an ellipsis stands
+    for broadcast (NumPy would also stretch a lettered axis of size 1, hiding a shape mistake)."""
+    if not isinstance(equation, str):
+        return
+    spec = equation.replace(" ", "").partition("->")[0].split(",")
+    seen: dict[str, tuple[int, int]] = {}
+    for position, (term, x) in enumerate(zip(spec, operands)):
+        head, dots, tail = term.partition("...")
+        labelled = list(zip(head, x.shape[: len(head)]))
+        if tail:
+            labelled += zip(tail, x.shape[x.ndim - len(tail) :])
+        if not dots and len(term) != x.ndim:
+            continue  # jax's own message names a term whose letters do not match the operand's rank
+        for letter, size in labelled:
+            first = seen.setdefault(letter, (int(size), position))
+            if first[0] != int(size):
+                where = f"operand {first[1]}" if first[1] != position else "an earlier axis of the same operand"
+                raise _errors.InvalidArgumentValueError(
+                    f"tf.einsum({equation!r}): label {letter!r} is {first[0]} in {where} but {int(size)} "
+                    f"in operand {position} (shapes {[tuple(o.shape) for o in operands]}). TensorFlow broadcasts "
+                    "only the axes an ellipsis stands for; give the axis the same size, or name it with '...' "
+                    "to broadcast it, e.g. '...j,...j->...'."
+                )
 
 
 def _check_ellipsis_output(equation: str, operands) -> None:
