@@ -151,6 +151,31 @@ BAD_CALLS = {
         ValueError,
         r"gk.grad: argnums=2 does not fit a call with 1 positional argument",
     ),
+    "argnums_not_an_int": (
+        lambda v: gk.grad(_assign_then(v, lambda v: v.a * 2.0), argnums="0")(1.0),
+        TypeError,
+        r"gk.grad: argnums='0' is not an int or a sequence of ints",
+    ),
+    "string_argument_to_differentiate": (
+        lambda v: gk.jacrev(_assign_then(v, lambda v: v.a * 2.0))("x"),
+        TypeError,
+        r"gk.jacrev differentiates argument 0, but it is a str \('x'\), not an array or a number",
+    ),
+    "string_primal": (
+        lambda v: gk.vjp(_assign_then(v, lambda v: v.a * 2.0), "x"),
+        TypeError,
+        r"gk.vjp differentiates argument 0, but it is a str",
+    ),
+    "holomorphic_with_real_input": (
+        lambda v: gk.grad(_assign_then(v, lambda v: v.a * 2.0), holomorphic=True)(1.0),
+        TypeError,
+        r"gk.grad got holomorphic=True with real values: .* leave holomorphic out for a real function",
+    ),
+    "custom_gradient_not_returning_a_pair": (
+        lambda v: gk.grad(_assign_then(v, lambda v: gk.custom_gradient(lambda x: x * 2.0)(v.a)))(1.0),
+        TypeError,
+        r"a function decorated with custom_gradient must return \(y, grad_fn\)",
+    ),
     # A slice assignment may not do what a whole assignment may not (a float into an int Variable).
     "python_float_into_int_slice": (
         lambda v: v.n[0].assign(2.7),
@@ -362,3 +387,19 @@ def test_tangents_cotangents_and_aux_that_do_not_fit(call, error, words):
     assert words in str(info.value)
     assert "Tracer" not in str(info.value)
     assert_unchanged([a], before)
+
+
+@pytest.mark.parametrize("argnums", [np.int64(1), (np.int32(1),), [np.int64(0), 1]], ids=repr)
+def test_numpy_integers_as_argnums_as_jax_takes_them(argnums):
+    def f(x, y):
+        return x * y * y
+
+    np.testing.assert_allclose(
+        np.asarray(gk.grad(f, argnums=argnums)(2.0, 3.0), dtype=object).astype(float),
+        np.asarray(jax.grad(f, argnums=argnums)(2.0, 3.0), dtype=object).astype(float),
+    )
+
+
+def test_numpy_integer_static_argnums_of_jit():
+    step = gk.jit(lambda x, n: x * n if n > 1 else x, static_argnums=np.int64(1))
+    assert float(step(2.0, 3)) == float(jax.jit(lambda x, n: x * n if n > 1 else x, static_argnums=np.int64(1))(2.0, 3))

@@ -126,7 +126,15 @@ def test_an_initial_value_cast_within_its_kind_is_kept(value, dtype):
 def test_variables_are_hashable_handles(v):
     other = gk.Variable(M, name="m")
     assert len({v, other, v}) == 2
-    assert v.ref() is v and v.deref() is v
+    assert v.ref().deref() is v and v.ref() == v.ref() and hash(v.ref()) == hash(v.ref())
+
+
+def test_references_compare_by_identity_not_value():
+    # TensorFlow's Reference: equal exactly when they wrap the same object, whatever the values
+    # (a Variable's own == compares values elementwise).
+    a, b = gk.Variable([1.0, 2.0]), gk.Variable([1.0, 2.0])
+    assert a.ref() != b.ref() and a.ref() in [b.ref(), a.ref()] and b.ref() not in {a.ref()}
+    assert {a.ref(): "a", b.ref(): "b"}[b.ref()] == "b"
 
 
 def test_repr(v):

@@ -1,6 +1,8 @@
 """A Variable made inside a recording tape from a tensor the tape records (``tf.Variable(a + b)``)
-is that value's assignment: nothing cuts the path to ``a`` and ``b`` (SEMANTICS.md: assignment
-threads state). Oracles: the pure-JAX rewrite; TensorFlow's None for a parity tape."""
+threads that value on as an assignment does: nothing cuts the path to ``a`` and ``b``
+(SEMANTICS.md: assignment threads state). The value it was created with is its entry value, so
+the gradient with respect to the Variable itself exists too, as in TensorFlow. Oracles: the
+pure-JAX rewrite, derivatives by hand, TensorFlow for a parity tape."""
 
 import jax
 import numpy as np
@@ -17,7 +19,7 @@ def test_a_variable_made_from_a_sum_passes_the_gradient_on():
         loss = c**2
     want = jax.grad(lambda a, b: (a + b) ** 2, (0, 1))(1.0, 2.0)
     np.testing.assert_allclose([g.numpy() for g in tape.gradient(loss, [a, b])], want)
-    assert tape.gradient(loss, c) is None  # its entry value was overwritten before any use
+    np.testing.assert_allclose(tape.gradient(loss, c).numpy(), 2 * (1.0 + 2.0))  # d c^2 / dc at c = a + b
     assert float(c.numpy()) == 3.0
 
 
@@ -55,3 +57,50 @@ def test_parity_tape_matches_tensorflow():
         c = rtf.Variable(a * 2.0)
         loss = c**2
     assert tape.gradient(loss, a) is None  # TensorFlow's creation cuts, as gradkit's parity tape does
+
+
+def _grads(tf, **kw):
+    x = tf.constant(2.0)
+    with tf.GradientTape(persistent=True, **kw) as tape:
+        tape.watch(x)
+        v = tf.Variable(x * 3.0)  # v = 6
+        y = v * v
+    return [None if g is None else float(g) for g in tape.gradient(y, [v, x])]
+
+
+def test_created_variable_and_its_history_both_have_gradients():
+    # y = v^2 with v = 3x: dy/dv = 2v = 12, dy/dx = 2v * 3 = 36.
+    assert _grads(gtf) == [12.0, 36.0]
+
+
+def test_parity_tape_gradient_for_the_created_variable_matches_tensorflow():
+    assert _grads(gtf, track_assignments=False) == [12.0, None]
+    tf = pytest.importorskip("tensorflow")
+    assert _grads(tf) == [12.0, None]
+
+
+def test_assigned_after_creation_chains_through_the_assignment():
+    x = gtf.constant(2.0)
+    with gtf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        v = gtf.Variable(x * 3.0)
+        v.assign(v * 2.0)  # v = 12 = 6x
+        y = v * v
+    # y = (2 v0)^2, v0 = 3x: dy/dv0 = 8 v0 = 48; dy/dx = 8 v0 * 3 = 144.
+    np.testing.assert_allclose([float(g) for g in tape.gradient(y, [v, x])], [48.0, 144.0])
+    assert float(v.numpy()) == 12.0
+
+
+def test_nested_tapes_differentiate_the_inner_gradient():
+    x = gtf.constant(2.0)
+    with gtf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with gtf.GradientTape() as inner:
+            inner.watch(x)
+            v = gtf.Variable(x * 3.0)
+            y = v * v * v
+        g = inner.gradient(y, v)  # 3 v^2 = 108
+    # g = 3 v^2 = 27 x^2: dg/dx = 54 x = 108; dg/dv = 6 v = 36.
+    np.testing.assert_allclose(
+        [float(g), float(outer.gradient(g, x)), float(outer.gradient(g, v))], [108.0, 108.0, 36.0]
+    )

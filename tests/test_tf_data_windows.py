@@ -29,3 +29,12 @@ def test_matches_tensorflow():
         want = _windows(tf, np.arange(4, dtype=np.float32), drop_remainder=drop).element_spec
         got = _windows(gtf, np.arange(4, dtype=np.float32), drop_remainder=drop).element_spec
         assert got.shape.as_list() == want.shape.as_list()
+
+
+@pytest.mark.parametrize("module", ["gradkit", "tensorflow"])
+def test_as_numpy_iterator_refuses_a_dataset_of_windows(module):
+    tf = gtf if module == "gradkit" else pytest.importorskip("tensorflow")
+    windows = tf.data.Dataset.range(3).window(2)
+    with pytest.raises(TypeError, match="as_numpy_iterator"):
+        list(windows.as_numpy_iterator())
+    assert [list(w.as_numpy_iterator()) for w in windows] == [[0, 1], [2]]

@@ -72,3 +72,18 @@ def test_batch_sizes_one_more_than_boundaries():
         ValueError, match=r"^\[gradkit\] len\(bucket_batch_sizes\) must equal len\(bucket_boundaries\) \+ 1"
     ):
         _sequences(gtf, ROWS).bucket_by_sequence_length(lambda x: gtf.shape(x)[0], [2, 4], [2, 2])
+
+
+def _one_boundary(tf):
+    # One boundary makes two buckets: the element_spec keeps the fixed trailing size of 3.
+    ds = tf.data.Dataset.from_tensor_slices((np.arange(10, dtype=np.int32), np.zeros((10, 3), np.float32)))
+    ds = ds.bucket_by_sequence_length(lambda x, y: x, [4], [3, 3])
+    return [s.shape.as_list() for s in ds.element_spec], [tuple(b[1].shape) for b in ds.as_numpy_iterator()]
+
+
+def test_one_boundary_keeps_fixed_dimensions_in_the_element_spec():
+    specs, shapes = _one_boundary(gtf)
+    assert specs == [[None], [None, 3]]
+    assert shapes == [(3, 3), (3, 3), (3, 3), (1, 3)]  # lengths 0-3 in bucket 0, 4-9 in bucket 1, by 3
+    tf = pytest.importorskip("tensorflow")
+    assert _one_boundary(gtf) == _one_boundary(tf)

@@ -121,6 +121,19 @@ def _cut(x):
     return frames.apply(grad_fn_returned_none, x)
 
 
+def _pair(f, returned) -> tuple:
+    """``f``'s ``(y, grad_fn)``; anything else is refused (unpacking an array would take its rows)."""
+    if isinstance(returned, (tuple, list)) and len(returned) == 2 and callable(returned[1]):
+        return tuple(returned)
+    name = getattr(f, "__name__", "the function")
+    raise _errors.GradkitTypeError(
+        f"a function decorated with custom_gradient must return (y, grad_fn), a pair of its output and the "
+        f"function that maps the output's gradient dy to the inputs' gradients, but {name} returned "
+        f"{f'an array of shape {tuple(returned.shape)}' if hasattr(returned, 'shape') else type(returned).__name__}. "
+        "End it with `return y, grad_fn`."
+    )
+
+
 def _cotangent_aval(aval) -> jax.ShapeDtypeStruct:
     # jax hands the backward a float0 cotangent for an integer or boolean output.
     if jnp.issubdtype(aval.dtype, jnp.inexact):
@@ -135,7 +148,7 @@ def _constant(var) -> None:
 def _trace_forward(f, in_avals) -> tuple[tuple[Variable, ...], ClosedJaxpr, object]:
     """The Variables ``f`` reads, and, when it reads none, its program and output structure."""
     try:
-        return discover(lambda *xs: f(*xs)[0], in_avals)
+        return discover(lambda *xs: _pair(f, f(*xs))[0], in_avals)
     except frames.TRACER_VALUE_ERRORS as e:
         raise _errors.GradkitTypeError(
             "a function decorated with custom_gradient is traced with abstract values to build its "
@@ -151,7 +164,7 @@ def _forward_fn(f, variables):
     def forward(*flat):
         frame = StateFrame(State._make(variables, flat[:n]), strict=False, on_unknown_read=_constant)
         with frame:
-            y, _ = f(*flat[n:])
+            y, _ = _pair(f, f(*flat[n:]))
             return values_of(y)
 
     return forward
@@ -166,7 +179,7 @@ def _backward_fn(f, variables, n_inputs):
         var_values, xs, dys = flat[:n], flat[n : n + n_inputs], flat[n + n_inputs :]
         frame = StateFrame(State._make(variables, var_values), strict=False, on_unknown_read=_constant)
         with frame:
-            _, grad_fn = f(*xs)
+            _, grad_fn = _pair(f, f(*xs))
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dys)
         return (_checked_variable_shapes(var_grads, variables), *_checked_shapes(_as_tuple(input_grads, n_inputs), xs))
 
@@ -218,7 +231,7 @@ def _build(f: Callable, variables: tuple[Variable, ...]) -> Callable:
     def run(var_values, *xs):
         frame = StateFrame(State._make(variables, var_values), strict=False)
         with frame:
-            y, grad_fn = f(*xs)
+            y, grad_fn = _pair(f, f(*xs))
             y = values_of(y)
         return y, grad_fn
 
@@ -241,7 +254,7 @@ def _build(f: Callable, variables: tuple[Variable, ...]) -> Callable:
         var_values, xs = res
         frame = StateFrame(State._make(variables, var_values), strict=False)
         with frame:
-            _, grad_fn = f(*xs)
+            _, grad_fn = _pair(f, f(*xs))
             input_grads, var_grads = _grad_caller(grad_fn, variables)(dy)
         return (_checked_variable_shapes(var_grads, variables), *_checked_shapes(_as_tuple(input_grads, len(xs)), xs))
 

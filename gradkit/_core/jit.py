@@ -56,7 +56,7 @@ from . import operators as operators_module
 from .functionalize import StateFrame, mark_valueless, values_of
 from .programs import array_like, is_value
 from .state import State, _Keys, check_live_assignments
-from .transforms import check_callable
+from .transforms import check_callable, int_or_ints
 from .variable import owned_array
 
 # The attribute under which a layer above leaves a value it gave a Variable while the trace that
@@ -118,7 +118,7 @@ class JitFunction:
         self._keys = _Keys(())  # the State structure of a prefix of _reads, made at the last trace
         self.trace_count = 0
         self._holds_checks = False  # whether a trace put a runtime check into the program
-        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        static_argnums = int_or_ints(static_argnums, "gk.jit: static_argnums")[1]
         static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         static_argnums, static_argnames = _static_both_ways(fn, static_argnums, static_argnames)
         self._static_argnums, self._static_argnames = static_argnums, static_argnames

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -63,6 +64,22 @@ def _recordable(run: Callable, what: str) -> Callable:
     return runtime_checks.checked(wrapper)
 
 
+def int_or_ints(value, what: str) -> tuple[bool, tuple[int, ...]]:
+    """An ``argnums``-style argument as (whether it was one int, the ints): Python or NumPy
+    integers, alone or in a sequence, as jax takes them."""
+    try:
+        return True, (operator.index(value),)
+    except TypeError:
+        pass
+    try:
+        return False, tuple(operator.index(i) for i in value)
+    except TypeError:
+        raise _errors.GradkitTypeError(
+            f"{what}={value!r} is not an int or a sequence of ints. Pass the positions of the arguments, "
+            "e.g. 0 or (0, 2)."
+        ) from None
+
+
 class _Plan:
     """What one call differentiates: which arguments, which Variables, and how results nest."""
 
@@ -74,10 +91,9 @@ class _Plan:
             self.explicit_argnums = not self.has_wrt
         else:
             self.explicit_argnums = True
-        self.argnums_int = isinstance(argnums, int)
-        self.argnums: tuple[int, ...] = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        self.argnums_int, self.argnums = int_or_ints(argnums, f"{transform}: argnums")
         for i in self.argnums:
-            if not isinstance(i, int) or not -len(args) <= i < len(args):
+            if not -len(args) <= i < len(args):
                 raise _errors.GradkitValueError(
                     f"{transform}: argnums={argnums!r} does not fit a call with {len(args)} positional "
                     "argument(s). Pass the arguments to differentiate positionally, or use wrt= for Variables."
@@ -92,6 +108,10 @@ class _Plan:
         if float_args:
             for i in self.argnums:
                 _check_float_argument(transform, i, args[i])
+        else:
+            for i in self.argnums:
+                for path, leaf in jax.tree_util.tree_leaves_with_path(args[i]):
+                    _dtype_of_argument(transform, i, path, leaf)
         if self.has_wrt:
             self.wrt_leaves, self.wrt_tree = flatten_variables(wrt)
             self.variables = unique(self.wrt_leaves)
@@ -196,13 +216,22 @@ def _unique_positions(positions):
     return [i for i in positions if not (i in seen or seen.add(i))]
 
 
+def _dtype_of_argument(transform: str, i: int, path, leaf):
+    """The dtype of a leaf of an argument to differentiate; anything but an array or a number is refused."""
+    try:
+        return jnp.result_type(leaf)
+    except TypeError:
+        where = f" (its leaf {jax.tree_util.keystr(path)})" if path else ""
+        raise _errors.GradkitTypeError(
+            f"{transform} differentiates argument {i}, but it is a {type(leaf).__name__}{where} ({_short(leaf)}), "
+            "not an array or a number. Leave it out of the arguments (close over it), or pass a float array."
+        ) from None
+
+
 def _check_float_argument(transform: str, i: int, arg) -> None:
     """Refuse an integer or boolean argument to differentiate, as jax.grad does, but saying what to do."""
     for path, leaf in jax.tree_util.tree_leaves_with_path(arg):
-        try:
-            dtype = jnp.result_type(leaf)
-        except TypeError:
-            continue  # not an array at all: jax's own error says so
+        dtype = _dtype_of_argument(transform, i, path, leaf)
         if not jnp.issubdtype(dtype, jnp.inexact):
             what = f"a Python {type(leaf).__name__}" if isinstance(leaf, (bool, int)) else "an array"
             if path:
@@ -253,8 +282,15 @@ def _complex_errors(transform: str):
             ) from None
         if "holomorphic" not in str(e):
             raise
+        what = str(e).splitlines()[0].split(". ")[0].rstrip(".") + "."  # jax's advice names jax's own calls
+        if "holomorphic=True requires" in what:
+            raise _errors.GradkitTypeError(
+                f"{transform} got holomorphic=True with real values: {what} holomorphic=True is for complex "
+                "functions of complex inputs: pass complex inputs (x.astype(jnp.complex64)) and return complex "
+                "outputs, or leave holomorphic out for a real function."
+            ) from None
         raise _errors.GradkitTypeError(
-            f"{transform} got complex values: {str(e).splitlines()[0]} For a holomorphic function of complex "
+            f"{transform} got complex values: {what} For a holomorphic function of complex "
             f"inputs with complex outputs, pass {transform}(..., holomorphic=True). For a real function of complex "
             "inputs, gk.grad (or gk.vjp) gives its gradient, as jax.grad does; for other non-holomorphic functions, "
             "differentiate the real and imaginary parts as separate real inputs."
@@ -541,6 +577,12 @@ def jvp(
 
     Returns:
       ``(out, out_tangent)`` (and ``aux`` third with ``has_aux``).
+
+    Through a ``custom_gradient`` (which has a reverse rule only), the tangent is pushed through
+    the transpose of its ``grad_fn``, as TensorFlow's forward mode does. That is exact when
+    ``grad_fn`` is linear in ``dy``, as a gradient is; a rule that is not (one that clips ``dy``)
+    has no single forward derivative, and this one takes it at ``dy = 1``. ``gk.jacfwd`` and
+    ``gk.jacrev`` take its rows at one-hot cotangents instead.
 
     >>> import gradkit as gk
     >>> a = gk.Variable(3.0)

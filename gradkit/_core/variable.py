@@ -19,6 +19,7 @@ from . import frames
 from .index_bounds import check_indices
 from .index_update import index_update
 from .operators import ValueOperators
+from .reference import Reference
 
 _counter = itertools.count()
 
@@ -581,12 +582,10 @@ class Variable(ValueOperators):
     # ``==`` compares values elementwise, like arrays.
     __hash__ = object.__hash__
 
-    def ref(self) -> Variable:
-        """A hashable reference (TensorFlow's ``v.ref()``); a gradkit Variable is already one."""
-        return self
-
-    def deref(self) -> Variable:
-        return self
+    def ref(self) -> Reference:
+        """A hashable reference that compares by identity (TensorFlow's ``v.ref()``); ``deref()``
+        gives the Variable back. (A Variable hashes by identity too, but its ``==`` compares values.)"""
+        return Reference(self)
 
     def _label(self) -> str:
         return f"'{self._name}'"

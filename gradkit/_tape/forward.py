@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _errors
+from .._core import key_order
 from . import bounded, graph, record, replay
 from .bounded import BoundedDict
 from .derivatives import (
@@ -86,7 +87,7 @@ class ForwardAccumulator:
         mode = unconnected(unconnected_gradients)
         leaves, tree = flatten(primals)
         out = [self._jvp_one(t, mode) for t in leaves]
-        return jax.tree_util.tree_unflatten(tree, out)
+        return key_order.like(primals, jax.tree_util.tree_unflatten(tree, out))
 
     def _jvp_one(self, target, mode):
         tape = self._tape

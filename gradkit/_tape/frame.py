@@ -144,11 +144,26 @@ class TapeFrame(frames.Frame):
 
     def created(self, var, value):
         """``var`` was just made from ``value``: where a tape records ``value`` (``tf.Variable(a + b)``
-        inside the tape), the creation is its assignment, so the path to ``a`` and ``b`` runs
-        through the new Variable as through any assignment (a parity tape cuts it, as TensorFlow)."""
+        inside the tape), the path to ``a`` and ``b`` runs through the new Variable as through an
+        assignment, and ``value`` is the Variable's entry value: a source of its own for the tapes
+        that watch what they read, as a watched intermediate tensor is (its gradient exists, and
+        so do ``a``'s and ``b``'s). A parity tape cuts the path to ``a`` and ``b``, as TensorFlow."""
         s = self.session
-        if isinstance(value, Tensor) and value._node.session is s and value._node.mask & s.active:
+        if not (isinstance(value, Tensor) and value._node.session is s and value._node.mask & s.active):
+            return
+        if s.parity_bits & s.active:
             self.assign(var, value)
+            return
+        bound = (value._node, value._index)
+        s.bindings[id(var)] = bound
+        s.variables[id(var)] = var
+        s.handed_out.discard(id(var))
+        watching = 0
+        for tape in s.recording:
+            if tape._bit & s.active and tape._watch_accessed and var._trainable:
+                watching |= tape._bit
+        if watching:
+            self._see(var, bound, watching)
 
     def assign(self, var, value):
         s = self.session

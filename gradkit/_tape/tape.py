@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import captures, runtime_checks
+from .._core import captures, key_order, runtime_checks
 from .._core.variable import Variable
 from . import derivatives, graph, record
 from .derivatives import (
@@ -218,6 +218,8 @@ class GradientTape:
         """Watch ``tensor`` (a Variable, a Tensor, an array, or a nested structure of them)."""
         self._require_recording("watch")
         s = self._session
+        if not s.active & self._bit:
+            return  # inside this tape's stop_recording: TensorFlow ignores the watch too
         for x in jax.tree_util.tree_leaves(tensor, is_leaf=lambda x: isinstance(x, (Variable, Tensor))):
             if not isinstance(x, (Variable, Tensor)) and hasattr(x, "_read_value"):
                 x = x._read_value()  # a slice of a Variable: a tensor, the value it was taken as
@@ -440,7 +442,7 @@ class GradientTape:
             results[j] = ct if results[j] is None else results[j] + ct
         out = [zeros_if_unconnected(g, shape_of(x), dtype_of(x), mode) for g, x in zip(results, src_leaves)]
         self._release()
-        return jax.tree_util.tree_unflatten(src_tree, out)
+        return key_order.like(sources, jax.tree_util.tree_unflatten(src_tree, out))
 
     def _self_targets(self, targets, t_refs, src_leaves, s_refs) -> list[tuple[int, int]]:
         """TensorFlow's rule for a target that is itself one of the sources (the same
@@ -509,7 +511,7 @@ class GradientTape:
             results[j] = Tensor.concrete(jnp.eye(size, dtype=dtype_of(target)).reshape(t_shape + t_shape))
         out = [zeros_if_unconnected(j, t_shape + shape_of(x), dtype_of(x), mode) for j, x in zip(results, src_leaves)]
         self._release()
-        return jax.tree_util.tree_unflatten(src_tree, out)
+        return key_order.like(sources, jax.tree_util.tree_unflatten(src_tree, out))
 
     def _jacobian_by_rows(self, t_ref, s_refs, t_shape, t_dtype, src_leaves):
         """A Jacobian with a complex target or source: one gradient per target element.

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _errors
 from .._core import index_bounds
 from .._core.operators import DIRECT_REFLECTED, OPERATOR_SYMBOLS, install_binary_operators
+from .._core.reference import Reference
 from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index, read_index
 from . import array_methods, bounded, graph, record
 from .bounded import BoundedDict
@@ -303,6 +304,11 @@ class Tensor:
         return f"gk.Tensor({_show(self)}, shape={self.shape}, dtype={self.dtype})"
 
     __hash__ = object.__hash__
+
+    def ref(self) -> Reference:
+        """A hashable reference that compares by identity (TensorFlow's ``t.ref()``); ``deref()``
+        gives the tensor back."""
+        return Reference(self)
 
     # -- operators (the binary ones are installed below, from the core's table) --------------
     def __neg__(self):

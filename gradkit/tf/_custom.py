@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import key_order
 from gradkit._core.custom import custom_gradient as _gk_custom_gradient
 from gradkit._core.custom import stop_gradient as _gk_stop_gradient
 from gradkit._core.transforms import vmap as _gk_vmap
@@ -77,6 +78,11 @@ class _CustomGradient:
 
     def __call__(self, *args, **kwargs):
         f = self._f
+        # As in TensorFlow, f takes its arguments as they came (a list stays a list) and each
+        # tensor in them is an input: grad_fn returns one gradient per tensor, in the order
+        # tf.nest.flatten lists them, in any nesting.
+        leaves, tree = jax.tree_util.tree_flatten(args, is_leaf=_is_input)
+        n_inputs = len(leaves)
         # gradkit runs f more than once per call (TensorFlow once): each run draws the same
         # random numbers, so a grad_fn closing over a draw sees the forward's.
         replay = _random.replaying()
@@ -87,13 +93,18 @@ class _CustomGradient:
             # and records Python operators on it, and x.get_shape() works. The gradient flows
             # through the inputs (and Variables) alone, as in TensorFlow: a tensor f closes over
             # or takes as a keyword, recorded by a tape outside, is a constant of it.
+            inputs = key_order.like(args, jax.tree_util.tree_unflatten(tree, wrap(xs, traced=True)))
             with replay, tapes_paused():
-                y, grad_fn = f(*wrap(xs, traced=True), **kws)
+                y, grad_fn = f(*inputs, **kws)
 
             @functools.wraps(grad_fn)
             def tensor_grad_fn(*dys, **grad_kws):
                 with tapes_paused():
-                    return _values(grad_fn(*wrap(dys, traced=True), **grad_kws))
+                    result = grad_fn(*wrap(dys, traced=True), **grad_kws)
+                if "variables" in grad_kws:
+                    input_grads, variable_grads = result
+                    return _flat_input_grads(input_grads, n_inputs), _values(variable_grads)
+                return _flat_input_grads(result, n_inputs)
 
             return _values(y), tensor_grad_fn
 
@@ -101,7 +112,28 @@ class _CustomGradient:
         # passes it; creation order eagerly (TensorFlow's eager order is that of a set of
         # Variable references: usually creation order for Variables created one after another).
         by_name = _name_scope.in_graph()
-        return wrap(_gk_custom_gradient(run, variables_by_name=by_name)(*[convert(a) for a in args], **kwargs))
+        return wrap(_gk_custom_gradient(run, variables_by_name=by_name)(*[convert(a) for a in leaves], **kwargs))
+
+
+def _is_input(x) -> bool:
+    return isinstance(x, Tensor) or hasattr(x, "_read_value") or hasattr(type(x), "__gradkit_dense__")
+
+
+def _is_gradient(x) -> bool:
+    return x is None or _is_input(x)
+
+
+def _flat_input_grads(grads, n_inputs: int) -> tuple:
+    """grad_fn's input gradients as TensorFlow counts them: flattened (tf.nest.flatten), one per
+    input tensor, None kept (it cuts that input, as in TensorFlow)."""
+    flat = jax.tree_util.tree_leaves(grads, is_leaf=_is_gradient)
+    if len(flat) != n_inputs:
+        raise _errors.GradkitValueError(
+            f"custom_gradient: grad_fn returned {len(flat)} input gradient(s) for {n_inputs} input tensor(s) "
+            "(TensorFlow counts the tensors of both in tf.nest.flatten order and raises ValueError). Return one "
+            "gradient per input tensor, e.g. a list [dx0, dx1] for f(x0, x1) or for f([x0, x1])."
+        )
+    return tuple(_value_of(g) for g in flat)
 
 
 @jax.custom_jvp
@@ -182,7 +214,8 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
             return returned["out"]
 
     try:
-        return _in_order(wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves)), returned.get("out"))
+        mapped = wrap(_gk_vmap(element)(np.arange(size, dtype=np.uint32), leaves))
+        return key_order.like(returned["out"], mapped)  # fn's dicts in the order it built them
     except _errors.GradkitError:
         # What gk.vmap cannot vectorise (fn closes over a tensor a tape records, draws from a
         # tf.random.Generator, calls tf.py_function): as TensorFlow falls back to a loop there,
@@ -190,16 +223,3 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
         if not fallback_to_while_loop:
             raise
         return _stacked([element(i, row) for i, row in enumerate(_over_leading_axis(leaves))])
-
-
-def _in_order(result, returned):
-    """``result`` with its dicts' keys in the order ``fn`` returned them (jax sorts them)."""
-    if isinstance(returned, dict) and isinstance(result, dict):
-        return {k: _in_order(result[k], returned[k]) for k in returned}
-    if isinstance(returned, (list, tuple)) and isinstance(result, (list, tuple)) and len(returned) == len(result):
-        return (
-            type(result)(*(_in_order(r, o) for r, o in zip(result, returned)))
-            if hasattr(result, "_fields")
-            else (type(result)(_in_order(r, o) for r, o in zip(result, returned)))
-        )
-    return result

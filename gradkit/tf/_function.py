@@ -32,7 +32,8 @@ from gradkit._tape import graph as _graph
 from gradkit._tape.shape import Shape
 from gradkit._tape.tensor import Tensor
 
-from . import _config, _dtypes, _name_scope, _output_order, _random
+from .._core import key_order
+from . import _config, _dtypes, _name_scope, _random
 from ._convert import TensorShape, check_python_value, convert, wrap
 from ._trace_types import Static, TraceTypes
 
@@ -136,7 +137,7 @@ class _Layout:
         # The key order of each dict among the arguments: jax's pytrees sort them, and the function
         # sees them as the caller built them (it may concatenate a dict of features in order).
         self.key_orders = key_orders
-        self._key = (treedef, statics, _output_order.frozen(key_orders))
+        self._key = (treedef, statics, key_order.frozen(key_orders))
         self._hash = hash(self._key)
 
     def __eq__(self, other):
@@ -151,7 +152,7 @@ class _Layout:
         # (x * x, x[0]) are recorded by a tape inside the function, as in TensorFlow.
         # A Variable arrives as itself (gk.jit holds its value).
         leaves = [_as_tensor(next(it)) if s is None else s.value for s in self.statics]
-        return _output_order.in_order(self.key_orders, jax.tree_util.tree_unflatten(self.treedef, leaves))
+        return key_order.in_order(self.key_orders, jax.tree_util.tree_unflatten(self.treedef, leaves))
 
 
 def _as_tensor(x):
@@ -359,7 +360,7 @@ class Function:
         try:
             with _random.tracing(seed), _name_scope.graph():
                 out = self.python_function(*args, **kwargs)
-            self._key_orders[layout] = _output_order.key_orders(out)
+            self._key_orders[layout] = key_order.key_orders(out)
             from ._data import held  # (here: the tf.data package imports this module)
 
             out = held.hold(out)  # a dataset it returns: the one the trace built (see held.py)
@@ -389,7 +390,7 @@ class Function:
             else:
                 self._called = True
                 self._traces.note_call(layout, traced, args, kwargs)
-                return _output_order.in_order(self._key_orders.get(layout), _released(out))
+                return key_order.in_order(self._key_orders.get(layout), _released(out))
         seed = _random.function_seed(self)
         try:
             out = wrap(self._seeded(layout, seed, *_typed(traced)))
@@ -399,7 +400,7 @@ class Function:
             raise
         self._called = True
         self._traces.note_call(layout, traced, args, kwargs)
-        return _output_order.in_order(self._key_orders.get(layout), _released(out))
+        return key_order.in_order(self._key_orders.get(layout), _released(out))
 
     def _note_failed_run(self, error, layout, traced, args, kwargs) -> None:
         """A call whose program was traced and then failed a runtime check (a tf.debugging
@@ -448,7 +449,7 @@ class Function:
                     )
                 )
         # Keyword arguments reach the function sorted by name, as TensorFlow passes them.
-        orders = _output_order.key_orders((args, dict(sorted(kwargs.items()))))
+        orders = key_order.key_orders((args, dict(sorted(kwargs.items()))))
         return _Layout(treedef, statics, orders), traced
 
     def _start_seeded(self) -> None:

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 
 import gradkit.numpy as gnp
+from gradkit._core import key_order
 from gradkit._errors import GradkitRuntimeError, GradkitValueError, InvalidArgumentTypeError
 from gradkit._tape.tape import GradientTape as _GkTape
 from gradkit._tape.tape import UnconnectedGradients as UnconnectedGradients
@@ -20,9 +21,10 @@ def _is_complex(x) -> bool:
 
 
 def _conj_tree(tree):
-    return jax.tree_util.tree_map(
+    conj = jax.tree_util.tree_map(
         lambda g: gnp.conj(g) if _is_complex(g) else g, tree, is_leaf=lambda x: isinstance(x, Tensor) or x is None
     )
+    return key_order.like(tree, conj)  # the caller's dict order, which tree_map sorts
 
 
 def _check_cotangent_dtypes(targets, cotangents) -> None:

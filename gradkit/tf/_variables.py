@@ -29,7 +29,7 @@ from ._variable_options import (
 def _wrapped(op):
     def method(self, *args):
         # TensorFlow takes Python lists as operands ([[1., 2.]] @ v); convert them here
-        # (the tape's reflected operators mishandle a list operand, see the report).
+        # (the tape's reflected operators would not).
         args = tuple(convert(a) if isinstance(a, (list, tuple)) else a for a in args)
         return wrap(op(self, *args))
 
@@ -348,9 +348,30 @@ def _in_place_refused(variable, operator: str, instead: str, binary: str):
 
 
 class _VariableSlice(_GkVariableSlice):
-    """``v[index]``, whose ``assign`` takes TensorFlow's ``name=`` (its only keyword there)."""
+    """``v[index]``: reads as the tensor TensorFlow's ``v[index]`` is (``.numpy()``, ``.shape.as_list()``,
+    sliced again), and its ``assign`` takes TensorFlow's ``name=`` (its only keyword there)."""
 
     __slots__ = ()
+
+    def _tensor(self):
+        value = self._read_value()
+        return value if isinstance(value, Tensor) else wrap(value)
+
+    @property
+    def shape(self):
+        return TensorShape(super().shape)
+
+    def get_shape(self):
+        return self.shape
+
+    def __getitem__(self, index):
+        return self._tensor()[index]
+
+    def __getattr__(self, name):
+        # The rest of a tensor's API (numpy, ndim, ...) on the value read.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._tensor(), name)
 
     def assign(self, value, name=None):
         _check_value_dtype(self._var, value, "assign")
@@ -381,10 +402,12 @@ _OPERATORS = (
     "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow matmul rmatmul "
     "and rand or ror xor rxor lt le gt ge eq ne neg pos abs invert"
 ).split()
-for _name in _OPERATORS:
-    setattr(Variable, f"__{_name}__", _wrapped(getattr(ValueOperators, f"__{_name}__")))
+# A slice (``v[1] * 2``) reads as a tensor too.
+for _cls in (Variable, _VariableSlice):
+    for _name in _OPERATORS:
+        setattr(_cls, f"__{_name}__", _wrapped(getattr(ValueOperators, f"__{_name}__")))
+    # TensorFlow's FloorDiv has no gradient: ``v // y`` gives None, as tf.math.floordiv does.
+    _cls.__floordiv__ = lambda self, other: _nondiff.floordiv(self, other)
+    _cls.__rfloordiv__ = lambda self, other: _nondiff.floordiv(other, self)
+    _cls.__abs__ = lambda self: _math.abs(self)
 Variable.__hash__ = _GkVariable.__hash__
-# TensorFlow's FloorDiv has no gradient: ``v // y`` gives None, as tf.math.floordiv does.
-Variable.__floordiv__ = lambda self, other: _nondiff.floordiv(self, other)
-Variable.__rfloordiv__ = lambda self, other: _nondiff.floordiv(other, self)
-Variable.__abs__ = lambda self: _math.abs(self)

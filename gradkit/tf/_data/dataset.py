@@ -42,7 +42,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import options as options_module
 from .options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
-from .structure import canonical, to_numpy, to_public
+from .structure import DatasetSpec, canonical, to_numpy, to_public
 
 
 def _scalar_array(value):
@@ -171,7 +171,16 @@ class Dataset(metaclass=_DatasetType):
     def as_numpy_iterator(self):
         """The elements with NumPy arrays as components (a scalar as a NumPy scalar), as
         TensorFlow's ``as_numpy_iterator`` gives them."""
+        # Told at the call where the element_spec is known already; else at the first element
+        # (learning the spec may run a map function once more than iterating does).
+        if self._spec is not None and any(isinstance(s, DatasetSpec) for s in self._spec[1]):
+            raise _refuse_numpy_of_datasets()
+        return self._numpy_elements()
+
+    def _numpy_elements(self):
         for chunk in self._chunks():
+            if any(a.dtype == object for a in chunk.arrays):
+                raise _refuse_numpy_of_datasets()
             pack = chunk.structure.pack
             for row in chunk.rows():
                 yield pack([to_numpy(c) for c in row])
@@ -434,6 +443,15 @@ class Dataset(metaclass=_DatasetType):
             return first
         finally:
             elements.close()
+
+
+def _refuse_numpy_of_datasets():
+    return _errors.GradkitTypeError(
+        "Dataset.as_numpy_iterator() got a dataset whose elements are datasets (from window or group_by_window); "
+        "NumPy has no array of them, and TensorFlow raises TypeError too. Iterate the dataset itself, and each "
+        "inner dataset's as_numpy_iterator(), or flat_map them into one dataset (e.g. "
+        "ds.flat_map(lambda w: w.batch(size)))."
+    )
 
 
 # The kinds of datasets subclass Dataset, so they are imported once it exists.

@@ -107,15 +107,18 @@ class GroupByWindow(Dataset):
 
     def _compute_spec(self):
         """The element_spec of the datasets ``reduce_func`` makes of windows of 1, 2 and 3
-        placeholder elements (what the window's size decides is unknown); from the first
-        window's where that fails."""
+        placeholder elements, keyed 0, 1 and 2 (what the window's size or key decides is
+        unknown); of those it takes, if two or more (bucket_by_sequence_length with one boundary
+        has keys 0 and 1 only); else from the first window's."""
         structure, specs = self._inputs[0]._structure_and_specs()
-        try:
-            made = []
-            for size, fill in ((1, 0), (2, 1), (3, 2)):
+        made = []
+        for size, fill in ((1, 0), (2, 1), (3, 2)):
+            try:
                 rows = [Chunk.of_element(structure, _placeholders(specs, size, fill)) for _ in range(size)]
                 made.append(self._reduced(fill, rows, (structure, specs))._structure_and_specs())
-        except Exception:  # noqa: BLE001  (a function placeholders do not suit: use the data instead)
+            except Exception:  # noqa: BLE001  (a key or window placeholders do not suit: leave it out)
+                continue
+        if len(made) < 2:
             made = None
         if (agreed := placeholder_specs_agreed(made)) is not None:
             return agreed

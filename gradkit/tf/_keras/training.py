@@ -23,7 +23,8 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 
-from .. import _function, _math, _output_order, _tape
+from ..._core import key_order
+from .. import _function, _math, _tape
 from . import callbacks as callbacks_module
 from . import metrics as metrics_module
 from . import optimizer_registry, optimizers
@@ -464,7 +465,7 @@ class Trainer:
                 "tf.keras.Model.predict got no batches (an empty or exhausted input); pass data with at least one batch."
             )
         joined = jax.tree_util.tree_map(lambda *parts: np.concatenate(parts, axis=0), *outputs)
-        return _output_order.in_order(_output_order.key_orders(outputs[0]), joined)
+        return key_order.in_order(key_order.key_orders(outputs[0]), joined)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._compile_state("train_on_batch")
@@ -535,7 +536,7 @@ def _to_numpy(outputs):
         outputs,
         is_leaf=lambda t: isinstance(t, Tensor),
     )
-    return _output_order.in_order(_output_order.key_orders(outputs), arrays)  # a dict output as the model gives it
+    return key_order.in_order(key_order.key_orders(outputs), arrays)  # a dict output as the model gives it
 
 
 def _should_eval(epoch: int, validation_freq) -> bool:

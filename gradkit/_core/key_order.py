@@ -1,9 +1,9 @@
-"""The key order of the dicts a ``tf.function`` takes and returns.
+"""The key order of the dicts a user passes in and gets back.
 
-TensorFlow packs a function's outputs back into the structure the Python function returned, so a
-dict comes back with its keys in the order the function built it (``{"r": ..., "c": ...}``, a
-Keras model's dict output), and the function sees a dict argument as the caller built it. jax's
-pytrees sort a dict's keys; this module remembers the order and puts it back.
+jax's pytrees sort a dict's keys, but a user zips a tape's gradients with the dict of parameters
+they came from (``zip(grads.values(), params.values())``), and TensorFlow packs a function's
+outputs back into the structure the Python function returned (``{"r": ..., "c": ...}``, a Keras
+model's dict output). This module remembers the order a structure was built in and puts it back.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ def frozen(template):
     if isinstance(template, list):
         return ("seq", tuple(frozen(value) for value in template))
     return None
+
+
+def like(original, structure):
+    """``structure`` (jax's rebuild of ``original``'s layout) with ``original``'s dict key orders."""
+    return in_order(key_orders(original), structure)
 
 
 def in_order(template, structure):
