@@ -47,6 +47,16 @@ def p_forward_accumulator_jvp_of_a_dict(tf):
     return list(jvp), jvp
 
 
+def _through(tf, call, a, b, extra=()):
+    """``call(a, b)`` under a tape watching the constants ``a`` and ``b``: its gradients with
+    respect to them (and to ``extra``)."""
+    a, b = tf.constant(a), tf.constant(b)
+    with tf.GradientTape() as tape:
+        tape.watch([a, b])
+        y = call(a, b)
+    return y, tape.gradient(y, [a, b, *extra])
+
+
 def p_custom_gradient_takes_a_list(tf):
     @tf.custom_gradient
     def f(xs):
@@ -55,11 +65,7 @@ def p_custom_gradient_takes_a_list(tf):
 
         return tf.reduce_sum(xs[0]) * xs[1], grad
 
-    a, b = tf.constant([1.0, 2.0]), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = f([a, b])
-    return y, tape.gradient(y, [a, b])
+    return _through(tf, lambda a, b: f([a, b]), [1.0, 2.0], 3.0)
 
 
 def p_custom_gradient_takes_a_dict(tf):
@@ -70,11 +76,7 @@ def p_custom_gradient_takes_a_dict(tf):
 
         return tf.reduce_sum(d["z"]) * 2.0 + d["a"] * 3.0, grad
 
-    a, b = tf.constant([1.0, 2.0]), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = f({"z": a, "a": b})
-    return tape.gradient(y, [a, b])
+    return _through(tf, lambda a, b: f({"z": a, "a": b}), [1.0, 2.0], 3.0)
 
 
 def p_custom_gradient_grads_nested_in_a_list(tf):
@@ -85,11 +87,7 @@ def p_custom_gradient_grads_nested_in_a_list(tf):
 
         return x * y, grad
 
-    a, b = tf.constant(1.0), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = f(a, b)
-    return tape.gradient(y, [a, b])
+    return _through(tf, f, 1.0, 3.0)
 
 
 def p_custom_gradient_one_stacked_gradient_for_two_inputs_refuses(tf):
@@ -100,11 +98,7 @@ def p_custom_gradient_one_stacked_gradient_for_two_inputs_refuses(tf):
 
         return x * y, grad
 
-    a, b = tf.constant(1.0), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = f(a, b)
-    return tape.gradient(y, [a, b])
+    return _through(tf, f, 1.0, 3.0)
 
 
 def p_custom_gradient_tuple_with_variables_and_none(tf):
@@ -117,11 +111,7 @@ def p_custom_gradient_tuple_with_variables_and_none(tf):
 
         return xs[0] * v + xs[1], grad
 
-    a, b = tf.constant(1.0), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = f((a, b))
-    return tape.gradient(y, [a, b, v])
+    return _through(tf, lambda a, b: f((a, b)), 1.0, 3.0, extra=[v])
 
 
 def p_custom_gradient_list_inside_function(tf):
@@ -132,12 +122,7 @@ def p_custom_gradient_list_inside_function(tf):
 
         return xs[0] * 2.0 + xs[1] * 3.0, grad
 
-    g = tf.function(lambda a, b: f([a, b]))
-    a, b = tf.constant(1.0), tf.constant(3.0)
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = g(a, b)
-    return tape.gradient(y, [a, b])
+    return _through(tf, tf.function(lambda a, b: f([a, b])), 1.0, 3.0)
 
 
 def p_watch_inside_stop_recording_is_ignored(tf):
