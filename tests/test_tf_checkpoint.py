@@ -463,6 +463,24 @@ def test_saving_inside_a_function_is_refused(tmp_path):
     assert not os.path.exists(tmp_path / "checkpoint")
 
 
+@pytest.mark.parametrize("method", ["restore", "read"])
+def test_restoring_inside_a_function_is_refused(tmp_path, method):
+    # Traced, a restore would run once, while tracing, and not at the calls after it.
+    v = gtf.Variable(1.0)
+    checkpoint = gtf.train.Checkpoint(v=v)
+    path = checkpoint.write(str(tmp_path / "v"))
+    v.assign(7.0)
+
+    @gtf.function
+    def restore_then_read():
+        getattr(checkpoint, method)(path)
+        return v * 1.0
+
+    with pytest.raises(NotImplementedError, match=rf"\[gradkit\] Calling tf.train.Checkpoint.{method}\(\).*outside"):
+        restore_then_read()
+    assert float(v.numpy()) == 7.0
+
+
 def test_readers_refuse_what_is_not_there(tmp_path):
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
         gtf.train.list_variables(str(tmp_path))

@@ -1,11 +1,15 @@
-"""``tf.saved_model`` and ``tf.train.Checkpoint`` cases from a third differential hunt: the one
-function of an object whose outputs cannot be a signature is saved without a ``serving_default``
-(as TensorFlow skips it), an object ``tf.saved_model.load`` made goes into a ``tf.train.Checkpoint``,
-and ``tf.Module``'s default names split words as TensorFlow's (``MLPBlock`` is ``mlp_block``).
-Each program runs on gradkit and, where it is installed, on TensorFlow."""
+"""``tf.saved_model`` and ``tf.train.Checkpoint`` edge cases: the one function of an object whose
+outputs cannot be a signature is saved without a ``serving_default`` (as TensorFlow skips it), an
+object ``tf.saved_model.load`` made goes into a ``tf.train.Checkpoint``, ``tf.Module``'s default
+names split words as TensorFlow's (``MLPBlock`` is ``mlp_block``), a function with no reverse
+derivative is saved to run forward, and loading a directory gradkit did not write says what it is.
+Each program runs on gradkit and, where it is installed and it applies, on TensorFlow."""
 
 import numpy as np
+import pytest
 from _two_sides import both
+
+import gradkit.tf as gtf
 
 
 def _nested_outputs(tf, path):
@@ -95,3 +99,61 @@ def test_module_default_names_split_words_as_tensorflow(tmp_path):
     got, want = both(_default_names, tmp_path)
     assert got[0][:3] == ["mlp_block", "http_server", "conv2_d_transpose"] and got[1] == "mlp_block/w:0"
     assert want is None or got == want
+
+
+def _loop_of_tensor_length(tf, path):
+    class Loop(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = tf.Variable(1.5)
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.float32)])
+        def loop(self, n, x):
+            return tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * self.k + 1.0), (0, x))[1]
+
+    tf.saved_model.save(Loop(), str(path / "loop"))
+    return tf.saved_model.load(str(path / "loop"))
+
+
+def test_a_loop_whose_length_is_a_tensor_is_saved_to_run_forward(tmp_path):
+    loaded = _loop_of_tensor_length(gtf, tmp_path)
+    # y -> 1.5 y + 1 three times from 2: 4, 7, 11.5.
+    assert float(loaded.loop(3, 2.0)) == 11.5
+    x = gtf.constant(2.0)
+    with gtf.GradientTape() as tape:
+        tape.watch(x)
+        y = loaded.loop(3, x)
+    with pytest.raises(NotImplementedError, match=r"\[gradkit\] a gradient through the loaded function 'loop'"):
+        tape.gradient(y, x)
+
+
+def test_loading_what_gradkit_did_not_save_says_what_it_is(tmp_path):
+    with pytest.raises(OSError, match=r"\[gradkit\] SavedModel file does not exist at"):
+        gtf.saved_model.load(str(tmp_path / "missing"))
+    (tmp_path / "tf").mkdir()
+    (tmp_path / "tf" / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(OSError, match=r"holds a SavedModel that TensorFlow wrote"):
+        gtf.saved_model.load(str(tmp_path / "tf"))
+
+
+def _generator_module(tf, path):
+    class Noisy(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.g = tf.random.Generator.from_seed(1)
+
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+        def noisy(self, x):
+            return x + self.g.normal([3])
+
+    tf.saved_model.save(Noisy(), str(path))
+    loaded = tf.saved_model.load(str(path))
+    first, second = np.asarray(loaded.noisy(tf.zeros([3]))), np.asarray(loaded.noisy(tf.zeros([3])))
+    return bool((first != second).all()), first.shape
+
+
+def test_a_random_generator_the_module_holds_is_saved_with_it(tmp_path):
+    # Each call of the loaded function draws afresh: it advances the saved generator's state.
+    got, theirs = both(_generator_module, tmp_path)
+    assert got == (True, (3,))
+    assert theirs in (None, got)

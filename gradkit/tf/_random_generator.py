@@ -65,6 +65,13 @@ class Generator:
         self._state_var = Variable(state, name="StateVar", trainable=False)
 
     @classmethod
+    def _holding(cls, state_var: Variable) -> Generator:
+        """A generator whose state is ``state_var`` itself (a loaded SavedModel's)."""
+        generator = cls.__new__(cls)
+        generator._state_var = state_var
+        return generator
+
+    @classmethod
     def from_seed(cls, seed, alg=None):
         """A generator whose draws are fixed by ``seed`` (an integer)."""
         return cls(state=_key_of_seed(seed), alg=alg)

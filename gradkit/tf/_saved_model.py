@@ -56,6 +56,7 @@ from gradkit._core.variable import Variable
 from gradkit._errors import (
     PREFIX,
     GradkitError,
+    GradkitNotFoundError,
     GradkitNotImplementedError,
     GradkitTypeError,
     GradkitValueError,
@@ -303,11 +304,16 @@ def _export_function(stem, fn, signature, walk):
     if runtime_checks.count() != checks_before:
         raise GradkitNotImplementedError(_MSG_RUNTIME_CHECKS.format(fn=stem))
     with _serialization():
-        try:
-            # Second order too (a Hessian through the loaded function), where jax can serialize it.
-            blob = exported.serialize(vjp_order=2)
-        except Exception:  # noqa: BLE001 - whatever stops the second order, the first still serializes
-            blob = exported.serialize(vjp_order=1)
+        # Second order too (a Hessian through the loaded function) where jax can serialize it, else
+        # the first; a function with no reverse derivative at all (a while_loop whose length is a
+        # tensor) is saved to run forward, and a gradient through the loaded one is refused.
+        for vjp_order in (2, 1, 0):
+            try:
+                blob = exported.serialize(vjp_order=vjp_order)
+                break
+            except Exception:  # noqa: BLE001 - whatever stops this order, a lower one may serialize
+                if vjp_order == 0:
+                    raise
     entry = {
         "specs": [[None if spec.shape is None else list(spec.shape), np.dtype(spec.dtype).name] for spec in flat],
         "arguments": _argument_names(fn, len(signature)),
@@ -316,6 +322,7 @@ def _export_function(stem, fn, signature, walk):
         "defaults": _argument_defaults(fn, len(signature)),
         "structure": structure,
         "seeded": seeded,
+        "vjp_order": vjp_order,
         "assigns": list(assigned),
         "reads": [i for i in exported.module_kept_var_idx if i < len(variables)],
     }
@@ -515,11 +522,34 @@ def _argument_defaults(fn, count):
     return out + [None] * (count - len(out))
 
 
+def _forward_only(call, name: str):
+    """The call of a program saved without a derivative: a gradient through it is refused."""
+
+    @jax.custom_vjp
+    def program(*args):
+        return call(*args)
+
+    def forward(*args):
+        return call(*args), None
+
+    def backward(_, cotangent):
+        raise GradkitNotImplementedError(
+            f"a gradient through the loaded function {name!r} was asked for, but it was saved without one: its "
+            "program has no reverse-mode derivative (a tf.while_loop whose length is a tensor, for example), so "
+            "tf.saved_model.save kept it to run forward only. Take the gradient through the original function, "
+            "or give the loop a length known when it is traced (maximum_iterations, or a Python int)."
+        )
+
+    program.defvjp(forward, backward)
+    return program
+
+
 def _callable(name, exported, entry, variables):
     """The loaded function: it passes the Variables the program reads (zeros for the others, so
     that a tape sees no path to those), converts and checks the arguments, calls
     the program recordably, and assigns the new values of the Variables it assigned."""
-    call = lift(looped_when_batched(exported.call))
+    program = exported.call if entry.get("vjp_order", 1) else _forward_only(exported.call, name)
+    call = lift(looped_when_batched(program))
     reads = set(entry.get("reads", range(len(variables))))
     seeded = entry.get("seeded", False)
     structure = entry.get("structure") or [None] * (len(exported.in_avals) - len(variables) - seeded)
@@ -709,9 +739,32 @@ def _serving(run, entry: dict, name: str = "serving_default"):
     return serve
 
 
+def _check_gradkit_saved_model(export_dir) -> None:
+    """A directory ``save`` wrote, or an error that says what the directory is instead."""
+    export_dir = os.fspath(export_dir)
+    if os.path.isfile(os.path.join(export_dir, _MANIFEST)):
+        return
+    if not os.path.isdir(export_dir):
+        raise GradkitNotFoundError(
+            f"SavedModel file does not exist at: {export_dir} (no such directory). Pass the directory "
+            "tf.saved_model.save wrote."
+        )
+    if any(os.path.isfile(os.path.join(export_dir, n)) for n in ("saved_model.pb", "saved_model.pbtxt")):
+        raise GradkitNotFoundError(
+            f"{export_dir} holds a SavedModel that TensorFlow wrote (saved_model.pb); gradkit.tf reads only the "
+            "SavedModels gradkit.tf saves (jax.export programs). Save the model's weights from TensorFlow "
+            "(model.save_weights('w.weights.h5'), or model.save('m.keras') for a Keras model) and load those."
+        )
+    raise GradkitNotFoundError(
+        f"{export_dir} is not a SavedModel that gradkit.tf saved: it has no {_MANIFEST}. Pass the directory "
+        "tf.saved_model.save wrote."
+    )
+
+
 def load(export_dir, tags=None, options=None):
     """Load what ``save`` wrote: new Variables with the saved values at the saved places, and
     each function a ``gk.lift``-ed ``Exported.call`` that reads and assigns them."""
+    _check_gradkit_saved_model(export_dir)
     with open(os.path.join(export_dir, _MANIFEST)) as f:
         manifest = json.load(f)
     with np.load(os.path.join(export_dir, _VALUES)) as stored:

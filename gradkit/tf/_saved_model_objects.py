@@ -24,6 +24,7 @@ from gradkit._errors import GradkitTypeError
 from gradkit.nn.module import Module as _NnModule
 
 from ._function import Function, TensorSpec
+from ._random_generator import Generator
 
 
 class Loaded:
@@ -166,6 +167,8 @@ class Walk:
                 index = self._index[id(value)] = len(self.variables)
                 self.variables.append(value)
             return {"kind": "variable", "index": index}
+        if isinstance(value, Generator):  # its state Variable, which its draws assign
+            return {"kind": "generator", "state": self._value(value.state, [*path, "state"])}
         if isinstance(value, (_NnModule, Loaded)):
             return None if id(value) in self._seen else self._module(value, path)
         if isinstance(value, (list, tuple)):
@@ -191,6 +194,8 @@ def rebuild(node: dict, variables: list, functions: dict, root: Loaded | None = 
         return variables[node["index"]]
     if kind == "function":
         return functions[node["stem"]]
+    if kind == "generator":
+        return Generator._holding(rebuild(node["state"], variables, functions))
     if kind == "module":
         obj = root if root is not None else Loaded()
         for key, child in node["attrs"].items():
@@ -214,6 +219,8 @@ def _indices(node: dict) -> set:
         return {node["index"]}
     if kind == "function":
         return set()
+    if kind == "generator":
+        return _indices(node["state"])
     if kind == "module":
         children = list(node["attrs"].values())
     elif kind == "dict":

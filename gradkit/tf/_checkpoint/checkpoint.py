@@ -146,9 +146,9 @@ class Checkpoint:
     def _refuse_traced(self, method: str) -> None:
         if not executing_eagerly():
             raise _errors.GradkitNotImplementedError(
-                f"Calling tf.train.Checkpoint.{method}() from a function is not supported: it reads the values of "
-                "the Variables and writes files, which a traced tf.function cannot do (TensorFlow refuses save() "
-                "there too). Call it between the steps, outside the tf.function."
+                f"Calling tf.train.Checkpoint.{method}() from a function is not supported: it moves values between "
+                "the Variables and files, which a traced tf.function would do once, while tracing, not at each call "
+                "(TensorFlow refuses it there too). Call it between the steps, outside the tf.function."
             )
 
     def write(self, file_prefix, options=None):
@@ -196,6 +196,7 @@ class Checkpoint:
     def read(self, save_path, options=None):
         """Restore a checkpoint written by ``write`` (``save``'s too): like ``restore``, without
         making ``save_counter``. Returns the load status."""
+        self._refuse_traced("read")
         return self._restore(os.fspath(save_path))
 
     def restore(self, save_path, options=None):
@@ -203,6 +204,7 @@ class Checkpoint:
         ``tf.train.latest_checkpoint(directory)``; None restores nothing). Existing Variables are
         assigned their saved values at once; values for Variables made later wait for them.
         Returns the load status, whose ``assert_consumed()`` and kin check the match."""
+        self._refuse_traced("restore")
         if save_path is None:
             return InitializationOnlyStatus(self)
         save_path = os.fspath(save_path)
