@@ -1,7 +1,7 @@
 """tf.data against TensorFlow 2.21, third round: dicts of one set of keys in another order (or an
 OrderedDict) are one structure, ``unique`` of int32/int64 elements of any shape, a ``tf.function``
 that returns a dataset, ``sample_from_datasets`` of one dataset left, ``prefetch``'s buffer size,
-``Options.experimental_deterministic``, ``set_shape`` in a ``py_function`` map, ``rebatch`` of a
+``Options.experimental_deterministic`` and the merge of the inputs' options, ``set_shape`` in a ``py_function`` map, ``rebatch`` of a
 list of sizes, and ``group_by_window``, ``ignore_errors`` and the ``tf.data.experimental``
 functions (``from_list``, ``get_structure``, ``enumerate_dataset``, ``map_and_batch``,
 ``shuffle_and_repeat``). Values, element_specs, cardinalities and errors are compared; where
@@ -239,6 +239,27 @@ def test_options_experimental_deterministic_is_deterministic():
         assert tf.data.Dataset.range(3).with_options(o).options().deterministic is False
         o.deterministic = True
         assert o.experimental_deterministic is True
+
+
+def _merged_options(tf):
+    off, on = tf.data.Options(), tf.data.Options()
+    off.deterministic = False
+    on.deterministic, on.experimental_slack = True, True
+    a, b, c = (tf.data.Dataset.range(3).with_options(o) for o in (off, tf.data.Options(), on))
+    return [
+        tf.data.Dataset.zip((b, a)).options().deterministic,
+        b.concatenate(a).options().deterministic,
+        tf.data.Dataset.zip((a, c)).options().deterministic,
+        tf.data.Dataset.zip((c, a)).options().deterministic,
+        tf.data.Dataset.zip((c, a)).options().experimental_slack,
+        tf.data.Dataset.choose_from_datasets([b, a], tf.data.Dataset.range(2).repeat()).options().deterministic,
+    ]
+
+
+def test_options_of_every_input_are_merged_in_order():
+    # A later input's set options win; an unset one leaves the earlier input's.
+    assert _merged_options(gtf) == [False, False, True, False, True, False]
+    assert _merged_options(gtf) == _merged_options(_tf())
 
 
 @pytest.mark.parametrize("size", [-5, -2])

@@ -32,6 +32,7 @@ def _algebra(tf):
         "unknown item": S(None)[0],
         "spec": repr(tf.TensorSpec.from_tensor(x, name="x")),
         "spec from spec": repr(tf.TensorSpec.from_spec(tf.TensorSpec([None, 2], tf.int32, name="a"))),
+        "spec of unknown rank": repr(tf.TensorSpec(None, tf.float32)),
     }
     errors = {}
     for label, call in (

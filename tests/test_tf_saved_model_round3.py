@@ -2,7 +2,9 @@
 outputs cannot be a signature is saved without a ``serving_default`` (as TensorFlow skips it), an
 object ``tf.saved_model.load`` made goes into a ``tf.train.Checkpoint``, ``tf.Module``'s default
 names split words as TensorFlow's (``MLPBlock`` is ``mlp_block``), a function with no reverse
-derivative is saved to run forward, and loading a directory gradkit did not write says what it is.
+derivative is saved to run forward, a tf.random.Generator the object holds is saved with it, a loop
+over rows of unknown count is refused clearly, and loading a directory gradkit did not write says
+what it is.
 Each program runs on gradkit and, where it is installed and it applies, on TensorFlow."""
 
 import numpy as np
@@ -157,3 +159,19 @@ def test_a_random_generator_the_module_holds_is_saved_with_it(tmp_path):
     got, theirs = both(_generator_module, tmp_path)
     assert got == (True, (3,))
     assert theirs in (None, got)
+
+
+@pytest.mark.parametrize("loop", ["map_fn", "vectorized_map", "scan"])
+def test_a_loop_over_rows_of_unknown_count_is_refused_when_saved(tmp_path, loop):
+    class Rows(gtf.Module):
+        @gtf.function(input_signature=[gtf.TensorSpec([None, 4], gtf.float32)])
+        def rows(self, x):
+            if loop == "scan":
+                return gtf.scan(lambda acc, row: acc + row, x)
+            return getattr(gtf, loop)(gtf.reduce_sum, x)
+
+    rows = Rows()
+    np.testing.assert_allclose(rows.rows(np.ones((3, 4), np.float32)).numpy()[-1], 3.0 if loop == "scan" else 4.0)
+    with pytest.raises(NotImplementedError, match=rf"\[gradkit\] tf.{loop} over an axis of unknown size"):
+        gtf.saved_model.save(rows, str(tmp_path / "rows"))
+    assert not (tmp_path / "rows").exists() or not any((tmp_path / "rows").iterdir())

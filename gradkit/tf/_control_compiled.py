@@ -36,6 +36,19 @@ def _value(x):
     return x.__gradkit_value__() if isinstance(x, Tensor) else x
 
 
+def refuse_unknown_length(size, what: str) -> None:
+    """A loop over rows needs their count when it is traced: an export's unknown size (a
+    ``TensorSpec`` dimension of None, saved by ``tf.saved_model.save``) is refused, saying so."""
+    if size is None or isinstance(size, (int, np.integer)):
+        return
+    raise _errors.GradkitNotImplementedError(
+        f"{what} over an axis of unknown size ({size}, a None dimension of the input_signature) cannot be saved: "
+        "gradkit needs the number of rows when the function is traced. Give that "
+        "dimension a fixed size in the input_signature (save one signature per size you serve), or write the "
+        "computation with batched ops over the whole axis instead of a loop over rows."
+    )
+
+
 def compiled_loop(fn, elems, initializer, reverse: bool, kind: str):
     """``kind`` 'map' (``fn(row)`` stacked), 'scan' (each accumulator ``fn(acc, row)`` stacked,
     the first row the start without an initializer) or 'fold' (the last accumulator), over the
@@ -49,6 +62,8 @@ def compiled_loop(fn, elems, initializer, reverse: bool, kind: str):
     except _CANNOT_SCAN:
         return None
     sizes = {leaf.shape[0] if leaf.ndim else None for leaf in leaves}
+    for size in sizes:
+        refuse_unknown_length(size, f"tf.{'map_fn' if kind == 'map' else kind}")
     if len(sizes) != 1 or None in sizes or not next(iter(sizes)):
         return None  # no rows, a scalar, rows of different counts: the Python loop says so
     n = next(iter(sizes))

@@ -18,6 +18,7 @@ from gradkit._tape.tensor import Tensor
 
 from . import _name_scope, _random
 from ._control import _over_leading_axis, _stacked
+from ._control_compiled import refuse_unknown_length
 from ._convert import convert, wrap
 from ._graph_helpers import tapes_paused
 
@@ -202,6 +203,7 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     # then records (and differentiates) as one op. A tf.random draw in fn is each element's
     # own, as in TensorFlow (whose vectorization draws with the batch prepended to the shape).
     size = jax.tree_util.tree_leaves(leaves, is_leaf=lambda e: isinstance(e, Tensor))[0].shape[0]
+    refuse_unknown_length(size, "tf.vectorized_map")
     replay = _random.replaying(op_seeds=False)
 
     returned = {}

@@ -49,7 +49,7 @@ class TensorSpec:
         self.name = name
 
     def __repr__(self) -> str:
-        shape = "None" if self.shape is None else str(tuple(self.shape))
+        shape = "<unknown>" if self.shape is None else str(tuple(self.shape))  # TensorFlow's unknown rank
         return f"TensorSpec(shape={shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
 
     def __eq__(self, other):

@@ -100,7 +100,10 @@ class Dataset(metaclass=_DatasetType):
     def __init__(self, *inputs: Dataset):
         self._inputs = inputs
         self._spec = None
-        self._opts = inputs[0]._opts if inputs else options_module.Options()
+        # TensorFlow merges its inputs' options, in order (a later input's set options win).
+        self._opts = options_module.Options()
+        for dataset in inputs:
+            self._opts = self._opts.merge(dataset._opts)
 
     # -- what each kind of dataset defines ---------------------------------------------------------
     def _chunks(self):
