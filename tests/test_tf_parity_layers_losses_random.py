@@ -42,9 +42,9 @@ def test_softmax_cross_entropy_second_order_matches_tensorflow():
 def test_softmax_cross_entropy_mixed_second_order_is_that_of_its_gradient():
     # The gradient with respect to the logits is TensorFlow's softmax(logits) - labels, so its
     # derivative with respect to trainable labels is -I by hand (TensorFlow's registered
-    # second-order gradient leaves the labels out and gives 0). The other order agrees: the labels'
-    # gradient -log_softmax(logits) has derivative -(I - softmax) with respect to the logits, whose
-    # cross term with the value-preserving correction is -I as well.
+    # second-order gradient leaves the labels out and gives 0). The labels' gradient is
+    # -log_softmax(logits), whose derivative with respect to the logits is -(I - softmax), as in
+    # TensorFlow and jax (tests/test_tf_parity_softmax_xent_second_order.py compares them).
     logits = gtf.Variable([[0.5, -1.0, 2.0]])
     labels = gtf.Variable([[0.2, 0.3, 0.6]])  # summing to 1.1: the correction is live
     with gtf.GradientTape(persistent=True) as outer:
@@ -56,7 +56,7 @@ def test_softmax_cross_entropy_mixed_second_order_is_that_of_its_gradient():
     softmax = np.exp([0.5, -1.0, 2.0]) / np.exp([0.5, -1.0, 2.0]).sum()
     np.testing.assert_allclose(by_logits.numpy(), [softmax - [0.2, 0.3, 0.6]], rtol=1e-6)
     np.testing.assert_allclose(outer.gradient(first_logit, labels).numpy(), [[-1.0, 0.0, 0.0]], atol=1e-7)
-    np.testing.assert_allclose(outer.gradient(first_label, logits).numpy(), [[-1.0, 0.0, 0.0]], atol=1e-6)
+    np.testing.assert_allclose(outer.gradient(first_label, logits).numpy(), [softmax - [1.0, 0.0, 0.0]], atol=1e-6)
     assert outer.gradient(first_label, labels) is None  # the labels' gradient does not depend on them
 
 

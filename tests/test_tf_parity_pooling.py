@@ -196,6 +196,14 @@ def test_max_pool_with_argmax_matches_tensorflow(include_batch):
     _ok(program)
 
 
+def test_max_pool_with_argmax_returned_from_a_function_matches_tensorflow():
+    def program(tf):
+        pooled = tf.function(lambda x: tf.nn.max_pool_with_argmax(x, 2, 2, "VALID"))(tf.constant(T2))
+        return [type(pooled).__name__, pooled.output, pooled.argmax]
+
+    _ok(program)
+
+
 def test_pooling_inside_tf_function_matches_tensorflow():
     def program(tf):
         v = tf.Variable(T2)

@@ -250,6 +250,7 @@ def _public(module) -> dict:
         if not n.startswith("_")
         and callable(getattr(module, n))
         and getattr(getattr(module, n), "__module__", None) != _convert.__name__
+        and getattr(module, n) not in (Tensor, Variable)  # the types a module uses, not ops of its namespace
     }
 
 

@@ -17,8 +17,8 @@ from ._linalg_checks import TRIANGULAR
 from ._linalg_svd import _off_diagonal_reciprocal
 
 # TensorFlow's result types, whose fields name the results (qr(x).q).
-LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
-Qr = collections.namedtuple("Qr", ["q", "r"])
+_LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+_Qr = collections.namedtuple("Qr", ["q", "r"])
 
 matmul = _math.matmul
 norm = _math.norm
@@ -132,7 +132,7 @@ def slogdet(input, name=None):  # noqa: A002
     """``(sign, log|det|)`` of a (batched) square matrix."""
     x = convert(input)
     _checks.check_matrix("slogdet", x)
-    return LogMatrixDeterminant(*call(_slogdet, x))
+    return _LogMatrixDeterminant(*call(_slogdet, x))
 
 
 def _lower_hermitian(a):
@@ -195,7 +195,7 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002
     """``(q, r)`` with ``q`` orthonormal and ``r`` upper triangular."""
     x = convert(input)
     _checks.check_matrix("qr", x, square=False)
-    return Qr(*call(_qr, x, full_matrices=bool(full_matrices)))
+    return _Qr(*call(_qr, x, full_matrices=bool(full_matrices)))
 
 
 def _triangular_solve(a, b, lower, adjoint):

@@ -34,7 +34,7 @@ from . import _linalg_half
 from ._convert import call, convert
 
 # TensorFlow's result types, whose fields name the results (lu(x).p).
-Lu = collections.namedtuple("Lu", ["lu", "p"])
+_Lu = collections.namedtuple("Lu", ["lu", "p"])
 
 
 @_linalg_half.via_float32
@@ -54,7 +54,7 @@ def lu(input, output_idx_type=np.int32, name=None):  # noqa: A002
         )
     # int64 is int32 unless jax's x64 mode is on, as everywhere in gradkit.tf.
     index_dtype = jax.dtypes.canonicalize_dtype(index_dtype)
-    return Lu(*call(_lu, x, index_dtype=index_dtype))
+    return _Lu(*call(_lu, x, index_dtype=index_dtype))
 
 
 # lu_reconstruct is a matmul and a gather in TensorFlow, which take integer matrices too.

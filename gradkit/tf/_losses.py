@@ -3,6 +3,8 @@ including the one with respect to soft ``labels``)."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -58,17 +60,26 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
 
 
 def _softmax_xent(labels, logits, axis):
-    # -sum(labels * log_softmax(logits)), with TensorFlow's gradients: the kernel's gradient with
-    # respect to the logits is softmax(logits) - labels, which assumes labels summing to one along
-    # ``axis``; the exact gradient is sum(labels) * softmax(logits) - labels. The second term adds
-    # zero to the value and turns the exact gradient into TensorFlow's, leaving the labels'
-    # gradient (-log_softmax(logits)) alone; as it depends on the labels, a second derivative is
-    # that of these gradients (d(softmax - labels)/d labels = -I), with respect to either argument.
+    return _softmax_xent_rule(labels, logits, axis)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _softmax_xent_rule(labels, logits, axis):
+    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
+
+
+@_softmax_xent_rule.defjvp
+def _softmax_xent_jvp(axis, primals, tangents):
+    # TensorFlow's gradients: softmax(logits) - labels for the logits (its kernel assumes labels
+    # summing to one along ``axis``; the exact one is sum(labels) * softmax - labels) and
+    # -log_softmax(logits) for the labels. As a forward rule, each is differentiated again as
+    # the expression it is: d(softmax - labels)/d labels = -I, d(-log_softmax)/d logits exact.
+    labels, logits = primals
+    d_labels, d_logits = tangents
     log_p = jax.nn.log_softmax(logits, axis=axis)
-    loss = -jnp.sum(labels * log_p, axis=axis)
-    lse = jax.nn.logsumexp(logits, axis=axis)
-    excess = jnp.sum(labels, axis=axis) - 1
-    return loss + excess * (jax.lax.stop_gradient(lse) - lse)
+    out = -jnp.sum(labels * log_p, axis=axis)
+    d_out = jnp.sum((jnp.exp(log_p) - labels) * d_logits, axis=axis) - jnp.sum(log_p * d_labels, axis=axis)
+    return out, d_out
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):

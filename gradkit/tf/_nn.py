@@ -23,7 +23,7 @@ from ._depthwise_backprop import (  # noqa: F401  (tf.nn's names)
     depthwise_conv2d_backprop_input,
 )
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
-from ._grad_kernels import tf_rsqrt
+from ._grad_kernels import tf_rsqrt as _tf_rsqrt
 from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
 from ._kernel_dtypes import INEXACT as _INEXACT
 from ._kernel_dtypes import REAL as _REAL
@@ -234,7 +234,7 @@ def gelu(features, approximate=False, name=None):
 
 def _l2_normalize(x, epsilon, axis):
     square_sum = jnp.sum(x * jnp.conj(x), axis=axis, keepdims=True).real
-    return x * tf_rsqrt(_math._tf_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
+    return x * _tf_rsqrt(_math._tf_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
@@ -349,7 +349,7 @@ def _batch_normalization(x, mean, variance, offset, scale, epsilon):
     x, mean, variance, offset, scale = (
         None if a is None else a.reshape((1,) * (rank - a.ndim) + a.shape) for a in (x, mean, variance, offset, scale)
     )
-    inv = tf_rsqrt(variance + jnp.asarray(epsilon, variance.dtype))
+    inv = _tf_rsqrt(variance + jnp.asarray(epsilon, variance.dtype))
     if scale is not None:
         inv = inv * scale
     shift = -mean * inv if offset is None else offset - mean * inv

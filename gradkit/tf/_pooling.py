@@ -27,6 +27,7 @@ them all from one rule). Without ties all orders agree with TensorFlow's.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 
@@ -385,16 +386,9 @@ def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_
     return _pool(kind, input, window, strides, padding, data_format, n, what, explicit, dilations)
 
 
-class MaxPoolWithArgmax(tuple):
-    """``(output, argmax)``, as TensorFlow's ``MaxPoolWithArgmax`` result."""
-
-    __slots__ = ()
-
-    def __new__(cls, output, argmax):
-        return super().__new__(cls, (output, argmax))
-
-    output = property(lambda self: self[0])
-    argmax = property(lambda self: self[1])
+# ``(output, argmax)``, TensorFlow's ``MaxPoolWithArgmax`` result: a namedtuple, which jax (and so
+# a tf.function returning it) takes as a structure of two tensors.
+MaxPoolWithArgmax = collections.namedtuple("MaxPoolWithArgmax", ["output", "argmax"])
 
 
 def _max_pool_argmax(x, ksize, strides, padding, include_batch, index_dtype):
