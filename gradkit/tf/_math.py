@@ -635,7 +635,7 @@ def _check_label_sizes(equation: str, operands) -> None:
                 where = f"operand {first[1]}" if first[1] != position else "an earlier axis of the same operand"
                 raise _errors.InvalidArgumentValueError(
                     f"tf.einsum({equation!r}): label {letter!r} is {first[0]} in {where} but {int(size)} "
-                    f"in operand {position} (shapes {[tuple(o.shape) for o in operands]}). TensorFlow broadcasts "
+                    f"in operand {position} (got {', '.join(_errors.describe_value(o) for o in operands)}). TensorFlow broadcasts "
                     "only the axes an ellipsis stands for; give the axis the same size, or name it with '...' "
                     "to broadcast it, e.g. '...j,...j->...'."
                 )
