@@ -101,6 +101,37 @@ def p_variable_created_on_a_later_call(tf):
     return m(tf.ones(4))  # a retrace (new shape) that creates a Variable: ValueError in both
 
 
+def p_variable_kept_unread_on_a_later_call(tf):
+    # The call neither reads nor assigns the Variable it keeps: still refused on a retrace.
+    class M(tf.Module):
+        def __init__(self):
+            self.made = []
+
+        @tf.function
+        def __call__(self, x):
+            self.made.append(tf.Variable(1.0))
+            return x * 2.0
+
+    m = M()
+    m(tf.constant(1.0))
+    return m(tf.constant([1.0, 2.0]))
+
+
+def p_variable_kept_unread_on_the_first_call_only(tf):
+    class M(tf.Module):
+        def __init__(self):
+            self.made = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.made is None:
+                self.made = tf.Variable(3.0)
+            return x * 2.0
+
+    m = M()
+    return [m(tf.constant(1.0)), m(tf.constant([1.0, 2.0])), m.made]
+
+
 def p_unconditional_variable_kept_each_call(tf):
     kept = []
 

@@ -101,6 +101,14 @@ def top() -> Frame | None:
     return stack[-1] if stack else None
 
 
+def note_created(var) -> None:
+    """Tell every open frame that keeps track of the Variables created during its call of ``var``."""
+    for frame in _local.stack:
+        note = getattr(frame, "note_created", None)
+        if note is not None:
+            note(var)
+
+
 def is_open(frame: Frame) -> bool:
     """Whether ``frame`` is on this thread's stack now."""
     return any(f is frame for f in _local.stack)

@@ -84,6 +84,7 @@ class StateFrame(frames.Frame):
         self._used_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._assigned_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._traced_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._created_locals: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._initial: dict[int, Any] = {}  # the traced initial value of each of those
         # How many times the call assigned each Variable outside it, and what it had assigned (with
         # those counts) when each of those Variables was created: gk.jit applies once the
@@ -105,6 +106,12 @@ class StateFrame(frames.Frame):
     def is_local(self, var) -> bool:
         """Whether ``var`` was created while this frame was open (with ``created_are_local``)."""
         return self.first_uid is not None and var._uid > self.first_uid
+
+    def note_created(self, var) -> None:
+        """``var`` was just created: one created during the call and still alive after it was kept
+        by something that outlives the call, even if the call never read it (``kept_unused``)."""
+        if self.is_local(var):
+            self._created_locals[id(var)] = var
 
     def adopt_traced(self, var, value) -> bool:
         """Hold ``value``, a traced initial value, for ``var``, created just now during the call.
@@ -232,6 +239,11 @@ class StateFrame(frames.Frame):
             mark_valueless(var)
             raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=var._label()))
         return list((self._assigned_locals if assigned else self._used_locals).values())
+
+    def kept_unused(self) -> list[Variable]:
+        """The Variables created during the call, neither read nor assigned in it, that are still
+        alive: valid only once the function has returned (as ``escaped``)."""
+        return [var for key, var in list(self._created_locals.items()) if key not in self._used_locals]
 
 
 _MISSING = object()

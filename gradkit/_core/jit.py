@@ -73,7 +73,9 @@ class JitFunction:
     arguments (``initial_values``); ``init_arguments`` maps the position of an argument such a value
     may read anyway to what it reads there instead (given the call's argument).
     ``on_created_kept`` is called inside each trace that creates Variables and keeps them, with
-    those Variables; it may raise to refuse them (before anything is assigned).
+    those Variables, and ``used=False`` for those the call never read nor assigned (a trace
+    repeated during one call may make them anew); it may raise to refuse them (before anything
+    is assigned).
     """
 
     def __init__(
@@ -208,6 +210,9 @@ class JitFunction:
         try:
             if escaped and self._on_created_kept is not None:
                 self._on_created_kept(escaped)
+            unused = frame.kept_unused()
+            if unused and self._on_created_kept is not None:
+                self._on_created_kept(unused, used=False)
             if lifted and not self._lifting:
                 raise _errors.GradkitTypeError(_errors.MSG_TRACED_INITIAL_VALUE_KEPT.format(name=lifted[0][0]._label()))
         except BaseException:

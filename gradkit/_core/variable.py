@@ -467,6 +467,8 @@ class Variable(ValueOperators):
         self._uid = next(_counter)
         self._name = name if name is not None else "Variable"
         self._trainable = bool(trainable)
+        if not frames.idle():
+            frames.note_created(self)
         if traced is not None:
             adopt = getattr(frames.top(), "adopt_traced", None)
             if adopt is None or not adopt(self, traced):

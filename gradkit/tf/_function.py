@@ -506,16 +506,25 @@ class Function:
         ``trace_count`` counts, may be more (one per shape, one to find the Variables read)."""
         return len(self._traces) + (1 if self._created else 0)
 
-    def _check_created(self, variables) -> None:
+    def _check_created(self, variables, used: bool = True) -> None:
         # Called inside a trace that created Variables and keeps them: as TensorFlow, only the first
         # call's first trace may (a layer built on it; the traces after it read the Variables it
-        # made), and a refusal here assigns nothing.
+        # made), and a refusal here assigns nothing. Ones the call neither read nor assigned are
+        # refused on later calls only: the first call may be traced twice (to learn the Variables
+        # it reads), and its second trace makes them anew.
+        if not used:
+            if self._called:
+                self._refuse_created(variables)
+            return
         if self._called or self._created:
-            fn = self.python_function
-            fn = getattr(fn, "func", fn)  # a method's Function holds a partial over its instance
-            name = getattr(fn, "__qualname__", repr(fn))
-            raise _errors.GradkitValueError(_MSG_VARIABLE_ON_LATER_CALL.format(fn=name, name=variables[0]._label()))
+            self._refuse_created(variables)
         self._created = True
+
+    def _refuse_created(self, variables) -> None:
+        fn = self.python_function
+        fn = getattr(fn, "func", fn)  # a method's Function holds a partial over its instance
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise _errors.GradkitValueError(_MSG_VARIABLE_ON_LATER_CALL.format(fn=name, name=variables[0]._label()))
 
     @property
     def trace_count(self) -> int:
