@@ -78,6 +78,37 @@ def test_the_keras_guide_linear_layer_matches_tensorflow():
     run_both(program)
 
 
+def test_sublayers_come_in_the_order_keras_tracked_them():
+    # A list filled after another layer was set, a dict filled later, an attribute set again, a
+    # layer popped from a list: Keras orders layers (and so weights, get_weights and set_weights) as it tracked them.
+    def program(tf):
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.blocks = []
+                self.blocks.append(tf.keras.layers.Dense(3, name="b0"))
+                self.head = tf.keras.layers.Dense(3, name="head")
+                self.blocks.append(tf.keras.layers.Dense(3, name="b1"))
+                self.by_name = {}
+                self.tail = tf.keras.layers.Dense(3, name="first_tail")
+                self.tail(np.zeros((1, 3), np.float32))  # built, then replaced: still tracked
+                self.c = [tf.keras.layers.Dense(3, name="c0"), tf.keras.layers.Dense(3, name="c1")]
+                self.c.pop()
+                self.by_name["x"] = tf.keras.layers.Dense(2, name="dx")
+                self.tail = tf.keras.layers.Dense(3, name="tail")
+
+            def call(self, x):
+                y = self.head(self.blocks[1](self.blocks[0](self.c[0](x))))
+                return self.by_name["x"](self.tail(y))
+
+        model = Net()
+        model(tf.constant(_X))
+        _same_weights(model, seed=2)
+        return [[layer.name for layer in model.layers], [v.path for v in model.weights], model(tf.constant(_X))]
+
+    run_both(program)
+
+
 def test_weights_made_in_init_nested_layers_and_lists_come_in_keras_order():
     def program(tf):
         class Block(tf.keras.layers.Layer):

@@ -289,6 +289,18 @@ class Layer(LayerLosses, nn.Layer):
     _keras_data_layer = False
 
     def __setattr__(self, name, value):
+        if "_keras_sublayers" in self.__dict__ and not name.startswith(("_keras_", "_module_")):
+            new = [item for item in nested_values(value) if isinstance(item, _NnModule) and item is not self]
+            if new:
+                # Keras' tracking order: the layers put in held lists since, then these, after any
+                # this attribute held before (which drop out of the order unless held elsewhere).
+                self._track_layers(self._layers_held())
+                self._track_layers(new)
+                # A layer this attribute held stays tracked, as in Keras (its weights too).
+                previous = self.__dict__.get(name)
+                if previous is not None:
+                    replaced = self.__dict__.setdefault("_keras_replaced", [])
+                    replaced += [item for item in nested_values(previous) if isinstance(item, _NnModule)]
         if not name.startswith("_") and any(isinstance(item, _TRACKED_VARIABLES) for item in nested_values(value)):
             self._track_attribute_variables()  # one appended to a list since, first
             self._track_keras_variables(value)
@@ -342,6 +354,7 @@ class Layer(LayerLosses, nn.Layer):
                 f"{what} got an argument it does not take ({e}). A tf.keras.layers.Layer takes trainable=, "
                 "name= and dtype='float32'; check the argument names."
             ) from None
+        self.__dict__["_keras_sublayers"] = self._layers_held()  # in Keras' tracking order
         if not trainable:
             self.trainable = False
         if input_shape is not None:
@@ -551,8 +564,27 @@ class Layer(LayerLosses, nn.Layer):
         return variable
 
     def _keras_layers(self) -> list:
-        """The direct sublayers, in the order their attributes were set (inside lists, tuples
-        and dicts too)."""
+        """The direct sublayers, in Keras' order: as each was tracked, when it was set as an
+        attribute or put in a list, tuple or dict one holds (one added to a held list or dict is
+        tracked at the next attribute set, or here, after those set before it). One an attribute
+        set again held stays, as in Keras; one taken out of a list or dict drops out."""
+        present = self._layers_held()
+        tracked = self.__dict__.get("_keras_sublayers")
+        if tracked is None:  # before Layer.__init__
+            return present
+        self._track_layers(present)
+        held = {id(layer) for layer in present + self.__dict__.get("_keras_replaced", [])}
+        tracked[:] = [layer for layer in tracked if id(layer) in held]
+        return list(tracked)
+
+    def _track_layers(self, layers) -> None:
+        tracked = self.__dict__["_keras_sublayers"]
+        ids = {id(layer) for layer in tracked}
+        tracked.extend(layer for layer in layers if id(layer) not in ids)
+
+    def _layers_held(self) -> list:
+        """The direct sublayers the attributes hold (inside lists, tuples and dicts too), in the
+        order the attributes were first set."""
         found, seen = [], {id(self)}
         for key, value in vars(self).items():
             if key.startswith(("_keras_", "_module_")):
