@@ -130,6 +130,25 @@ def test_compiled_clone_is_compiled_alike():
     assert names[0] == names[1]
 
 
+def test_compiled_clone_has_a_built_optimizer_that_loads_a_weights_file(tmp_path):
+    # Keras builds the clone's optimizer, so a weights file's optimizer state loads into it.
+    tf = pytest.importorskip("tensorflow")
+    y = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]], np.float32)
+    seen = []
+    for lib in (tf, gtf):
+        model = _sequential(lib)
+        model.compile(optimizer=lib.keras.optimizers.SGD(0.05, momentum=0.9), loss="mse")
+        model.fit(X, y, epochs=3, verbose=0)
+        clone = lib.keras.models.clone_model(model)
+        built = [clone.optimizer.built, len(clone.optimizer.variables)]
+        path = str(tmp_path / f"{lib.__name__}.weights.h5")
+        model.save_weights(path)
+        clone.load_weights(path)
+        seen.append(built + [int(np.asarray(clone.optimizer.iterations))])
+    assert seen[1] == seen[0]
+    assert seen[1][0] and seen[1][2] == 3
+
+
 def test_a_target_network_copy_is_independent():
     model = _functional(gtf)
     model([X, Z])

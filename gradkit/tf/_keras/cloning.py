@@ -181,6 +181,8 @@ def _compile_like(model, clone) -> None:
     args["metrics"] = _map_metrics(args["metrics"])
     args["weighted_metrics"] = _map_metrics(args["weighted_metrics"])
     clone.compile(**args)
+    if clone.built and hasattr(clone.optimizer, "build"):
+        clone.optimizer.build(clone.trainable_variables)  # so a weights file's optimizer state loads
 
 
 def _fresh(obj):
