@@ -1,5 +1,5 @@
-"""``tf.saturate_cast`` and ``tf.parallel_stack`` against real TensorFlow 2.21: the same
-program text under both modules (values, None-ness and exception classes compared)."""
+"""``tf.saturate_cast``, ``tf.cast``'s wrap of floats into narrow integers and
+``tf.parallel_stack`` against real TensorFlow 2.21: the same program text under both modules (values, None-ness and exception classes compared)."""
 
 import warnings
 
@@ -20,6 +20,22 @@ def p_float_to_integers(tf):
         tf.saturate_cast(x, "uint16"),
         tf.saturate_cast([-5e9, 3e9, 2147483647.0, -2.5], tf.int32),
         tf.saturate_cast(tf.constant([5e9, -1.0, 7.0]), tf.uint32),
+    ]
+
+
+def p_cast_wraps_floats_into_narrow_and_unsigned_integers(tf):
+    # tf.cast truncates toward zero, then wraps (image code: tf.cast(x * 255, tf.uint8)).
+    x = tf.constant([-1.0, -2.7, 300.0, 255.5, -0.9, 127.6, -129.0, 200.0, 65536.5, 3e9, INF, float("nan")])
+    halves = tf.constant([-1.5, 2.5, 300.0, INF], tf.float16)
+    return [
+        tf.cast(x, tf.uint8),
+        tf.cast(x, tf.int8),
+        tf.cast(x, tf.int16),
+        tf.cast(x, tf.uint16),
+        tf.cast(x[:9], tf.uint32),
+        tf.cast(halves, tf.uint8),
+        tf.cast(tf.cast(halves, tf.bfloat16), tf.int8),
+        tf.function(lambda t: tf.cast(t * 255.0, tf.uint8))(tf.constant([-0.01, 0.5, 1.01])),
     ]
 
 

@@ -309,7 +309,20 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 def _cast_to(x, dtype):
     if np.issubdtype(np.dtype(x.dtype), np.complexfloating) and not np.issubdtype(dtype, np.complexfloating):
         x = jnp.real(x)
-    return x.astype(dtype)
+    target = np.dtype(dtype)
+    if jnp.issubdtype(x.dtype, jnp.floating) and target.kind in "iu":
+        # TensorFlow's kernel truncates toward zero and then wraps into the type (-1.0 is 255 as
+        # uint8, 200.0 is -56 as int8), where XLA's cast saturates; into 32-bit and wider signed
+        # types the result past the limits is the platform's, and XLA's saturation is kept.
+        if target.itemsize < 4:
+            # Through int32 as that kernel goes, where a value past int32's range or NaN is
+            # INT_MIN (x86's conversion), whose low bits are 0.
+            inside = (x >= -(2.0**31)) & (x < 2.0**31)
+            return jnp.where(inside, x, -(2.0**31)).astype(jnp.int32).astype(target)
+        if target.kind == "u":
+            signed = jnp.int32 if target.itemsize == 4 else jnp.int64
+            return jnp.where(x < 0, x.astype(signed).astype(target), x.astype(target))
+    return x.astype(target)
 
 
 def cast(x, dtype, name=None):
