@@ -146,17 +146,23 @@ def _is_python_value(x) -> bool:
     return isinstance(x, (bool, int, float, complex, list, tuple)) and not _has_tensor(x)
 
 
+def _takes_tensors_dtype(x) -> bool:
+    """A Python number or list, or NumPy numbers: an op converts them to its tensors' dtype."""
+    return _is_python_value(x) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biufc")
+
+
 def convert_like(*xs, what: str = "an op"):
     """``xs`` converted as one op's operands: a Python number or list takes the dtype of the first
     tensor among them, as TensorFlow converts it (``tf.multiply(h, 2.0)`` of a float16 ``h`` is
     float16, where a float32 constant would promote it, and ``tf.add(n, 2.5)`` of an int32 ``n``
-    raises)."""
-    dtype = next((x.dtype for x in xs if not _is_python_value(x) and hasattr(x, "dtype")), None)
+    raises); NumPy numbers are cast to it, as TensorFlow casts them (``tf.multiply(h,
+    np.float32(0.5))`` is float16 too). The operators keep jax's rule for NumPy operands."""
+    dtype = next((x.dtype for x in xs if not _takes_tensors_dtype(x) and hasattr(x, "dtype")), None)
     if dtype is None:
         return tuple(convert(x) for x in xs)
     out = []
     for x in xs:
-        if _is_python_value(x):
+        if _takes_tensors_dtype(x):
             check_python_value(x, dtype, what)
             out.append(convert(x, dtype))
         else:
