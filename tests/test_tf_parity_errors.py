@@ -214,3 +214,16 @@ def test_gelu_of_ints_is_a_value_error_as_in_tensorflow():
         tf.nn.gelu(tf.constant([1, 2]))
     with pytest.raises(ValueError, match=r"^\[gradkit\] tf.nn.gelu takes a floating-point tensor"):
         gtf.nn.gelu(gtf.constant([1, 2]))
+
+
+def test_a_tensor_array_returned_from_a_tf_function_says_to_stack_it():
+    v = gtf.Variable(1.0)
+
+    @gtf.function
+    def grow(x):
+        v.assign_add(1.0)
+        return gtf.TensorArray(gtf.float32, size=2).write(0, x).write(1, x * 2)
+
+    with pytest.raises(TypeError, match=r"^\[gradkit\] a tf.function returned a TensorArray .*ta\.stack\(\)"):
+        grow(gtf.constant(1.0))
+    assert float(v.numpy()) == 1.0  # the failed call assigned nothing

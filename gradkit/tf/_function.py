@@ -101,6 +101,14 @@ def _python_number_as_tensor(x):
             "has no string tensors (JAX arrays hold numbers). Return it from a plain Python function, or keep it "
             "out of the compiled function's results."
         )
+    from ._tensor_array import TensorArray  # (here: it builds on modules that import this one)
+
+    if isinstance(x, TensorArray):
+        raise _errors.GradkitTypeError(
+            f"a tf.function returned a TensorArray of {x.dtype.name}; its elements live only inside the "
+            "function, and TensorFlow's returned handle cannot be read either. Return ta.stack() (or "
+            "ta.concat()) instead."
+        )
     if isinstance(x, Shape):  # x.shape returned: TensorFlow returns it as an int32 tensor
         if any(d is None for d in x):
             raise _errors.GradkitValueError(
