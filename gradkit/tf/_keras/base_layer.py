@@ -292,8 +292,7 @@ class Layer(LayerLosses, nn.Layer):
         if "_keras_sublayers" in self.__dict__ and not name.startswith(("_keras_", "_module_")):
             new = [item for item in nested_values(value) if isinstance(item, _NnModule) and item is not self]
             if new:
-                # Keras' tracking order: the layers put in held lists since, then these, after any
-                # this attribute held before (which drop out of the order unless held elsewhere).
+                # Keras' tracking order: the layers put in held lists since, then these.
                 self._track_layers(self._layers_held())
                 self._track_layers(new)
                 # A layer this attribute held stays tracked, as in Keras (its weights too).
