@@ -272,7 +272,7 @@ nn = _Namespace(
         general_dropout=_dropout.general_dropout,
     ),
 )
-from . import _compat_v1_state_ops  # noqa: E402
+from . import _compat_v1_state_ops, _moving_average  # noqa: E402
 
 _COMPAT_V1_STATE_OPS = (
     "assign assign_add assign_sub scatter_update scatter_add scatter_sub scatter_nd_update scatter_nd_add "
@@ -284,6 +284,9 @@ compat = _Namespace(
     v1=_Namespace(
         "gradkit.tf.compat.v1",
         nn=_Namespace("gradkit.tf.compat.v1.nn", fused_batch_norm=_nn_fused_batch_norm.fused_batch_norm),
+        train=_Namespace(
+            "gradkit.tf.compat.v1.train", ExponentialMovingAverage=_moving_average.ExponentialMovingAverage
+        ),
         **{name: getattr(_compat_v1_state_ops, name) for name in _COMPAT_V1_STATE_OPS},
     ),
 )
@@ -487,6 +490,7 @@ train = _Namespace(
     load_checkpoint=_checkpoint_reader.load_checkpoint,
     list_variables=_checkpoint_reader.list_variables,
     load_variable=_checkpoint_reader.load_variable,
+    ExponentialMovingAverage=_moving_average.ExponentialMovingAverage,
 )
 del _checkpoint, _checkpoint_manager, _checkpoint_reader, _checkpoint_state
 
