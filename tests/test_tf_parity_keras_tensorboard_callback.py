@@ -101,6 +101,28 @@ def _compare(ours, theirs):
                 assert a == pytest.approx(b, rel=1e-4, abs=1e-6), key
 
 
+def _nested_model(K):
+    pre = K.layers.Dense(3, name="pre")
+    pre.build((None, 3))  # built before the model: its weights' paths do not name the model
+    inner = K.Sequential([K.layers.Dense(2, name="d_in")], name="inner")
+    return K.Sequential([K.Input((3,)), pre, inner, K.layers.Dense(1, name="d_out")], name="outer")
+
+
+def test_histogram_tags_are_the_weights_paths(tmp_path):
+    pytest.importorskip("keras")
+    import keras
+
+    tags = {}
+    for name, K in (("ours", gtf.keras), ("theirs", keras)):
+        model = _nested_model(K)
+        model.compile(optimizer=K.optimizers.SGD(0.1), loss="mse")
+        callback = K.callbacks.TensorBoard(str(tmp_path / name), histogram_freq=1, write_graph=False)
+        model.fit(_X, _Y, epochs=1, verbose=0, callbacks=[callback])
+        tags[name] = sorted(tag for _, tag in _events(str(tmp_path / name)) if tag.endswith("/histogram"))
+    assert tags["ours"] == tags["theirs"]
+    assert {"pre/kernel/histogram", "outer/inner/d_in/kernel/histogram"} <= set(tags["ours"])
+
+
 def test_profiling_and_embeddings_are_refused():
     with pytest.raises(NotImplementedError, match=r"\[gradkit\].*profile_batch"):
         gtf.keras.callbacks.TensorBoard(profile_batch=2)

@@ -5,6 +5,7 @@ bytes, compared as the pixels TensorFlow decodes). The checksum and the record f
 also checked on their own, without TensorFlow."""
 
 import importlib.util
+import os
 import struct
 import sys
 import threading
@@ -164,6 +165,25 @@ def _scalars(tf, logdir):
 @needs_tensorboard
 def test_scalar_matches_tensorflow(tmp_path):
     _assert_same_events(*_both(tmp_path, _scalars))
+
+
+def _in_current_directory(tf, logdir):
+    # An empty logdir is the current directory, as in TensorFlow.
+    Path(logdir).mkdir()
+    previous = Path.cwd()
+    try:
+        os.chdir(logdir)
+        writer = tf.summary.create_file_writer("")
+        with writer.as_default(step=3):
+            tf.summary.scalar("here", 1.5)
+        writer.close()
+    finally:
+        os.chdir(previous)
+
+
+@needs_tensorboard
+def test_an_empty_logdir_writes_in_the_current_directory(tmp_path):
+    _assert_same_events(*_both(tmp_path, _in_current_directory))
 
 
 _HIST_DATA = {

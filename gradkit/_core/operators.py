@@ -163,8 +163,20 @@ OPERATOR_SYMBOLS = {
 }
 
 
+def _outranks(other) -> bool:
+    """NumPy's convention: an operand with a higher ``__array_priority__`` than ours (a symbolic
+    tensor of Keras' functional API) applies the operator, through its reflected method. (Read
+    from the operand: on NumPy's array and scalar classes it is a descriptor.)"""
+    if type(other) in (int, float, bool, complex):
+        return False
+    priority = getattr(other, "__array_priority__", 0)
+    return isinstance(priority, (int, float)) and priority > ValueOperators.__array_priority__
+
+
 def _forward(fn):
     def method(self, other):
+        if _outranks(other):
+            return NotImplemented
         value = self._read_value()
         try:
             return fn(value, other)

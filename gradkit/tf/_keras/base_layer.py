@@ -223,6 +223,31 @@ def _input_shape(x):
     return None if shape is None else TensorShape(tuple(shape))
 
 
+def _plain_shapes(shape):
+    """A shape as a tuple of ints and Nones; a list or dict of shapes as a list or dict of them.
+    (A shape read back from JSON is a list of sizes.)"""
+    if isinstance(shape, list) and not all(d is None or isinstance(d, numbers.Integral) for d in shape):
+        return [_plain_shapes(s) for s in shape]
+    if isinstance(shape, dict):
+        return {k: _plain_shapes(s) for k, s in shape.items()}
+    return tuple(None if d is None else int(d) for d in shape)
+
+
+def _recorded_shape(shape):
+    """The input shape a layer records as built for (its ``get_build_config``, ``summary``'s
+    output shape): as Keras records it, with the batch size None when layers run on zeros for
+    inputs whose batch size is unknown (a model built from ``tf.keras.Input`` or ``build((None, ...))``)."""
+    if not functional.batch_size_unknown():
+        return shape
+    if isinstance(shape, list):
+        return [_recorded_shape(s) for s in shape]
+    if isinstance(shape, dict):
+        return {k: _recorded_shape(s) for k, s in shape.items()}
+    if isinstance(shape, TensorShape) and shape.rank:
+        return TensorShape((None, *tuple(shape)[1:]))
+    return shape
+
+
 def _more_shapes(layer, args, kwargs) -> dict | None:
     """Keras 3 builds a layer whose ``build`` takes ``<name>_shape`` for each tensor argument of
     ``call`` (``build(self, a_shape, b_shape)`` for ``call(self, a, b)``) with those shapes by
@@ -455,7 +480,7 @@ class Layer(LayerLosses, nn.Layer):
             elif "_keras_build_shape" not in self.__dict__:
                 # Built when made (no weights), yet Keras builds most such layers at their first
                 # call and records that call's shape (their build_config in a Sequential's config).
-                self.__dict__["_keras_build_shape"] = _input_shape(args[0])
+                self.__dict__["_keras_build_shape"] = _recorded_shape(_input_shape(args[0]))
             call = getattr(self, "call", None)
             if call is None:
                 raise _errors.GradkitTypeError(
@@ -626,7 +651,8 @@ class Layer(LayerLosses, nn.Layer):
     def _build_in_call(self, shape, shapes=None) -> None:
         self.__dict__["_keras_building_in_call"] = True
         try:
-            self.__dict__["_keras_build_shape"] = shape  # model.summary() reports the output shape for it
+            # model.summary() reports the output shape for it
+            self.__dict__["_keras_build_shape"] = _recorded_shape(shape)
             if shapes:
                 self.build(**shapes)
             else:
@@ -800,23 +826,29 @@ class Layer(LayerLosses, nn.Layer):
         return layer_config.from_config(cls, config)
 
     def get_build_config(self):
-        """Keras': ``{"input_shape": shape}`` of the call (or ``build``) that built the layer; None
-        while it is not built. ``serialize_keras_object`` writes it beside the config."""
+        """Keras': ``{"input_shape": shape}`` of the call (or ``build``) that built the layer (a list
+        or dict of shapes for a list or dict of inputs); None while it is not built.
+        ``serialize_keras_object`` writes it beside the config."""
         shape = self.__dict__.get("_keras_build_shape")
-        if not self.built or shape is None or isinstance(shape, (list, dict)):
+        if not self.built or shape is None:
             return None
         try:
-            return {"input_shape": tuple(None if d is None else int(d) for d in shape)}
-        except TypeError:  # several inputs (a tuple of shapes): nothing Keras' one-shape config holds
+            return {"input_shape": _plain_shapes(shape)}
+        except TypeError:  # a tuple of several inputs' shapes: nothing Keras' one-shape config holds
             return None
 
     def build_from_config(self, config) -> None:
-        """Keras': build the layer for ``get_build_config()``'s shape, so that its weights exist
-        (to ``set_weights``) before any call."""
+        """Keras': build the layer for ``get_build_config()``'s shape (or shapes), so that its
+        weights exist (to ``set_weights``) before any call."""
         shape = (config or {}).get("input_shape")
-        if shape is not None and not self.built:
-            self.__dict__["_keras_build_shape"] = tuple(shape)
-            self.build(tuple(shape))
+        if shape is None:
+            return
+        shape = _plain_shapes(shape)
+        if not self.built:
+            self.__dict__["_keras_build_shape"] = shape
+            self.build(shape)
+        elif "_keras_build_shape" not in self.__dict__:  # built when made (no weights): only the shape to keep
+            self.__dict__["_keras_build_shape"] = shape
 
     # -- masks (masking.py) ----------------------------------------------------------------
 

@@ -196,15 +196,10 @@ class TensorBoard(Callback):
                     _summary_ops.scalar(f"epoch_{name[4:]}", value, step=epoch)
 
     def _log_weights(self, epoch):
-        # Keras 3 names a weight by its path: the layer's and the weight's names, under the model's
-        # when the model built the layer (a Sequential or subclassed model; a functional model's
-        # layers are built before it exists). gradkit's weight names end in ":0" instead.
-        from .model import Functional
-
-        scope = "" if isinstance(self.model, Functional) else f"{self.model.name}/"
+        # Keras 3 tags a weight by its path: the names of the layers that built it and its own.
         with self._train_writer.as_default():
             for layer in self.model.layers:
                 for weight in layer.weights:
-                    path = f"{scope}{str(weight.name).split(':')[0]}"
+                    path = weight.path.replace(":", "_")
                     _summary_ops.histogram(f"{path}/histogram", weight, step=epoch)
         self._train_writer.flush()

@@ -118,8 +118,6 @@ for _name, _fn in [
     ("mod", operator.mod),
     ("pow", operator.pow),
     ("matmul", operator.matmul),
-    ("and", operator.and_),
-    ("or", operator.or_),
     ("lt", operator.lt),
     ("le", operator.le),
     ("gt", operator.gt),
@@ -128,6 +126,36 @@ for _name, _fn in [
     setattr(KerasTensor, f"__{_name}__", _operator(_fn))
     if _name not in ("lt", "le", "gt", "ge"):
         setattr(KerasTensor, f"__r{_name}__", _operator(_fn, reflected=True))
+
+
+def _keras_op_operator(name: str, reflected=False):
+    """An operator Keras 3 maps to a ``keras.ops`` function (``a != b`` is ``ops.not_equal``,
+    ``a & b`` is ``ops.logical_and``, whatever the dtype): that op's call, recorded as Keras
+    records it."""
+
+    def method(self, *others):
+        from .ops import numpy_elementwise  # imported here: the ops record their calls through this module
+
+        args = (*others, self) if reflected else (self, *others)
+        return getattr(numpy_elementwise, name)(*args)
+
+    return method
+
+
+for _name, _op in [("ne", "not_equal"), ("and", "logical_and"), ("or", "logical_or"), ("xor", "logical_xor")]:
+    setattr(KerasTensor, f"__{_name}__", _keras_op_operator(_op))
+    if _name != "ne":
+        setattr(KerasTensor, f"__r{_name}__", _keras_op_operator(_op, reflected=True))
+KerasTensor.__invert__ = _keras_op_operator("logical_not")
+
+
+def _round(self, ndigits=None):
+    from .ops import numpy_elementwise
+
+    return numpy_elementwise.round(self, decimals=ndigits or 0)
+
+
+KerasTensor.__round__ = _round
 KerasTensor.__neg__ = lambda self: record_call(_OperatorCall(operator.neg), (self,), {})
 KerasTensor.__abs__ = lambda self: record_call(_OperatorCall(operator.abs), (self,), {})
 KerasTensor.__getitem__ = lambda self, key: record_call(_OperatorCall(operator.getitem), (self, key), {})
@@ -143,8 +171,6 @@ _OPERATOR_CLASSES = {
     operator.mod: "Mod",
     operator.pow: "Power",
     operator.matmul: "Matmul",
-    operator.and_: "LogicalAnd",
-    operator.or_: "LogicalOr",
     operator.lt: "Less",
     operator.le: "LessEqual",
     operator.gt: "Greater",
@@ -169,6 +195,9 @@ class _OperatorCall:
         self.name = unique_name(keras_snake(self.class_name)) if name is None else name
 
     def __call__(self, *args, **kwargs):
+        if is_symbolic((args, kwargs)):
+            # Called on KerasTensors (clone_model replays the graph on new inputs): a node of its own.
+            return record_call(self, args, kwargs)
         return self.fn(*args, **kwargs)
 
 
@@ -493,6 +522,12 @@ class Graph:
                     op = operation(u)
                     if op is not None:
                         op_depth[id(op)] = max(op_depth.get(id(op), 0), depth + 1)
+        # As Keras' map_graph: an input no output uses is kept (a loss or metric may use it), at
+        # depth 0 ahead of the others there, in the order of the inputs.
+        unused = [op for op in map(operation, _leaves(self.inputs)) if op is not None and id(op) not in first_seen]
+        for rank, op in enumerate(unused, start=-len(unused)):
+            first_seen[id(op)] = rank
+            by_id[id(op)] = op
         order = sorted(first_seen, key=lambda k: (-op_depth.get(k, 0), first_seen[k]))
         return [by_id[k] for k in order]
 

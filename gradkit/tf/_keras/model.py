@@ -290,6 +290,10 @@ class Functional(Model):
     def outputs(self) -> list:
         return functional._leaves(self._keras_graph.outputs)
 
+    def get_build_config(self):
+        """Keras': ``{"input_shape": None}``, as a functional model is built by its inputs."""
+        return {"input_shape": None}
+
     @property
     def input_shape(self):
         """The inputs' shapes (batch first, None where unknown): one tuple for one input, else a list."""
@@ -304,7 +308,8 @@ class Functional(Model):
     def output_names(self):
         """Keras': the names of the output layers, in the order of the flattened outputs (a dict's
         by sorted key)."""
-        return [t._node.layer.name for t in self.outputs]
+        # An output that is a model input (no node made it) is named after its InputLayer.
+        return [t._keras_input_layer.name if t._node is None else t._node.layer.name for t in self.outputs]
 
     def call(self, inputs, training=None, mask=None):
         out = self._keras_graph.run(inputs, self.name, training)

@@ -56,7 +56,8 @@ class EventFile:
     """An open event file in ``logdir`` (made, with its parents, if missing)."""
 
     def __init__(self, logdir: str, max_queue: int, flush_millis: int, suffix: str):
-        os.makedirs(logdir, exist_ok=True)
+        if logdir:  # "" is the current directory, as in TensorFlow
+            os.makedirs(logdir, exist_ok=True)
         now = time.time()
         self.path = os.path.join(logdir, file_name(int(now), suffix))
         handle = open(self.path, "wb")  # noqa: SIM115 - closed by close() or at exit
