@@ -90,3 +90,31 @@ def test_tensorflow_refuses_the_shape_too():
     a = tf.Variable([1.0, 2.0, 3.0])
     with pytest.raises((tf.errors.InvalidArgumentError, ValueError)):
         tf.keras.optimizers.SGD(0.1).apply_gradients([(tf.ones(4), a)])
+
+
+def test_a_variable_the_optimizer_was_not_built_with_is_refused_and_nothing_changes():
+    opt, a, b = _optimizer_and_variables()
+    stranger = gtf.Variable([5.0])
+    with pytest.raises(ValueError, match=r"\[gradkit\] Unknown variable.*new optimizer"):
+        opt.apply_gradients([(gtf.ones((3,)), a), (gtf.ones((1,)), stranger)])
+    _unchanged(opt, a, b)
+    assert stranger.numpy().tolist() == [5.0]
+    assert len(opt.variables) == 1 + 1 + 2 * 2  # iterations, learning rate, Adam's two slots of a and b
+
+
+@pytest.mark.parametrize("second", ["both", "other"])
+def test_tensorflow_refuses_a_variable_built_after_the_first_step_too(second):
+    """The same program under both modules: the first step builds the optimizer with v1 only."""
+    pytest.importorskip("tensorflow")
+    from test_tf_parity import run_both
+
+    def program(tf):
+        v1, v2 = tf.Variable([1.0, 2.0]), tf.Variable([3.0])
+        opt = tf.keras.optimizers.Adam(0.1)
+        opt.apply_gradients([(tf.constant([1.0, 1.0]), v1)])
+        pairs = [(tf.constant([2.0]), v2)]
+        if second == "both":
+            pairs.insert(0, (tf.constant([1.0, 1.0]), v1))
+        return opt.apply_gradients(pairs)
+
+    assert isinstance(run_both(program), ValueError)

@@ -137,6 +137,11 @@ def p_build_configs_keep_an_unknown_batch_size(tf):
     return [None if c is None else {k: str(v) for k, v in c.items()} for c in configs]
 
 
+def p_keras_tensor_is_a_public_class(tf):
+    x = tf.keras.Input((3,))
+    return [isinstance(x, tf.keras.KerasTensor), isinstance(tf.keras.layers.Dense(2)(x), tf.keras.KerasTensor)]
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 

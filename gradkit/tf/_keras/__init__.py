@@ -41,6 +41,7 @@ from . import dot_attention_layers as _dot_attention_layers
 from . import dtype_policies as _dtype_policies
 from . import einsum_dense as _einsum_dense
 from . import elu_prelu_layers as _elu_prelu_layers
+from . import functional as _functional
 from . import group_normalization as _group_normalization
 from . import grouped_query_attention as _grouped_query_attention
 from . import image_preprocessing_layers as _image_preprocessing_layers
@@ -268,6 +269,7 @@ api = Namespace(
     Optimizer=_optimizers.Optimizer,
     Initializer=_initializers.Initializer,
     Variable=_keras_variable.KerasVariable,
+    KerasTensor=_functional.KerasTensor,
     models=Namespace(
         "gradkit.tf.keras.models",
         Model=_Model,

@@ -331,6 +331,22 @@ class Optimizer(CustomOptimizerMethods, OptimizerWeights):
             hit = self._accumulators[id(variable)] = (weakref.ref(variable), accumulator)
         return hit[1]
 
+    def _check_variables_are_known(self, variables) -> None:
+        """Keras' rule: once built (by ``build`` or a first step), the optimizer updates only the
+        Variables it was built with; a GAN's second model needs an optimizer of its own."""
+        if not self.built:
+            return
+        for variable in variables:
+            hit = self._slots.get(id(variable))
+            if hit is None or hit[0]() is not variable:
+                raise _errors.GradkitValueError(
+                    f"Unknown variable: {variable.name!r}. This optimizer can only be called for the variables it "
+                    "was originally built with (Keras' rule: it holds their state, such as Adam's moments and "
+                    "step count). When working with a new set of variables, create a new optimizer instance; "
+                    "to update both sets with one optimizer, build a new one with all of them before its first step: "
+                    "optimizer.build(vars_a + vars_b)."
+                )
+
     def build(self, var_list):
         """Keras': make the optimizer's state for ``var_list`` now (a step would make a
         Variable's state at its first update), for instance before a ``tf.function`` step."""
@@ -408,6 +424,7 @@ class Optimizer(CustomOptimizerMethods, OptimizerWeights):
                     "must be equal'). Pair each gradient with its own Variable, in the order of "
                     "tape.gradient(loss, variables)."
                 )
+        self._check_variables_are_known(every_variable)
         self._make_state(every_variable)
         slots = [self._slot_variables(v) for v in variables]
         states = [jax.tree_util.tree_unflatten(treedef, [s.value for s in ss]) for ss, treedef in slots]
