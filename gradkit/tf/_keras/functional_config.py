@@ -130,10 +130,13 @@ def _split_op_call(operation, args, kwargs):
 
     if isinstance(operation, _KerasOperation):
         return list(args), dict(kwargs), dict(operation.options)
-    bound = inspect.signature(operation.fn).bind(*args, **kwargs)
+    signature = inspect.signature(operation.fn)
+    bound = signature.bind(*args, **kwargs)
     call_args, options = [], {}
     for name, value in bound.arguments.items():
-        if name in _CALL_PARAMETERS or functional.is_symbolic(value):
+        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            call_args.extend(value)  # ops.einsum(subscripts, *operands): each operand an argument of its own
+        elif name in _CALL_PARAMETERS or functional.is_symbolic(value):
             call_args.append(value)
         else:
             options[name] = value
@@ -290,7 +293,19 @@ class _KerasOperation(functional._OperatorCall):
         self.fn, self.class_name, self.name, self.options = fn, class_name, name, options
 
     def __call__(self, *args, **kwargs):
-        return self.fn(*args, **self.options, **kwargs)
+        import inspect
+
+        options = dict(self.options)
+        parameters = list(inspect.signature(self.fn).parameters.values())
+        if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+            # An option named before ``*operands`` (einsum's subscripts) goes first, by position.
+            leading = []
+            for p in parameters:
+                if p.kind is inspect.Parameter.VAR_POSITIONAL or p.name not in options:
+                    break
+                leading.append(options.pop(p.name))
+            args = (*leading, *args)
+        return self.fn(*args, **options, **kwargs)
 
 
 def _keras_operation(entry: dict):
