@@ -170,6 +170,22 @@ def test_a_keras_einsum_model_loads_from_its_json():
     np.testing.assert_allclose(np.asarray(ours(data)), theirs(data).numpy(), rtol=1e-6)
 
 
+def p_tf_shape_of_a_keras_tensor_is_refused(tf):
+    return tf.shape(tf.keras.Input((3,)))
+
+
+def p_tf_reduce_sum_of_a_keras_tensor_is_refused(tf):
+    return tf.reduce_sum(tf.keras.Input((3,)))
+
+
+def p_int_of_a_keras_tensor_is_refused(tf):
+    return int(tf.keras.Input((1,)))
+
+
+def p_float_of_a_keras_tensor_is_refused(tf):
+    return float(tf.keras.Input((1,)))
+
+
 def p_keras_tensor_is_a_public_class(tf):
     x = tf.keras.Input((3,))
     return [isinstance(x, tf.keras.KerasTensor), isinstance(tf.keras.layers.Dense(2)(x), tf.keras.KerasTensor)]
@@ -181,6 +197,9 @@ PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
 def test_parity(program):
     pytest.importorskip("tensorflow")
-    from test_tf_parity import run_both_ok
+    from test_tf_parity import run_both, run_both_ok
 
-    run_both_ok(program)
+    if "refused" in program.__name__:
+        assert isinstance(run_both(program), Exception)
+    else:
+        run_both_ok(program)

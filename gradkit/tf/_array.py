@@ -524,6 +524,9 @@ def _value_shape(input) -> tuple:
         return tuple(jnp.shape(input.value))
     shape = getattr(input, "shape", None)
     if shape is not None:
+        if any(d is None for d in shape):
+            # A size unknown until a value comes (a KerasTensor): converting it raises its own error.
+            convert(input)
         return shape
     if isinstance(input, (list, tuple)):
         return convert(input).shape  # a list of tensors packed, as TensorFlow converts it (traced ones too)

@@ -52,6 +52,8 @@ def convert(x, dtype=None):
     elif not isinstance(x, (Tensor, jax.Array, jax.core.Tracer)):
         try:
             arr = np.asarray(x)
+        except _errors.GradkitError:  # an object's own refusal to be a value (a KerasTensor's)
+            raise
         except ValueError:  # NumPy's refusal of ragged rows
             raise _errors.GradkitValueError(
                 f"Can't convert non-rectangular Python sequence to Tensor (TensorFlow's error): {_short(x)}. Give "

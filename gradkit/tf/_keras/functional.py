@@ -89,12 +89,27 @@ class KerasTensor:
     def __iter__(self):
         raise _errors.GradkitTypeError(f"A KerasTensor ({self.name}) cannot be iterated: index it (x[:, 0]) instead.")
 
+    def __int__(self):
+        raise _not_a_number(self, "int")
+
+    def __float__(self):
+        raise _not_a_number(self, "float")
+
     def __jax_array__(self):
         raise _not_a_value(self)
 
 
+def _not_a_number(t, kind: str) -> Exception:
+    return _errors.GradkitValueError(
+        f"A KerasTensor ({t.name}, shape {t.shape}) is symbolic: a placeholder for a shape and a dtype, with no "
+        f"value, so {kind}() cannot make a number of it, as in Keras. Compute with it inside a layer's call(), or "
+        "use a shape it knows (x.shape[-1])."
+    )
+
+
 def _not_a_value(t) -> Exception:
-    return _errors.GradkitTypeError(
+    # Keras raises a ValueError; a TypeError too, as it is an input no op can take.
+    return _errors.OpInputError(
         f"A KerasTensor ({t.name}, shape {t.shape}) cannot be used as input to a TensorFlow function: it is a "
         "symbolic input of Keras' functional API, with no value yet. Wrap the computation in a layer, e.g. "
         "tf.keras.layers.Lambda(lambda x: tf.reduce_sum(x, axis=-1))(x), as Keras 3 asks."
