@@ -170,6 +170,18 @@ def test_a_keras_einsum_model_loads_from_its_json():
     np.testing.assert_allclose(np.asarray(ours(data)), theirs(data).numpy(), rtol=1e-6)
 
 
+def p_a_merge_layer_takes_a_constant_of_batch_size_one(tf):
+    K = tf.keras
+    x = K.Input((3,))
+    one_row = tf.constant(np.ones((1, 3), np.float32))
+    model = K.Model(x, [K.layers.Add()([x, one_row]), K.layers.Maximum()([x, 4.0 * one_row])])
+    return _values(model(np.arange(18, dtype=np.float32).reshape(6, 3)))
+
+
+def p_a_merge_layer_first_called_on_batch_sizes_that_differ_is_refused(tf):
+    return tf.keras.layers.Add()([np.ones((6, 3), np.float32), np.ones((2, 3), np.float32)])
+
+
 def p_tf_shape_of_a_keras_tensor_is_refused(tf):
     return tf.shape(tf.keras.Input((3,)))
 

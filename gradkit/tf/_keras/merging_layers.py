@@ -26,7 +26,7 @@ from gradkit import _errors
 from .. import _math
 from .._convert import call
 from .._grad_kernels import with_tf_gradient_kernel
-from . import layer_config, masking
+from . import functional, layer_config, masking
 from .base_layer import Layer
 from .layer_names import KerasNamedLayer
 
@@ -136,12 +136,16 @@ class _Merge(KerasNamedLayer, Layer):
             raise _errors.GradkitValueError(
                 f"{what} takes exactly {count} inputs, as in Keras, but got {len(inputs)}. Pass a list of {count}."
             )
+        # Keras compares the batch sizes once, when its first call builds the layer, and a symbolic
+        # input's unknown size matches any (a constant of batch size 1 merged with tf.keras.Input).
         batch_sizes = {x.shape[0] for x in inputs if len(x.shape)}
-        if len(batch_sizes) > 1:
-            raise _errors.GradkitValueError(
-                f"{what} cannot merge tensors with different batch sizes (shapes "
-                f"{[tuple(x.shape) for x in inputs]}), as Keras cannot."
-            )
+        if not self.__dict__.get("_keras_batch_checked") and not functional.batch_size_unknown():
+            if len(batch_sizes) > 1:
+                raise _errors.GradkitValueError(
+                    f"{what} cannot merge tensors with different batch sizes (shapes "
+                    f"{[tuple(x.shape) for x in inputs]}), as Keras cannot."
+                )
+        self.__dict__["_keras_batch_checked"] = True
         return what
 
     def compute_mask(self, inputs, mask=None):
