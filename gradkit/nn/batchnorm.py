@@ -96,7 +96,7 @@ class BatchNorm(Layer):
         # Same-rank operands throughout (works under jax_numpy_rank_promotion='raise').
         full = tuple(x.shape[a] if a == self.axis else 1 for a in range(len(x.shape)))
         if training:
-            mean, var = _moments(x, axes) if mask is None else _masked_moments(x, axes, mask)
+            mean, var = self._batch_moments(x, axes) if mask is None else _masked_moments(x, axes, mask)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + gnp.reshape(mean, (-1,)) * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + gnp.reshape(var, (-1,)) * (1.0 - m))
@@ -110,6 +110,10 @@ class BatchNorm(Layer):
         if self.center:
             y = gnp.add(y, gnp.reshape(self.beta.value, full))
         return y
+
+    def _batch_moments(self, x, axes):
+        """The batch's mean and variance over ``axes`` (a subclass may compute them its own way)."""
+        return _moments(x, axes)
 
 
 def _moments(x, axes):

@@ -189,13 +189,13 @@ class Variable(_GkVariable):
             raise
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
-        delta = _packed(delta)
+        delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_add")
         out = super().assign_add(delta)
         return out if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
-        delta = _packed(delta)
+        delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_sub")
         out = super().assign_sub(delta)
         return out if read_value else None
@@ -384,6 +384,16 @@ class _VariableSlice(_GkVariableSlice):
     def assign_sub(self, delta, name=None):
         _check_value_dtype(self._var, delta, "assign_sub")
         return super().assign_sub(delta)
+
+
+def _in_own_dtype(var, delta):
+    """A float list or NumPy array added to a float Variable, in the Variable's dtype, as
+    TensorFlow converts it (under jax_enable_x64 it would otherwise be float64 and widen the sum)."""
+    if isinstance(delta, (list, tuple, np.ndarray, np.generic)) and np.dtype(var.dtype).kind in "fc":
+        array = np.asarray(delta)
+        if array.dtype.kind in "fiub":
+            return array.astype(var.dtype)
+    return delta
 
 
 def _check_value_dtype(var, value, method: str) -> None:

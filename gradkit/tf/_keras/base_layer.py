@@ -38,6 +38,7 @@ import threading
 import warnings
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors, nn
@@ -181,6 +182,22 @@ def _as_input(x):
         return type(x)(_as_input(e) for e in x)
     if isinstance(x, dict):
         return {k: _as_input(v) for k, v in x.items()}
+    return x
+
+
+def _autocast(x):
+    """Keras' ``DTypePolicy.convert_input``: each floating tensor, array or Variable of another
+    dtype (float16, bfloat16, float64) in the call's arguments cast to the layer's compute dtype,
+    float32; integer and boolean ones, and other values, as they are."""
+    if isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic, _CoreVariable)):
+        dtype = x.dtype
+        if jnp.issubdtype(dtype, jnp.floating) and dtype != np.float32:
+            return convert(x, "float32")
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_autocast(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _autocast(v) for k, v in x.items()}
     return x
 
 
@@ -367,6 +384,7 @@ class Layer(LayerLosses, nn.Layer):
         if dtype is not None and getattr(dtype, "name", dtype) not in ("float32", np.float32):
             _refuse_unsupported(what, {"dtype": dtype})
         self.__dict__["_keras_activity_regularizer"] = layer_regularization.regularizers.get(activity_regularizer)
+        self.__dict__["_keras_autocast"] = bool(autocast)
         input_shape = keras_input_shape(what, kwargs)
         self.__dict__["_keras_own"] = []  # the weights add_weight made, in creation order
         try:
@@ -429,6 +447,12 @@ class Layer(LayerLosses, nn.Layer):
         return self.dtype
 
     @property
+    def autocast(self) -> bool:
+        """Keras': whether floating inputs of another dtype are cast to ``compute_dtype`` (float32)
+        when the layer is called (``autocast=False`` keeps them)."""
+        return self.__dict__.get("_keras_autocast", True)
+
+    @property
     def variable_dtype(self) -> str:
         return self.dtype
 
@@ -455,8 +479,11 @@ class Layer(LayerLosses, nn.Layer):
             return functional.record_call(self, args, kwargs)
         _check_positional(self, args[1:])
         args = (_as_input(args[0]), *args[1:])
-        if type(self)._keras_data_layer and (_graph_kind.like_graph() or functional.running_symbolically()):
-            args = (_in_dtype(args[0], self.compute_dtype), *args[1:])
+        if type(self)._keras_data_layer:
+            if _graph_kind.like_graph() or functional.running_symbolically():
+                args = (_in_dtype(args[0], self.compute_dtype), *args[1:])
+        elif self.__dict__.get("_keras_autocast", True):
+            args, kwargs = _autocast(args), _autocast(kwargs)
         outermost = _context.depth == 0
         if outermost:
             self._keras_clear_losses()  # Keras 3: each outermost call collects its own add_loss terms

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numbers
 
+import gradkit.numpy as gnp
 from gradkit import _errors, nn
+from gradkit._core.custom import stop_gradient
 
 from . import activations as _activations
 from . import functional, layer_regularization
@@ -95,11 +97,22 @@ class Dense(_KerasLayer, nn.Dense):
         return (*tuple(input_shape)[:-1], self.units)
 
 
+def tf_moments(x, axes):
+    """Keras' moments on TensorFlow (``tf.nn.moments``): the variance treats the mean as a
+    constant. The values and first derivatives are the usual ones; second derivatives (a Hessian
+    through a normalization layer) are TensorFlow's."""
+    mean = gnp.mean(x, axis=axes, keepdims=True)
+    return mean, gnp.mean(gnp.square(gnp.subtract(x, stop_gradient(mean))), axis=axes, keepdims=True)
+
+
 _BATCH_NORM_WEIGHT_OPTIONS = ("beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint")
 
 
 class BatchNormalization(_KerasLayer, nn.BatchNorm):
     """``tf.keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001)``, called with ``training=``."""
+
+    def _batch_moments(self, x, axes):
+        return tf_moments(x, axes)
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ from gradkit import _errors
 from gradkit.nn.layer import Layer, unique_name
 
 from . import layer_args, layer_regularization
-from .layers import _KerasLayer
+from .layers import _KerasLayer, tf_moments
 
 
 def _is_int(value) -> bool:
@@ -117,8 +117,7 @@ class LayerNormalization(_KerasLayer, Layer):
         # gamma and beta broadcast as Keras reshapes them: their entries in the normalised axes'
         # positions (a reshape, so axis=[1, -1] reads them in sorted(axis) order).
         full = tuple(x.shape[a] if a in axes else 1 for a in range(rank))
-        mean = gnp.mean(x, axis=axes, keepdims=True)
-        variance = gnp.var(x, axis=axes, keepdims=True)
+        mean, variance = tf_moments(x, axes)
         # Keras' arithmetic: x * inv + (beta - mean * inv), inv = rsqrt(var + eps) * gamma.
         inv = (variance + self.epsilon) ** -0.5
         if self.scale:
