@@ -68,3 +68,11 @@ def test_a_layer_takes_the_float32_policy_and_refuses_mixed_precision_clearly(la
     for dtype in ("mixed_float16", K.DTypePolicy("mixed_bfloat16")):
         with pytest.raises(TypeError, match=r"^\[gradkit\] "):
             make(K, dtype)
+
+
+def test_mixed_precision_has_keras_names():
+    tf = pytest.importorskip("tensorflow")
+    theirs = {n for n in dir(tf.keras.mixed_precision) if not n.startswith("_")}
+    ours = {n for n in dir(gtf.keras.mixed_precision) if not n.startswith("_")}
+    assert ours == theirs
+    assert gtf.keras.mixed_precision.dtype_policy().name == tf.keras.mixed_precision.dtype_policy().name

@@ -420,6 +420,7 @@ api = Namespace(
     mixed_precision=Namespace(
         "gradkit.tf.keras.mixed_precision",
         **_members(_dtype_policies, _dtype_policies.NAMES),
+        **_members(_dtype_policies, _dtype_policies.CONFIG_NAMES),
         LossScaleOptimizer=_loss_scale_optimizer.LossScaleOptimizer,
     ),
     DTypePolicy=_dtype_policies.DTypePolicy,
