@@ -27,6 +27,11 @@ from .tensor import Tensor
 _programs: dict = BoundedDict(bounded.PROGRAMS)
 
 
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class ForwardAccumulator:
     """Push tangents forward through recorded code: Jacobian-vector products.
 
@@ -61,7 +66,19 @@ class ForwardAccumulator:
                 f"ForwardAccumulator got {len(self._primal_leaves)} primal(s) but {len(tangent_leaves)} tangent(s); "
                 "give one tangent per primal, in the same structure."
             )
-        for p, t in zip(self._primal_leaves, tangent_leaves):
+        seen = set()
+        for k, (p, t) in enumerate(zip(self._primal_leaves, tangent_leaves)):
+            if id(p) in seen:
+                raise _errors.GradkitValueError(
+                    f"ForwardAccumulator got primal {k} ({_short(p)}) more than once, as TensorFlow refuses "
+                    "('specified as a primal multiple times'): its tangent would be ambiguous. Pass each primal once."
+                )
+            seen.add(id(p))
+            if t is None:
+                raise _errors.GradkitValueError(
+                    f"ForwardAccumulator got None as the tangent of primal {k} ({_short(p)}); give a tensor of "
+                    "the primal's shape, the direction to differentiate in (tf.ones_like(x))."
+                )
             if shape_of(p) != tuple(jnp.shape(as_array(t))):
                 raise _errors.GradkitValueError(
                     f"a tangent of shape {tuple(jnp.shape(as_array(t)))} does not match its primal of shape "
