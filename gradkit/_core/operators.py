@@ -163,10 +163,11 @@ OPERATOR_SYMBOLS = {
 }
 
 
-def _outranks(other) -> bool:
-    """NumPy's convention: an operand with a higher ``__array_priority__`` than ours (a symbolic
-    tensor of Keras' functional API) applies the operator, through its reflected method. (Read
-    from the operand: on NumPy's array and scalar classes it is a descriptor.)"""
+def outranks(other) -> bool:
+    """NumPy's convention: an operand with a higher ``__array_priority__`` than a Variable's or a
+    Tensor's (a symbolic tensor of Keras' functional API) applies the operator, through its
+    reflected method. (Read from the operand: on NumPy's array and scalar classes it is a
+    descriptor.)"""
     if type(other) in (int, float, bool, complex):
         return False
     priority = getattr(other, "__array_priority__", 0)
@@ -175,7 +176,7 @@ def _outranks(other) -> bool:
 
 def _forward(fn):
     def method(self, other):
-        if _outranks(other):
+        if outranks(other):
             return NotImplemented
         value = self._read_value()
         try:

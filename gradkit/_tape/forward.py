@@ -27,11 +27,6 @@ from .tensor import Tensor
 _programs: dict = BoundedDict(bounded.PROGRAMS)
 
 
-def _short(x) -> str:
-    text = repr(x)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 class ForwardAccumulator:
     """Push tangents forward through recorded code: Jacobian-vector products.
 
@@ -70,13 +65,13 @@ class ForwardAccumulator:
         for k, (p, t) in enumerate(zip(self._primal_leaves, tangent_leaves)):
             if id(p) in seen:
                 raise _errors.GradkitValueError(
-                    f"ForwardAccumulator got primal {k} ({_short(p)}) more than once, as TensorFlow refuses "
+                    f"ForwardAccumulator got primal {k} (shape {shape_of(p)}) more than once, as TensorFlow refuses "
                     "('specified as a primal multiple times'): its tangent would be ambiguous. Pass each primal once."
                 )
             seen.add(id(p))
             if t is None:
                 raise _errors.GradkitValueError(
-                    f"ForwardAccumulator got None as the tangent of primal {k} ({_short(p)}); give a tensor of "
+                    f"ForwardAccumulator got None as the tangent of primal {k} (shape {shape_of(p)}); give a tensor of "
                     "the primal's shape, the direction to differentiate in (tf.ones_like(x))."
                 )
             if shape_of(p) != tuple(jnp.shape(as_array(t))):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import _errors
 from .._core import captures, frames, runtime_checks
 from .._core.custom import grad_fn_returned_none
+from .._core.operators import outranks
 from . import bounded, graph
 from .bounded import BoundedDict
 from .graph import Node, intern_op, make_leaf, make_node
@@ -568,19 +569,10 @@ def _wide_int_as_float(a, b):
     return b
 
 
-def _outranks_tensors(b) -> bool:
-    """NumPy's convention: an operand of a type with a higher ``__array_priority__`` than a
-    Tensor's (a symbolic tensor of Keras' functional API) applies the operator itself, through
-    its reflected method."""
-    # Read from the operand itself: on NumPy's array and scalar classes it is a descriptor.
-    priority = getattr(b, "__array_priority__", 0)
-    return isinstance(priority, (int, float)) and priority > 1000
-
-
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
     if type(b) is not Tensor and type(b) not in _PY_SCALARS:
-        if _outranks_tensors(b):
+        if outranks(b):
             return NotImplemented
         b = _operand(b)
     b = _wide_int_as_float(a, b)
