@@ -117,6 +117,37 @@ def p_nested_outputs_refuses_flat_metrics(tf):
     return _nested_run(tf, loss="mse", metrics=["mae", "mse", "mae"])
 
 
+def _dict_of_nested_outputs(tf, inner_dict):
+    K = tf.keras
+    a = K.Input((3,), name="in_a")
+    out_a = K.layers.Dense(2, kernel_initializer=K.initializers.Constant(0.3), name="out_a")(a)
+    out_b = K.layers.Dense(1, kernel_initializer=K.initializers.Constant(-0.2), name="out_b")(a)
+    out_c = K.layers.Dense(1, kernel_initializer="ones", name="out_c")(a)
+    return K.Model(a, {"a": out_a, "b": {"p": out_b, "q": out_c} if inner_dict else [out_b, out_c]})
+
+
+def p_dict_outputs_holding_a_list(tf):
+    model = _dict_of_nested_outputs(tf, inner_dict=False)
+    model.compile("sgd", loss={"a": "mse", "b": ["mse", "mae"]}, loss_weights={"a": 1.0, "b": [0.5, 2.0]})
+    y = {"a": Y_A, "b": [Y_A[:, :1], Y_A[:, 1:] * 3]}
+    history = model.fit(X[0], y, epochs=2, batch_size=2, verbose=0, shuffle=False)
+    return [history.history, model.evaluate(X[0], y, verbose=0, return_dict=True), model.metrics_names]
+
+
+def p_dict_outputs_holding_a_dict_with_metrics_and_sample_weights(tf):
+    model = _dict_of_nested_outputs(tf, inner_dict=True)
+    model.compile(
+        "sgd",
+        loss={"a": "mse", "b": {"p": "mse", "q": "mae"}},
+        metrics={"a": ["mae"], "b": {"p": [], "q": ["mse"]}},
+        weighted_metrics={"a": [], "b": {"p": ["mae"], "q": []}},
+    )
+    y = {"a": Y_A, "b": {"p": Y_A[:, :1], "q": Y_A[:, 1:] * 3}}
+    weights = {"a": np.ones(4, "float32"), "b": {"p": np.array([1, 2, 0, 1], "float32"), "q": np.ones(4, "float32")}}
+    history = model.fit(X[0], y, sample_weight=weights, epochs=2, batch_size=2, verbose=0, shuffle=False)
+    return [history.history, model.evaluate(X[0], y, verbose=0, return_dict=True)]
+
+
 def _dict_inputs(tf):
     K = tf.keras
     zz, aa = K.Input((3,), name="zz_in"), K.Input((3,), name="aa_in")

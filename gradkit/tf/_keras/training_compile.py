@@ -30,13 +30,19 @@ def flat_outputs(structure, output_names=None) -> list:
     """``[(name, value)]`` for each output of ``structure`` (a dict's by sorted key, a list's in
     order, named by ``output_names`` where the model knows them: a functional model's output
     layers)."""
-    if isinstance(structure, dict):
+    if isinstance(structure, dict) and not _holds_containers(structure):
         return [(key, structure[key]) for key in sorted(structure)]
+    # A list, or a dict holding lists or dicts ({"a": out_a, "b": [out_b, out_c]}): its
+    # outputs in Keras' flat order (dicts by sorted key).
     values = jax.tree_util.tree_leaves(structure, is_leaf=_is_leaf)
     names = (
         list(output_names) if output_names is not None and len(output_names) == len(values) else [None] * len(values)
     )
     return list(zip(names, values))
+
+
+def _holds_containers(structure: dict) -> bool:
+    return any(not _is_leaf(x) for x in structure.values())
 
 
 def _is_nested(structure) -> bool:
@@ -57,6 +63,8 @@ def _up_to(structure, spec, what: str) -> list:
         return [spec]
     if isinstance(structure, dict):
         keys = sorted(structure)
+        if spec is None:
+            spec = {}
         if not isinstance(spec, dict) or set(spec) - set(keys):
             raise _errors.GradkitValueError(
                 f"tf.keras.Model.compile: {what}={spec!r} does not match the model's output structure "
@@ -80,6 +88,8 @@ def _per_output(spec, outputs: list, what: str, structure=None) -> list:
     them) a list follows their nesting; ``loss`` and ``loss_weights`` may also be flat, one per
     output in order (as Keras takes them)."""
     count = len(outputs)
+    if isinstance(spec, dict) and isinstance(structure, dict) and _holds_containers(structure):
+        return _up_to(structure, spec, what)
     if isinstance(spec, dict):
         names = [name for name, _ in outputs]
         unknown = sorted(set(spec) - {n for n in names if n is not None})
@@ -123,6 +133,8 @@ def _loss_names(structure, outputs: list, resolved: list) -> list:
 
 def _aligned(structure, outputs: list, like, what: str) -> list:
     """``structure`` (targets or sample weights) as one entry per output of ``like``."""
+    if isinstance(structure, dict) and isinstance(like, dict) and _holds_containers(like):
+        return _up_to(like, structure, what)
     if isinstance(structure, dict):
         # An output left out has None (one without a loss needs no target; CompileLoss raises
         # where one with a loss has none).
