@@ -424,6 +424,9 @@ api = Namespace(
         LossScaleOptimizer=_loss_scale_optimizer.LossScaleOptimizer,
     ),
     DTypePolicy=_dtype_policies.DTypePolicy,
+    dtype_policies=Namespace(
+        "gradkit.tf.keras.dtype_policies", **_members(_dtype_policies, _dtype_policies.MODULE_NAMES)
+    ),
     ops=Namespace(
         "gradkit.tf.keras.ops",
         **OPS_NUMPY,

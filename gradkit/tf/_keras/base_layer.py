@@ -49,7 +49,7 @@ from gradkit.nn.module import Module as _NnModule
 from .. import _graph_kind
 from .._checkpoint import deferred, watched_containers
 from .._convert import TensorShape, convert, wrap
-from . import functional, initializers, layer_config, layer_regularization, masking
+from . import dtype_policies, functional, initializers, layer_config, layer_regularization, masking
 from . import input_spec as _input_spec
 from .keras_variable import KerasVariable
 from .layer_losses import LayerLosses
@@ -445,6 +445,16 @@ class Layer(LayerLosses, nn.Layer):
     @property
     def compute_dtype(self) -> str:
         return self.dtype
+
+    @property
+    def dtype_policy(self):
+        """Keras': the layer's ``DTypePolicy`` (named by its ``dtype``)."""
+        return dtype_policies.DTypePolicy(np.dtype(self.dtype).name if not isinstance(self.dtype, str) else self.dtype)
+
+    @property
+    def input_dtype(self) -> str:
+        """Keras': the dtype floating inputs are cast to when ``autocast`` is on."""
+        return self.compute_dtype
 
     @property
     def autocast(self) -> bool:
