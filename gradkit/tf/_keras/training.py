@@ -489,10 +489,11 @@ class Trainer:
 
     # -- helpers ---------------------------------------------------------------------------
     def _metrics_result_or(self, logs):
-        """The metrics' results, where the step's logs have the same names (a custom step
-        returning other names keeps its own logs, as in Keras)."""
+        """The metrics' results, where the step's logs have the same names at their top level
+        (a custom step returning other names, or the compiled metrics' results nested under
+        ``compile_metrics``, keeps its own last logs, as in Keras)."""
         results = self.get_metrics_result()
-        if isinstance(logs, dict) and _names(logs) == _names(results):
+        if isinstance(logs, dict) and set(logs) == set(results):
             return results
         return logs
 
@@ -503,14 +504,6 @@ class Trainer:
         out = [logs[name] for name in names if name in logs]
         out += [logs[key] for key in sorted(logs) if key not in names]
         return out[0] if len(out) == 1 else out
-
-
-def _names(logs: dict) -> set:
-    """The names of the logs, nested dicts' own names in place of theirs (as pythonify_logs)."""
-    names: set = set()
-    for key, value in logs.items():
-        names |= _names(value) if isinstance(value, dict) else {key}
-    return names
 
 
 def _callback_list(model, callbacks, verbose, steps: int, epochs: int = 1, add_history: bool = False):
