@@ -69,3 +69,30 @@ def test_check_types_false_compares_the_nesting_alone():
     gtf.nest.assert_same_structure([1, (2, 3)], (4, [5, 6]), check_types=False)
     with pytest.raises(ValueError):
         gtf.nest.assert_same_structure([1, (2, 3)], (4, 5), check_types=False)
+
+
+def _shape_programs(tf):
+    shapes = {"a": tf.zeros([2, 3]).shape, "b": tf.TensorShape([None, 2]), "c": tf.TensorShape(None)}
+    return [
+        [str(s) for s in tf.nest.flatten(shapes)],
+        tf.nest.map_structure(lambda s: s.rank, shapes),
+        tf.nest.is_nested(tf.TensorShape([2, 3])),
+        tf.nest.is_nested(tf.zeros([2]).shape),
+        len(tf.nest.flatten(tf.TensorShape([4, 5, 6]))),
+    ]
+
+
+_SHAPES_EXPECTED = [["(2, 3)", "(None, 2)", "<unknown>"], {"a": 2, "b": 2, "c": None}, False, False, 1]
+
+
+def test_shapes_are_leaves():
+    # TensorFlow's TensorShape is one value to tf.nest; gradkit's shapes are tuples, which it
+    # must not take apart.
+    assert _shape_programs(gtf) == _SHAPES_EXPECTED
+    gtf.nest.assert_same_structure(gtf.TensorShape([2, 3]), gtf.TensorShape([2]))
+
+
+def test_shapes_are_leaves_in_tensorflow_too():
+    tf_real = pytest.importorskip("tensorflow")
+    assert _shape_programs(tf_real) == _SHAPES_EXPECTED
+    tf_real.nest.assert_same_structure(tf_real.TensorShape([2, 3]), tf_real.TensorShape([2]))

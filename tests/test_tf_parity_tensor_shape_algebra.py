@@ -81,3 +81,37 @@ def test_relax_shapes_is_reduce_retracing():
     for n in (2, 3, 4):
         np.testing.assert_array_equal(f(gtf.ones([n])).numpy(), np.full(n, 2.0))
     assert f.experimental_get_tracing_count() == 2  # the second shape widens to (None,), as TensorFlow does
+
+
+def _kinds(tf):
+    x = tf.zeros([2, 3])
+    spec = tf.TensorSpec([2], tf.int32)
+    return {
+        "shape is a TensorShape": [isinstance(s, tf.TensorShape) for s in (x.shape, x.shape[1:], tf.Variable(x).shape)],
+        "tuple is not": isinstance((2, 3), tf.TensorShape),
+        "plain values fit no spec": [
+            spec.is_compatible_with(v) for v in ([1, 2], np.array([1, 2], np.int32), 3, [1, 2, 3])
+        ],
+        "tensors and specs do": [
+            spec.is_compatible_with(v) for v in (tf.constant([1, 2]), tf.TensorSpec([None], tf.int32))
+        ],
+        "dimension_value": [tf.compat.dimension_value(d) for d in tf.TensorShape([3, None])],
+    }
+
+
+_KINDS_EXPECTED = {
+    "shape is a TensorShape": [True, True, True],
+    "tuple is not": False,
+    "plain values fit no spec": [False] * 4,
+    "tensors and specs do": [True, True],
+    "dimension_value": [3, None],
+}
+
+
+def test_a_tensors_shape_is_a_tensor_shape_and_specs_take_only_tensors():
+    assert _kinds(gtf) == _KINDS_EXPECTED
+
+
+def test_shape_kinds_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    assert _kinds(tf) == _KINDS_EXPECTED

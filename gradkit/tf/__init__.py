@@ -281,6 +281,7 @@ _COMPAT_V1_STATE_OPS = (
 # TensorFlow 2.21 has fused_batch_norm under tf.compat.v1.nn only.
 compat = _Namespace(
     "gradkit.tf.compat",
+    dimension_value=_convert.dimension_value,
     v1=_Namespace(
         "gradkit.tf.compat.v1",
         nn=_Namespace("gradkit.tf.compat.v1.nn", fused_batch_norm=_nn_fused_batch_norm.fused_batch_norm),

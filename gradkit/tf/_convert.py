@@ -327,7 +327,16 @@ def static_ints(x):
     return tuple(int(np.asarray(d)) if d is not None else -1 for d in x)
 
 
-class TensorShape(Shape):
+class _TensorShapeKind(type):
+    """Makes a tensor's ``.shape`` (the tape's ``Shape``, which knows nothing of gradkit.tf) an
+    instance of ``tf.TensorShape`` too, as it is in TensorFlow: ``isinstance(x.shape,
+    tf.TensorShape)`` is a common test in ``build`` methods."""
+
+    def __instancecheck__(cls, obj):
+        return type.__instancecheck__(cls, obj) or (cls is TensorShape and isinstance(obj, Shape))
+
+
+class TensorShape(Shape, metaclass=_TensorShapeKind):
     """TensorFlow's ``tf.TensorShape``: a tuple of ints with ``as_list()``, ``rank``, ...;
     ``TensorShape(None)`` is a shape of unknown rank.
 
@@ -449,6 +458,16 @@ def _dimension(d):
             f"Dimension {int(d)} must be >= 0 (tf.TensorShape takes None for an unknown size)."
         )
     return int(d)
+
+
+def dimension_value(dimension):
+    """``tf.compat.dimension_value``: a shape's size as an int or None (TensorFlow 1's
+    ``Dimension`` read as its value; gradkit's shapes already hold ints and None).
+
+    >>> dimension_value(TensorShape([3, None])[0]), dimension_value(TensorShape([3, None])[1])
+    (3, None)
+    """
+    return getattr(dimension, "value", dimension)
 
 
 SHAPE_ALGEBRA = (

@@ -71,7 +71,12 @@ class TensorSpec:
         return cls(spec.shape, spec.dtype, spec.name if name is None else name)
 
     def is_compatible_with(self, spec_or_value) -> bool:
-        """Whether a tensor (or spec) of that dtype and shape fits this spec, as TensorFlow's."""
+        """Whether a tensor, Variable or spec of that dtype and shape fits this spec, as TensorFlow's
+        (a list, NumPy array or number is not a tensor: False, as in TensorFlow)."""
+        if isinstance(spec_or_value, (np.ndarray, np.generic)) or not (
+            hasattr(spec_or_value, "dtype") and hasattr(spec_or_value, "shape")
+        ):
+            return False
         dtype = np.dtype(spec_or_value.dtype)
         shape = spec_or_value.shape
         if dtype != self.dtype:

@@ -1,7 +1,7 @@
 """``tf.nest``: TensorFlow's structure utilities.
 
 Lists, tuples (namedtuples too) and dicts (OrderedDicts too) are structure; everything else,
-tensors, Variables, a Variable's slice, None and any other object, is a leaf. A dict's values
+tensors, Variables, a Variable's slice, a ``tf.TensorShape``, None and any other object, is a leaf. A dict's values
 are taken in sorted key order, as TensorFlow takes them (whatever order the dict was built in),
 and a rebuilt dict keeps the order of the one it copies.
 
@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping, MappingView
 
 from gradkit import _errors
+from gradkit._tape.shape import Shape
 
 
 def is_nested(seq) -> bool:
-    return isinstance(seq, (list, tuple, Mapping, MappingView))
+    # A shape (tf.TensorShape, a tensor's .shape) is a tuple here but one value to TensorFlow.
+    return isinstance(seq, (list, tuple, Mapping, MappingView)) and not isinstance(seq, Shape)
 
 
 def _is_namedtuple(x) -> bool:

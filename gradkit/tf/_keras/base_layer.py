@@ -260,7 +260,7 @@ def _recorded_shape(shape):
         return [_recorded_shape(s) for s in shape]
     if isinstance(shape, dict):
         return {k: _recorded_shape(s) for k, s in shape.items()}
-    if isinstance(shape, TensorShape) and shape.rank:
+    if type(shape) is TensorShape and shape.rank:  # a recorded shape, not a tensor's own
         return TensorShape((None, *tuple(shape)[1:]))
     return shape
 
