@@ -317,6 +317,31 @@ def _structure_of_shapes(s):
     return tuple(s)
 
 
+def _stacked_states_model(tf):
+    K = tf.keras
+    inputs = K.Input((4, 3))
+    cells = [K.layers.GRUCell(3), K.layers.SimpleRNNCell(2), K.layers.LSTMCell(2)]
+    out, gru_state, rnn_state, lstm_states = K.layers.RNN(cells, return_state=True)(inputs)
+    merged = K.layers.Concatenate()([out, gru_state, rnn_state, *lstm_states])
+    dense = K.layers.Dense(1, kernel_initializer="ones")
+    model = K.Model(inputs, [dense(merged), gru_state, lstm_states])
+    symbolic = [_structure_of_shapes(t.shape) for t in (out, gru_state, rnn_state)]
+    symbolic.append([tuple(t.shape) for t in lstm_states])
+    return model, symbolic
+
+
+def test_stacked_cells_symbolic_states_are_laid_out_as_keras():
+    # Keras' symbolic call gives a one-state cell's state as one tensor (its eager call as a list
+    # of one), so the functional model takes and returns them unnested.
+    ours, theirs = _stacked_states_model(gtf), _stacked_states_model(tf_real)
+    assert ours[1] == theirs[1] == [(None, 2), (None, 3), (None, 2), [(None, 2), (None, 2)]]
+    theirs[0].set_weights([np.asarray(w) for w in ours[0].get_weights()])
+    ours_out, theirs_out = ours[0](gtf.constant(X)), theirs[0](tf_real.constant(X))
+    assert _structure(ours_out) == _structure(theirs_out) == ["t", "t", ["t", "t"]]
+    for a, b in zip(_flat(ours_out), _flat(theirs_out)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
 # -- errors ----------------------------------------------------------------------------------------
 
 

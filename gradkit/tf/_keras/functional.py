@@ -391,6 +391,11 @@ def record_call(layer, args, kwargs):
             shape = (None, *shape[1:])
         symbolic.append(KerasTensor(shape, a.dtype, node, i))
     node.outputs = jax.tree_util.tree_unflatten(treedef, symbolic)
+    # A layer whose symbolic outputs Keras nests otherwise than its eager ones (the same leaves,
+    # in the same order, so a model's run maps its values alike) says how.
+    symbolic_structure = getattr(layer, "_symbolic_structure", None)
+    if symbolic_structure is not None:
+        node.outputs = symbolic_structure(node.outputs)
     return node.outputs
 
 

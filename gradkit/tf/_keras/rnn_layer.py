@@ -175,6 +175,21 @@ class RNN(_KerasLayer, Layer):
         output = (batch, steps, size) if self.return_sequences else (batch, size)
         return (output, *states) if self.return_state else output
 
+    def _symbolic_structure(self, outputs):
+        """On KerasTensors, Keras lays the final states out as ``compute_output_shape`` does:
+        a stacked cell's states one tensor where its ``state_size`` is an int (called eagerly,
+        it gives that cell's states as a list of one)."""
+        if not (self.return_state and isinstance(self.cell, rnn_cells.StackedRNNCells)):
+            return outputs
+        output, *states = outputs
+        return [
+            output,
+            *(
+                s[0] if isinstance(size, int) and isinstance(s, list) and len(s) == 1 else s
+                for s, size in zip(states, self.state_size)
+            ),
+        ]
+
     def compute_mask(self, inputs, mask=None):
         return masking.recurrent_output_mask(self, mask)
 
