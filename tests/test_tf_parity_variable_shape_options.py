@@ -111,6 +111,31 @@ def p_import_scope_without_a_variable_def_changes_nothing(tf):
     return [v.numpy(), v.name]
 
 
+def p_assign_add_of_a_scalar_to_a_vector_is_refused(tf):
+    v = tf.Variable([1.0, 2.0])
+    v.assign_add(1.0)  # TensorFlow does not broadcast the delta
+    return v
+
+
+def p_assign_sub_of_a_row_to_a_matrix_is_refused(tf):
+    v = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    v.assign_sub(tf.constant([1.0, 1.0]))
+    return v
+
+
+def p_assign_add_of_a_scalar_in_a_function_is_refused(tf):
+    v = tf.Variable([1.0, 2.0])
+    tf.function(lambda: v.assign_add(1.0))()
+    return v
+
+
+def p_assign_add_of_the_same_shape_adds(tf):
+    v = tf.Variable([1.0, 2.0])
+    v.assign_add([0.5, 1.0])
+    v.assign_sub(tf.constant([1.0, 1.0]))
+    return v
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
@@ -120,6 +145,13 @@ def test_parity(program):
     from test_tf_parity import run_both
 
     run_both(program)
+
+
+def test_a_refused_delta_leaves_the_variable_unchanged():
+    v = gtf.Variable([1.0, 2.0])
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] Variable.assign_add got a delta of shape"):
+        v.assign_add(1.0)
+    assert v.numpy().tolist() == [1.0, 2.0]
 
 
 def test_variable_def_alone_is_refused_as_graph_only():

@@ -191,12 +191,14 @@ class Variable(_GkVariable):
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_add")
+        _check_delta_shape(self, delta, "assign_add")
         out = super().assign_add(delta)
         return out if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_sub")
+        _check_delta_shape(self, delta, "assign_sub")
         out = super().assign_sub(delta)
         return out if read_value else None
 
@@ -394,6 +396,17 @@ def _in_own_dtype(var, delta):
         if array.dtype.kind in "fiub":
             return array.astype(var.dtype)
     return delta
+
+
+def _check_delta_shape(var, delta, method: str) -> None:
+    """TensorFlow adds to a Variable only a delta of its own shape (no broadcasting)."""
+    shape = tuple(delta.shape) if hasattr(delta, "shape") else np.shape(delta)
+    if tuple(shape) != tuple(var.shape):
+        raise _errors.InvalidArgumentValueError(
+            f"Variable.{method} got a delta of shape {tuple(shape)} for Variable {var._label()} of shape "
+            f"{tuple(var.shape)}; TensorFlow refuses that too ('Cannot update variable with shape ... using a Tensor "
+            f"with shape ..., shapes must be equal'). Broadcast it first: v.{method}(tf.broadcast_to(delta, v.shape))."
+        )
 
 
 def _check_value_dtype(var, value, method: str) -> None:
