@@ -285,6 +285,28 @@ def axis_arg(axis):
     return _axis_int(axis)
 
 
+def scalar_int(value, what: str) -> int:
+    """An argument that must be one integer (a cumulative op's or ``argmax``'s axis,
+    ``num_segments``, ``minlength``): a float, string, list or array of several is refused, as
+    TensorFlow refuses it, not truncated or taken apart."""
+    if type(value) is int:  # the common case, without an array made per op
+        return value
+    if isinstance(value, (Tensor, Variable)):
+        kind, ndim = np.dtype(value.dtype).kind, len(value.shape)
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):  # ragged lists
+            array = np.asarray(None)
+        kind, ndim = array.dtype.kind, array.ndim
+    if kind not in "iu" or ndim != 0:
+        shown = value.tolist() if isinstance(value, np.ndarray) else value
+        raise _errors.InvalidArgumentTypeError(
+            f"{what} must be one integer, but got {shown!r}; TensorFlow refuses it too. Pass a Python int."
+        )
+    return int(value)
+
+
 def _flat_axes(axes):
     for a in axes:
         if isinstance(a, (list, tuple)):

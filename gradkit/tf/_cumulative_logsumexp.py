@@ -17,11 +17,10 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from gradkit import _errors
 
-from ._convert import call, convert
+from ._convert import call, convert, scalar_int
 from ._kernel_dtypes import check_dtype
 
 
@@ -73,7 +72,7 @@ def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
     """
     x = convert(x)
     check_dtype(x, ("float16", "bfloat16", "float32", "float64"), "tf.math.cumulative_logsumexp")
-    axis = int(np.asarray(axis))
+    axis = scalar_int(axis, "tf.math.cumulative_logsumexp's axis")
     if not -x.ndim <= axis < x.ndim:
         raise _errors.GradkitValueError(
             f"tf.math.cumulative_logsumexp got axis={axis} for a tensor of rank {x.ndim}; TensorFlow takes an "

@@ -21,7 +21,7 @@ import numpy as np
 from gradkit import _errors
 from gradkit._tape import record
 
-from ._convert import call, convert, known_value
+from ._convert import call, convert, known_value, scalar_int
 from ._kernel_dtypes import check_dtype
 
 _INDEX = ("int32", "int64")
@@ -77,7 +77,7 @@ def bincount(
         raise _errors.GradkitValueError(
             "tf.math.bincount: binary_output and weights are mutually exclusive, as in TensorFlow; pass one."
         )
-    axis = 0 if axis is None else int(axis)
+    axis = 0 if axis is None else scalar_int(axis, "tf.math.bincount's axis")
     if axis not in (0, -1):
         raise _errors.GradkitValueError(f"tf.math.bincount got axis={axis}; TensorFlow supports only 0 and -1.")
     per_row = axis == -1 and a.ndim == 2
@@ -112,7 +112,7 @@ def _length_arg(x, what):
         raise _errors.GradkitValueError(
             f"tf.math.bincount needs {what} known when tracing: it sets the result's shape. Pass a Python int."
         )
-    return int(value)
+    return scalar_int(value, f"tf.math.bincount's {what}")
 
 
 def _bincount_size(value, minlength, maxlength):

@@ -12,7 +12,7 @@ from gradkit import _errors
 from gradkit._tape import record
 
 from . import _name_scope
-from ._convert import axis_arg, call, convert, convert_like, known_value
+from ._convert import axis_arg, call, convert, convert_like, known_value, scalar_int
 from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
@@ -507,7 +507,8 @@ def _argmax(x, axis, dtype):
 
 def argmax(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     out = index_dtype(output_type, ("int16", "int32", "int64", "uint16"), "tf.math.argmax", "output_type")
-    return call(_argmax, convert(input), axis=0 if axis is None else int(axis), dtype=out)
+    axis = 0 if axis is None else scalar_int(axis, "tf.math.argmax's axis")
+    return call(_argmax, convert(input), axis=axis, dtype=out)
 
 
 def _argmin(x, axis, dtype):
@@ -516,7 +517,8 @@ def _argmin(x, axis, dtype):
 
 def argmin(input, axis=None, output_type=np.int64, name=None):  # noqa: A002
     out = index_dtype(output_type, ("int32", "int64"), "tf.math.argmin", "output_type")
-    return call(_argmin, convert(input), axis=0 if axis is None else int(axis), dtype=out)
+    axis = 0 if axis is None else scalar_int(axis, "tf.math.argmin's axis")
+    return call(_argmin, convert(input), axis=axis, dtype=out)
 
 
 def _matmul(a, b, ta, tb, ca, cb, out=None):

@@ -16,7 +16,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import axis_arg, call, convert
+from ._convert import axis_arg, call, convert, scalar_int
 from ._kernel_dtypes import index_dtype
 
 
@@ -37,7 +37,7 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     return call(
         _cumulative,
         _numeric(x, "tf.math.cumsum"),
-        axis=int(axis),
+        axis=scalar_int(axis, "tf.math.cumsum's axis"),
         exclusive=bool(exclusive),
         reverse=bool(reverse),
         prod=False,
@@ -65,7 +65,7 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     return call(
         _cumulative,
         _numeric(x, "tf.math.cumprod"),
-        axis=int(axis),
+        axis=scalar_int(axis, "tf.math.cumprod's axis"),
         exclusive=bool(exclusive),
         reverse=bool(reverse),
         prod=True,

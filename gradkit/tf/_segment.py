@@ -29,7 +29,7 @@ import numpy as np
 
 from gradkit import _errors
 
-from ._convert import call, convert, known_value
+from ._convert import call, convert, known_value, scalar_int
 
 
 def _rows(data, ids):
@@ -186,7 +186,7 @@ def _unsorted(kind, data, segment_ids, num_segments, what):
             f"{what}: num_segments must be a scalar known when tracing (it sets the result's shape), but got "
             f"{num_segments!r}."
         )
-    num = int(num_value)
+    num = scalar_int(num_value, f"{what}'s num_segments")
     value = known_value(ids)
     if value is not None and value.size and value.max() >= num:
         raise _errors.InvalidArgumentValueError(
