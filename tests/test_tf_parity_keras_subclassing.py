@@ -518,3 +518,48 @@ def test_a_layer_names_its_dtype_as_keras_does():
     want, got = program(tf_real), program(gtf)
     np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
     assert got[1] == want[1] == ["float32"] * 5
+
+
+def _initializer_classes(tf):
+    K = tf.keras
+    x = np.ones((1, 2), np.float32)
+
+    class Scaled(K.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer=K.initializers.Ones)
+
+        def call(self, x):
+            return x * self.w
+
+    dense = K.layers.Dense(2, kernel_initializer=K.initializers.Ones, bias_initializer=K.initializers.Zeros)
+    return [
+        type(K.initializers.get(K.initializers.Ones)).__name__,
+        dense(x),
+        Scaled()(x),
+        dense.get_config()["kernel_initializer"]["class_name"],
+    ]
+
+
+def test_an_initializer_class_is_made_an_instance_as_in_keras():
+    outcome = run_both(_initializer_classes)
+    assert not isinstance(outcome, Exception)
+
+
+def _build_without_a_shape(tf):
+    K = tf.keras
+
+    class NoShape(K.layers.Layer):
+        def build(self):  # Keras 3 calls a build that takes no shape without one
+            self.w = self.add_weight(shape=(1,), initializer="ones")
+
+        def call(self, x):
+            return x * (self.w + 1.0)
+
+    inputs = K.Input((2,))
+    model = K.Model(inputs, NoShape()(inputs))
+    return [NoShape()(np.ones((1, 2), np.float32)), model(np.ones((1, 2), np.float32))]
+
+
+def test_a_build_without_a_shape_argument_is_called_without_one():
+    outcome = run_both(_build_without_a_shape)
+    assert not isinstance(outcome, Exception)

@@ -268,13 +268,21 @@ def _recorded_shape(shape):
 def _more_shapes(layer, args, kwargs) -> dict | None:
     """Keras 3 builds a layer whose ``build`` takes ``<name>_shape`` for each tensor argument of
     ``call`` (``build(self, a_shape, b_shape)`` for ``call(self, a, b)``) with those shapes by
-    keyword; None for the usual ``build(self, input_shape)``."""
+    keyword, and one whose ``build`` takes no named argument (``build(self)``) with none: ``{}``;
+    None for the usual ``build(self, input_shape)``."""
     try:
         wanted = [
             p.name
             for p in inspect.signature(layer.build).parameters.values()
-            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            if p.kind
+            in (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                inspect.Parameter.KEYWORD_ONLY,
+            )
         ]
+        if not wanted:
+            return {}
         if len(wanted) < 2 or not all(name.endswith("_shape") for name in wanted):
             return None
         bound = inspect.signature(layer.call).bind_partial(*args, **kwargs).arguments
@@ -690,7 +698,7 @@ class Layer(LayerLosses, nn.Layer):
         try:
             # model.summary() reports the output shape for it
             self.__dict__["_keras_build_shape"] = _recorded_shape(shape)
-            if shapes:
+            if shapes is not None:
                 self.build(**shapes)
             else:
                 self.build(shape)

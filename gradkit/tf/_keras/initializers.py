@@ -16,6 +16,7 @@ Keras' distributions but are not TensorFlow's draws.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import jax
@@ -366,8 +367,11 @@ def known(identifier) -> bool:
 
 def get(identifier):
     """``tf.keras.initializers.get``: None stays None; a name (``'he_normal'``, ``'HeNormal'``)
-    or a config dict (``{'class_name': ..., 'config': ...}``) makes a new instance; a callable
-    is returned as it is."""
+    or a config dict (``{'class_name': ..., 'config': ...}``) makes a new instance, and so
+    does a class (``tf.keras.initializers.Ones``), as in Keras; another callable is returned as
+    it is."""
+    if inspect.isclass(identifier):
+        return identifier()
     if identifier is None or callable(identifier):
         return identifier
     if isinstance(identifier, dict) and "class_name" in identifier:
@@ -418,7 +422,7 @@ def as_nn_initializer(init, what: str):
     """An initializer as gradkit.nn's ``init(key, shape, dtype)``, from a Keras name, a Keras
     initializer or a Keras-style callable ``init(shape, dtype=None)`` (gradkit.nn's own
     initializers are taken as they are)."""
-    if isinstance(init, (str, dict)):
+    if isinstance(init, (str, dict)) or inspect.isclass(init):
         try:
             init = get(init)
         except ValueError as e:

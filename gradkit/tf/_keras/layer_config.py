@@ -215,8 +215,8 @@ def serialize_activation(fn):
 
 def serialize_initializer(init):
     """An initializer as Keras writes it in a config: ``{'module', 'class_name', 'config', ...}``."""
-    if isinstance(init, str):
-        cls = _initializers.lookup(init)
+    if isinstance(init, str) or (isinstance(init, type) and issubclass(init, _initializers.Initializer)):
+        cls = _initializers.lookup(init) if isinstance(init, str) else init
         if cls is None:
             return init
         saved = _nn_init._seed.key
