@@ -563,3 +563,43 @@ def _build_without_a_shape(tf):
 def test_a_build_without_a_shape_argument_is_called_without_one():
     outcome = run_both(_build_without_a_shape)
     assert not isinstance(outcome, Exception)
+
+
+def _state_written_in_call(tf):
+    K = tf.keras
+    x = np.ones((4, 3), np.float32)
+
+    class Counter(K.layers.Layer):
+        def build(self, input_shape):
+            self.count = self.add_weight(shape=(), initializer="zeros", trainable=False)
+
+        def call(self, x):
+            self.count.assign_add(1.0)
+            return x
+
+    counts = []
+    layer = Counter()
+    K.Sequential([K.Input((3,)), layer])
+    counts.append(layer.count)
+    layer = Counter()
+    inputs = K.Input((3,))
+    model = K.Model(inputs, K.layers.Dense(1, kernel_initializer="ones")(layer(inputs)))
+    counts.append(layer.count.numpy())
+    model.compile("sgd", "mse")
+    model.fit(x, np.ones((4, 1), np.float32), batch_size=2, epochs=1, verbose=0)
+    counts.append(layer.count)
+    built = Counter()
+    K.Sequential([built]).build((None, 3))
+    counts.append(built.count)
+    norm = K.layers.BatchNormalization()
+    inputs = K.Input((3,))
+    K.Model(inputs, norm(inputs, training=True))
+    return [counts, norm.moving_mean]
+
+
+def test_building_a_model_leaves_the_state_its_layers_assign_as_keras_does():
+    # Keras builds symbolically and assigns nothing; gradkit runs the calls on zeros and puts
+    # back what they assigned: the counter counts only the two training batches.
+    outcome = run_both(_state_written_in_call)
+    assert not isinstance(outcome, Exception)
+    assert [float(np.asarray(c)) for c in outcome[0]] == [0.0, 0.0, 2.0, 0.0]

@@ -16,7 +16,18 @@ from gradkit._core.variable import check_not_list_index, read_index
 from gradkit._tape.record import is_recorded
 from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 
-from . import _array, _distribute, _indexing, _math, _name_scope, _nondiff, _random, _scatter, _variable_shape
+from . import (
+    _array,
+    _distribute,
+    _indexing,
+    _math,
+    _name_scope,
+    _nondiff,
+    _probe_writes,
+    _random,
+    _scatter,
+    _variable_shape,
+)
 from ._convert import TensorShape, _has_tensor, check_python_value, convert, wrap
 from ._variable_options import (
     VariableAggregationV2,
@@ -170,6 +181,7 @@ class Variable(_GkVariable):
     def assign(self, value, use_locking=False, name=None, read_value=True):
         value = _packed(value)
         _check_value_dtype(self, value, "assign")
+        _probe_writes.note_write(self)
         declared = self.__dict__.get("_declared_shape")
         if declared is None:
             out = super().assign(value)
@@ -192,6 +204,7 @@ class Variable(_GkVariable):
         delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_add")
         _check_delta_shape(self, delta, "assign_add")
+        _probe_writes.note_write(self)
         out = super().assign_add(delta)
         return out if read_value else None
 
@@ -199,6 +212,7 @@ class Variable(_GkVariable):
         delta = _in_own_dtype(self, _packed(delta))
         _check_value_dtype(self, delta, "assign_sub")
         _check_delta_shape(self, delta, "assign_sub")
+        _probe_writes.note_write(self)
         out = super().assign_sub(delta)
         return out if read_value else None
 
@@ -377,14 +391,17 @@ class _VariableSlice(_GkVariableSlice):
 
     def assign(self, value, name=None):
         _check_value_dtype(self._var, value, "assign")
+        _probe_writes.note_write(self._var)
         return super().assign(value)
 
     def assign_add(self, delta, name=None):
         _check_value_dtype(self._var, delta, "assign_add")
+        _probe_writes.note_write(self._var)
         return super().assign_add(delta)
 
     def assign_sub(self, delta, name=None):
         _check_value_dtype(self._var, delta, "assign_sub")
+        _probe_writes.note_write(self._var)
         return super().assign_sub(delta)
 
 

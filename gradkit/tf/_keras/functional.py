@@ -28,6 +28,7 @@ from gradkit import _errors
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
+from .. import _probe_writes
 from . import input_standardization
 
 _counter = itertools.count()  # nodes are numbered as they are made: a topological order
@@ -40,10 +41,12 @@ def symbolic_run(unknown_batch: bool):
     ``build``), for inputs whose batch size is unknown or not."""
     runs = _symbolic.__dict__.setdefault("runs", [])
     runs.append(unknown_batch)
+    _probe_writes.open_run()  # what the layers assign is put back when the outermost run ends
     try:
         yield
     finally:
         runs.pop()
+        _probe_writes.close_run()
 
 
 def running_symbolically() -> bool:
