@@ -603,3 +603,36 @@ def test_building_a_model_leaves_the_state_its_layers_assign_as_keras_does():
     outcome = run_both(_state_written_in_call)
     assert not isinstance(outcome, Exception)
     assert [float(np.asarray(c)) for c in outcome[0]] == [0.0, 0.0, 2.0, 0.0]
+
+
+def _sequential_builds_with_unknown_sizes(tf):
+    K = tf.keras
+    x = np.zeros((1, 4, 2), np.float32)
+
+    class AddPositions(K.layers.Layer):
+        def build(self, input_shape):
+            self.length = input_shape[1]  # None for sequences of any length
+
+        def call(self, x):
+            n = self.length if self.length is not None else tf.shape(x)[1]
+            return x + tf.cast(tf.range(n), x.dtype)[None, :, None]
+
+    class FlattenByBatch(K.layers.Layer):
+        def build(self, input_shape):
+            self.batch = input_shape[0]
+
+        def call(self, x):
+            return tf.reshape(x, (-1 if self.batch is None else self.batch, 4))
+
+    built = K.Sequential([AddPositions()])
+    built.build((None, None, 2))
+    return [
+        K.Sequential([K.Input((None, 2)), AddPositions()])(x),
+        built(x),
+        K.Sequential([K.Input((2, 2)), FlattenByBatch()])(np.ones((3, 2, 2), np.float32)),
+    ]
+
+
+def test_a_sequential_builds_its_layers_with_none_for_unknown_sizes_as_keras():
+    outcome = run_both(_sequential_builds_with_unknown_sizes)
+    assert not isinstance(outcome, Exception)

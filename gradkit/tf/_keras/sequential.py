@@ -103,6 +103,11 @@ class Sequential(Model):
         built by this call or by its first call on data."""
         if self._keras_input_layer is None and self._sequence and isinstance(input_shape, (list, tuple)):
             self.__dict__["_keras_input_layer"] = InputLayer(batch_shape=tuple(input_shape))
+        if self._keras_input_layer is not None and self._sequence and not self.built:
+            # As Keras 3 builds it, as a functional model: each layer called on the symbolic
+            # tensor in turn, so a build of your own sees None for an unknown size (the run on
+            # zeros below would show it the size 1 it probes with).
+            self._symbolic("outputs")
         super().build(input_shape)
 
     def _maybe_build(self) -> None:
