@@ -174,7 +174,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     """
     labels, predictions = _squeezed(convert(labels), convert(predictions))
     if tuple(labels.shape) != tuple(predictions.shape):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.math.confusion_matrix got labels of shape {tuple(labels.shape)} and predictions of shape "
             f"{tuple(predictions.shape)}; TensorFlow requires one shape."
         )
@@ -195,7 +195,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     values = {k: v.astype(np.int64) for k, v in values.items() if v is not None}
     for what, v in values.items():
         if v.size and v.min() < 0:
-            raise _errors.GradkitValueError(
+            raise _errors.InvalidArgumentValueError(
                 f"tf.math.confusion_matrix: `{what}` contains the negative value {int(v.min())}; TensorFlow "
                 "requires classes 0, 1, ..."
             )
@@ -215,7 +215,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
         n = int(nv)
         for what, v in values.items():
             if v.size and v.max() >= n:
-                raise _errors.GradkitValueError(
+                raise _errors.InvalidArgumentValueError(
                     f"tf.math.confusion_matrix: `{what}` holds the class {int(v.max())}, not below "
                     f"num_classes={n}, as TensorFlow requires."
                 )

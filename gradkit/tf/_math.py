@@ -376,6 +376,11 @@ def _reduction(jfn, tf_name, float_only=False, logical=False, real_only=False):
             )
         if not logical and x.dtype == jnp.bool_:
             raise bool_refused(f"tf.math.{tf_name}")
+        if logical and x.dtype != jnp.bool_:
+            raise _errors.InvalidArgumentTypeError(
+                f"[gradkit] tf.math.{tf_name} takes a bool tensor, but got dtype {np.dtype(x.dtype).name}; TensorFlow "
+                f"refuses it too. Compare first: tf.math.{tf_name}(x != 0)."
+            )
         return call(jfn, x, axis=axis_arg(axis), keepdims=bool(keepdims))
 
     op.__name__ = op.__qualname__ = tf_name
@@ -839,8 +844,10 @@ def add_n(inputs, name=None):
     if not xs:
         raise _errors.GradkitValueError("tf.math.add_n takes a non-empty list of tensors, as TensorFlow does.")
     kinds = {(tuple(x.shape), np.dtype(x.dtype).name) for x in xs}
+    if xs[0].dtype == jnp.bool_:
+        raise bool_refused("tf.math.add_n")
     if len(kinds) > 1:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.math.add_n takes tensors of one shape and dtype, as TensorFlow does (it does not broadcast), but "
             f"got {', '.join(_errors.describe_value(x) for x in xs)}. Broadcast or cast them first (tf.broadcast_to, "
             "tf.cast), or add them with tf.add."

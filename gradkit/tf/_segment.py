@@ -153,7 +153,7 @@ def _ids(segment_ids, what):
 def _sorted(kind, data, segment_ids, what):
     x, ids = convert(data), _ids(segment_ids, what)
     if ids.ndim != 1 or not x.ndim or ids.shape[0] != x.shape[0]:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: segment_ids of shape {tuple(ids.shape)} for data of shape {tuple(x.shape)}; TensorFlow "
             "requires a vector with one id per row of data (use tf.math.unsorted_segment_* for more axes)."
         )
@@ -176,7 +176,7 @@ def _sorted(kind, data, segment_ids, what):
 def _unsorted(kind, data, segment_ids, num_segments, what):
     x, ids = convert(data), _ids(segment_ids, what)
     if tuple(x.shape[: ids.ndim]) != tuple(ids.shape):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: segment_ids of shape {tuple(ids.shape)} must be a prefix of data's shape {tuple(x.shape)}, "
             "as TensorFlow requires."
         )

@@ -1,0 +1,70 @@
+"""Inputs TensorFlow's math kernels refuse, refused by gradkit.tf with an exception of
+TensorFlow's class (``tf.errors.InvalidArgumentError`` eagerly, so that ``except`` clauses
+written for TensorFlow catch it): ``reduce_any``/``reduce_all`` of a non-bool tensor,
+``add_n`` of bools or of mismatched shapes, ``segment_*`` ids that do not match the data, and
+``confusion_matrix`` classes out of range."""
+
+import numpy as np
+import pytest
+
+tf_real = pytest.importorskip("tensorflow")
+
+from test_tf_parity import programs, run_program  # noqa: E402
+
+
+def _invalid_argument(tf, fn):
+    try:
+        fn()
+    except tf.errors.InvalidArgumentError:
+        return "InvalidArgumentError"
+    return "accepted"
+
+
+def p_reduce_any_of_floats(tf):
+    return _invalid_argument(tf, lambda: tf.reduce_any(tf.constant([1.0, 0.0])))
+
+
+def p_reduce_all_of_ints(tf):
+    return _invalid_argument(tf, lambda: tf.reduce_all(tf.constant([1, 0])))
+
+
+def p_add_n_of_bools(tf):
+    return _invalid_argument(tf, lambda: tf.math.add_n([tf.constant([True])] * 2))
+
+
+def p_add_n_of_mismatched_shapes(tf):
+    return _invalid_argument(tf, lambda: tf.math.add_n([tf.constant([1.0]), tf.constant([1.0, 2.0])]))
+
+
+def p_segment_sum_with_too_few_ids(tf):
+    return _invalid_argument(tf, lambda: tf.math.segment_sum(tf.constant([1.0, 2.0, 3.0]), tf.constant([0, 0])))
+
+
+def p_confusion_matrix_class_out_of_range(tf):
+    return _invalid_argument(tf, lambda: tf.math.confusion_matrix([0, 2], [0, 1], num_classes=2))
+
+
+def p_confusion_matrix_negative_label(tf):
+    return _invalid_argument(tf, lambda: tf.math.confusion_matrix([0, -1], [0, 1], num_classes=2))
+
+
+def p_the_same_ops_on_valid_inputs(tf):
+    x = tf.constant(np.arange(6.0, dtype="float32").reshape(3, 2))
+    return [
+        tf.reduce_any(x > 2.0, axis=0),
+        tf.reduce_all(x >= 0.0),
+        tf.math.add_n([x, x, x]),
+        tf.math.segment_sum(x, tf.constant([0, 0, 1])),
+        tf.math.confusion_matrix([0, 1, 1], [0, 1, 0], num_classes=2),
+    ]
+
+
+PROGRAMS = programs(globals())
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__ for p in PROGRAMS])
+def test_parity(program):
+    outcome = run_program(program)
+    assert not isinstance(outcome, Exception)
+    if program is not p_the_same_ops_on_valid_inputs:
+        assert str(outcome) == "InvalidArgumentError"
