@@ -95,6 +95,20 @@ def p_nested_frozen(tf):
     return [trainable, _summary(model, expand_nested=True)]
 
 
+def p_custom_layer_without_compute_output_shape(tf):
+    # Keras reads the row's shape off the symbolic graph where the layer cannot compute it.
+    class Block(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.inner = tf.keras.layers.Dense(2, name="inner")
+            self.inner.build(input_shape)
+
+        def call(self, x):
+            return self.inner(x)
+
+    model = tf.keras.Sequential([tf.keras.Input((4,)), Block(name="block"), tf.keras.layers.Dense(1, name="d")])
+    return [_summary(model)]
+
+
 def p_functional_graph(tf):
     """Two inputs, a layer called twice, operators: the "Connected to" column and operator rows
     (named as Keras numbers them: both sessions cleared first)."""
@@ -129,6 +143,7 @@ def p_functional_chain(tf):
         p_nested_frozen,
         p_functional_graph,
         p_functional_chain,
+        p_custom_layer_without_compute_output_shape,
     ],
     ids=lambda p: p.__name__,
 )

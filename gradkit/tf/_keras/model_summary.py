@@ -58,7 +58,22 @@ def _output_shape(layer, known_input=None) -> str:
     try:
         return _format_shape(layer.compute_output_shape(shape))
     except Exception:  # Keras shows "?" where a layer cannot compute it (NotImplementedError and kin)
+        return _symbolic_output_shape(layer)
+
+
+def _symbolic_output_shape(layer) -> str:
+    """The shape of the layer's output in the graph it was first called in (a functional model's,
+    a Sequential's with a declared input), as Keras reads it; ``?`` where it has none."""
+    nodes = getattr(layer, "__dict__", {}).get("_keras_inbound_nodes")
+    outputs = nodes[0].outputs if nodes else None
+    if outputs is None:
         return "?"
+    leaves = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    if not all(hasattr(t, "shape") for t in leaves):
+        return "?"
+    return _format_shape(
+        tuple(outputs.shape) if not isinstance(outputs, (list, tuple)) else [tuple(t.shape) for t in leaves]
+    )
 
 
 def _layer_range(layers, layer_range):
