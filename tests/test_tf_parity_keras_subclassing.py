@@ -636,3 +636,23 @@ def _sequential_builds_with_unknown_sizes(tf):
 def test_a_sequential_builds_its_layers_with_none_for_unknown_sizes_as_keras():
     outcome = run_both(_sequential_builds_with_unknown_sizes)
     assert not isinstance(outcome, Exception)
+
+
+def _weight_names_and_add_metric(tf):
+    K = tf.keras
+    layer = K.layers.Layer()
+    outcomes = []
+    for attempt in (lambda: layer.add_weight(shape=(1,), name="a/b"), lambda: layer.add_metric(1.0)):
+        try:
+            attempt()
+            outcomes.append("accepted")
+        except ValueError:
+            outcomes.append("ValueError")
+        except NotImplementedError:
+            outcomes.append("NotImplementedError")
+    return outcomes
+
+
+def test_a_weight_name_with_a_slash_and_add_metric_are_refused_as_in_keras():
+    outcome = run_both(_weight_names_and_add_metric)
+    assert outcome == ["ValueError", "NotImplementedError"]

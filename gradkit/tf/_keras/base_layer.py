@@ -556,6 +556,14 @@ class Layer(LayerLosses, nn.Layer):
 
     # -- weights ---------------------------------------------------------------------------
 
+    def add_metric(self, *args, **kwargs):
+        """Keras 3's: deprecated, and it raises."""
+        raise _errors.GradkitNotImplementedError(
+            "Layer `add_metric()` method is deprecated (Keras 3 raises too). Add your metric in "
+            "`Model.compile(metrics=[...])`, or create metric trackers in __init__() or build() when subclassing the "
+            "layer or model, then call `metric.update_state()` whenever necessary."
+        )
+
     def add_weight(
         self,
         *args,
@@ -577,6 +585,11 @@ class Layer(LayerLosses, nn.Layer):
         if args and isinstance(args[0], str):
             return self._add_weight_named(*args, shape=shape, initializer=initializer, trainable=trainable, dtype=dtype)
         what = f"{type(self).__name__} '{self.name}' add_weight"
+        if name is not None and (not isinstance(name, str) or "/" in name):
+            raise _errors.GradkitValueError(
+                f"Argument `name` must be a string and cannot contain character `/`. Received: name={name} ({what}, "
+                "as Keras refuses it: a weight's path joins the layer names with '/'). Pass a name without '/'."
+            )
         if len(args) > 3:
             raise _errors.GradkitTypeError(
                 f"{what} takes at most 3 positional arguments (shape, initializer, dtype), as in Keras 3, but got "
