@@ -2,7 +2,7 @@
 TensorFlow's class (``tf.errors.InvalidArgumentError`` eagerly, so that ``except`` clauses
 written for TensorFlow catch it): ``reduce_any``/``reduce_all`` of a non-bool tensor,
 ``add_n`` of bools or of mismatched shapes, ``segment_*`` ids that do not match the data, and
-``confusion_matrix`` classes out of range."""
+``confusion_matrix`` classes out of range; and ``clip_by_global_norm`` of a bare tensor (TypeError)."""
 
 import numpy as np
 import pytest
@@ -68,3 +68,17 @@ def test_parity(program):
     assert not isinstance(outcome, Exception)
     if program is not p_the_same_ops_on_valid_inputs:
         assert str(outcome) == "InvalidArgumentError"
+
+
+def test_clip_by_global_norm_takes_a_sequence_only():
+    from test_tf_parity import run_both
+
+    def bare_tensor(tf):
+        return tf.clip_by_global_norm(tf.constant([3.0, 4.0]), 1.0)
+
+    def a_tuple(tf):
+        return tf.clip_by_global_norm((tf.constant([3.0, 4.0]), None), 1.0)
+
+    outcome = run_both(bare_tensor)
+    assert isinstance(outcome, TypeError) and str(outcome).startswith("[gradkit] `t_list` should be a sequence")
+    assert not isinstance(run_both(a_tuple), Exception)

@@ -824,6 +824,11 @@ def _clip_by_global_norm(ts, clip_norm, use_norm=None):
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     """``([t * clip_norm / max(global_norm, clip_norm) ...], global_norm)``; None entries stay None.
     With ``use_norm`` that norm is used (and returned) instead of the one ``t_list`` has."""
+    if not isinstance(t_list, (list, tuple)):
+        raise _errors.GradkitTypeError(
+            f"`t_list` should be a sequence of tensors. Received {type(t_list)} (TensorFlow raises TypeError too). "
+            "Pass a list: tf.clip_by_global_norm([t], clip_norm), or tf.clip_by_norm(t, clip_norm) for one tensor."
+        )
     t_list = list(t_list)
     present = [i for i, t in enumerate(t_list) if t is not None]
     norm_arg = () if use_norm is None else (convert(use_norm, np.float32),)
