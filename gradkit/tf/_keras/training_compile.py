@@ -30,7 +30,7 @@ def flat_outputs(structure, output_names=None) -> list:
     """``[(name, value)]`` for each output of ``structure`` (a dict's by sorted key, a list's in
     order, named by ``output_names`` where the model knows them: a functional model's output
     layers)."""
-    if isinstance(structure, dict) and not _holds_containers(structure):
+    if isinstance(structure, dict) and not _is_nested(structure):
         return [(key, structure[key]) for key in sorted(structure)]
     # A list, or a dict holding lists or dicts ({"a": out_a, "b": [out_b, out_c]}): its
     # outputs in Keras' flat order (dicts by sorted key).
@@ -41,13 +41,11 @@ def flat_outputs(structure, output_names=None) -> list:
     return list(zip(names, values))
 
 
-def _holds_containers(structure: dict) -> bool:
-    return any(not _is_leaf(x) for x in structure.values())
-
-
 def _is_nested(structure) -> bool:
-    """Whether ``structure`` (a model's outputs) holds containers inside its list or tuple
-    (``[out_a, [out_b, out_c]]``)."""
+    """Whether ``structure`` (a model's outputs) holds containers inside its list, tuple or dict
+    (``[out_a, [out_b, out_c]]``, ``{"a": out_a, "b": [out_b, out_c]}``)."""
+    if isinstance(structure, dict):
+        return any(not _is_leaf(x) for x in structure.values())
     return isinstance(structure, (list, tuple)) and any(not _is_leaf(x) for x in structure)
 
 
@@ -88,7 +86,7 @@ def _per_output(spec, outputs: list, what: str, structure=None) -> list:
     them) a list follows their nesting; ``loss`` and ``loss_weights`` may also be flat, one per
     output in order (as Keras takes them)."""
     count = len(outputs)
-    if isinstance(spec, dict) and isinstance(structure, dict) and _holds_containers(structure):
+    if isinstance(spec, dict) and isinstance(structure, dict) and _is_nested(structure):
         return _up_to(structure, spec, what)
     if isinstance(spec, dict):
         names = [name for name, _ in outputs]
@@ -133,7 +131,7 @@ def _loss_names(structure, outputs: list, resolved: list) -> list:
 
 def _aligned(structure, outputs: list, like, what: str) -> list:
     """``structure`` (targets or sample weights) as one entry per output of ``like``."""
-    if isinstance(structure, dict) and isinstance(like, dict) and _holds_containers(like):
+    if isinstance(structure, dict) and isinstance(like, dict) and _is_nested(like):
         return _up_to(like, structure, what)
     if isinstance(structure, dict):
         # An output left out has None (one without a loss needs no target; CompileLoss raises
