@@ -79,7 +79,10 @@ def p_conv2d_in_a_model(tf):
 
 def p_embedding_output_cast_to_the_ids_dtype(tf):
     table = np.arange(15, dtype="float32").reshape(5, 3) / 4
-    embedding = tf.keras.layers.Embedding(5, 3, embeddings_initializer=tf.keras.initializers.Constant(table))
+    # Named: auto-generated layer names are numbered process-wide, differently in each framework.
+    embedding = tf.keras.layers.Embedding(
+        5, 3, embeddings_initializer=tf.keras.initializers.Constant(table), name="embedding"
+    )
     layer = tf.keras.layers.SpectralNormalization(embedding, name="sn")
     ids = np.array([[1, 4]], "int32")
     out = layer(ids)
