@@ -39,7 +39,7 @@ def gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy=""):
     params, indices = convert(params), convert(indices)
     k = indices.shape[-1] if indices.ndim else 0
     if k > params.ndim - int(batch_dims):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.gather_nd: indices of depth {k} (their last dimension) index params of shape {tuple(params.shape)} "
             f"past its {params.ndim - int(batch_dims)} dimensions after batch_dims={int(batch_dims)}; TensorFlow "
             "refuses them too. Each index holds at most one entry per dimension of params."

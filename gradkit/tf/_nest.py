@@ -152,8 +152,14 @@ def _compare(a, b, check_types: bool, whole1, whole2) -> None:
         _compare(x, y, check_types, whole1, whole2)
 
 
-def map_structure(func, *structure, check_types=True, expand_composites=False):
+def map_structure(func, *structure, check_types=True, expand_composites=False, **kwargs):
     """``func`` applied to the leaves of the structures, in the shape of the first."""
+    if kwargs:
+        # TensorFlow names the two keywords it takes with a ValueError, rather than Python's TypeError.
+        raise _errors.GradkitValueError(
+            f"tf.nest.map_structure got the keyword argument(s) {sorted(kwargs)}: the only keywords it takes are "
+            "check_types and expand_composites, as in TensorFlow."
+        )
     if not structure:
         raise _errors.GradkitValueError("tf.nest.map_structure takes at least one structure.")
     for other in structure[1:]:

@@ -296,7 +296,7 @@ def _key(seed, op: str, dtype):
 def _shape(shape, fn):
     dims = static_ints(shape)
     if any(d < 0 for d in dims):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.{fn} got shape {list(dims)} with a negative dimension; TensorFlow refuses it too. "
             "Pass a shape of sizes >= 0."
         )

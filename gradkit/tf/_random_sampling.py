@@ -82,7 +82,7 @@ def _categorical_args(logits, num_samples, dtype, fn: str):
             "requires. Pass tf.cast(logits, tf.float32)."
         )
     if values.ndim != 2:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.random.{fn} got logits of shape {list(values.shape)}: they must be a matrix "
             "[batch_size, num_classes], as in TensorFlow. Reshape them (tf.reshape(logits, [-1, n]))."
         )

@@ -96,7 +96,7 @@ def _scatter(tensor, indices, updates, how, what, policy=""):
     want = tuple(indices.shape[:-1]) + tuple(tensor.shape[k:])
     # jax's .at[] would broadcast updates and cast their dtype; TensorFlow raises.
     if k > tensor.ndim or tuple(updates.shape) != want or updates.dtype != tensor.dtype:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"{what}: updates of shape {tuple(updates.shape)} and dtype {updates.dtype} with indices of shape "
             f"{tuple(indices.shape)} into a tensor of shape {tuple(tensor.shape)} and dtype {tensor.dtype}; "
             "TensorFlow requires updates.shape == indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
@@ -154,7 +154,7 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
     k = indices.shape[-1] if indices.ndim else 0
     want = tuple(indices.shape[:-1]) + shape[k:]
     if k > len(shape) or tuple(updates.shape) != want:
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.scatter_nd: updates of shape {tuple(updates.shape)} with indices of shape {tuple(indices.shape)} "
             f"into shape {shape}; TensorFlow requires updates.shape == indices.shape[:-1] + shape[indices.shape[-1]:] "
             f"(here {want})."

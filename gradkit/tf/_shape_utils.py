@@ -100,7 +100,7 @@ def ensure_shape(x, shape, name=None):
         return out
     got = tuple(x.shape)
     if want is not None and (len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got))):
-        raise _errors.GradkitValueError(
+        raise _errors.InvalidArgumentValueError(
             f"tf.ensure_shape: the tensor's shape {list(got)} is not compatible with the expected shape "
             f"{list(want)} (None matches any size), as TensorFlow requires."
         )
