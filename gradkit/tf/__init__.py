@@ -344,6 +344,8 @@ random = _Namespace(
     fixed_unigram_candidate_sampler=_random_candidates.fixed_unigram_candidate_sampler,
     all_candidate_sampler=_random_candidates.all_candidate_sampler,
     Generator=_random_generator.Generator,
+    Algorithm=_random_generator.Algorithm,
+    create_rng_state=_random_generator.create_rng_state,
     get_global_generator=_random_generator.get_global_generator,
     set_global_generator=_random_generator.set_global_generator,
     experimental=_Namespace(
@@ -352,6 +354,8 @@ random = _Namespace(
         stateless_split=_random_seeds.split,
         stateless_fold_in=_random_seeds.fold_in,
         Generator=_random_generator.Generator,
+        Algorithm=_random_generator.Algorithm,
+        create_rng_state=_random_generator.create_rng_state,
         get_global_generator=_random_generator.get_global_generator,
         set_global_generator=_random_generator.set_global_generator,
     ),

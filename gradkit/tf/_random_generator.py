@@ -14,6 +14,7 @@ the same shapes compiles once, as in TensorFlow. The state is a uint32[2] ``jax.
 
 from __future__ import annotations
 
+import enum
 import os
 
 import jax
@@ -29,6 +30,29 @@ from ._variables import Variable
 _GENERATOR_DOMAIN = 0xBB67AE85
 
 
+class Algorithm(enum.Enum):
+    """``tf.random.Algorithm``: the names TensorFlow's generators take as ``alg``. gradkit accepts
+    each of them and draws with jax.random's threefry key whichever is named."""
+
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
+
+
+def _check_algorithm(alg) -> None:
+    if alg is None or isinstance(alg, Algorithm):
+        return
+    names = {a.name.lower(): a for a in Algorithm}
+    if isinstance(alg, str) and alg.lower() in names:
+        return
+    if isinstance(alg, int) and not isinstance(alg, bool) and alg in {a.value for a in Algorithm}:
+        return
+    raise _errors.GradkitValueError(
+        f"tf.random.Generator got alg={alg!r}: it takes None, a tf.random.Algorithm, or one of the names "
+        f"{sorted(names)} (or their numbers 1-3), as in TensorFlow."
+    )
+
+
 def _key_of_seed(seed) -> np.ndarray:
     if isinstance(seed, Tensor):
         seed = seed.numpy()
@@ -41,11 +65,32 @@ def _key_of_seed(seed) -> np.ndarray:
         return np.asarray(jax.random.key_data(key))
 
 
+def _checked_state(state, what: str) -> np.ndarray:
+    state = np.asarray(state.numpy() if isinstance(state, (Tensor, Variable)) else state)
+    if state.shape != (2,) or state.dtype != np.uint32:
+        raise _errors.GradkitValueError(
+            f"{what} got a state of shape {list(state.shape)} and dtype {state.dtype}: gradkit's "
+            "is a uint32[2] jax.random key (TensorFlow's int64[3] Philox state does not carry over). "
+            "Call tf.random.Generator.from_seed(seed), or pass a state from tf.random.create_rng_state or "
+            "another generator's g.state."
+        )
+    return state
+
+
+def create_rng_state(seed, alg) -> Tensor:
+    """``tf.random.create_rng_state``: the state ``Generator.from_seed(seed)`` starts from, for
+    ``Generator(state=...)`` or ``Generator.from_state``. gradkit's state is a uint32[2]
+    jax.random key, where TensorFlow's is an int64 Philox or threefry state."""
+    _check_algorithm(alg)
+    return Tensor.concrete(_key_of_seed(seed))
+
+
 class Generator:
-    """``tf.random.Generator``: make one with ``Generator.from_seed(seed)`` or
-    ``Generator.from_non_deterministic_state()``; ``g.normal``, ``g.uniform``,
-    ``g.truncated_normal``, ``g.uniform_full_int``, ``g.make_seeds``, ``g.split``,
-    ``g.reset_from_seed``. ``g.state`` is the Variable holding its state."""
+    """``tf.random.Generator``: make one with ``Generator.from_seed(seed)``,
+    ``Generator.from_state(state, alg)`` or ``Generator.from_non_deterministic_state()``;
+    ``g.normal``, ``g.uniform``, ``g.truncated_normal``, ``g.uniform_full_int``, ``g.binomial``,
+    ``g.make_seeds``, ``g.split``, ``g.skip``, ``g.reset``, ``g.reset_from_seed``. ``g.state`` is
+    the Variable holding its state."""
 
     def __init__(self, copy_from=None, state=None, alg=None):
         if copy_from is not None:
@@ -55,14 +100,8 @@ class Generator:
                 "tf.random.Generator() needs a state to start from. Call tf.random.Generator.from_seed(seed) or "
                 "tf.random.Generator.from_non_deterministic_state(), or pass copy_from=another_generator."
             )
-        state = np.asarray(state.numpy() if isinstance(state, (Tensor, Variable)) else state)
-        if state.shape != (2,) or state.dtype != np.uint32:
-            raise _errors.GradkitValueError(
-                f"tf.random.Generator got a state of shape {list(state.shape)} and dtype {state.dtype}: gradkit's "
-                "is a uint32[2] jax.random key (TensorFlow's int64[3] Philox state does not carry over). "
-                "Call tf.random.Generator.from_seed(seed) instead."
-            )
-        self._state_var = Variable(state, name="StateVar", trainable=False)
+        _check_algorithm(alg)
+        self._state_var = Variable(_checked_state(state, "tf.random.Generator"), name="StateVar", trainable=False)
 
     @classmethod
     def _holding(cls, state_var: Variable) -> Generator:
@@ -77,6 +116,12 @@ class Generator:
         return cls(state=_key_of_seed(seed), alg=alg)
 
     @classmethod
+    def from_state(cls, state, alg):
+        """A generator that starts from ``state`` (from ``tf.random.create_rng_state`` or another
+        generator's ``g.state``)."""
+        return cls(state=state, alg=alg)
+
+    @classmethod
     def from_non_deterministic_state(cls, alg=None):
         """A generator seeded from the operating system's entropy."""
         return cls.from_seed(int.from_bytes(os.urandom(8), "little"), alg=alg)
@@ -87,6 +132,25 @@ class Generator:
     @property
     def state(self) -> Variable:
         return self._state_var
+
+    @property
+    def algorithm(self) -> int:
+        """The number of the algorithm the draws use: jax.random's threefry
+        (``tf.random.Algorithm.THREEFRY.value``), whichever ``alg`` was named."""
+        return Algorithm.THREEFRY.value
+
+    def reset(self, state) -> None:
+        """Starts again from ``state``, as ``Generator.from_state(state, alg)`` does."""
+        self._state_var.assign(_checked_state(state, "Generator.reset"))
+
+    def skip(self, delta):
+        """Advances the state to where a draw of ``delta`` numbers leaves it, and returns the state
+        before. Each draw advances gradkit's state by one step of ``jax.random.split``, whatever
+        its size, so any ``delta`` is one step."""
+        int(np.asarray(delta.numpy() if isinstance(delta, Tensor) else delta))  # an integer, as TensorFlow takes
+        before = Tensor.concrete(np.asarray(self._state_var.numpy()))
+        self._next_key()
+        return before
 
     def reset_from_seed(self, seed) -> None:
         """Starts again as ``Generator.from_seed(seed)`` does."""
