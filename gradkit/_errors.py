@@ -152,6 +152,14 @@ class VariableValueNeededError(GradkitTypeError, jax.errors.ConcretizationTypeEr
         TypeError.__init__(self, message)
 
 
+class VariableKeptByCachedProgramError(GradkitTypeError, jax.errors.UnexpectedTracerError):
+    """A traced value of a Variable kept by a function jax traces once and reuses, met by a later
+    call. Still a ``jax.errors.UnexpectedTracerError``, as jax raises it, for code that catches that."""
+
+    def __init__(self, message: str):
+        TypeError.__init__(self, PREFIX + message)
+
+
 class OpInputError(GradkitError, ValueError, TypeError, InvalidArgumentError):
     """Inputs an op cannot take, as JAX found them (JAX's own message is in the text and in
     ``__cause__``). Both a ValueError, as TensorFlow raises for shapes that do not fit when it
@@ -354,6 +362,14 @@ MSG_VARIABLE_READ_BY_CACHED_PROGRAM = (
     "time it was traced as a constant, so {fn} would see neither later assignments of {name} nor a gradient "
     "with respect to it. Pass the value in as an argument of that function (helper(x, w.value)), decorate "
     "the helper with gk.jit instead of jax.jit, or define the body inside {fn}."
+)
+
+MSG_VARIABLE_TRACER_KEPT_BY_CACHED_PROGRAM = (
+    "jax met a value traced by an earlier call: Variable {name} is read inside a function that jax traces once "
+    "and reuses (a jax.jit-decorated helper, a jax.checkpoint function, or a lax loop or cond body defined outside "
+    "the function being transformed), and jax kept the traced value that read gave at the first call. Pass the "
+    "value in as an argument of that function (helper(x, w.value)), decorate the helper with gk.jit instead of "
+    "jax.jit, or define the body inside the function being transformed."
 )
 
 MSG_VARIABLE_READ_IN_LIFT = (

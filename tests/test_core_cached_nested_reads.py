@@ -119,3 +119,53 @@ def test_transforms_of_a_gk_jit_function_do_not_warn_and_see_assignments():
         np.testing.assert_allclose(
             per_example, jax.vmap(pure, (0, None, None))(jnp.stack([x, 2 * x]), w.value, u.value)
         )
+
+
+def test_jit_keeps_refusing_after_the_first_call():
+    """jax keeps the constant in its cache, so a later call would compute with the first value:
+    every call is refused, and the Variable keeps its value each time."""
+    v = gk.Variable(jnp.array(2.0), name="v")
+
+    def body(i, c):
+        return jnp.sin(c * v.value)
+
+    @gk.jit
+    def step(x):
+        return jax.lax.fori_loop(0, 2, body, x)
+
+    for value in (2.0, 4.0, 5.0):
+        v.assign(value)
+        with pytest.raises(gk.GradkitError, match=CACHED):
+            step(jnp.array(1.0))
+        np.testing.assert_array_equal(v.value, value)
+
+
+KEPT = r"^\[gradkit\] jax met a value traced by an earlier call: Variable 'v' is read inside a function"
+
+
+@pytest.mark.parametrize("wrap", ["fori_body", "jax_jit_helper", "checkpoint"])
+def test_grad_names_the_variable_a_cached_function_kept_a_tracer_of(wrap):
+    """Under gk.grad the first call is exact (the pure-JAX rewrite's gradient); a second call meets
+    the tracer jax's cache kept from the first: gradkit's error names the Variable and the fix, and
+    is still jax's UnexpectedTracerError."""
+    v = gk.Variable(jnp.array(1.5), name="v")
+    if wrap == "fori_body":
+
+        def body(i, c):
+            return jnp.sin(c * v.value)
+
+        def loss(x):
+            return jax.lax.fori_loop(0, 2, body, x)
+    else:
+        inner = (jax.jit if wrap == "jax_jit_helper" else jax.checkpoint)(lambda c: jnp.sin(c * v.value))
+
+        def loss(x):
+            return inner(inner(x))
+
+    x = jnp.array(0.7)
+    (grad,) = gk.grad(loss, wrt=[v])(x)
+    np.testing.assert_allclose(grad, jax.grad(_pure, 1)(x, 1.5), rtol=1e-6)
+    with pytest.raises(jax.errors.UnexpectedTracerError, match=KEPT) as caught:
+        gk.grad(loss, wrt=[v])(x)
+    assert isinstance(caught.value, gk.GradkitError)
+    np.testing.assert_array_equal(v.value, 1.5)

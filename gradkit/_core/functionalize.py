@@ -21,6 +21,11 @@ from . import variable as _variable
 from .state import State
 from .variable import Variable
 
+# The Variables a transform's call read inside a jax trace opened during the call (a jax.jit
+# helper, a lax body, a jax.checkpoint function), by id: jax may keep that trace, with the traced
+# value read, and hand it to a later call, which then fails with jax's UnexpectedTracerError.
+_READ_IN_NESTED_TRACE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
 
 class StateFrame(frames.Frame):
     """Holds the values of Variables for the duration of one pure call.
@@ -156,7 +161,19 @@ class StateFrame(frames.Frame):
                 # Only a discovery trace reads it this way; its value just has to be concrete.
                 return frames.concrete(frames.read_below(self, var))
             return frames.read_outside(self, var)
+        if key not in _READ_IN_NESTED_TRACE and frames.trace_state() != self.trace:
+            _READ_IN_NESTED_TRACE[key] = var
         return value
+
+    def __exit__(self, exc_type, exc, tb):
+        super().__exit__(exc_type, exc, tb)
+        if isinstance(exc, jax.errors.UnexpectedTracerError) and not isinstance(exc, _errors.GradkitError):
+            kept = [var for key, var in list(_READ_IN_NESTED_TRACE.items()) if key in self.variables]
+            if kept:
+                raise _errors.VariableKeptByCachedProgramError(
+                    _errors.MSG_VARIABLE_TRACER_KEPT_BY_CACHED_PROGRAM.format(name=kept[0]._label())
+                ) from exc
+        return False
 
     def _forget_local(self, key) -> None:
         for table in (self.values, self._initial, self._assigned_at):

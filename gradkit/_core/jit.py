@@ -251,7 +251,8 @@ class JitFunction:
         without reading it, and would compute with the old value for good. (A Variable the
         function also reads elsewhere goes unnoticed here.)"""
         lost = [var for var in self._nested_reads if id(var) in frame.variables and id(var) not in frame.read_ids]
-        self._nested_reads = frame.nested_unknown_reads
+        # A lost one stays lost: jax's cache keeps the constant, so every later trace must be refused too.
+        self._nested_reads = frame.nested_unknown_reads + lost
         if lost:
             raise _errors.GradkitRuntimeError(
                 _errors.MSG_VARIABLE_READ_BY_CACHED_PROGRAM.format(
