@@ -13,7 +13,6 @@ import functools
 import inspect
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
@@ -22,6 +21,7 @@ from gradkit._tape.lift import lift_op as lift
 from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
+from ..._array import _cast_to
 from ..._convert import convert, known_value, wrap
 from .. import functional
 from .dtype_rules import dtype_of, float_of, result_type, standardize_dtype
@@ -73,17 +73,11 @@ def apply(fn, *args, **static):
     return wrap(lift(fn)(*args, **static))
 
 
-def _astype(x, dtype):
-    if jnp.iscomplexobj(x) and not jnp.issubdtype(dtype, jnp.complexfloating):
-        x = jnp.real(x)  # TensorFlow's cast keeps the real part
-    return x.astype(dtype)
-
-
 def cast(x, dtype):
     """``x`` (a tensor or value) in ``dtype``, recorded; unchanged when it already has it."""
     dtype = standardize_dtype(dtype)
     x = convert(x)
-    return x if np.dtype(x.dtype) == dtype else apply(_astype, x, dtype=dtype)
+    return x if np.dtype(x.dtype) == dtype else apply(_cast_to, x, dtype=dtype)
 
 
 def tensor(x, dtype=None):

@@ -231,13 +231,17 @@ def moments(x, axes, keepdims=False, synchronized=False):
 @keras_op
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
     """``keras.ops.batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3)``:
-    ``(x - mean) / sqrt(variance + epsilon) * scale + offset``, the 1-D statistics along ``axis``."""
+    ``(x - mean) / sqrt(variance + epsilon) * scale + offset``, the 1-D statistics along ``axis``;
+    with ``axis=-1`` the statistics broadcast against ``x`` as they are (a scalar, or a ``(3, 4)``
+    mean of an ``(N, 3, 4)`` input), as in Keras."""
     x = tensor(x)
-    shape = [1] * x.ndim
-    shape[int(axis)] = tensor(mean).shape[0]
-    mean, variance, offset, scale = (
-        None if p is None else _array.reshape(tensor(p), shape) for p in (mean, variance, offset, scale)
-    )
+    mean, variance, offset, scale = (None if p is None else tensor(p) for p in (mean, variance, offset, scale))
+    if axis != -1:
+        shape = [1] * x.ndim
+        shape[int(axis)] = mean.shape[0]
+        mean, variance, offset, scale = (
+            None if p is None else _array.reshape(p, shape) for p in (mean, variance, offset, scale)
+        )
     return _nn.batch_normalization(x, mean, variance, offset, scale, epsilon)
 
 
