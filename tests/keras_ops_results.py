@@ -39,3 +39,15 @@ def assert_same(ours, theirs, where="", tol=2e-5):
         np.testing.assert_allclose(value.astype(wide), want.astype(wide), rtol=tol, atol=tol)
     else:
         np.testing.assert_array_equal(value, want)
+
+
+def assert_matches_keras(case, ours):
+    """``(name, args, kwargs)`` called on ``ours`` (gradkit.tf.keras.ops) and on real Keras' ops:
+    the same results (skipped where Keras is not installed)."""
+    import pytest
+
+    keras = pytest.importorskip("keras")
+    name, args, kwargs = case
+    want = plain(getattr(keras.ops, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    got = plain(getattr(ours, name)(*args, **kwargs), keras.backend.standardize_dtype)
+    assert_same(got, want, name)
