@@ -275,8 +275,8 @@ nn = _Namespace(
 from . import _compat_v1_state_ops, _moving_average  # noqa: E402
 
 _COMPAT_V1_STATE_OPS = (
-    "assign assign_add assign_sub scatter_update scatter_add scatter_sub scatter_nd_update scatter_nd_add "
-    "scatter_nd_sub".split()
+    "assign assign_add assign_sub scatter_update scatter_add scatter_sub scatter_mul scatter_div scatter_max "
+    "scatter_min batch_scatter_update scatter_nd_update scatter_nd_add scatter_nd_sub".split()
 )
 # TensorFlow 2.21 has fused_batch_norm under tf.compat.v1.nn only.
 compat = _Namespace(

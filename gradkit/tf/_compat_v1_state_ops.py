@@ -1,5 +1,6 @@
 """``tf.compat.v1``'s state ops: ``assign``, ``assign_add``, ``assign_sub`` and the scatter updates
-(``scatter_update``/``add``/``sub``, ``scatter_nd_update``/``add``/``sub``), each the Variable's own
+(``scatter_update``/``add``/``sub``/``mul``/``div``/``max``/``min``, ``batch_scatter_update``,
+``scatter_nd_update``/``add``/``sub``), each the Variable's own
 method, returning the Variable's new value as TensorFlow 1's ops return their ref."""
 
 from __future__ import annotations
@@ -41,6 +42,26 @@ def scatter_add(ref, indices, updates, use_locking=False, name=None):
 
 def scatter_sub(ref, indices, updates, use_locking=False, name=None):
     return _variable(ref, "scatter_sub").scatter_sub(IndexedSlices(updates, indices))
+
+
+def scatter_mul(ref, indices, updates, use_locking=False, name=None):
+    return _variable(ref, "scatter_mul").scatter_mul(IndexedSlices(updates, indices))
+
+
+def scatter_div(ref, indices, updates, use_locking=False, name=None):
+    return _variable(ref, "scatter_div").scatter_div(IndexedSlices(updates, indices))
+
+
+def scatter_max(ref, indices, updates, use_locking=False, name=None):
+    return _variable(ref, "scatter_max").scatter_max(IndexedSlices(updates, indices))
+
+
+def scatter_min(ref, indices, updates, use_locking=False, name=None):
+    return _variable(ref, "scatter_min").scatter_min(IndexedSlices(updates, indices))
+
+
+def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
+    return _variable(ref, "batch_scatter_update").batch_scatter_update(IndexedSlices(updates, indices))
 
 
 def scatter_nd_update(ref, indices, updates, use_locking=True, name=None):

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gradkit import _errors
 
-from ._convert import TENSOR_LIKE, call, convert, static_ints
+from ._convert import TENSOR_LIKE, call, convert, known_value, static_ints
 from ._indexing import bad_indices, check_indices, out_of_range_dropped
 from ._segment import _segment_prod
 
@@ -232,12 +233,32 @@ def _rows(tensor, indices, values, how):
             values = 1 / values
         rows = values.reshape((-1, *tensor.shape[1:]))
         return tensor * _segment_prod(rows, indices.reshape(-1), tensor.shape[0], False)
+    if how == "divide":
+        # Integers divide toward zero, as C and TensorFlow do (5 / -2 is -2); dividing by each of a
+        # repeated row's values in turn is dividing by their product.
+        values = jnp.broadcast_to(values, tuple(indices.shape) + tuple(tensor.shape[1:])).astype(tensor.dtype)
+        rows = values.reshape((-1, *tensor.shape[1:]))
+        return jax.lax.div(tensor, jax.ops.segment_prod(rows, indices.reshape(-1), tensor.shape[0]))
     return getattr(tensor.at[indices], how)(values)
 
 
 def scatter_rows(tensor, indices, values, how, what="Variable.scatter_update"):
     """Rows ``indices`` (any shape) of ``tensor`` set to ``values`` (``how='assign'``), or combined
     with them (``how``: add, max, min, multiply, divide)."""
-    tensor, indices = convert(tensor), convert(indices)
+    tensor, indices, values = convert(tensor), convert(indices), convert(values)
     check_indices(indices, tensor.shape[0], what)
-    return call(_rows, tensor, indices, convert(values), how=how)
+    want = tuple(indices.shape) + tuple(tensor.shape[1:])
+    if values.ndim and tuple(values.shape) != want:
+        raise _errors.InvalidArgumentValueError(
+            f"{what} got updates of shape {tuple(values.shape)} for indices of shape {tuple(indices.shape)} into a "
+            f"Variable of shape {tuple(tensor.shape)}: TensorFlow requires a scalar or updates.shape == "
+            f"indices.shape + shape[1:] (here {want}). Reshape or broadcast them: tf.broadcast_to(updates, {list(want)})."
+        )
+    if how == "divide":
+        divisors = known_value(values)
+        if divisors is not None and not np.all(np.asarray(divisors) != 0):
+            raise _errors.InvalidArgumentValueError(
+                f"{what} got updates that contain 0: TensorFlow refuses to divide by them. Leave those rows out "
+                "of the indices."
+            )
+    return call(_rows, tensor, indices, values, how=how)
