@@ -32,45 +32,36 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return _variable(ref, "assign_sub").assign_sub(value)
 
 
-def scatter_update(ref, indices, updates, use_locking=True, name=None):
-    return _variable(ref, "scatter_update").scatter_update(IndexedSlices(updates, indices))
+def _row_scatter(method: str, use_locking: bool):
+    """``tf.compat.v1.<method>(ref, indices, updates)``: ``ref.<method>(tf.IndexedSlices(updates, indices))``."""
+
+    def op(ref, indices, updates, use_locking=use_locking, name=None):
+        return getattr(_variable(ref, method), method)(IndexedSlices(updates, indices))
+
+    op.__name__ = op.__qualname__ = method
+    op.__doc__ = f"``tf.compat.v1.{method}``: ``ref.{method}(tf.IndexedSlices(updates, indices))``, the new value."
+    return op
 
 
-def scatter_add(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_add").scatter_add(IndexedSlices(updates, indices))
+def _nd_scatter(method: str, use_locking: bool):
+    """``tf.compat.v1.<method>(ref, indices, updates)``: ``ref.<method>(indices, updates)``."""
+
+    def op(ref, indices, updates, use_locking=use_locking, name=None):
+        return getattr(_variable(ref, method), method)(indices, updates)
+
+    op.__name__ = op.__qualname__ = method
+    op.__doc__ = f"``tf.compat.v1.{method}``: ``ref.{method}(indices, updates)``, the new value."
+    return op
 
 
-def scatter_sub(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_sub").scatter_sub(IndexedSlices(updates, indices))
-
-
-def scatter_mul(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_mul").scatter_mul(IndexedSlices(updates, indices))
-
-
-def scatter_div(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_div").scatter_div(IndexedSlices(updates, indices))
-
-
-def scatter_max(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_max").scatter_max(IndexedSlices(updates, indices))
-
-
-def scatter_min(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_min").scatter_min(IndexedSlices(updates, indices))
-
-
-def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
-    return _variable(ref, "batch_scatter_update").batch_scatter_update(IndexedSlices(updates, indices))
-
-
-def scatter_nd_update(ref, indices, updates, use_locking=True, name=None):
-    return _variable(ref, "scatter_nd_update").scatter_nd_update(indices, updates)
-
-
-def scatter_nd_add(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_nd_add").scatter_nd_add(indices, updates)
-
-
-def scatter_nd_sub(ref, indices, updates, use_locking=False, name=None):
-    return _variable(ref, "scatter_nd_sub").scatter_nd_sub(indices, updates)
+scatter_update = _row_scatter("scatter_update", True)
+scatter_add = _row_scatter("scatter_add", False)
+scatter_sub = _row_scatter("scatter_sub", False)
+scatter_mul = _row_scatter("scatter_mul", False)
+scatter_div = _row_scatter("scatter_div", False)
+scatter_max = _row_scatter("scatter_max", False)
+scatter_min = _row_scatter("scatter_min", False)
+batch_scatter_update = _row_scatter("batch_scatter_update", True)
+scatter_nd_update = _nd_scatter("scatter_nd_update", True)
+scatter_nd_add = _nd_scatter("scatter_nd_add", False)
+scatter_nd_sub = _nd_scatter("scatter_nd_sub", False)
