@@ -25,6 +25,7 @@ from gradkit.nn.layer import unique_name
 
 from .._checkpoint import deferred
 from .._convert import call, convert, wrap
+from .._scatter import IndexedSlices
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
 from . import optimizer_rules as rules
@@ -548,7 +549,15 @@ def _checked_pairs(grads_and_vars) -> tuple:
             "the loss.",
             stacklevel=3,
         )
-    return [(g, v) for g, v in pairs if g is not None], [v for _, v in pairs]
+    return [(_with_dense_shape(g, v), v) for g, v in pairs if g is not None], [v for _, v in pairs]
+
+
+def _with_dense_shape(g, v):
+    """A ``tf.IndexedSlices`` gradient made without ``dense_shape`` takes its Variable's shape, as Keras
+    applies its rows to that Variable."""
+    if isinstance(g, IndexedSlices) and g.dense_shape is None:
+        return IndexedSlices(g.values, g.indices, tuple(jnp.shape(v.value)))
+    return g
 
 
 class SGD(Optimizer):
