@@ -609,7 +609,9 @@ def roll(input, shift, axis, name=None):  # noqa: A002
     ``shift`` may be a traced tensor inside ``tf.function`` (a random shift, say)."""
     x = convert(input)
     shifts = shift if isinstance(shift, (list, tuple)) and not any(isinstance(s, Tensor) for s in shift) else None
-    shift_shape = np.shape(shifts) if shifts is not None else tuple(convert(shift).shape)
+    if shifts is None:
+        shift = convert(shift)  # a list holding tensors (traced ones too) packed, as TensorFlow packs it
+    shift_shape = np.shape(shifts) if shifts is not None else tuple(shift.shape)
     axis_shape = np.shape(axis) if isinstance(axis, (list, tuple, np.ndarray)) else tuple(convert(axis).shape)
     if shift_shape != axis_shape or len(shift_shape) > 1:
         raise _errors.InvalidArgumentValueError(
