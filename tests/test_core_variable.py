@@ -284,3 +284,17 @@ def test_a_slice_of_a_local_variable_assigned_under_transforms():
     np.testing.assert_allclose(np.asarray(gk.vmap(g)(jnp.array([2.0, 3.0]))), [12.0, 18.0])
     np.testing.assert_allclose(float(gk.jit(f)(jnp.float32(2.0))), 12.0)
     np.testing.assert_array_equal(np.asarray(u.value), [6.0, 4.0, 2.0])
+
+
+def test_round_divmod_and_format_read_the_value_as_a_jax_array_does():
+    v = gk.Variable(2.345, name="v")
+    a = jnp.float32(2.345)  # the oracle: the same value as a jax.Array
+    assert round(v) == round(a) and float(round(v, 1)) == float(round(a, 1))
+    for got, want in zip(divmod(v, 2.0) + divmod(7.0, v), divmod(a, 2.0) + divmod(7.0, a)):
+        np.testing.assert_allclose(got, want)
+    assert f"{v:.2f}" == f"{a:.2f}" == "2.35"
+    assert f"{v}" == str(v)
+    # The remainder's derivative is 1: d(r^2)/dv = 2 r, as jax.grad of the pure rewrite gives.
+    np.testing.assert_allclose(
+        gk.grad(lambda: divmod(v, 2.0)[1] ** 2, wrt=v)(), jax.grad(lambda x: (x % 2.0) ** 2)(a), rtol=1e-6
+    )

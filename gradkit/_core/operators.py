@@ -81,6 +81,19 @@ class ValueOperators:
     def __complex__(self):
         return complex(self._read_value())
 
+    def __round__(self, ndigits=None):
+        return round(self._read_value(), ndigits)
+
+    def __divmod__(self, other):
+        return divmod(self._read_value(), other)
+
+    def __rdivmod__(self, other):
+        return divmod(other, self._read_value())
+
+    def __format__(self, spec):
+        # As a jax.Array formats: a format spec applies to the value (f"{v:.2f}" of a scalar).
+        return format(self._read_value(), spec) if spec else str(self)
+
     def __len__(self):
         return len(self._read_value())
 
