@@ -2,7 +2,8 @@
 refused by gradkit.tf with that class too (still a ValueError, as TensorFlow's graph builder
 raises): ``ensure_shape`` of an incompatible shape, ``gather_nd`` indices deeper than params,
 ``scatter_nd``/``tensor_scatter_nd_update`` updates of the wrong shape, a negative random shape,
-1-D ``random.categorical`` logits; and ``tf.nest.map_structure`` with an unknown keyword (ValueError)."""
+1-D ``random.categorical`` logits, scalar scatter updates, ``split`` into one part of another size
+or with ``num`` other than the sizes; and ``tf.nest.map_structure`` with an unknown keyword (ValueError)."""
 
 import numpy as np
 import pytest
@@ -49,6 +50,26 @@ def p_random_categorical_of_1d_logits(tf):
     return _invalid_argument(tf, lambda: tf.random.categorical([1.0, 2.0], 3))
 
 
+def p_tensor_scatter_nd_update_of_scalar_updates(tf):
+    return _invalid_argument(tf, lambda: tf.tensor_scatter_nd_update(tf.zeros([3]), [1], 5.0))
+
+
+def p_scatter_nd_of_scalar_updates(tf):
+    return _invalid_argument(tf, lambda: tf.scatter_nd([1], 5.0, [3]))
+
+
+def p_variable_scatter_nd_update_of_scalar_updates(tf):
+    return _invalid_argument(tf, lambda: tf.Variable([0.0, 0.0, 0.0]).scatter_nd_update([1, 2], 5.0))
+
+
+def p_split_into_one_part_of_another_size(tf):
+    return _invalid_argument(tf, lambda: tf.split(tf.zeros([2, 5]), [-1], axis=1))
+
+
+def p_split_with_num_other_than_the_sizes(tf):
+    return _invalid_argument(tf, lambda: tf.split(tf.zeros([2, 5]), [2, 3], num=3, axis=1))
+
+
 def p_the_same_ops_on_valid_inputs(tf):
     x = tf.constant(np.arange(6.0, dtype="float32").reshape(2, 3))
     return [
@@ -58,6 +79,9 @@ def p_the_same_ops_on_valid_inputs(tf):
         tf.tensor_scatter_nd_update(tf.zeros([3]), [[1]], [5.0]),
         tf.shape(tf.random.uniform([0, 2])),
         tf.shape(tf.random.categorical([[1.0, 2.0]], 3)),
+        tf.split(x, [3], axis=1)[0],
+        tf.split(x, [1, -1], num=2, axis=1)[1],
+        tf.tensor_scatter_nd_update(tf.zeros([3]), [[1]], [5.0]),
     ]
 
 

@@ -461,7 +461,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
             _shape_args.check_split_count(sections, x.shape[axis], int(axis))
     else:
         sizes = list(static_ints(num_or_size_splits))
-        _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis))
+        _shape_args.check_split_sizes(sizes, x.shape[axis], int(axis), num)
         if -1 in sizes:
             sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
         sections = tuple(int(s) for s in np.cumsum(sizes)[:-1])

@@ -96,12 +96,13 @@ def _scatter(tensor, indices, updates, how, what, policy=""):
     k = indices.shape[-1] if indices.ndim else 0
     want = tuple(indices.shape[:-1]) + tuple(tensor.shape[k:])
     # jax's .at[] would broadcast updates and cast their dtype; TensorFlow raises.
-    if k > tensor.ndim or tuple(updates.shape) != want or updates.dtype != tensor.dtype:
+    if k > tensor.ndim or tuple(updates.shape) != want or updates.dtype != tensor.dtype or not updates.ndim:
         raise _errors.InvalidArgumentValueError(
             f"{what}: updates of shape {tuple(updates.shape)} and dtype {updates.dtype} with indices of shape "
             f"{tuple(indices.shape)} into a tensor of shape {tuple(tensor.shape)} and dtype {tensor.dtype}; "
             "TensorFlow requires updates.shape == indices.shape[:-1] + tensor.shape[indices.shape[-1]:] "
-            f"(here {want}) and the tensor's dtype."
+            f"(here {want}), of rank at least one (indices [[i]] with updates [u] for one element), and the "
+            "tensor's dtype."
         )
     if bad_indices(policy, what):
         return call(_scatter_nd, tensor, indices, updates, how=how, ignore=True)
@@ -154,11 +155,11 @@ def scatter_nd(indices, updates, shape, bad_indices_policy="", name=None):
         )
     k = indices.shape[-1] if indices.ndim else 0
     want = tuple(indices.shape[:-1]) + shape[k:]
-    if k > len(shape) or tuple(updates.shape) != want:
+    if k > len(shape) or tuple(updates.shape) != want or not updates.ndim:
         raise _errors.InvalidArgumentValueError(
             f"tf.scatter_nd: updates of shape {tuple(updates.shape)} with indices of shape {tuple(indices.shape)} "
             f"into shape {shape}; TensorFlow requires updates.shape == indices.shape[:-1] + shape[indices.shape[-1]:] "
-            f"(here {want})."
+            f"(here {want}), of rank at least one (indices [[i]] with updates [u] for one element)."
         )
     if bad_indices(bad_indices_policy, "tf.scatter_nd"):
         return call(_scatter_into_zeros, indices, updates, shape=shape, ignore=True)

@@ -44,8 +44,19 @@ def check_paddings(widths: tuple, shape: tuple, mode: str) -> None:
                 )
 
 
-def check_split_sizes(sizes: list, size: int, axis: int) -> None:
-    """``tf.split``'s sizes: they cover the axis exactly (one -1 takes what is left)."""
+def check_split_sizes(sizes: list, size: int, axis: int, num=None) -> None:
+    """``tf.split``'s sizes: they cover the axis exactly (one -1 takes what is left; a single size is
+    the axis' own, as TensorFlow requires), one per output when ``num`` is given."""
+    if num is not None and int(num) != len(sizes):
+        raise _errors.InvalidArgumentValueError(
+            f"tf.split got num={int(num)} with {len(sizes)} sizes {sizes}: TensorFlow needs one size per output. "
+            "Leave num=None, or give as many sizes as outputs."
+        )
+    if len(sizes) == 1 and sizes[0] != size:
+        raise _errors.InvalidArgumentValueError(
+            f"tf.split got the single size {sizes} for axis {axis} of size {size}: with one output TensorFlow "
+            f"needs its size to be the axis' own ({size}), -1 included. Pass [{size}], or more sizes."
+        )
     unknown = sizes.count(-1)
     known = sum(s for s in sizes if s != -1)
     if unknown > 1 or any(s < -1 for s in sizes) or (known != size if not unknown else known > size):
