@@ -136,3 +136,13 @@ def test_jit_method():
     c.add(2.0)
     assert float(c.add(3.0)) == 5.0
     assert float(c.n.value) == 5.0
+
+
+def test_a_result_jax_cannot_return_is_refused_naming_the_function():
+    def labelled(x):
+        return {"value": x * 2.0, "label": "double"}
+
+    with pytest.raises(TypeError, match=r"^\[gradkit\] gk.jit\(labelled\) returned a str at output\['label'\]"):
+        gk.jit(labelled)(1.0)
+    out = gk.jit(lambda x: {"value": x * 2.0, "n": 3, "none": None})(1.0)
+    assert float(out["value"]) == 2.0 and int(out["n"]) == 3 and out["none"] is None

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import operator
 import re
 import types
@@ -186,6 +187,7 @@ class JitFunction:
         try:
             with frame, scope:
                 out = values_of(self._fn(*args, **kwargs))
+            _check_outputs(out, self._fn)
             if runtime_checks.count() != checks_before:
                 self._holds_checks = True
         except BaseException as error:
@@ -785,3 +787,18 @@ def _variable_value_needed(error: BaseException, variables, read_any: bool, name
         "(jax.lax.dynamic_slice(x, (k.value,), (size,)), jnp.where, jax.lax.cond), or read the Variable outside and "
         "pass its value as a static argument (gk.jit(fn, static_argnums=...), fn(x, int(k.value)))."
     )
+
+
+def _check_outputs(out, fn) -> None:
+    """Refuse a result jax cannot return from a compiled program (a str, an object), naming the
+    user's function and where in its result the value is, rather than gradkit's wrapper."""
+    for path, leaf in jax.tree_util.tree_flatten_with_path(out)[0]:
+        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, numbers.Number)) and not hasattr(
+            type(leaf), "__jax_array__"
+        ):
+            raise _errors.GradkitTypeError(
+                f"gk.jit({getattr(fn, '__name__', 'the function')}) returned "
+                f"{_errors.describe_value(leaf)} at output{jax.tree_util.keystr(path)}: a compiled function "
+                "returns arrays, numbers, or pytrees of them. Return that value from a function outside gk.jit, "
+                "or hold it as an array."
+            )
