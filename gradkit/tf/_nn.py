@@ -66,7 +66,32 @@ from ._with_space_to_batch import with_space_to_batch  # noqa: F401  (tf.nn's na
 
 sigmoid = _math.sigmoid
 tanh = _math.tanh
-relu = _math._unary(jax.nn.relu, "relu")
+
+
+def _masked_derivative(fn, inside):
+    """``fn`` whose derivative is the incoming one where ``inside(x)`` and that times 0 elsewhere, as
+    TensorFlow's ReluGrad/Relu6Grad multiply by a 0/1 mask: a NaN coming back stays NaN where the
+    unit is off, where jax.nn's select makes it 0. (A multiply by the mask itself XLA rewrites into
+    that select.) Integers go to ``fn`` as they are."""
+
+    @jax.custom_jvp
+    def masked(x):
+        return fn(x)
+
+    @masked.defjvp
+    def _jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fn(x), jnp.where(inside(x), t, t * 0)
+
+    def op(x):
+        return masked(x) if jnp.issubdtype(x.dtype, jnp.inexact) else fn(x)
+
+    op.__name__ = fn.__name__
+    return op
+
+
+_relu = _masked_derivative(jax.nn.relu, lambda x: x > 0)
+relu = _math._unary(_relu, "relu")
 
 
 def _features_named(fn):
@@ -87,7 +112,10 @@ relu = _features_named(relu)
 def _relu6(x):
     if jnp.issubdtype(x.dtype, jnp.integer):
         return jnp.clip(x, 0, 6).astype(x.dtype)  # TensorFlow keeps the integer dtype
-    return jax.nn.relu6(x)  # its derivative: 1 on (0, 6), 0 elsewhere, TensorFlow's Relu6Grad
+    return _float_relu6(x)  # its derivative: 1 on (0, 6), 0 elsewhere, TensorFlow's Relu6Grad
+
+
+_float_relu6 = _masked_derivative(jax.nn.relu6, lambda x: (x > 0) & (x < 6))
 
 
 relu6 = _features_named(_math._unary(_relu6, "relu6"))
