@@ -328,6 +328,13 @@ def _axis_int(axis) -> int:
     return int(axis)
 
 
+def float_operand(value):
+    """A setting of an op (a slope, a rate, a threshold) as an operand of its program: a tensor as it
+    is (traced inside ``tf.function``), a number as a Python float, which an op registered with
+    ``floats_are_runtime`` records as a runtime value, so a new value compiles nothing."""
+    return value if isinstance(value, TENSOR_LIKE) else float(value)
+
+
 def known_value(x):
     """``x`` (a tensor, Variable, array or Python value) as a NumPy array, or None while it is
     traced inside ``tf.function`` and has no value yet."""

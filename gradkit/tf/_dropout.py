@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.record import floats_are_runtime
 from gradkit._tape.tensor import Tensor
 
 from . import _random
@@ -39,6 +40,10 @@ def _drop(x, u, rate, scale):
 
 def _drop_at_rate(x, u, rate):
     return jnp.where(u >= rate, x / (1 - rate), jnp.zeros((), x.dtype))
+
+
+# A rate given as a number is an operand of the program: a scheduled rate compiles nothing new.
+floats_are_runtime(_drop)
 
 
 def _noise_shape(noise_shape, shape, what):

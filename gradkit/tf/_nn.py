@@ -13,10 +13,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.record import floats_are_runtime
 
 from . import _array, _math, _name_scope
 from ._conv import atrous_conv2d, conv1d, conv2d, conv3d, convolution  # noqa: F401  (tf.nn's names)
-from ._convert import axis_arg, call, convert, known_value
+from ._convert import axis_arg, call, convert, float_operand, known_value
 from ._depthwise import depthwise_conv2d, separable_conv2d  # noqa: F401  (tf.nn's names)
 from ._depthwise_backprop import (  # noqa: F401  (tf.nn's names)
     depthwise_conv2d_backprop_filter,
@@ -220,14 +221,18 @@ def log_softmax(logits, axis=None, name=None):
 
 
 def _leaky_relu(x, alpha):
-    return jnp.where(x > 0, x, alpha * x)
+    return jnp.where(x > 0, x, jnp.asarray(alpha, x.dtype) * x)
 
 
 def leaky_relu(features, alpha=0.2, name=None):
     x = convert(features)
     if jnp.issubdtype(x.dtype, jnp.integer):
         x = _array.cast(x, np.float32)  # TensorFlow's: integers in float32 (not JAX's float64 with 64-bit types)
-    return call(_leaky_relu, x, alpha=float(alpha))
+    return call(_leaky_relu, x, float_operand(alpha))
+
+
+# The slope an operand of the program, not part of it: an annealed slope compiles nothing new.
+floats_are_runtime(_leaky_relu)
 
 
 def _l2_loss(t):

@@ -15,7 +15,7 @@ from gradkit import _errors
 from gradkit.nn import activations as _nn_activations
 
 from .. import _array, _math, _nn, _ordering
-from .._convert import convert
+from .._convert import TENSOR_LIKE, convert
 from . import keras_logits
 
 
@@ -53,7 +53,9 @@ def relu6(x):
 def elu(x, alpha=1.0):
     x = convert(x)
     res = _nn.elu(x)
-    return res if alpha == 1 else _array.where(_math.greater(x, 0.0), res, alpha * res)
+    if not isinstance(alpha, TENSOR_LIKE) and alpha == 1:
+        return res
+    return _array.where(_math.greater(x, 0.0), res, alpha * res)  # a traced alpha (tf.function) too
 
 
 def selu(x):

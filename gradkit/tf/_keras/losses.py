@@ -18,8 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._tape.record import floats_are_runtime
 
-from .._convert import call, convert, known_value
+from .._convert import call, convert, float_operand, known_value
 from .._grad_kernels import with_tf_gradient_kernel
 from .._losses import _sigmoid_xent, _softmax_xent, _sparse_softmax_xent
 from .._math import _clip_by_value, _divide_no_nan, _float_divide, _tf_abs, _tf_maximum, _tf_minimum
@@ -125,6 +126,10 @@ def _huber(y_true, y_pred, delta):
     quadratic = 0.5 * jnp.square(error)
     linear = delta * abs_error - 0.5 * jnp.square(delta)
     return jnp.mean(jnp.where(abs_error <= delta, quadratic, linear), axis=-1)
+
+
+# delta an operand of the program: an annealed delta compiles nothing new.
+floats_are_runtime(_huber)
 
 
 def _log_cosh(y_true, y_pred):
@@ -326,7 +331,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 
 def huber(y_true, y_pred, delta=1.0):
     """Quadratic for errors up to ``delta``, linear beyond, averaged over the last axis."""
-    return call(_huber, *_pair(y_true, y_pred), delta=float(delta))
+    return call(_huber, *_pair(y_true, y_pred), delta=float_operand(delta))
 
 
 def log_cosh(y_true, y_pred):
