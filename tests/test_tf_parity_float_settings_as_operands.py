@@ -1,5 +1,5 @@
 """A Python-float setting of an op (``leaky_relu``'s ``alpha``, ``dropout``'s ``rate``, Huber's
-``delta``, ``elu``'s ``alpha``) is an operand of the compiled program, as a float operand of an
+``delta``, ``elu``'s ``alpha``, the cross-entropies' ``label_smoothing``) is an operand of the compiled program, as a float operand of an
 operator is: an eager tape loop whose setting changes every step compiles nothing new (counted
 with jax.monitoring), and a ``tf.function`` taking the setting as an argument runs it traced.
 Values and gradients against real TensorFlow (skipped without it) and by hand."""
@@ -18,6 +18,12 @@ SETTINGS = {
     "keras_ops_leaky_relu": lambda tf, z, a: tf.keras.ops.leaky_relu(z, negative_slope=a),
     "huber": lambda tf, z, a: tf.keras.losses.Huber(delta=a)(z, z * 0.5 + 0.25),
     "elu": lambda tf, z, a: tf.keras.activations.elu(z, alpha=a),
+    "binary_crossentropy": lambda tf, z, a: tf.keras.losses.binary_crossentropy(
+        tf.ones_like(z), tf.sigmoid(z), label_smoothing=a
+    ),
+    "categorical_crossentropy": lambda tf, z, a: tf.keras.losses.CategoricalCrossentropy(
+        from_logits=True, label_smoothing=a
+    )(tf.one_hot([0, 1, 3], 4), z),
 }
 
 

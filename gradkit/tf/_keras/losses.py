@@ -170,13 +170,25 @@ def _poisson(y_true, y_pred):
     return jnp.mean(y_pred - y_true * jnp.log(y_pred + jnp.asarray(EPSILON, y_pred.dtype)), axis=-1)
 
 
+def _no_smoothing(label_smoothing) -> bool:
+    # A number 0 leaves the labels alone; an array (a runtime value of the program) always smooths,
+    # which for 0 gives the labels exactly.
+    return isinstance(label_smoothing, (int, float)) and not label_smoothing
+
+
 def _smooth_binary(y_true, label_smoothing):
-    return y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing if label_smoothing else y_true
+    if _no_smoothing(label_smoothing):
+        return y_true
+    amount = jnp.asarray(label_smoothing, y_true.dtype)
+    return y_true * (1 - amount) + 0.5 * amount
 
 
 def _smooth_categorical(y_true, label_smoothing):
+    if _no_smoothing(label_smoothing):
+        return y_true
     # Keras counts the classes along the last axis, whatever ``axis`` is.
-    return y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[-1] if label_smoothing else y_true
+    amount = jnp.asarray(label_smoothing, y_true.dtype)
+    return y_true * (1 - amount) + amount / y_true.shape[-1]
 
 
 def _binary_elementwise(y_true, y_pred, from_logits):
@@ -203,6 +215,11 @@ def _categorical_crossentropy(y_true, y_pred, from_logits, label_smoothing, axis
     if from_logits:
         return _softmax_xent(y_true, y_pred, axis)
     return -jnp.sum(y_true * jnp.log(_class_probabilities(y_pred, axis)), axis=axis)
+
+
+# label_smoothing an operand of the program: a scheduled amount compiles nothing new.
+floats_are_runtime(_binary_crossentropy)
+floats_are_runtime(_categorical_crossentropy)
 
 
 def _sparse_categorical_crossentropy(y_true, y_pred, from_logits):
@@ -392,7 +409,7 @@ def _cross_entropy(name, fn, y_true, y_pred, from_logits, label_smoothing, axis,
         y_true,
         y_pred,
         from_logits=bool(from_logits),
-        label_smoothing=float(label_smoothing),
+        label_smoothing=float_operand(label_smoothing),
         axis=_int_axis(axis),
         **options,
     )
@@ -428,7 +445,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
         y_true,
         y_pred,
         from_logits=bool(from_logits),
-        label_smoothing=float(label_smoothing),
+        label_smoothing=float_operand(label_smoothing),
         axis=axis,
     )
 
