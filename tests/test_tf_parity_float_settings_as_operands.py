@@ -82,3 +82,23 @@ def test_dropout_rate_passed_to_a_tf_function_scales_the_kept_entries():
         kept = out[out != 0]
         np.testing.assert_allclose(kept, 1 / (1 - rate), rtol=1e-6)  # by hand: x / (1 - rate)
         assert 0 < kept.size < out.size
+
+
+def _relu_settings(tf):
+    x = np.linspace(-8, 8, 9).astype(np.float32)
+    relu = tf.keras.activations.relu
+    return [
+        tf.function(lambda z, m: relu(z, max_value=m))(x, 5.0),
+        tf.function(lambda z, s: relu(z, negative_slope=s))(x, 0.1),
+        tf.function(lambda z, t: relu(z, threshold=t))(x, 1.0),
+        tf.function(lambda z, s, m, t: relu(z, negative_slope=s, max_value=m, threshold=t))(x, 0.1, 6.0, 1.0),
+        relu(x, negative_slope=0.1, max_value=6.0, threshold=1.0),
+    ]
+
+
+def test_keras_relu_settings_passed_to_a_tf_function():
+    got = [t.numpy() for t in _relu_settings(gtf)]
+    np.testing.assert_allclose(got[0], np.clip(np.linspace(-8, 8, 9), 0, 5), rtol=1e-6)  # by hand
+    tf = pytest.importorskip("tensorflow")
+    for g, w in zip(got, _relu_settings(tf)):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6)

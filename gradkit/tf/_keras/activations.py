@@ -23,23 +23,30 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """Keras' ``relu(x, negative_slope=0.0, max_value=None, threshold=0.0)``: ``x`` above
     ``threshold`` (else 0), clipped at ``max_value``, minus ``negative_slope * relu(threshold - x)``."""
     x = convert(x)
-    if negative_slope != 0.0:
-        if max_value is None and threshold == 0:
+    # A setting passed to a tf.function arrives traced: it takes the general path, as a nonzero
+    # number does.
+    slope, threshold_set = _nonzero(negative_slope), _nonzero(threshold)
+    if slope:
+        if max_value is None and not threshold_set:
             return _nn.leaky_relu(x, alpha=negative_slope)
-        negative_part = _nn.relu(-x + threshold) if threshold != 0 else _nn.relu(-x)
+        negative_part = _nn.relu(-x + threshold) if threshold_set else _nn.relu(-x)
     clip_max = max_value is not None
-    if threshold != 0:
+    if threshold_set:
         x = _array.where(_math.greater(x, _array.cast(threshold, x.dtype)), x, _array.zeros_like(x))
-    elif max_value == 6:
+    elif not isinstance(max_value, TENSOR_LIKE) and max_value == 6:
         x = _nn.relu6(x)
         clip_max = False
     else:
         x = _nn.relu(x)
     if clip_max:
         x = _math.clip_by_value(x, _array.cast(0.0, x.dtype), _array.cast(max_value, x.dtype))
-    if negative_slope != 0.0:
+    if slope:
         x = x - negative_slope * negative_part
     return x
+
+
+def _nonzero(setting) -> bool:
+    return isinstance(setting, TENSOR_LIKE) or setting != 0
 
 
 def leaky_relu(x, negative_slope=0.2):
