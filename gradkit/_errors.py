@@ -365,11 +365,12 @@ MSG_VARIABLE_READ_BY_CACHED_PROGRAM = (
 )
 
 MSG_VARIABLE_TRACER_KEPT_BY_CACHED_PROGRAM = (
-    "jax met a value traced by an earlier call: Variable {name} is read inside a function that jax traces once "
-    "and reuses (a jax.jit-decorated helper, a jax.checkpoint function, or a lax loop or cond body defined outside "
-    "the function being transformed), and jax kept the traced value that read gave at the first call. Pass the "
-    "value in as an argument of that function (helper(x, w.value)), decorate the helper with gk.jit instead of "
-    "jax.jit, or define the body inside the function being transformed."
+    "jax met a value traced by an earlier call. Variable {name} was read inside a jax trace opened by the function "
+    "being transformed: where that is a function jax traces once and reuses (a jax.jit-decorated helper, a "
+    "jax.checkpoint function, or a lax loop or cond body defined outside the transformed function), jax kept the "
+    "traced value that read gave at the first call. Pass the value in as an argument of that function "
+    "(helper(x, w.value)), decorate the helper with gk.jit instead of jax.jit, or define the body inside the "
+    "function being transformed. (jax's own message is this error's __cause__.)"
 )
 
 MSG_VARIABLE_READ_IN_LIFT = (

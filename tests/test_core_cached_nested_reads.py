@@ -140,7 +140,7 @@ def test_jit_keeps_refusing_after_the_first_call():
         np.testing.assert_array_equal(v.value, value)
 
 
-KEPT = r"^\[gradkit\] jax met a value traced by an earlier call: Variable 'v' is read inside a function"
+KEPT = r"^\[gradkit\] jax met a value traced by an earlier call. Variable 'v' was read inside a jax trace"
 
 
 @pytest.mark.parametrize("wrap", ["fori_body", "jax_jit_helper", "checkpoint"])
