@@ -1,7 +1,8 @@
 """With JAX's 64-bit types on (``jax_enable_x64``), ``keras.ops`` and the TensorFlow ops below give
 Keras' and TensorFlow's dtypes: int32 with uint32 promotes to int64, a Python number widens
-nothing, complex results are complex64, integers reach ``leaky_relu`` as float32 and ``trace``
-keeps its accumulator's width. Run in a child process (64-bit mode is process-wide), against
+nothing, complex results are complex64, integers reach ``leaky_relu`` as float32, int64 reaches ``deg2rad``/``rad2deg``/``cbrt``/
+``heaviside``/``i0`` as float64 (and float64 ``i0`` stays float64), and ``trace`` keeps its
+accumulator's width. Run in a child process (64-bit mode is process-wide), against
 Keras on TensorFlow there."""
 
 import pytest
@@ -36,6 +37,15 @@ calls = {
     "linalg_trace": lambda t, o: t.linalg.trace(t.constant(np.eye(3, dtype=np.int32))),
     "correlate_int64": lambda t, o: o.correlate(t.constant(np.arange(5)), t.constant(np.arange(3))),
     "correlate_float64": lambda t, o: o.correlate(t.constant(np.arange(5) / 3), t.constant(np.arange(3.0))),
+    "deg2rad_int64": lambda t, o: o.deg2rad(t.constant(np.array([90, -180], np.int64))),
+    "rad2deg_int64": lambda t, o: o.rad2deg(t.constant(np.array([1, -2], np.int64))),
+    "cbrt_int64": lambda t, o: o.cbrt(t.constant(np.array([27, -8], np.int64))),
+    "cbrt_int32": lambda t, o: o.cbrt(t.constant(np.array([27, -8], np.int32))),
+    "heaviside_int64": lambda t, o: o.heaviside(t.constant(np.array([-2, 0, 3], np.int64)), t.constant(np.int64(1))),
+    "heaviside_int32": lambda t, o: o.heaviside(t.constant(np.array([-2, 0, 3], np.int32)), t.constant(np.int32(1))),
+    "i0_int64": lambda t, o: o.i0(t.constant(np.array([0, 1, 2], np.int64))),
+    "i0_float64": lambda t, o: o.i0(t.constant(np.array([0.5, 1.5]))),
+    "i0_int32": lambda t, o: o.i0(t.constant(np.array([0, 1], np.int32))),
     "correlate_int32": lambda t, o: o.correlate(
         t.constant(np.arange(5, dtype=np.int32)), t.constant(np.arange(3, dtype=np.int32))
     ),

@@ -55,8 +55,11 @@ def broadcast(*xs):
 # -- unary -----------------------------------------------------------------------------------
 
 
-def _float_unary(name, tf_op, doc):
+def _float_unary(name, tf_op, doc, int64_in_float64=False):
     def op(x):
+        x = tensor(x)
+        if int64_in_float64 and np.dtype(x.dtype) == np.int64:
+            return tf_op(cast(x, np.float64))  # Keras' rule for these ops (64-bit types on)
         return tf_op(floating(x))
 
     op.__name__ = op.__qualname__ = name
@@ -349,9 +352,9 @@ def _rad2deg(x):
     return _math.multiply(x, _math.divide(tensor(180.0, x.dtype), tensor(math.pi, x.dtype)))
 
 
-cbrt = _float_unary("cbrt", _cbrt, "the cube root, ``sign(x) * abs(x) ** (1 / 3)``")
-deg2rad = _float_unary("deg2rad", _deg2rad, "degrees to radians")
-rad2deg = _float_unary("rad2deg", _rad2deg, "radians to degrees")
+cbrt = _float_unary("cbrt", _cbrt, "the cube root, ``sign(x) * abs(x) ** (1 / 3)``", int64_in_float64=True)
+deg2rad = _float_unary("deg2rad", _deg2rad, "degrees to radians", int64_in_float64=True)
+rad2deg = _float_unary("rad2deg", _rad2deg, "radians to degrees", int64_in_float64=True)
 fabs = _float_unary("fabs", _math.abs, "the absolute value, always a float")
 
 
@@ -459,7 +462,11 @@ def hypot(x1, x2):
 def heaviside(x1, x2):
     """``keras.ops.heaviside(x1, x2)``: 0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where it is 0;
     integers in float32."""
-    x1, x2 = _float_promoted(x1, x2)
+    (x1, x2), dtype = promoted(tensor(x1), tensor(x2))
+    if dtype.kind in "iu":
+        # Keras' rule here: int64 in float64 (64-bit types on), the other integers in floatx.
+        dtype = np.dtype(np.float64) if dtype == np.int64 else float_of(dtype)
+    x1, x2 = broadcast(cast(x1, dtype), cast(x2, dtype))
     zero = tensor(0, x1.dtype)
     inner = _array.where(_math.greater(x1, zero), _array.ones_like(x1), x2)
     return _array.where(_math.less(x1, zero), _array.zeros_like(x1), inner)

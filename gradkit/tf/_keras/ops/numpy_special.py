@@ -40,10 +40,13 @@ def get_item(x, key):
 @keras_op
 def i0(x):
     """``keras.ops.i0(x)``: the modified Bessel function of the first kind, order 0 (float16 and
-    bfloat16 kept, other inputs in floatx; ``tf.math.bessel_i0``, whose gradient is ``i1``)."""
+    bfloat16 kept, int64 and float64 in float64 with 64-bit types on, other inputs in floatx;
+    ``tf.math.bessel_i0``, whose gradient is ``i1``)."""
     x = tensor(x)
     name = dtype_name(x.dtype)
-    dtype = name if name in ("bfloat16", "float16", "float32") else FLOATX
+    dtype = (
+        name if name in ("bfloat16", "float16", "float32") else "float64" if name in ("int64", "float64") else FLOATX
+    )
     return _special.bessel_i0(cast(x, dtype))
 
 
