@@ -36,3 +36,15 @@ def test_history_keys_follow_the_metric_names():
     assert got == ["auc_1", "loss"]
     keras = pytest.importorskip("keras")
     assert got == _history_keys(keras)
+
+
+def test_metric_state_variables_have_keras_paths():
+    def paths(module):
+        return [
+            [v.path for v in module.keras.metrics.Mean(name="mm").variables],
+            [v.path for v in module.keras.metrics.AUC(name="auc_named").variables],
+        ]
+
+    assert paths(gtf)[0] == ["mm/total", "mm/count"]  # by hand: the metric's name, then the variable's
+    tf = pytest.importorskip("tensorflow")
+    assert paths(gtf) == paths(tf)

@@ -17,6 +17,15 @@ class KerasStateVariable(Variable):
 
     _augmented_assignment_rebinds = True
 
+    @property
+    def path(self) -> str:
+        """Keras 3's ``path``: ``'metric_name/total'`` for a metric's state (set by the metric), else
+        the Variable's name without ``':0'``."""
+        path = self.__dict__.get("_keras_path")
+        if path is not None:
+            return path
+        return self.name[:-2] if self.name.endswith(":0") else self.name
+
 
 class SettableTrainable:
     """Keras' ``trainable``: read and set; it starts as the Variable's own flag."""

@@ -94,6 +94,9 @@ class Metric:
 
             start = np.asarray(initializers.get(initializer)(shape, dtype=dtype)).astype(dtype)
         variable = KerasStateVariable(start, trainable=False, name=name)
+        owner = getattr(self, "name", None)
+        if owner:
+            variable.__dict__["_keras_path"] = f"{owner}/{variable.path}"
         self._variables.append(variable)
         return variable
 
