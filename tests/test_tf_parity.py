@@ -83,6 +83,25 @@ def run_program(program):
     return run_both(program)
 
 
+def invalid_argument(tf, fn) -> str:
+    """``"InvalidArgumentError"`` if ``fn()`` raises ``tf.errors.InvalidArgumentError``, else ``"accepted"``:
+    a program's outcome that ``run_both`` compares between TensorFlow and gradkit."""
+    try:
+        fn()
+    except tf.errors.InvalidArgumentError:
+        return "InvalidArgumentError"
+    return "accepted"
+
+
+def check_refused_unless_valid(program, valid_program) -> None:
+    """``program`` gives the same outcome under both modules: ``invalid_argument``'s refusal, or,
+    for ``valid_program``, the same values."""
+    outcome = run_program(program)
+    assert not isinstance(outcome, Exception)
+    if program is not valid_program:
+        assert str(outcome) == "InvalidArgumentError"
+
+
 def p_assign_scenario(tf):
     a, b, c = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
     with _tape(tf) as tape:
