@@ -31,19 +31,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import dynamic_index
 from .index_bounds import check_indices
 
-# How each update combines the slice's current values with the update (``apply`` takes a function).
-_COMBINE = {
-    "set": lambda old, u: u,
-    "add": lambda old, u: old + u,
-    "subtract": lambda old, u: old - u,
-    "multiply": lambda old, u: old * u,
-    "divide": lambda old, u: old / u,
-    "power": lambda old, u: old**u,
-    "min": jnp.minimum,
-    "max": jnp.maximum,
-}
+_COMBINE = dynamic_index.COMBINE  # how each update combines the slice's values with the update
 
 
 def index_update(current, index, update, how: str, **kwargs):
@@ -58,6 +49,11 @@ def index_update(current, index, update, how: str, **kwargs):
     check_indices(index, current.shape)
     if (how not in _COMBINE and how != "apply") or _scatters(index):
         return getattr(current.at[index], how)(update, **kwargs)
+    if how in dynamic_index.WRITES:
+        runtime = dynamic_index.runtime_box(index, current.shape)
+        if runtime is not None:  # eager: one compiled program for every start (see dynamic_index)
+            box, starts = runtime
+            return dynamic_index.write_compiled(current, starts, box, update, how)
     old = current[index]
     if how == "apply":
         new = update(old)

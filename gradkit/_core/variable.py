@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from . import frames
+from . import dynamic_index, frames
 from .index_bounds import check_indices
 from .index_update import index_update
 from .operators import ValueOperators
@@ -648,7 +648,12 @@ class VariableSlice(ValueOperators):
             # The whole value replaced: the new value does not depend on the old one (a gradient
             # with respect to the Variable's entry value is then None, as for v.assign).
             return var.assign(frames.apply(_filled, update, var.shape, var.dtype))
-        new = frames.apply(_scatter, var._read_value(), self._index, update, how)
+        runtime = dynamic_index.runtime_box(self._index, var.shape) if how in dynamic_index.WRITES else None
+        if runtime is not None:  # outside a jax trace: one program for every start (see dynamic_index)
+            box, starts = runtime
+            new = frames.apply(dynamic_index.write_compiled, var._read_value(), starts, box, update, how)
+        else:
+            new = frames.apply(_scatter, var._read_value(), self._index, update, how)
         return var.assign(new)
 
     def assign(self, value) -> Variable:

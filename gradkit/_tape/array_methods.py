@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _errors
+from .._core import dynamic_index
 from .._core.index_update import index_update
 from .._core.variable import index_for_update
 from . import record
@@ -112,6 +113,11 @@ class IndexUpdate:
 
         def update(*args, **kwargs):
             try:
+                if name in dynamic_index.WRITES and len(args) == 1 and not kwargs and record.is_recorded(tensor):
+                    runtime = dynamic_index.runtime_box(index, tuple(tensor.shape))
+                    if runtime is not None:  # an eager tape: the starts an input (see dynamic_index)
+                        box, starts = runtime
+                        return record.apply(dynamic_index.write_compiled, tensor, starts, box, args[0], name)
                 return record.apply(fn, tensor, index, *args, **kwargs)
             except (TypeError, ValueError, IndexError) as error:
                 raise _errors.bad_op_inputs(error, f"t.at[...].{name}", (tensor, *args)) from error
@@ -125,6 +131,7 @@ class IndexUpdate:
 for _name, _fn in _AT_INDEX.items():
     if _name != "get":
         record.floats_are_runtime(_fn)
+record.floats_are_runtime(dynamic_index.write_compiled)  # t.at[i].set(0.5), v[i].assign(0.5) under a tape
 
 
 def install(cls) -> None:

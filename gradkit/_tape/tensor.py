@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _errors
-from .._core import index_bounds
+from .._core import dynamic_index, index_bounds
 from .._core.operators import DIRECT_REFLECTED, OPERATOR_SYMBOLS, install_binary_operators
 from .._core.reference import Reference
 from .._core.variable import SHAPE_DTYPE_OF, check_not_list_index, read_index
@@ -63,6 +63,12 @@ def _remember_index_op(key, index, aval) -> None:
     op and output avals its next use takes without checking again."""
     if not jnp.issubdtype(aval.dtype, jnp.inexact):
         return  # an integer tensor's static index may give a known value instead (see __getitem__)
+    runtime = dynamic_index.runtime_box(index, aval.shape)
+    if runtime is not None:  # recorded as dynamic_index.take: its box and starts, checked
+        _index_ops[(key, id(aval))] = runtime
+        return
+    if dynamic_index.box_of(index, aval.shape) is not None:
+        return  # under a trace: the static op, checked each time (an eager tape must not meet it)
     op = graph.intern_op(_getitem, record.args_treedef(2, ()), (None, index), (0,))
     shapes = graph._aval_cache.get((op.key, id(aval)))
     if shapes is not None:
@@ -334,6 +340,8 @@ class Tensor:
             if key is not None:
                 hit = _index_ops.get((key, id(node.avals[self._index])))
                 if hit is not None:
+                    if type(hit[0]) is dynamic_index.Box:  # box, starts: a walking index (see below)
+                        return record.apply(dynamic_index.take, self, hit[1], hit[0])
                     return record.record_single(hit[0], self, hit[1], session)
         out = self._getitem_checked(index)
         if key is not None:
@@ -356,6 +364,12 @@ class Tensor:
             if not isinstance(value, jax.core.Tracer):
                 with jax.ensure_compile_time_eval(), _index_errors(index, self.shape):
                     return Tensor.concrete(_getitem(value, index))
+        if record.is_recorded(self):
+            runtime = dynamic_index.runtime_box(index, shape)
+            if runtime is not None:
+                # An eager tape records the starts as an input: a loop that walks the tensor
+                # (x[i:i + 16], x[:, t]) runs one compiled program for every position.
+                return record.apply(dynamic_index.take, self, runtime[1], runtime[0])
         with _index_errors(index, self.shape):
             return record.apply(_getitem, self, index)
 

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import dynamic_index, frames
 from gradkit._core.custom import stop_gradient
 from gradkit._core.variable import Variable, VariableSlice
 from gradkit._tape import record
@@ -619,7 +620,11 @@ def roll(input, shift, axis, name=None):  # noqa: A002
             "vectors of one length (a shift per axis), as TensorFlow requires."
         )
     if shifts is not None or known_value(shift) is not None:
-        return call(_roll, x, shift=_ints(shift), axis=_ints(axis))
+        if frames.under_jax_trace():
+            return call(_roll, x, shift=_ints(shift), axis=_ints(axis))
+        # Eagerly the shift is an input of the program: a loop's tf.roll(x, i) compiles once
+        # (see gradkit._core.dynamic_index).
+        return call(_roll, x, dynamic_index.starts_array(_ints(shift)), axis=_ints(axis))
     return call(_roll, x, convert(shift), axis=_ints(axis))
 
 

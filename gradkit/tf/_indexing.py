@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import dynamic_index, frames
 
 from . import _shape_args
 from ._convert import call, convert, known_value, static_ints
@@ -102,6 +103,12 @@ def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
     entries = _begin_entries(begin)
     if entries is not None and all(isinstance(b, int) for b in entries):
         _shape_args.check_slice(tuple(entries), size, shape)
+        if any(entries) and not frames.under_jax_trace():
+            # Eagerly the begin is an input of the program: a loop's tf.slice(x, [i, 0], ...)
+            # compiles once (see gradkit._core.dynamic_index).
+            sizes = tuple(n - b if s == -1 else s for n, b, s in zip(shape, entries, size))
+            box = dynamic_index.Box(sizes, sizes)
+            return call(dynamic_index.take, x, dynamic_index.starts_array(tuple(entries)), box=box)
         return call(_slice, x, begin=tuple(entries), size=size)
     known = [b if isinstance(b, int) else 0 for b in entries or [0] * len(shape)]
     _shape_args.check_slice(tuple(known), size, shape)  # ranks, and what is known of the ranges
