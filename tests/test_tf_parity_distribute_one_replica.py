@@ -123,3 +123,65 @@ def test_scopes_of_two_strategies_nested_are_refused_as_tensorflow_refuses_them(
             with outer.scope(), lib.distribute.OneDeviceStrategy("/cpu:0").scope():
                 pass
         assert not lib.distribute.has_strategy()
+
+
+def _replica_rules(tf):
+    """What the replica and cross-replica contexts allow and give, as TensorFlow's rules have it."""
+
+    def outcome(fn):
+        try:
+            value = fn()
+        except RuntimeError:
+            return "RuntimeError"
+        except tf.errors.InvalidArgumentError:
+            return "InvalidArgumentError"
+        return np.asarray(value).tolist() if hasattr(value, "numpy") or np.ndim(value) else value
+
+    strategy = tf.distribute.MirroredStrategy()
+    losses = tf.constant([1.0, 2.0, 3.0])
+    out = [outcome(lambda: strategy.run(lambda: tf.distribute.get_strategy() is strategy))]
+    out.append(outcome(lambda: strategy.reduce("MEAN", tf.constant([1, 2]), axis=0)))
+    out.append(outcome(lambda: strategy.reduce("MEAN", tf.constant([[1.0, 2.0], [3.0, 5.0]]), axis=1)))
+    out.append(outcome(lambda: tf.nn.compute_average_loss(losses, global_batch_size=-1)))
+    batch_size = tf.function(lambda x, n: tf.nn.compute_average_loss(x, global_batch_size=n))
+    out.append(outcome(lambda: batch_size(losses, tf.constant(-1))))
+    out.append(outcome(lambda: batch_size(losses, tf.constant(4))))
+    with strategy.scope():
+        merged = strategy.run(
+            lambda: tf.distribute.get_replica_context().merge_call(
+                lambda s: (tf.distribute.in_cross_replica_context(), tf.distribute.get_replica_context() is None)
+            )
+        )
+        out.append(list(merged))
+        out.append(outcome(lambda: tf.nn.compute_average_loss(losses)))
+        out.append(outcome(lambda: tf.nn.scale_regularization_loss(tf.constant(2.0))))
+        out.append(outcome(lambda: strategy.run(lambda: strategy.reduce("SUM", losses, axis=None))))
+        out.append(outcome(lambda: strategy.run(lambda: tf.nn.compute_average_loss(losses))))
+        out.append(outcome(lambda: tf.nn.compute_average_loss(losses, global_batch_size=6)))
+    return out
+
+
+def test_replica_context_rules_by_hand():
+    """By TensorFlow's documented rules: a MEAN of integers is a true division; a per-replica loss
+    is refused outside strategy.run unless its global batch size is given; reduce is refused inside it."""
+    assert _replica_rules(gtf) == [
+        True,
+        1.5,
+        [1.5, 4.0],
+        "InvalidArgumentError",
+        "InvalidArgumentError",
+        1.5,
+        [True, True],
+        "RuntimeError",
+        "RuntimeError",
+        "RuntimeError",
+        2.0,
+        1.0,
+    ]
+
+
+def test_replica_context_rules_match_tensorflow():
+    tf = pytest.importorskip("tensorflow")
+    if len(tf.config.list_logical_devices()) != 1:
+        pytest.skip("TensorFlow sees more than one device here")
+    assert _replica_rules(gtf) == _replica_rules(tf)

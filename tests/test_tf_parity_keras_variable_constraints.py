@@ -90,10 +90,11 @@ def test_a_meta_gradient_through_a_projected_step():
     [lambda w: w[:1], lambda w: 1 / 0],
     ids=["wrong_shape", "raises"],
 )
-def test_a_failing_constraint_leaves_every_variable_unchanged(constraint):
+@pytest.mark.parametrize("accumulation", [None, 2], ids=["", "accumulating"])
+def test_a_failing_constraint_leaves_every_variable_unchanged(constraint, accumulation):
     w = gtf.Variable([1.0, -0.5], constraint=constraint)
     other = gtf.Variable([2.0])
-    opt = gtf.keras.optimizers.Adam(0.1)
+    opt = gtf.keras.optimizers.Adam(0.1, gradient_accumulation_steps=accumulation)
     opt.build([other, w])
     before = [v.numpy() for v in [w, other, *opt.variables]]
     with pytest.raises((ValueError, ZeroDivisionError)):

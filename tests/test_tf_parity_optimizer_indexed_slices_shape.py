@@ -28,3 +28,24 @@ def test_adam_leaves_the_rows_without_gradient_alone():
     gtf.keras.optimizers.Adam(0.1).apply_gradients([(g, v)])
     # By hand, Adam's first step moves each coordinate with a gradient by lr * sign(g) (up to epsilon).
     np.testing.assert_allclose(v.numpy(), [[1.0, 1.0], [0.9, 1.1], [1.0, 1.0]], rtol=1e-5)
+
+
+@pytest.mark.parametrize("index", [-1, 4])
+def test_a_row_outside_the_variable_is_refused_and_changes_nothing(index):
+    """TensorFlow's SGD refuses it (InvalidArgumentError from its scatter kernel); made dense, a
+    negative row would be dropped silently."""
+
+    def program(tf):
+        v = tf.Variable(np.ones((4, 2), np.float32))
+        opt = tf.keras.optimizers.SGD(0.1)
+        opt.build([v])
+        g = tf.IndexedSlices(tf.ones((2, 2)), tf.constant([1, index]), tf.constant([4, 2]))
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            opt.apply_gradients([(g, v)])
+        return v.numpy(), int(opt.iterations.numpy())
+
+    values, steps = program(gtf)
+    np.testing.assert_array_equal(values, np.ones((4, 2), np.float32))
+    assert steps == 0
+    tf = pytest.importorskip("tensorflow")
+    program(tf)

@@ -320,6 +320,17 @@ def p_watch_a_python_number(tf):
         t.watch(3.0)
 
 
+def p_watch_none(tf):
+    with tf.GradientTape() as t:
+        t.watch(None)
+
+
+def p_watch_a_list_ending_in_none(tf):
+    x = tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch([x, None])
+
+
 def p_batch_jacobian_of_a_vector_target(tf):
     x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
     with tf.GradientTape() as t:
@@ -390,6 +401,8 @@ def test_reentered_tape_matches_tensorflow_exactly():
         (p_stop_recording_outside_the_context, "needs the tape to be recording"),
         (p_stop_recording_nested_in_its_own, "already stopped"),
         (p_watch_a_python_number, "watch takes Variables"),
+        (p_watch_none, "watch takes Variables"),
+        (p_watch_a_list_ending_in_none, "watch takes Variables"),
         (p_batch_jacobian_of_a_vector_target, "target of rank 2 or more"),
         (p_batch_jacobian_with_respect_to_a_vector, "source of rank 2 or more"),
         (p_custom_gradient_one_gradient_for_two_inputs, "returned 1 input gradient"),

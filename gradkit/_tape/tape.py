@@ -220,7 +220,17 @@ class GradientTape:
         s = self._session
         if not s.active & self._bit:
             return  # inside this tape's stop_recording: TensorFlow ignores the watch too
-        for x in jax.tree_util.tree_leaves(tensor, is_leaf=lambda x: isinstance(x, (Variable, Tensor))):
+        leaves = jax.tree_util.tree_leaves(tensor, is_leaf=lambda x: x is None or isinstance(x, (Variable, Tensor)))
+        for x in leaves:  # every one checked before any is watched: a refused call watches nothing
+            if not isinstance(x, (Variable, Tensor, jax.Array, np.ndarray, jax.core.Tracer)) and not hasattr(
+                x, "_read_value"
+            ):
+                # ValueError, as TensorFlow raises for None, a Python number or a string.
+                raise _errors.GradkitValueError(
+                    f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}. "
+                    "Convert it first (tf.constant(x)) and compute the target from the converted tensor."
+                )
+        for x in leaves:
             if not isinstance(x, (Variable, Tensor)) and hasattr(x, "_read_value"):
                 x = x._read_value()  # a slice of a Variable: a tensor, the value it was taken as
             if isinstance(x, Variable):
@@ -259,12 +269,6 @@ class GradientTape:
                     node = record.record_identity(prev[1], 0, prev[1].mask | self._bit, s, source=True)
                 s.watched_arrays[id(x)] = (x, node)
                 self._tensor_sources[id(x)] = (x, node, 0)
-            else:
-                # ValueError, as TensorFlow raises for a Python number or string.
-                raise _errors.GradkitValueError(
-                    f"GradientTape.watch takes Variables, tensors or arrays, but got {type(x).__name__}: {x!r}. "
-                    "Convert it first (tf.constant(x)) and compute the target from the converted tensor."
-                )
 
     def _records_result(self, node, index) -> bool:
         """Whether ``node``'s output ``index`` is the result of an op this tape recorded, which

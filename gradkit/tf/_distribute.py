@@ -27,6 +27,8 @@ import threading
 from gradkit import _errors
 
 from . import _math
+from ._array import cast
+from ._convert import convert
 from ._distribute_extended import StrategyExtended
 
 
@@ -80,7 +82,12 @@ class ReplicaContext:
         return value  # one replica: its value is every replica's
 
     def merge_call(self, merge_fn, args=(), kwargs=None):
-        return merge_fn(self.strategy, *args, **(kwargs or {}))
+        """``merge_fn(strategy, *args, **kwargs)`` in the cross-replica context, as TensorFlow runs it."""
+        depth, _context.in_replica = _context.in_replica, 0
+        try:
+            return merge_fn(self.strategy, *args, **(kwargs or {}))
+        finally:
+            _context.in_replica = depth
 
 
 def _reduce_op(reduce_op) -> ReduceOp:
@@ -126,20 +133,38 @@ class Strategy:
             _context.strategies.pop()
 
     def run(self, fn, args=(), kwargs=None, options=None):
-        """``fn(*args, **kwargs)`` on the one replica."""
+        """``fn(*args, **kwargs)`` on the one replica, with this strategy current there
+        (``tf.distribute.get_strategy()``), as TensorFlow's replica context has it."""
         _context.in_replica += 1
+        _context.strategies.append(self)
         try:
             return fn(*args, **(kwargs or {}))
         finally:
+            _context.strategies.pop()
             _context.in_replica -= 1
 
     def reduce(self, reduce_op, value, axis=None):
         """The replicas' ``value`` combined by ``reduce_op`` (the one replica's value), then reduced
-        along ``axis`` when given, as TensorFlow's ``Strategy.reduce``."""
+        along ``axis`` when given, as TensorFlow's ``Strategy.reduce``: a MEAN is the sum divided by
+        the count (integers give a float, by ``truediv``)."""
         op = _reduce_op(reduce_op)
+        if _context.in_replica and self is not _DEFAULT:
+            raise _errors.GradkitRuntimeError(
+                "Method requires being in cross-replica context, use get_replica_context().merge_call() "
+                "(strategy.reduce was called inside strategy.run, as TensorFlow refuses). Reduce the result "
+                "strategy.run returns, or use tf.distribute.get_replica_context().all_reduce inside it."
+            )
         if axis is None:
             return value
-        return _math.reduce_sum(value, axis=axis) if op is ReduceOp.SUM else _math.reduce_mean(value, axis=axis)
+        total = _math.reduce_sum(value, axis=axis)
+        if op is ReduceOp.SUM:
+            return total
+        shape = convert(value).shape
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        count = 1
+        for a in axes:
+            count *= int(shape[int(a)])
+        return _math.truediv(total, cast(count, total.dtype))
 
     def experimental_distribute_dataset(self, dataset, options=None):
         """The dataset itself: its batches are the one replica's (the global batch)."""

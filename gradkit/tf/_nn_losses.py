@@ -23,8 +23,9 @@ from gradkit import _errors
 from gradkit._core.variable import Variable
 from gradkit._tape.tensor import Tensor
 
-from . import _math, _shape_args
-from ._convert import call, convert, known_value
+from . import _distribute, _math, _shape_args
+from ._assert_values import assert_non_negative
+from ._convert import call, convert
 
 
 def _same_shape(a, b, names, what):
@@ -147,6 +148,7 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
                 f"{tuple(loss.shape)}; TensorFlow refuses it too."
             ) from None
     if global_batch_size is None:
+        _require_replica_context("compute_average_loss")
         batch = convert(np.int32(loss.shape[0]))
     else:
         batch = convert(global_batch_size)
@@ -160,15 +162,25 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
                 f"{what}: global_batch_size must be an integer, as TensorFlow requires, but got dtype "
                 f"{np.dtype(batch.dtype).name}. Pass an int: global_batch_size=int(n)."
             )
-        known = known_value(batch)
-        if known is not None and known < 0:
-            raise _errors.GradkitValueError(
-                f"{what}: global_batch_size must be non-negative, as TensorFlow requires, but got {int(known)}."
-            )
+        # As TensorFlow: an InvalidArgumentError, checked when the value is known (inside
+        # tf.function, when the compiled step runs).
+        assert_non_negative(batch, message=f"{what}: global_batch_size must be non-negative.")
     return call(_average_loss, loss, weight, batch, weight_axis=weight_axis)
 
 
 def scale_regularization_loss(regularization_loss):
     """``tf.nn.scale_regularization_loss``: the sum of ``regularization_loss`` (a tensor or a list
     of scalars) divided by the number of replicas, which is 1 in gradkit."""
+    _require_replica_context("scale_regularization_loss")
     return _math.truediv(_math.reduce_sum(regularization_loss), 1)
+
+
+def _require_replica_context(name: str) -> None:
+    """TensorFlow's refusal of a per-replica loss computed under ``strategy.scope()`` but outside
+    ``strategy.run``: what it would divide by is the replicas' batch, which is not known there."""
+    if _distribute.has_strategy() and _distribute.in_cross_replica_context():
+        also = ", or pass global_batch_size=" if name == "compute_average_loss" else ""
+        raise _errors.GradkitRuntimeError(
+            f"You are calling `{name}` in cross replica context, while it was expected to be called in replica "
+            f"context (as TensorFlow refuses it). Call it inside the function given to strategy.run{also}."
+        )

@@ -24,7 +24,7 @@ from gradkit._tape.tensor import Tensor
 from gradkit.nn.layer import unique_name
 
 from .._checkpoint import deferred
-from .._convert import call, convert, wrap
+from .._convert import call, convert, known_value, wrap
 from .._scatter import IndexedSlices
 from .._variables import Variable as _TfVariable
 from . import optimizer_config
@@ -441,6 +441,7 @@ class Optimizer(CustomOptimizerMethods, OptimizerWeights):
             decays=tuple(self._decay_of(v) for v in variables),
             loss_scale=None if self.loss_scale_factor is None else float(self.loss_scale_factor),
         )
+        sums = []  # (accumulator, its new value): assigned with the rest, once nothing can fail
         if steps is None:
             new_values, new_states, shared = lift(_step)(
                 lr, self._iterations.value, shared, grads, states, params, **options
@@ -463,9 +464,10 @@ class Optimizer(CustomOptimizerMethods, OptimizerWeights):
                 step=_step,
                 **options,
             )
-            for accumulator, value in zip(accumulators + others, list(new_sums) + list(other_sums)):
-                accumulator.assign(value)
+            sums = list(zip(accumulators + others, list(new_sums) + list(other_sums)))
         new_values = _constrained(variables, new_values)  # before any assignment: a failing one changes nothing
+        for accumulator, value in sums:
+            accumulator.assign(value)
         for (ss, _), new_state in zip(slots, new_states):
             # The new state's leaves are recorded tensors under a tape: leaves here, not pytrees.
             new_leaves = jax.tree_util.tree_leaves(new_state, is_leaf=lambda x: x is None or isinstance(x, Tensor))
@@ -549,7 +551,27 @@ def _checked_pairs(grads_and_vars) -> tuple:
             "the loss.",
             stacklevel=3,
         )
-    return [(_with_dense_shape(g, v), v) for g, v in pairs if g is not None], [v for _, v in pairs]
+    given = [(_with_dense_shape(g, v), v) for g, v in pairs if g is not None]
+    for k, (g, v) in enumerate(given):
+        if isinstance(g, IndexedSlices):
+            _check_rows(g, v, k)
+    return given, [v for _, v in pairs]
+
+
+def _check_rows(g: IndexedSlices, v, k: int) -> None:
+    """Refuse an ``IndexedSlices`` gradient whose known indices leave its Variable's rows, as
+    TensorFlow's scatter kernels do (made dense, a negative row would be dropped silently)."""
+    indices = known_value(g.indices)
+    rows = int(np.shape(v.value)[0]) if np.ndim(v.value) else 0
+    if indices is None or indices.size == 0:
+        return
+    bad = indices[(indices < 0) | (indices >= rows)]
+    if bad.size:
+        raise _errors.InvalidArgumentValueError(
+            f"apply_gradients got a tf.IndexedSlices gradient for Variable {v.name!r} (pair {k}) with index "
+            f"{int(bad.reshape(-1)[0])}, not in [0, {rows}): each index names a row of the Variable "
+            "(TensorFlow: 'indices[...] is not in [0, rows)'). Give the rows the gradient is for."
+        )
 
 
 def _with_dense_shape(g, v):
