@@ -152,6 +152,23 @@ class VariableValueNeededError(GradkitTypeError, jax.errors.ConcretizationTypeEr
         TypeError.__init__(self, message)
 
 
+_TRACED_VALUE_CLASSES: dict = {}
+
+
+def traced_value_needed(error: Exception, message: str) -> Exception:
+    """``message`` as an error of gradkit's and of ``error``'s own jax class (a
+    ``TracerBoolConversionError`` stays one), for code that catches jax's error."""
+    jax_class = type(error)
+    cls = _TRACED_VALUE_CLASSES.get(jax_class)
+    if cls is None:
+        cls = _TRACED_VALUE_CLASSES[jax_class] = type(
+            jax_class.__name__,
+            (GradkitTypeError, jax_class),
+            {"__init__": lambda self, text: TypeError.__init__(self, text), "__module__": __name__},
+        )
+    return cls(message)
+
+
 class VariableKeptByCachedProgramError(GradkitTypeError, jax.errors.UnexpectedTracerError):
     """A traced value of a Variable kept by a function jax traces once and reuses, met by a later
     call. Still a ``jax.errors.UnexpectedTracerError``, as jax raises it, for code that catches that."""

@@ -9,7 +9,7 @@ import pytest
 from _oracles import assert_close, assert_unchanged, count_compiles, snapshot
 
 import gradkit as gk
-from gradkit._errors import AssignmentError
+from gradkit._errors import AssignmentError, GradkitError
 
 
 def test_an_assigned_argument_is_written_back_and_compiled_once():
@@ -182,6 +182,29 @@ def test_a_closed_over_variable_as_a_slice_bound_names_the_variable_and_the_way_
     assert int(k.value) == 1
     sliced = gk.jit(lambda x: jax.lax.dynamic_slice(x, (k.value,), (2,)))(x)
     np.testing.assert_array_equal(np.asarray(sliced), np.arange(4.0)[1:3])
+
+
+@pytest.mark.parametrize(
+    "fn, arg, jax_class",
+    [
+        (lambda x: x * 2.0 if x > 0 else x, 1.0, jax.errors.TracerBoolConversionError),
+        (lambda n: sum(jnp.ones(2) for _ in range(n)), 3, jax.errors.TracerIntegerConversionError),
+        (lambda x: jnp.zeros(2) * int(x), 1.0, jax.errors.ConcretizationTypeError),
+        (lambda x: np.asarray(x), 1.0, jax.errors.TracerArrayConversionError),
+    ],
+    ids=["if", "range", "int", "np.asarray"],
+)
+def test_python_control_flow_on_a_traced_argument_is_a_gradkit_error_of_jaxs_class(fn, arg, jax_class):
+    """Oracle: jax.jit raises its own class for the same function; gk.jit's error is that class too,
+    with the prefix and the ways out, and jax's error as its cause."""
+    with pytest.raises(jax_class):
+        jax.jit(fn)(arg)
+    with pytest.raises(jax_class, match=r"^\[gradkit\] <lambda> needed a traced value .*static_argnums") as e:
+        gk.jit(fn)(arg)
+    assert isinstance(e.value, GradkitError)
+    assert isinstance(e.value.__cause__, jax_class) and not isinstance(e.value.__cause__, GradkitError)
+    static = gk.jit(fn, static_argnums=(0,))(arg)
+    np.testing.assert_allclose(np.asarray(static), np.asarray(fn(arg)))
 
 
 def test_python_control_flow_on_a_value_computed_from_a_variable_names_the_way_out():

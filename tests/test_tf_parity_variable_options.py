@@ -4,6 +4,7 @@ text under both modules (values, None-ness and exception classes compared)."""
 
 import pickle
 
+import numpy as np
 import pytest
 
 import gradkit.tf as gtf
@@ -100,6 +101,31 @@ def p_options_in_a_function(tf):
     return [f(tf.constant(3.0)), made[0].aggregation.name, made[0].synchronization.name]
 
 
+def _dtype_outcomes(tf, cases):
+    out = []
+    for make in cases:
+        try:
+            out.append(np.dtype(make().dtype.name).name)
+        except ValueError:
+            out.append("ValueError")
+    return out
+
+
+def p_a_tensor_initial_value_keeps_its_dtype(tf):
+    """A Python or NumPy value is converted to ``dtype``; a tensor or Variable of another dtype is refused."""
+    cases = [
+        lambda: tf.Variable(tf.constant([1, 2]), dtype=tf.float32),
+        lambda: tf.Variable(tf.constant([1.5, 2.0]), dtype=tf.int32),
+        lambda: tf.Variable(tf.Variable([1.0, 2.0]), dtype=tf.int32),
+        lambda: tf.Variable(lambda: tf.constant([1, 2]), dtype=tf.float32),
+        lambda: tf.Variable(tf.constant(1.0), dtype=tf.float16),
+        lambda: tf.Variable(tf.constant([1.0, 2.0]), dtype=tf.float32),
+        lambda: tf.Variable(np.array([1, 2]), dtype=tf.float32),
+        lambda: tf.Variable([1, 2], dtype="float32"),
+    ]
+    return _dtype_outcomes(tf, cases)
+
+
 PROGRAMS = [v for k, v in sorted(globals().items()) if k.startswith("p_")]
 
 
@@ -116,3 +142,7 @@ def test_a_refused_option_makes_no_variable_and_runs_no_initializer():
     with pytest.raises(_errors.GradkitValueError, match=r"^\[gradkit\] Invalid variable aggregation mode: 'sum'"):
         gtf.Variable(lambda: ran.append(1) or 1.0, aggregation="sum")
     assert ran == []
+
+
+def test_a_tensor_initial_value_of_another_dtype_is_refused_by_hand():
+    assert p_a_tensor_initial_value_keeps_its_dtype(gtf) == ["ValueError"] * 5 + ["float32"] * 3

@@ -778,7 +778,7 @@ def _variable_value_needed(error: BaseException, variables, read_any: bool, name
         # jax names the op that made the value: one of a Variable's operators (a > 0, k + 1).
         what = "a value computed from a Variable"
     else:
-        return None
+        return _argument_value_needed(error, name)
     return _errors.VariableValueNeededError(
         f"[gradkit] {name} needed {what} as a Python value while gk.jit traced "
         f"it ({type(error).__name__}: a slice bound x[k:], a Python if or loop on it, int(k), a shape). gk.jit "
@@ -786,6 +786,20 @@ def _variable_value_needed(error: BaseException, variables, read_any: bool, name
         "compiled program; a value that sets the program's structure cannot come from one. Use a traced op "
         "(jax.lax.dynamic_slice(x, (k.value,), (size,)), jnp.where, jax.lax.cond), or read the Variable outside and "
         "pass its value as a static argument (gk.jit(fn, static_argnums=...), fn(x, int(k.value)))."
+    )
+
+
+def _argument_value_needed(error: BaseException, name: str):
+    """The clear error for jax's report that a traced argument's value was needed as a Python
+    value: of gradkit's and of jax's own class, with jax's first line (it names the argument)."""
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return _errors.traced_value_needed(
+        error,
+        f"[gradkit] {name} needed a traced value as a Python value while gk.jit traced it "
+        f"({type(error).__name__}: {first_line}). gk.jit traces its arguments, as jax.jit does, so a Python "
+        "if/while/range on one, int(x), x.item(), np.asarray(x) or a slice bound x[:n] has no value to see. Use "
+        "jax.lax.cond, jnp.where or jax.lax.fori_loop (jax.lax.dynamic_slice for a slice), or make the argument "
+        "static: gk.jit(fn, static_argnums=(i,)) compiles once for each value.",
     )
 
 

@@ -19,6 +19,7 @@ from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
 from . import (
     _array,
     _distribute,
+    _dtypes,
     _indexing,
     _math,
     _name_scope,
@@ -105,6 +106,7 @@ class Variable(_GkVariable):
         if callable(initial_value):
             initial_value = initial_value()
         check_python_value(initial_value, dtype, "tf.Variable")
+        _check_tensor_dtype(initial_value, dtype)
         with jax.ensure_compile_time_eval():
             value = convert(initial_value, dtype)
         if _random.unseeded() and _computed_in_trace(initial_value, value):
@@ -451,3 +453,17 @@ for _cls in (Variable, _VariableSlice):
     _cls.__rfloordiv__ = lambda self, other: _nondiff.floordiv(other, self)
     _cls.__abs__ = lambda self: _math.abs(self)
 Variable.__hash__ = _GkVariable.__hash__
+
+
+def _check_tensor_dtype(initial_value, dtype) -> None:
+    """TensorFlow converts a Python or NumPy initial value to ``dtype`` but refuses a tensor (or a
+    Variable) of another dtype: the cast would be a silent truncation or rounding."""
+    if dtype is None or not isinstance(initial_value, (Tensor, _GkVariable)):
+        return
+    want, got = _dtypes.as_dtype(dtype), _dtypes.as_dtype(np.dtype(initial_value.dtype))
+    if want != got:
+        raise _errors.GradkitValueError(
+            f"Tensor conversion requested dtype {want.name} for Tensor with dtype {got.name}: tf.Variable(initial_value, "
+            f"dtype={want.name}) was given a tensor of dtype {got.name}, which TensorFlow refuses too. Cast it first: "
+            f"tf.Variable(tf.cast(initial_value, tf.{want.name}))."
+        )
