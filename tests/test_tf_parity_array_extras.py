@@ -196,6 +196,17 @@ def test_histogram_fixed_width_matches_tensorflows_kernel():
     assert _np(gtf.histogram_fixed_width([0.7, 0.9], [0.0, 1.0], nbins=10))[[6, 8]].tolist() == [1, 1]
 
 
+def test_histogram_nbins_traced_in_a_function_is_refused_naming_the_cause():
+    """The bin count is the result's shape: a traced one is refused, saying so; a Python int works."""
+    traced = gtf.function(lambda v, n: gtf.histogram_fixed_width(v, [-2.0, 2.0], nbins=n))
+    with pytest.raises(
+        ValueError, match=r"^\[gradkit\] tf.histogram_fixed_width inside tf.function got nbins as a traced"
+    ):
+        traced(gtf.constant([0.5, 1.5]), gtf.constant(4))
+    fixed = gtf.function(lambda v: gtf.histogram_fixed_width(v, [-2.0, 2.0], nbins=4))
+    assert _np(fixed(gtf.constant([0.5, 1.5, -3.0]))).tolist() == [1, 0, 1, 1]
+
+
 def test_histogram_fixed_width_bins_follows_tensorflows_recipe():
     values = np.array([[-1.0, 0.0, 0.5, 0.99], [1.0, 2.0, np.inf, np.nan]], np.float32)
     got = _np(gtf.histogram_fixed_width_bins(values, [0.0, 2.0], nbins=4))

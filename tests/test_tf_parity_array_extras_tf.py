@@ -175,6 +175,11 @@ VALUES = {
     "searchsorted_out_type": lambda tf: (
         tf.searchsorted([1.0, 2.0, 3.0], [2.5, 0.0], side="right", out_type=tf.int64).numpy().astype(np.int64)
     ),
+    # TensorFlow's bounds compare with `<`: a NaN value goes first on the left, last on the right.
+    "searchsorted_nan": lambda tf: (
+        [tf.searchsorted([1.0, 2.0, 3.0], [np.nan, -np.inf, np.inf, 2.0], side=side) for side in ("left", "right")]
+        + [tf.searchsorted([1.0, 2.0, np.nan], [2.5, 5.0, np.nan], side="left")]
+    ),
 }
 
 

@@ -135,7 +135,39 @@ def _eager_row_writes():
     return step, oracle
 
 
+def _image_windows_and_strided_slice():
+    """A random-crop style window, a pad to a box and tf.strided_slice, under a tape; tf.roll of a
+    constant outside it."""
+    images = tf.Variable(np.random.default_rng(2).normal(size=(1, 8, 8, 2)).astype(np.float32))
+    data = np.arange(12.0, dtype=np.float32)
+
+    def step(i):
+        top, left = i % 4, (i + 1) % 4
+        with tf.GradientTape() as tape:
+            crop = tf.image.crop_to_bounding_box(images, top, left, 4, 4)
+            padded = tf.image.pad_to_bounding_box(crop, left, top, 8, 8)
+            rows = tf.strided_slice(images, [0, i % 5 + 1, 0, 0], [1, i % 5 + 3, 8, 2])
+            loss = tf.reduce_sum(padded**2 * np.arange(8.0, dtype=np.float32).reshape(1, 8, 1, 1)) + tf.reduce_sum(
+                rows**3
+            )
+        return tape.gradient(loss, images).numpy(), tf.roll(data, i, axis=0).numpy()
+
+    def oracle(i):
+        top, left = i % 4, (i + 1) % 4
+        x0 = images.numpy()
+
+        def f(x):
+            crop = x[:, top : top + 4, left : left + 4, :]
+            padded = jnp.pad(crop, [(0, 0), (left, 4 - left), (top, 4 - top), (0, 0)])
+            return jnp.sum(padded**2 * jnp.arange(8.0).reshape(1, 8, 1, 1)) + jnp.sum(x[:, i % 5 + 1 : i % 5 + 3] ** 3)
+
+        return jax.grad(f)(x0), np.roll(data, i)
+
+    return step, oracle
+
+
 LOOPS = {
+    "image windows, strided_slice and eager roll": _image_windows_and_strided_slice,
     "tape minibatch X[i:i+2]": _tape_minibatch,
     "tape row, column and negative index": _tape_row_and_column,
     "tf.slice and tf.roll": _tf_slice_and_roll,

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import operator
 import weakref
 
 import jax
@@ -322,7 +323,10 @@ def apply(fn, *args, **kwargs):
             if len(args) == 2 and not kwargs and id(fn) in _elementwise_ids:  # gnp.maximum(t, 0.0)
                 b = args[1]
                 if type(b) is Tensor or type(b) in _PY_SCALARS or isinstance(b, _ARRAY_TYPES):
-                    # The op and node _record makes: an int or bool is static, a float a leaf.
+                    # The op and node _record makes: an int or bool is static (but an int
+                    # operand of arithmetic on floats is a runtime float), a float a leaf.
+                    if type(b) is int:
+                        b = _int_as_runtime_float(fn, args[0], b)
                     return _record_pair(_binary_op(fn, args[0], b, False), args[0], b, b, session)
             op = _static_call_op(fn, args, kwargs)  # gnp.sum(t, axis=-1, keepdims=True)
             if op is not None:
@@ -516,6 +520,16 @@ _ELEMENTWISE = {
     ).split()
 }
 _RUNTIME_FLOATS = frozenset((float, complex))
+# The operators and elementwise functions whose Python int operand, beside a float tensor, is
+# taken as a runtime float (see _int_as_runtime_float); by id, for the hot path.
+_INT_AS_FLOAT_FNS = (
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    jnp.add, jnp.subtract, jnp.multiply, jnp.divide, jnp.true_divide, jnp.floor_divide, jnp.mod,
+    jnp.remainder, jnp.maximum, jnp.minimum, jnp.fmax, jnp.fmin, jnp.greater, jnp.greater_equal,
+    jnp.less, jnp.less_equal, jnp.equal, jnp.not_equal,
+)  # fmt: skip
+_INT_AS_FLOAT_OPS = frozenset(map(id, _INT_AS_FLOAT_FNS))
 # By id, for the hot path (a jax.numpy ufunc's hash is computed in Python); the set above keeps them alive.
 _elementwise_ids = {id(fn) for fn in _ELEMENTWISE}
 
@@ -569,6 +583,17 @@ def _wide_int_as_float(a, b):
     return b
 
 
+def _int_as_runtime_float(fn, a, b):
+    """``float(b)`` where ``b`` is a Python int operand of an arithmetic or comparison op on a
+    float tensor ``a`` (``loss / n``, ``w * step``): the same value and dtype as the int (jax
+    converts a weak int to the tensor's float dtype), but a runtime value of the program, so a
+    step counter compiles nothing new. A power (``t ** 2``) keeps its int: an integer power is
+    exact for a negative base."""
+    if id(fn) in _INT_AS_FLOAT_OPS and a._node.avals[a._index].dtype.kind in "fc":
+        return float(b)
+    return b
+
+
 def apply_binary(fn, a, b):
     """The fast path of ``Tensor`` operators: ``fn(a, b)`` with ``a`` a Tensor."""
     if type(b) is not Tensor and type(b) not in _PY_SCALARS:
@@ -578,6 +603,8 @@ def apply_binary(fn, a, b):
     b = _wide_int_as_float(a, b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
+        if type(b) is int:
+            b = _int_as_runtime_float(fn, a, b)
         return _record_pair(_binary_op(fn, a, b, False), a, b, b, session)
     return _unrecorded_binary(fn, value_of(a), value_of(b) if isinstance(b, Tensor) else b)
 
@@ -589,6 +616,8 @@ def apply_binary_reflected(fn, a, b):
     b = _wide_int_as_float(a, b)
     session = graph.local.session
     if session is not None and (a._node.session is session or (isinstance(b, Tensor) and b._node.session is session)):
+        if type(b) is int:
+            b = _int_as_runtime_float(fn, a, b)
         return _record_pair(_binary_op(fn, a, b, True), b, a, b, session)
     return _unrecorded_binary(fn, value_of(b) if isinstance(b, Tensor) else b, value_of(a))
 

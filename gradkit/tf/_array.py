@@ -602,7 +602,18 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
 
 
 def _roll(x, shift, axis):
-    return jnp.roll(x, shift, axis=axis)
+    if isinstance(shift, (int, tuple)):
+        return jnp.roll(x, shift, axis=axis)
+    # A shift given as an array (traced, or a device array of known shifts passed eagerly so that
+    # a new shift compiles nothing): jnp.roll would read a concrete one as static ints.
+    shifts = jnp.reshape(shift, (-1,))
+    for k, ax in enumerate(axis if isinstance(axis, tuple) else (axis,)):
+        ax %= x.ndim
+        n = x.shape[ax]
+        if n:
+            start = n - jnp.mod(shifts[k if shifts.shape[0] > 1 else 0], n)
+            x = jax.lax.dynamic_slice_in_dim(jnp.concatenate([x, x], ax), start, n, ax)
+    return x
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002

@@ -138,7 +138,13 @@ def _check_histogram(values, value_range, nbins, what):
             f"{what}: value_range must be a vector of 2 entries, but got shape {tuple(value_range.shape)}."
         )
     count = static_value(nbins)
-    if count is None or count.ndim or not np.issubdtype(count.dtype, np.integer) or count <= 0:
+    if count is None:
+        raise _errors.GradkitValueError(
+            f"{what} inside tf.function got nbins as a traced tensor: the number of bins is the result's shape, "
+            "which a traced program must know. Pass nbins as a Python int (or compute the histogram outside "
+            "tf.function)."
+        )
+    if count.ndim or not np.issubdtype(count.dtype, np.integer) or count <= 0:
         raise _errors.GradkitValueError(f"{what}: nbins must be a positive int, as TensorFlow requires; got {nbins!r}.")
     return int(count)
 

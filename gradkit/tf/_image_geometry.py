@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from gradkit import _errors
+from gradkit._core import dynamic_index, frames
 from gradkit._op_errors import OutOfRangeError, UnimplementedError
 from gradkit._tape.tensor import Tensor
 
@@ -79,6 +80,11 @@ def _placed_at(image, top, left, *, height, width):
     """``_padded`` at offsets known only when the program runs (checked to fit by then)."""
     canvas = jnp.zeros((*image.shape[:-3], height, width, image.shape[-1]), image.dtype)
     return jax.lax.dynamic_update_slice(canvas, image, _starts(image, top, left))
+
+
+def _runtime(top: int, left: int) -> tuple:
+    """Known offsets as device scalars, runtime inputs of the program (checked to fit already)."""
+    return dynamic_index.starts_array(top), dynamic_index.starts_array(left)
 
 
 def _starts(image, top, left) -> list:
@@ -180,6 +186,8 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
             f"{image_height} x {image_width} image; TensorFlow requires the image to hold it. "
             "Pad first (tf.image.pad_to_bounding_box) or pass a smaller box."
         )
+    if not frames.under_jax_trace():  # eagerly the offsets are inputs: a random crop compiles once
+        return call(_window_at, image, *_runtime(top, left), height=height, width=width)
     return call(_window, image, top=top, left=left, height=height, width=width)
 
 
@@ -207,6 +215,8 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
             f"{height} x {width}; TensorFlow requires the target to hold it. Pass a larger target, or crop "
             "first (tf.image.crop_to_bounding_box)."
         )
+    if not frames.under_jax_trace():  # eagerly the offsets are inputs (see gradkit._core.dynamic_index)
+        return call(_placed_at, image, *_runtime(top, left), height=height, width=width)
     return call(_padded, image, top=top, left=left, bottom=bottom, right=right)
 
 

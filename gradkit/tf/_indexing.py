@@ -167,13 +167,14 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 def _searchsorted(sorted_sequence, values, side, dtype):
     if sorted_sequence.shape[-1] == 0 or values.size == 0:
         return jnp.zeros(values.shape, dtype)  # every value goes first in an empty row
-    return (
-        jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
-            sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])
-        )
-        .reshape(values.shape)
-        .astype(dtype)
-    )
+    found = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(
+        sorted_sequence.reshape(-1, sorted_sequence.shape[-1]), values.reshape(-1, values.shape[-1])
+    ).reshape(values.shape)
+    if side == "left" and jnp.issubdtype(values.dtype, jnp.floating):
+        # TensorFlow's lower bound asks `entry < value`, false for a NaN value: it goes first
+        # (jax orders NaN last, as a sort does).
+        found = jnp.where(jnp.isnan(values), 0, found)
+    return found.astype(dtype)
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=jnp.int32, name=None):

@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from gradkit import _errors
+from gradkit._core import dynamic_index
 
 from ._convert import call, convert, static_ints
 
@@ -98,6 +99,9 @@ def strided_slice(
             "refuses it too (a shrink_axis_mask entry must be inside its axis, and the index must not have "
             "more positions than the tensor has axes)."
         ) from None
+    runtime = dynamic_index.runtime_box(_index(spec), tuple(x.shape))
+    if runtime is not None:  # eagerly the starts are inputs: a loop's moving window compiles once
+        return call(dynamic_index.take, x, runtime[1], box=runtime[0])
     return call(_strided_slice, x, spec=spec)
 
 
