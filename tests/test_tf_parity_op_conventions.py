@@ -100,6 +100,16 @@ def p_pow_math_alias_broadcast(tf):
     return t.gradient(loss, [x, p])
 
 
+def p_pow_of_two_python_numbers(tf):
+    # The exponent takes the base's dtype: a float power of 0.9; 2 ** 0.5 of an int base is refused.
+    try:
+        tf.math.pow(2, 0.5)
+        refused = 0
+    except TypeError:
+        refused = 1
+    return [tf.math.pow(0.9, 3), tf.math.pow(2, 3), tf.math.pow(2.0, -1), refused]
+
+
 def p_pow_python_exponent(tf):
     # |x| ** 0.5 at 0: an infinite upstream times abs's gradient sign(0) = 0 is NaN.
     x = tf.Variable([0.0, 2.0, -1.0])
@@ -240,6 +250,7 @@ PROGRAMS = {
     "pow_grads": (p_pow_grads, [[0, 1, -1, 1, 4], [0, 0, 3, NAN, -4], [0, LOG2, 0, 0, 0]]),
     "pow_math_alias_broadcast": (p_pow_math_alias_broadcast, [[2, 4, -6], 4 * LOG2]),
     "pow_python_exponent": (p_pow_python_exponent, [[0, 4, -2], [NAN, 0, 0], [NAN, 0.5 / math.sqrt(2), -0.5]]),
+    "pow_of_two_python_numbers": (p_pow_of_two_python_numbers, [0.9**3, 8, 0.5, 1]),
     "pow_complex": (p_pow_complex, None),
     "pow_second_order_and_forward": (p_pow_second_order_and_forward, None),
     "pow_in_function": (p_pow_in_function, [[0, 0, 3], [0, LOG2, 0]] * 2),

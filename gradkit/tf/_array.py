@@ -302,9 +302,9 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         # TensorFlow pads with zeros of any dtype here (its Pad op): False for a bool tensor.
         return call(_pad, x, pad_width=widths, mode="constant", constant_values=0)
     check_python_value(constant_values, x.dtype, "tf.pad's constant_values")
-    if isinstance(constant_values, (np.ndarray, np.generic)):
-        constant_values = constant_values.item()
-    return call(_pad, x, pad_width=widths, mode="constant", constant_values=constant_values)
+    # An input of the program, as TensorFlow takes every number as a tensor: a changing fill value
+    # compiles nothing new.
+    return call(_pad_with, x, convert(np.asarray(constant_values).item(), x.dtype), pad_width=widths)
 
 
 def _cast_to(x, dtype):

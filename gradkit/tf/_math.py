@@ -12,7 +12,7 @@ from gradkit import _errors
 from gradkit._tape import record
 
 from . import _name_scope
-from ._convert import axis_arg, call, convert, convert_like, known_value, scalar_int
+from ._convert import axis_arg, call, check_python_value, convert, convert_like, known_value, scalar_int
 from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
 from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
@@ -259,6 +259,12 @@ divide = _binary(_tf_divide, "divide")
 def pow(x, y, name=None):  # noqa: A001  (TensorFlow's name)
     """``x ** y``; an integer power with a negative integer exponent known when the op runs is
     refused, as TensorFlow's kernel refuses it (NumPy's 2 ** -1 is 0)."""
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+        # Two Python numbers: the exponent takes the base's dtype, as TensorFlow converts it
+        # (tf.pow(0.9, step) is a float32 power; an int exponent would be a static integer power).
+        x = convert(x)
+        check_python_value(y, x.dtype, "tf.math.pow")
+        y = convert(y, x.dtype)
     x, y = convert_like(x, y, what="tf.math.pow")
     exponent = known_value(y) if jnp.issubdtype(y.dtype, jnp.integer) else None
     if exponent is not None and (exponent < 0).any():
