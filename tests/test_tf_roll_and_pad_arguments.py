@@ -39,3 +39,13 @@ def test_repeat_with_negative_counts():
     assert gtf.repeat([10, 20, 30], [1, -1, 2], axis=0).numpy().tolist() == [10, 30, 30]
     with pytest.raises(gtf.errors.InvalidArgumentError, match=r"^\[gradkit\] tf.repeat got repeats=-1"):
         gtf.repeat([1, 2], -1)
+
+
+def test_a_shift_past_int32_rolls_by_its_remainder_eagerly_and_traced():
+    """Oracle: NumPy's roll by the same Python-int shift (a whole number of turns plus the rest)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    shift = [2**31 + 1, -(2**33) - 3]
+    want = np.roll(x, shift, axis=(0, 1))
+    np.testing.assert_array_equal(gtf.roll(gtf.constant(x), shift, [0, 1]).numpy(), want)
+    traced = gtf.function(lambda t: gtf.roll(t, shift, [0, 1]))
+    np.testing.assert_array_equal(traced(gtf.constant(x)).numpy(), want)

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 import weakref
 
@@ -590,8 +591,15 @@ def _int_as_runtime_float(fn, a, b):
     step counter compiles nothing new. A power (``t ** 2``) keeps its int: an integer power is
     exact for a negative base."""
     if id(fn) in _INT_AS_FLOAT_OPS and a._node.avals[a._index].dtype.kind in "fc":
-        return float(b)
+        return _float_of(b)
     return b
+
+
+@functools.lru_cache(maxsize=4096)
+def _float_of(b: int) -> float:
+    """One float object per int: a session records one leaf per constant object (``x * 2`` in
+    every step of a loop adds one input to the program, not one per use)."""
+    return float(b)
 
 
 def apply_binary(fn, a, b):

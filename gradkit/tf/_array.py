@@ -634,8 +634,13 @@ def roll(input, shift, axis, name=None):  # noqa: A002
         if frames.under_jax_trace():
             return call(_roll, x, shift=_ints(shift), axis=_ints(axis))
         # Eagerly the shift is an input of the program: a loop's tf.roll(x, i) compiles once
-        # (see gradkit._core.dynamic_index).
-        return call(_roll, x, dynamic_index.starts_array(_ints(shift)), axis=_ints(axis))
+        # (see gradkit._core.dynamic_index); taken modulo its axis' length, it fits in int32.
+        shifts, axes = _ints(shift), _ints(axis)
+        if isinstance(shifts, tuple):
+            shifts = tuple(s % (x.shape[a] or 1) for s, a in zip(shifts, axes))
+        else:
+            shifts = shifts % (x.shape[axes] or 1)
+        return call(_roll, x, dynamic_index.starts_array(shifts), axis=axes)
     return call(_roll, x, convert(shift), axis=_ints(axis))
 
 
