@@ -185,3 +185,19 @@ def test_replica_context_rules_match_tensorflow():
     if len(tf.config.list_logical_devices()) != 1:
         pytest.skip("TensorFlow sees more than one device here")
     assert _replica_rules(gtf) == _replica_rules(tf)
+
+
+@pytest.mark.parametrize(
+    "device", ["/foo:0", "/cpu:0", "/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0"]
+)
+def test_one_device_strategy_reads_its_device_as_tensorflow(device):
+    def outcome(tf):
+        try:
+            tf.distribute.OneDeviceStrategy(device)
+        except ValueError:
+            return "ValueError"
+        return "ok"
+
+    assert outcome(gtf) == ("ValueError" if device == "/foo:0" else "ok")
+    tf = pytest.importorskip("tensorflow")
+    assert outcome(gtf) == outcome(tf)

@@ -559,11 +559,14 @@ def test_check_numerics_passes_finite_values_and_their_gradient():
     run_both(program)
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_check_numerics_raises_eagerly_on_nan_and_inf(bad):
-    run_both(lambda tf: tf.debugging.check_numerics(tf.constant([1.0, bad]), "bad value"))
-    with pytest.raises(gtf.errors.InvalidArgumentError, match=r"\[gradkit\] bad value : Tensor had (NaN|Inf) values"):
-        gtf.debugging.check_numerics(gtf.constant([1.0, bad]), "bad value")
+@pytest.mark.parametrize(
+    "bad, says", [([np.nan], "NaN"), ([np.inf], "Inf"), ([-np.inf, np.nan], "Inf and NaN")], ids=["nan", "inf", "both"]
+)
+def test_check_numerics_raises_eagerly_on_nan_and_inf(bad, says):
+    """TensorFlow's three messages: 'had NaN values', 'had Inf values', 'had Inf and NaN values'."""
+    run_both(lambda tf: tf.debugging.check_numerics(tf.constant([1.0, *bad]), "bad value"))
+    with pytest.raises(gtf.errors.InvalidArgumentError, match=rf"\[gradkit\] bad value : Tensor had {says} values"):
+        gtf.debugging.check_numerics(gtf.constant([1.0, *bad]), "bad value")
 
 
 def test_check_numerics_inside_tf_function_raises_from_the_call():

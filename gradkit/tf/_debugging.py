@@ -36,7 +36,8 @@ def check_numerics(tensor, message, name=None):
         )
 
     def make_error(ok, values):
-        kind = "NaN" if np.isnan(values).any() else "Inf"
+        nan, inf = bool(np.isnan(values).any()), bool(np.isinf(values).any())
+        kind = "Inf and NaN" if nan and inf else "NaN" if nan else "Inf"  # TensorFlow's three messages
         return failed(f"{message} : Tensor had {kind} values")
 
     require(call(jnp.isfinite, tensor), make_error, tensor)

@@ -30,6 +30,7 @@ from . import _math
 from ._array import cast
 from ._convert import convert
 from ._distribute_extended import StrategyExtended
+from ._graph_helpers import _check_device_spec
 
 
 class ReduceOp(enum.Enum):
@@ -208,6 +209,7 @@ class OneDeviceStrategy(Strategy):
     """``tf.distribute.OneDeviceStrategy(device)``."""
 
     def __init__(self, device):
+        _check_device_spec(str(device))  # TensorFlow's ValueError for a spec it cannot read
         super().__init__("one_device")
         self.device = device
 
