@@ -121,8 +121,7 @@ def starts_array(starts: tuple | int) -> jax.Array:
     """The starts (a tuple, or one int: a shift) as an int32 device array, one per distinct
     value: held on the device, a program's argument costs no transfer, and a tape records one
     input for it per session."""
-    with jax.ensure_compile_time_eval():
-        return jnp.asarray(np.asarray(starts, np.int32))
+    return jax.device_put(np.asarray(starts, np.int32))  # a transfer: jnp.asarray would compile a copy
 
 
 def take(x, starts, box: Box):
