@@ -143,6 +143,11 @@ class TracedValueNeededError(GradkitTypeError, OperatorNotAllowedInGraphError):
     it): TensorFlow's OperatorNotAllowedInGraphError, which its graph raises without autograph."""
 
 
+class TracedTensorNumpyError(AttributeError, TracedValueNeededError):
+    """``x.numpy`` of a tensor traced inside a compiled function: absent there, as on TensorFlow's
+    symbolic tensors (``hasattr(x, "numpy")`` is False), with gradkit's explanation."""
+
+
 class VariableValueNeededError(GradkitTypeError, jax.errors.ConcretizationTypeError):
     """A Variable's value needed while ``gk.jit`` traces (a slice bound ``x[k:]``, a Python ``if``):
     gk.jit passes the Variables a function reads as traced arguments. Still a

@@ -143,13 +143,21 @@ class ValueOperators:
         return self._read_value().astype(dtype, **kwargs)
 
     def reshape(self, *shape, **kwargs):
-        return self._read_value().reshape(*shape, **kwargs)
+        return _value_for(self, sys._getframe(1)).reshape(*shape, **kwargs)
 
     def sum(self, *args, **kwargs):
-        return self._read_value().sum(*args, **kwargs)
+        return _value_for(self, sys._getframe(1)).sum(*args, **kwargs)
 
     def mean(self, *args, **kwargs):
-        return self._read_value().mean(*args, **kwargs)
+        return _value_for(self, sys._getframe(1)).mean(*args, **kwargs)
+
+
+def _value_for(var, caller):
+    """The value a method of ``var`` works on: NumPy's own array when NumPy calls it (``np.sum(v)``
+    calls ``v.sum()``; the answer is then a NumPy array, as for a tensor), else the current value."""
+    if caller.f_globals.get("__name__", "").startswith("numpy"):
+        return np.asarray(var.numpy())
+    return var._read_value()
 
 
 # How an error names each operator.
@@ -236,7 +244,7 @@ ARRAY_METHODS = (
 
 def _value_method(name: str):
     def method(self, *args, **kwargs):
-        return getattr(self._read_value(), name)(*args, **kwargs)
+        return getattr(_value_for(self, sys._getframe(1)), name)(*args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"The current value's ``{name}`` (as ``jax.Array.{name}``)."
@@ -244,7 +252,9 @@ def _value_method(name: str):
 
 
 def _value_property(name: str):
-    return property(lambda self: getattr(self._read_value(), name), doc=f"The current value's ``{name}``.")
+    return property(
+        lambda self: getattr(_value_for(self, sys._getframe(1)), name), doc=f"The current value's ``{name}``."
+    )
 
 
 for _name in ARRAY_METHODS:

@@ -379,8 +379,9 @@ def recorded_entry(bit, session, live, s_refs, kind, make_entry, fixed=(), recor
             if node.session is session:
                 recorders |= node.mask
         unseen = _unseen_by(recorders & recording, plan, refs)
-        if unseen:
-            plan = replay.Plan(front, live, s_refs, bit, session, list(fixed) + unseen)
+        entered = [r for r in _entered_inside(recording, plan, refs, session) if r not in unseen]
+        if unseen or entered:
+            plan = replay.Plan(front, live, s_refs, bit, session, list(fixed) + unseen + entered)
         entry = programs[(kind, key, recording)] = make_entry(plan, *kind[1:])
     return entry, [refs[i] for i in entry.plan.boundary]
 
@@ -400,6 +401,26 @@ def _unseen_by(recorders, plan, refs) -> list:
         for s in sorted(plan.produced_inside)
         if refs[s][0].mask & recorders != recorders and refs[s][0].op.kind != record.PARITY_TERM
     ]
+
+
+def _entered_inside(recording, plan, refs, session) -> list:
+    """The sources of a tape recording the derivative (one of ``recording``) that lie inside
+    the derivative's part: a tensor this tape watched and another tape watched after it, which
+    that tape sees through a node of its own (see ``GradientTape.watch``). The other tape
+    records none of the values the part reads, so the op takes its source as an input (a fixed
+    value, see ``replay.Plan.inside``): the derivative is then a function of that source, as in
+    TensorFlow, whose gradient graph reads the forward values."""
+    entered = []
+    for s in sorted(plan.produced_inside):
+        node = refs[s][0]
+        if node.session is not session or node.sid not in graph.source_sids:
+            continue
+        below = 0
+        for n, _ in node.inputs:
+            below |= n.mask if n.session is session else 0
+        if node.mask & recording & ~below:
+            entered.append(refs[s])
+    return entered
 
 
 def attach_part(node, tape, live, sources, kind, make_entry, n_read) -> None:

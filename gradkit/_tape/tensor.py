@@ -247,10 +247,23 @@ class Tensor:
     def __gradkit_value__(self):
         return record.value_of(self)
 
-    def numpy(self) -> np.ndarray | np.generic:
+    @property
+    def numpy(self):
         """The value as a NumPy array of its own (writable, as TensorFlow's), and for a 0-d
         tensor a NumPy scalar (``np.float32``), as TensorFlow's ``Tensor.numpy()``; the value
-        leaves every tape here."""
+        leaves every tape here. A tensor traced inside a compiled function has no ``numpy``
+        (``hasattr(x, "numpy")`` is False there, as for TensorFlow's symbolic tensors)."""
+        values = self._node.values
+        if values is not None and isinstance(values[self._index], jax.core.Tracer):
+            raise _errors.TracedTensorNumpyError(
+                f"[gradkit] x.numpy() of a tensor of shape {tuple(self.shape)} inside a compiled function "
+                "(tf.function, gk.jit): a traced tensor has no value yet, and, as TensorFlow's symbolic tensors, "
+                "no numpy(). Return the tensor from the function and call .numpy() on the result, or show it "
+                "with tf.print(x) / jax.debug.print."
+            )
+        return self._numpy
+
+    def _numpy(self) -> np.ndarray | np.generic:
         out = np.array(record.value_of(self))
         if out.ndim == 0:
             out = out[()]
@@ -269,7 +282,7 @@ class Tensor:
         # TensorFlow); a jax function converting it would silently lose the gradient.
         if record.is_recorded(self) and sys._getframe(1).f_globals.get("__name__", "").startswith("jax."):
             record.check_not_recorded(self, "a jax.numpy function")
-        return np.asarray(self.numpy(), dtype=dtype)
+        return np.asarray(self._numpy(), dtype=dtype)
 
     @property
     def __jax_array__(self):
@@ -280,28 +293,34 @@ class Tensor:
         return lambda: record.value_of(self)
 
     def item(self):
-        return self.numpy().item()
+        return self._numpy().item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return self._numpy().tolist()
 
     def __bool__(self):
-        return bool(self.numpy())
+        value = self._numpy()
+        return bool(value.size > 0 and value)  # an empty tensor is False, as in TensorFlow
 
     def __float__(self):
-        return float(self.numpy())
+        return float(self._numpy())
 
     def __int__(self):
-        return int(self.numpy())
+        return int(self._numpy())
 
     def __index__(self):
-        return operator.index(self.numpy())
+        return operator.index(self._numpy())
 
     def __complex__(self):
-        return complex(self.numpy())
+        return complex(self._numpy())
 
     def __format__(self, spec):
-        return format(self.numpy(), spec) if spec else str(self)
+        # As TensorFlow's: the value formatted (f"loss={loss}" shows 0.25), with or without a spec;
+        # inside a compiled function, where there is no value, the tensor's description.
+        values = self._node.values
+        if values is not None and isinstance(values[self._index], jax.core.Tracer):
+            return str(self)
+        return format(self._numpy(), spec)
 
     def __repr__(self):
         return f"<gk.Tensor: shape={self.shape}, dtype={self.dtype}, numpy={_show(self)}>"
@@ -310,6 +329,23 @@ class Tensor:
         return f"gk.Tensor({_show(self)}, shape={self.shape}, dtype={self.dtype})"
 
     __hash__ = object.__hash__
+
+    @property
+    def device(self) -> str:
+        """Where the value is, by TensorFlow's full device name
+        (``'/job:localhost/replica:0/task:0/device:CPU:0'``), as TensorFlow's ``Tensor.device``; ``''``
+        for a tensor traced inside a compiled function, as for TensorFlow's graph tensors."""
+        values = self._node.values
+        value = None if values is None else values[self._index]
+        if isinstance(value, jax.core.Tracer):
+            return ""
+        return device_name(value)
+
+    backing_device = device
+
+    def experimental_ref(self) -> Reference:
+        """TensorFlow's older name of ``ref()``."""
+        return Reference(self)
 
     def ref(self) -> Reference:
         """A hashable reference that compares by identity (TensorFlow's ``t.ref()``); ``deref()``
@@ -387,7 +423,7 @@ class Tensor:
 
     def transpose(self, *axes):
         if sys._getframe(1).f_globals.get("__name__", "").startswith("numpy"):
-            return self.numpy().transpose(*axes)  # np.moveaxis(t, ...): NumPy takes the value
+            return self._numpy().transpose(*axes)  # np.moveaxis(t, ...): NumPy takes the value
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return record.apply(jnp.transpose, self, tuple(axes) if axes else None)
 
@@ -396,6 +432,15 @@ class Tensor:
 
     # The other jax.Array methods (sum, mean, clip, cumsum, at[], real, ...) are installed
     # below, lifted wholesale from jax.Array (array_methods.py).
+
+
+def device_name(value=None) -> str:
+    """The device holding ``value`` (a jax array; else the one JAX computes on), by TensorFlow's full
+    name: ``'/job:localhost/replica:0/task:0/device:GPU:0'``."""
+    devices = getattr(value, "devices", None)
+    device = next(iter(devices())) if devices is not None else jax.devices()[0]
+    kind = {"cpu": "CPU", "tpu": "TPU"}.get(device.platform, "GPU")
+    return f"/job:localhost/replica:0/task:0/device:{kind}:{device.id}"
 
 
 def _show(t: Tensor) -> str:
@@ -435,6 +480,44 @@ Tensor.__divmod__ = lambda self, other: (self // other, self % other)
 Tensor.__rdivmod__ = lambda self, other: (other // self, other % self)
 Tensor.__round__ = lambda self, ndigits=None: record.apply(type(jnp.zeros(())).__round__, self, ndigits)
 DIRECT_REFLECTED.add(Tensor)
+
+
+def shapes_cannot_compare(shape, other) -> bool:
+    """Whether ``==`` of a value of ``shape`` with ``other`` is TensorFlow's no-match answer: ``other``
+    is None, or its shape does not broadcast with ``shape``."""
+    if other is None:
+        return True
+    if isinstance(other, (list, tuple)):
+        try:
+            other_shape = np.shape(other)
+        except ValueError:  # ragged: the op itself says what is wrong
+            return False
+    else:
+        other_shape = getattr(other, "shape", None)
+        if other_shape is None:
+            return False
+    try:
+        np.broadcast_shapes(tuple(shape), tuple(other_shape))
+    except (ValueError, TypeError):  # TypeError: a None dimension (a Keras symbolic tensor)
+        return not any(d is None for d in tuple(other_shape))
+    return False
+
+
+def compare_any_shapes(method, no_match: bool):
+    # TensorFlow's ``==`` (``incompatible_shape_error=False``): against None a Python bool, between
+    # shapes that do not broadcast a scalar bool tensor, so that ``v in variables``, ``list.index``
+    # and ``list.remove`` work over tensors of different shapes.
+    def compare(self, other):
+        if shapes_cannot_compare(self.shape, other):
+            return no_match if other is None else Tensor.concrete(np.bool_(no_match))
+        return method(self, other)
+
+    compare.__name__ = method.__name__
+    return compare
+
+
+Tensor.__eq__ = compare_any_shapes(Tensor.__eq__, False)
+Tensor.__ne__ = compare_any_shapes(Tensor.__ne__, True)
 
 
 def _shape_dtype(t: Tensor) -> tuple:

@@ -58,6 +58,12 @@ def custom_gradient(f=None):
     return functools.update_wrapper(_CustomGradient(f), f)
 
 
+def _conj(values):
+    """The complex arrays among ``values`` conjugated (TensorFlow's gradients of complex values are
+    the conjugates of jax's cotangents)."""
+    return jax.tree_util.tree_map(lambda v: jnp.conj(v) if jnp.iscomplexobj(v) else v, values)
+
+
 def _values(tree):
     """Tensors (and ``tf.IndexedSlices``, densified) as their values, for the jax code below."""
     return jax.tree_util.tree_map(
@@ -100,12 +106,14 @@ class _CustomGradient:
 
             @functools.wraps(grad_fn)
             def tensor_grad_fn(*dys, **grad_kws):
+                # grad_fn is written in TensorFlow's convention for complex values, the
+                # conjugate of jax's cotangents: dy goes in conjugated, its gradients come out so.
                 with tapes_paused():
-                    result = grad_fn(*wrap(dys, traced=True), **grad_kws)
+                    result = grad_fn(*wrap(_conj(dys), traced=True), **grad_kws)
                 if "variables" in grad_kws:
                     input_grads, variable_grads = result
-                    return _flat_input_grads(input_grads, n_inputs), _values(variable_grads)
-                return _flat_input_grads(result, n_inputs)
+                    return _conj(_flat_input_grads(input_grads, n_inputs)), _conj(_values(variable_grads))
+                return _conj(_flat_input_grads(result, n_inputs))
 
             return _values(y), tensor_grad_fn
 

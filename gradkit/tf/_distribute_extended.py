@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import contextlib
 
-import jax
-
 from gradkit import _errors
+from gradkit._tape.tensor import device_name
 
 
 def _device_name() -> str:
     """The device JAX runs on, by TensorFlow's full name (``/job:localhost/.../device:CPU:0``)."""
-    device = jax.devices()[0]
-    kind = "CPU" if device.platform == "cpu" else "TPU" if device.platform == "tpu" else "GPU"
-    return f"/job:localhost/replica:0/task:0/device:{kind}:0"
+    return device_name()
 
 
 class StrategyExtended:

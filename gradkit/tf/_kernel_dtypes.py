@@ -17,6 +17,8 @@ from ._convert import call, convert
 REAL = ("float16", "bfloat16", "float32", "float64")
 INEXACT = (*REAL, "complex64", "complex128")
 INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+# Numbers with an order (TensorFlow's realnumbertypes): comparisons, max/min, relu, sort.
+ORDERED = (*INTEGERS, *REAL)
 
 
 def check_dtype(x, allowed, fn):

@@ -15,7 +15,7 @@ from . import _name_scope
 from ._convert import axis_arg, call, check_python_value, convert, convert_like, known_value, scalar_int
 from ._grad_kernels import tf_pow, tf_rsqrt, with_tf_extreme_gradient, with_tf_gradient_kernel
 from ._integer_mean import integer_mean
-from ._kernel_dtypes import INEXACT, REAL, check_dtype, index_dtype, unary
+from ._kernel_dtypes import INEXACT, ORDERED, REAL, check_dtype, index_dtype, unary
 from ._linalg_svd import _svd_half
 from ._nondiff import ceil, floor, floordiv, refuse_integer_division_by_zero, rint, round  # noqa: F401, A004  (tf.math's names)
 
@@ -28,11 +28,12 @@ _MSG_FLOAT_ONLY = (
 # TensorFlow has no integer kernel for these (it raises InvalidArgumentError); jax would promote.
 _FLOAT_ONLY_UNARY = {
     **dict.fromkeys(
-        "sin cos tan tanh sinh cosh exp log log1p expm1 sqrt rsqrt softplus sigmoid reciprocal asin acos atan "
-        "log_sigmoid".split(),
+        "sin cos tan tanh sinh cosh exp log log1p expm1 sqrt rsqrt sigmoid reciprocal asin acos atan".split(),
         INEXACT,
     ),
-    **dict.fromkeys("erf lgamma digamma is_nan is_finite".split(), REAL),
+    **dict.fromkeys("erf lgamma digamma is_nan is_finite softplus log_sigmoid".split(), REAL),
+    # Complex numbers and bools have no order: TensorFlow has no kernel for them.
+    **dict.fromkeys("relu relu6".split(), ORDERED),
     "logical_not": ("bool",),
 }
 
@@ -305,8 +306,8 @@ def _nan_of_x(x, out):
     return jnp.where(jnp.isnan(x), out + jax.lax.stop_gradient(x), out) if jnp.issubdtype(x.dtype, jnp.inexact) else out
 
 
-maximum = _binary(_tf_maximum, "maximum")
-minimum = _binary(_tf_minimum, "minimum")
+maximum = _binary(_tf_maximum, "maximum", ORDERED)
+minimum = _binary(_tf_minimum, "minimum", ORDERED)
 
 
 def _squared_difference(x, y):
@@ -317,10 +318,10 @@ def _squared_difference(x, y):
 squared_difference = _binary(_squared_difference, "squared_difference")
 equal = _binary(jnp.equal, "equal")
 not_equal = _binary(jnp.not_equal, "not_equal")
-greater = _binary(jnp.greater, "greater")
-greater_equal = _binary(jnp.greater_equal, "greater_equal")
-less = _binary(jnp.less, "less")
-less_equal = _binary(jnp.less_equal, "less_equal")
+greater = _binary(jnp.greater, "greater", ORDERED)
+greater_equal = _binary(jnp.greater_equal, "greater_equal", ORDERED)
+less = _binary(jnp.less, "less", ORDERED)
+less_equal = _binary(jnp.less_equal, "less_equal", ORDERED)
 logical_and = _binary(jnp.logical_and, "logical_and", ("bool",))
 logical_or = _binary(jnp.logical_or, "logical_or", ("bool",))
 logical_xor = _binary(jnp.logical_xor, "logical_xor", ("bool",))
@@ -805,6 +806,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """``tf.clip_by_value``: ``maximum(minimum(t, clip_value_max), clip_value_min)``; the bounds
     may broadcast against ``t`` but not make the result larger than it, as in TensorFlow."""
     t, lo, hi = convert_like(t, clip_value_min, clip_value_max, what="tf.clip_by_value")
+    check_dtype(t, ORDERED, "tf.clip_by_value")
     shape = tuple(t.shape)
     try:
         result_shape = np.broadcast_shapes(shape, tuple(lo.shape), tuple(hi.shape))

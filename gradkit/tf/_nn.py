@@ -26,7 +26,7 @@ from ._depthwise_backprop import (  # noqa: F401  (tf.nn's names)
 from ._dropout import dropout  # noqa: F401  (tf.nn's name)
 from ._grad_kernels import tf_rsqrt as _tf_rsqrt
 from ._integer_data import in_top_k, zero_fraction  # noqa: F401  (tf.nn's names, tf.math's ops)
-from ._kernel_dtypes import INEXACT as _INEXACT
+from ._kernel_dtypes import ORDERED as _ORDERED
 from ._kernel_dtypes import REAL as _REAL
 from ._kernel_dtypes import check_dtype as _check_dtype
 from ._kernel_dtypes import unary as _unary
@@ -135,7 +135,7 @@ def _softsign_jvp(primals, tangents):
     return _softsign(x), dx / jnp.square(1 + jnp.abs(x))
 
 
-softsign = _features_named(_unary(_softsign, "softsign", _INEXACT))
+softsign = _features_named(_unary(_softsign, "softsign", _REAL))
 
 
 def _elu(x):
@@ -226,6 +226,7 @@ def _leaky_relu(x, alpha):
 
 def leaky_relu(features, alpha=0.2, name=None):
     x = convert(features)
+    _check_dtype(x, _ORDERED, "tf.nn.leaky_relu")
     if jnp.issubdtype(x.dtype, jnp.integer):
         x = _array.cast(x, np.float32)  # TensorFlow's: integers in float32 (not JAX's float64 with 64-bit types)
     return call(_leaky_relu, x, float_operand(alpha))

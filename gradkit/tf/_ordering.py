@@ -12,12 +12,11 @@ import collections
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from gradkit import _errors
 
 from ._convert import axis_arg, call, convert, scalar_int
-from ._kernel_dtypes import index_dtype
+from ._kernel_dtypes import ORDERED, check_dtype, index_dtype
 
 
 def _cumulative(x, axis, exclusive, reverse, prod):
@@ -94,7 +93,9 @@ def _sort(x, axis, descending):
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
     _check_direction(direction, "sort")
-    return call(_sort, convert(values), axis=int(axis), descending=direction == "DESCENDING")
+    x = convert(values)
+    check_dtype(x, ORDERED, "tf.sort")
+    return call(_sort, x, axis=int(axis), descending=direction == "DESCENDING")
 
 
 def _argsort(x, axis, descending):
@@ -104,11 +105,7 @@ def _argsort(x, axis, descending):
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     _check_direction(direction, "argsort")
     x = convert(values)
-    if x.dtype == np.bool_:
-        raise _errors.InvalidArgumentValueError(
-            "tf.argsort takes numbers, as TensorFlow's kernel does, but got a bool tensor. Cast it first: "
-            "tf.argsort(tf.cast(values, tf.int32))."
-        )
+    check_dtype(x, ORDERED, "tf.argsort")
     return call(_argsort, x, axis=int(axis), descending=direction == "DESCENDING")
 
 

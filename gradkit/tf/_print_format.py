@@ -71,7 +71,8 @@ def text(value, summarize, top: bool = True) -> str:
     if isinstance(value, (np.ndarray, np.generic)):
         return summary(value, summarize)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {text(v, summarize, False)}" for k, v in value.items()) + "}"
+        # Keys sorted, as TensorFlow flattens a dict (tf.nest) to print it.
+        return "{" + ", ".join(f"{k!r}: {text(value[k], summarize, False)}" for k in sorted(value)) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(text(v, summarize, False) for v in value) + "]"
     if isinstance(value, tuple):

@@ -14,7 +14,7 @@ from gradkit._core.variable import Variable as _GkVariable
 from gradkit._core.variable import VariableSlice as _GkVariableSlice
 from gradkit._core.variable import check_not_list_index, read_index
 from gradkit._tape.record import is_recorded
-from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices
+from gradkit._tape.tensor import Tensor, _boolean_mask_index, _check_indices, compare_any_shapes, device_name
 
 from . import (
     _array,
@@ -160,6 +160,24 @@ class Variable(_GkVariable):
         Variable a NumPy scalar (``np.float32``), not a 0-d array."""
         out = np.array(frames.concrete(self.value))
         return out[()] if out.ndim == 0 else out
+
+    @property
+    def device(self) -> str:
+        """The device holding the Variable, by TensorFlow's full name (``'/job:localhost/.../device:CPU:0'``)."""
+        return device_name()
+
+    def is_initialized(self, name=None):
+        """True: a gradkit Variable always has its value (TensorFlow's eager Variables too)."""
+        return Tensor.concrete(np.bool_(True))
+
+    @property
+    def initializer(self):
+        """None, as TensorFlow's eager Variables have no initializer op."""
+        return None
+
+    def experimental_ref(self):
+        """TensorFlow's older name of ``ref()``."""
+        return self.ref()
 
     def __copy__(self):
         # TensorFlow's copy.copy of a Variable is the Variable itself (copy.deepcopy makes a new one).
@@ -385,6 +403,22 @@ class _VariableSlice(_GkVariableSlice):
     def __getitem__(self, index):
         return self._tensor()[index]
 
+    # Shown, converted and iterated as the tensor it reads (TensorFlow's ``v[i]`` is one).
+    def numpy(self):
+        return self._tensor().numpy()
+
+    def __iter__(self):
+        return iter(self._tensor())
+
+    def __repr__(self):
+        return repr(self._tensor())
+
+    def __str__(self):
+        return str(self._tensor())
+
+    def __format__(self, spec):
+        return format(self._tensor(), spec)
+
     def __getattr__(self, name):
         # The rest of a tensor's API (numpy, ndim, ...) on the value read.
         if name.startswith("_"):
@@ -452,6 +486,8 @@ for _cls in (Variable, _VariableSlice):
     _cls.__floordiv__ = lambda self, other: _nondiff.floordiv(self, other)
     _cls.__rfloordiv__ = lambda self, other: _nondiff.floordiv(other, self)
     _cls.__abs__ = lambda self: _math.abs(self)
+    _cls.__eq__ = compare_any_shapes(_cls.__eq__, False)
+    _cls.__ne__ = compare_any_shapes(_cls.__ne__, True)
 Variable.__hash__ = _GkVariable.__hash__
 
 
