@@ -51,7 +51,7 @@ from .._checkpoint import deferred, watched_containers
 from .._convert import TensorShape, convert, wrap
 from . import dtype_policies, functional, initializers, layer_config, layer_regularization, masking
 from . import input_spec as _input_spec
-from . import stateless_call as _stateless_call
+from . import stateless as _stateless
 from .keras_variable import KerasVariable
 from .layer_losses import LayerLosses
 from .layer_weight import LayerWeight
@@ -570,7 +570,7 @@ class Layer(LayerLosses, nn.Layer):
         ``non_trainable_variables``, 1:1 with the layer's): ``(outputs, non_trainable_values)``, and
         the losses too with ``return_losses=True``. The layer's Variables are left as they were; a
         gradient flows to the values given."""
-        return _stateless_call.stateless_call(
+        return _stateless.stateless_call(
             self, trainable_variables, non_trainable_variables, args, kwargs, return_losses=return_losses
         )
 

@@ -21,7 +21,7 @@ from .._convert import call, convert
 from .._graph_helpers import tapes_paused
 from .._math import _divide_no_nan
 from .._namespace import missing
-from . import dtype_policies, masking
+from . import dtype_policies, masking, stateless
 from . import losses as _losses
 from .layer_names import keras_snake
 from .layer_weight import KerasStateVariable
@@ -115,6 +115,19 @@ class Metric:
         with _unrecorded():
             for v in self._variables:
                 v.assign(np.zeros(v.shape, v.dtype))
+
+    def stateless_update_state(self, metric_variables, *args, **kwargs):
+        """Keras 3's: ``update_state`` on the state given as values (1:1 with ``variables``),
+        returning the new values; the metric's Variables are left as they were."""
+        return stateless.stateless_update_state(self, metric_variables, args, kwargs)
+
+    def stateless_result(self, metric_variables):
+        """Keras 3's: ``result()`` of the state given as values."""
+        return stateless.stateless_result(self, metric_variables)
+
+    def stateless_reset_state(self):
+        """Keras 3's: the values ``reset_state`` gives the state, the metric left as it was."""
+        return stateless.stateless_reset_state(self)
 
     def reset_states(self):
         """Keras 2's name for ``reset_state`` (Keras 3 has only ``reset_state``)."""

@@ -27,7 +27,7 @@ from .._checkpoint import deferred
 from .._convert import call, convert, known_value, wrap
 from .._scatter import IndexedSlices
 from .._variables import Variable as _TfVariable
-from . import optimizer_config
+from . import optimizer_config, stateless
 from . import optimizer_rules as rules
 from . import schedules as schedules
 from .gradient_accumulation import (
@@ -381,6 +381,12 @@ class Optimizer(CustomOptimizerMethods, OptimizerWeights):
         if self._shared is not None:
             out.append(self._shared)
         return out + list(self.__dict__.get("_custom_slots", ()))
+
+    def stateless_apply(self, optimizer_variables, grads, trainable_variables):
+        """Keras 3's ``stateless_apply``: the step on the state given as values (1:1 with
+        ``variables`` and with the Variables given to ``build``), returning
+        ``(new_trainable_values, new_optimizer_values)``; the Variables are left as they were."""
+        return stateless.stateless_apply(self, optimizer_variables, grads, trainable_variables)
 
     def apply(self, grads, trainable_variables=None):
         """Keras 3's ``apply``: ``apply_gradients(zip(grads, trainable_variables))``, by default

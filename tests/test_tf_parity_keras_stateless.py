@@ -119,3 +119,82 @@ def test_a_failed_call_leaves_the_layer_as_it_was():
         layer.stateless_call([np.zeros(3, np.float32)], [], gtf.constant(X))
     np.testing.assert_array_equal(layer.w.numpy(), np.ones(3, np.float32))
     assert layer.losses == []
+
+
+def test_an_sgd_step_on_values_leaves_the_optimizer_and_the_variables_as_they_were():
+    w = gtf.Variable([1.0, 2.0])
+    optimizer = gtf.keras.optimizers.SGD(0.5)
+    optimizer.build([w])
+    state = [v.numpy() for v in optimizer.variables]  # iterations, learning rate
+    (new_w,), new_state = optimizer.stateless_apply(
+        state, [gtf.constant([2.0, -4.0])], [np.array([3.0, 3.0], np.float32)]
+    )
+    np.testing.assert_allclose(new_w.numpy(), [3.0 - 0.5 * 2.0, 3.0 + 0.5 * 4.0])
+    assert int(new_state[0]) == 1
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    assert int(optimizer.iterations.numpy()) == 0
+
+
+def test_a_jax_style_loop_matches_keras_stepping_its_variables():
+    """stateless_call, a tape, optimizer.stateless_apply and metric.stateless_update_state for
+    three steps, against the same loop on real Keras's Variables (Keras on TensorFlow refuses
+    stateless_apply itself: its optimizer steps the Variables set to the same values)."""
+    tf = pytest.importorskip("tensorflow")
+
+    def loop(tf):
+        model = tf.keras.Sequential(
+            [
+                tf.keras.Input((3,)),
+                tf.keras.layers.Dense(4, activation="tanh"),
+                tf.keras.layers.BatchNormalization(),
+                tf.keras.layers.Dense(1),
+            ]
+        )
+        model.set_weights([np.linspace(-1, 1, w.size, dtype=np.float32).reshape(w.shape) for w in model.get_weights()])
+        optimizer, metric = tf.keras.optimizers.Adam(0.1), tf.keras.metrics.Mean()
+        optimizer.build(model.trainable_variables)
+        trainable = [v.numpy() for v in model.trainable_variables]
+        non_trainable = [v.numpy() for v in model.non_trainable_variables]
+        optimizer_state, metric_state = [v.numpy() for v in optimizer.variables], [v.numpy() for v in metric.variables]
+        before = [v.numpy() for v in model.weights]
+        losses = []
+        for _ in range(3):
+            values = [tf.constant(v) for v in trainable]
+            with tf.GradientTape() as tape:
+                tape.watch(values)
+                out, non_trainable = model.stateless_call(values, non_trainable, tf.constant(X), training=True)
+                loss = tf.reduce_mean((out - tf.constant(Y)) ** 2)
+            grads = tape.gradient(loss, values)
+            if tf is gtf:
+                trainable, optimizer_state = optimizer.stateless_apply(optimizer_state, grads, trainable)
+            else:
+                for v, value in zip(model.trainable_variables + optimizer.variables, trainable + optimizer_state):
+                    v.assign(value)
+                optimizer.apply(grads)
+                trainable = [v.numpy() for v in model.trainable_variables]
+                optimizer_state = [v.numpy() for v in optimizer.variables]
+                for v, value in zip(model.weights, before):
+                    v.assign(value)
+            metric_state = metric.stateless_update_state(metric_state, loss)
+            losses.append(float(loss))
+        return losses, trainable, optimizer_state, float(metric.stateless_result(metric_state))
+
+    ours, theirs = loop(gtf), loop(tf)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-4)
+    for a, b in zip(ours[1] + ours[2], theirs[1] + theirs[2]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ours[3], np.mean(theirs[0]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("which", TFS)
+def test_metric_state_as_values(which):
+    tf = _tf(which)
+    metric = tf.keras.metrics.Mean()
+    metric.update_state(10.0)
+    state = metric.stateless_update_state([np.float32(0.0), np.float32(0.0)], tf.constant([1.0, 2.0, 6.0]))
+    np.testing.assert_allclose([float(v) for v in state], [9.0, 3.0])
+    assert float(metric.stateless_result(state)) == 3.0
+    assert [float(v) for v in metric.stateless_reset_state()] == [0.0, 0.0]
+    assert float(metric.result()) == 10.0  # its own state untouched
+    with pytest.raises(ValueError, match="metric_variables"):
+        metric.stateless_update_state([np.float32(0.0)], 1.0)
